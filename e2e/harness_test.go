@@ -1,0 +1,390 @@
+// Package e2e drives the built gh-ralph binary the way GitHub Actions does — environment variables, an
+// event file, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY, a workspace cloned from a bare origin — against the
+// GitHub test server, with a scripted agent.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ralph-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "gh-ralph")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/gh-ralph")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building gh-ralph:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const maintainer = "mona"
+
+// env is one repository on the test server, with the scripted agent and a place for its control files.
+type env struct {
+	t       *testing.T
+	srv     *githubtest.Server
+	home    string
+	control string
+	runs    atomic.Int64
+	seen    int // dispatches already run
+}
+
+func agentCommand(t *testing.T) string {
+	p, err := filepath.Abs("testdata/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "sh " + p
+}
+
+// newEnv makes a repository whose default branch holds the given .github/ralph.yml.
+func newEnv(t *testing.T, configYAML string) *env {
+	t.Helper()
+	e := &env{t: t, srv: githubtest.New(t, githubtest.Options{}), home: t.TempDir(), control: t.TempDir()}
+	e.srv.SetPermission(maintainer, "admin")
+	seed := filepath.Join(t.TempDir(), "seed")
+	e.git("", "clone", "-q", e.srv.BareRepo, seed)
+	if configYAML != "" {
+		cfgPath := filepath.Join(seed, ".github", "ralph.yml")
+		if err := os.MkdirAll(filepath.Dir(cfgPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfgPath, []byte(configYAML), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.git(seed, "add", "-A")
+		e.git(seed, "-c", "user.name=Mona", "-c", "user.email=mona@example.com", "commit", "-q", "-m", "add ralph config")
+		e.git(seed, "push", "-q", "origin", "HEAD:main")
+	}
+	return e
+}
+
+func (e *env) gitEnv() []string {
+	return append(os.Environ(), "HOME="+e.home, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+}
+
+func (e *env) git(dir string, args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = e.gitEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// result is one run of the binary.
+type result struct {
+	exit    int
+	stdout  string
+	stderr  string
+	outputs map[string]string
+	summary string
+}
+
+// run runs the action once for an event, in a fresh clone, as a GitHub Actions job would.
+func (e *env) run(event string, payload any, inputs map[string]string) result {
+	e.t.Helper()
+	n := e.runs.Add(1)
+	dir := e.t.TempDir()
+	work := filepath.Join(dir, "work")
+	e.git("", "clone", "-q", e.srv.BareRepo, work)
+	eventPath := filepath.Join(dir, "event.json")
+	b, err := json.Marshal(payload)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(eventPath, b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	outPath, sumPath := filepath.Join(dir, "output"), filepath.Join(dir, "summary")
+	for _, p := range []string{outPath, sumPath} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	vars := map[string]string{
+		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath,
+		"GITHUB_REPOSITORY": "octo/demo", "GITHUB_REPOSITORY_OWNER": "octo", "GITHUB_WORKSPACE": work,
+		"GITHUB_API_URL": e.srv.URL, "GITHUB_SERVER_URL": e.srv.ServerURL, "GITHUB_GRAPHQL_URL": e.srv.GraphQLURL,
+		"GITHUB_OUTPUT": outPath, "GITHUB_STEP_SUMMARY": sumPath, "GITHUB_RUN_ID": strconv.FormatInt(1000+n, 10),
+		"GITHUB_RUN_ATTEMPT": "1", "GITHUB_ACTOR": maintainer,
+		"GITHUB_WORKFLOW_REF": "octo/demo/.github/workflows/ralph.yml@refs/heads/main",
+		"INPUT_TOKEN":         "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
+		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
+		"RALPH_TEST_CONTROL": e.control,
+		// A credential under another name: the agent must not see it either.
+		"SOME_COPY_OF_THE_TOKEN": "test-token",
+	}
+	for k, v := range inputs {
+		vars["INPUT_"+strings.ToUpper(k)] = v
+	}
+	cmd := exec.Command(binary, "action")
+	cmd.Dir = work
+	cmd.Env = e.gitEnv()
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.exit = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	outB, _ := os.ReadFile(outPath)
+	r.outputs = parseOutputs(e.t, string(outB))
+	sumB, _ := os.ReadFile(sumPath)
+	r.summary = string(sumB)
+	if testing.Verbose() {
+		e.t.Logf("run %d (%s): exit %d, outputs %v\n%s%s", n, event, r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	// The one place the token may appear is the ::add-mask:: command that hides it in the log.
+	if strings.Contains(strings.Replace(r.stdout, "::add-mask::test-token", "", 1)+r.stderr, "test-token") {
+		e.t.Errorf("run %d printed the token:\n%s%s", n, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// parseOutputs reads GITHUB_OUTPUT's `name<<DELIM` heredoc format.
+func parseOutputs(t *testing.T, s string) map[string]string {
+	out := map[string]string{}
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			if k, v, ok := strings.Cut(lines[i], "="); ok {
+				out[k] = v
+			}
+			continue
+		}
+		var val []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			val = append(val, lines[i])
+		}
+		out[name] = strings.Join(val, "\n")
+	}
+	return out
+}
+
+// --- events, built from GitHub's real webhook payloads ---
+
+func loadEvent(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "internal", "action", "testdata", "events", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func labeledEvent(t *testing.T, n int, label, sender string) map[string]any {
+	ev := loadEvent(t, "issues.labeled")
+	ev["issue"].(map[string]any)["number"] = n
+	ev["label"].(map[string]any)["name"] = label
+	ev["sender"].(map[string]any)["login"] = sender
+	return ev
+}
+
+func commentEvent(t *testing.T, n int, body, user string) map[string]any {
+	ev := loadEvent(t, "issue_comment.created")
+	issue := ev["issue"].(map[string]any)
+	issue["number"] = n
+	delete(issue, "pull_request")
+	c := ev["comment"].(map[string]any)
+	c["body"] = body
+	c["user"].(map[string]any)["login"] = user
+	c["user"].(map[string]any)["type"] = "User"
+	ev["sender"].(map[string]any)["login"] = user
+	return ev
+}
+
+func dispatchEvent(t *testing.T, inputs map[string]any) map[string]any {
+	ev := loadEvent(t, "workflow_dispatch")
+	ev["inputs"] = inputs
+	return ev
+}
+
+func pullClosedEvent(t *testing.T, pr githubtest.Pull) map[string]any {
+	ev := loadEvent(t, "pull_request.closed")
+	p := ev["pull_request"].(map[string]any)
+	p["number"] = pr.Number
+	p["body"] = pr.Body
+	p["merged"] = pr.Merged
+	head := p["head"].(map[string]any)
+	head["ref"] = pr.Head
+	return ev
+}
+
+// label runs the action for ralph:build added to issue n by sender.
+func (e *env) label(n int, sender string) result {
+	e.srv.AddLabel(n, workflow.LabelBuild, sender)
+	return e.run("issues", labeledEvent(e.t, n, workflow.LabelBuild, sender), nil)
+}
+
+func (e *env) comment(n int, body, user string) result {
+	e.srv.AddComment(n, user, body)
+	return e.run("issue_comment", commentEvent(e.t, n, body, user), nil)
+}
+
+// chain runs the workflow_dispatch runs ralph requested, as GitHub would, until none is left (or max runs).
+func (e *env) chain(max int) []result {
+	e.t.Helper()
+	var out []result
+	for len(out) < max {
+		ds := e.srv.Dispatches()
+		if e.seen >= len(ds) {
+			return out
+		}
+		d := ds[e.seen]
+		e.seen++
+		if d.Workflow != "ralph.yml" || d.Ref != "main" {
+			e.t.Fatalf("dispatch %d: workflow %q ref %q, want ralph.yml on main", e.seen, d.Workflow, d.Ref)
+		}
+		out = append(out, e.run("workflow_dispatch", dispatchEvent(e.t, d.Inputs), nil))
+	}
+	e.t.Fatalf("the chain did not stop after %d runs", max)
+	return out
+}
+
+// --- assertions on what the server holds ---
+
+func (e *env) state(n int) workflow.State {
+	e.t.Helper()
+	var states []workflow.State
+	for _, l := range e.srv.Labels(n) {
+		if s, ok := workflow.StateFromLabel(l); ok {
+			states = append(states, s)
+		}
+	}
+	if len(states) != 1 {
+		e.t.Fatalf("#%d has %d state labels %v, want exactly one (labels: %v)", n, len(states), states, e.srv.Labels(n))
+	}
+	return states[0]
+}
+
+func (e *env) wantState(n int, want workflow.State) {
+	e.t.Helper()
+	if got := e.state(n); got != want {
+		e.t.Fatalf("#%d is %s, want %s", n, got.Title(), want.Title())
+	}
+}
+
+// statusComment returns the one status comment.
+func (e *env) statusComment(n int) string {
+	e.t.Helper()
+	var found []string
+	for _, c := range e.srv.Comments(n) {
+		if strings.HasPrefix(c.Body, "<!-- ralph:status -->") {
+			found = append(found, c.Body)
+		}
+	}
+	if len(found) != 1 {
+		e.t.Fatalf("#%d has %d status comments, want 1", n, len(found))
+	}
+	return found[0]
+}
+
+// commentsStarting counts comments whose body starts with prefix.
+func (e *env) commentsStarting(n int, prefix string) int {
+	c := 0
+	for _, cm := range e.srv.Comments(n) {
+		if strings.HasPrefix(cm.Body, prefix) {
+			c++
+		}
+	}
+	return c
+}
+
+func (e *env) invocations() []string {
+	b, err := os.ReadFile(filepath.Join(e.control, "invocations"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		out = append(out, strings.TrimSpace(l))
+	}
+	return out
+}
+
+func (e *env) setControl(name, value string) {
+	if err := os.WriteFile(filepath.Join(e.control, name), []byte(value), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// branch lists the commit subjects on a branch of the origin, newest first, and its files.
+func (e *env) branch(name string) (subjects []string, files []string) {
+	e.t.Helper()
+	log := e.git(e.srv.BareRepo, "log", "--format=%s", "refs/heads/"+name)
+	tree := e.git(e.srv.BareRepo, "ls-tree", "-r", "--name-only", "refs/heads/"+name)
+	return strings.Split(log, "\n"), strings.Split(tree, "\n")
+}
+
+func (e *env) branchExists(name string) bool {
+	cmd := exec.Command("git", "rev-parse", "--verify", "-q", "refs/heads/"+name)
+	cmd.Dir = e.srv.BareRepo
+	cmd.Env = e.gitEnv()
+	return cmd.Run() == nil
+}
+
+func matching(list []string, re string) []string {
+	r := regexp.MustCompile(re)
+	var out []string
+	for _, s := range list {
+		if r.MatchString(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func hasAll(list []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(list, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func readFile(dir, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	return string(b), err
+}

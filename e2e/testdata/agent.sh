@@ -1,0 +1,36 @@
+#!/bin/sh
+# A scripted agent that follows ralph's agent protocol, for the end-to-end tests.
+# It logs each invocation to $RALPH_TEST_CONTROL/invocations, keeps each prompt, and answers from
+# control files the test writes: verdict (review), self_verdict (self-review), decision (triage).
+set -eu
+ctl="$RALPH_TEST_CONTROL"
+echo "$RALPH_COMMAND $RALPH_ISSUE ${RALPH_PHASE:-} ${RALPH_PHASES:-}" >> "$ctl/invocations"
+count=$(wc -l < "$ctl/invocations" | tr -d ' ')
+cp "$RALPH_PROMPT_FILE" "$ctl/prompt-$count-$RALPH_COMMAND.md"
+# The prompt must also arrive on standard input.
+cat > "$ctl/stdin-$count"
+echo "agent: working on $RALPH_COMMAND for #$RALPH_ISSUE"
+case "$RALPH_COMMAND" in
+research)
+  printf '# Research: scripted\n\nThe code lives in README.md.\n' > "$RALPH_ARTIFACT" ;;
+plan)
+  phases=$(cat "$ctl/phases" 2>/dev/null || echo 2)
+  {
+    printf '# Plan: scripted\n\nTwo small steps.\n\n'
+    i=1
+    while [ "$i" -le "$phases" ]; do
+      printf '## Phase %s: Step %s\n\nWrite feature-%s.txt.\n\n' "$i" "$i" "$i"
+      i=$((i + 1))
+    done
+  } > "$RALPH_ARTIFACT" ;;
+review)
+  printf '# Review\n\nLooks fine.\n\nVERDICT: %s\n' "$(cat "$ctl/verdict" 2>/dev/null || echo APPROVED)" > "$RALPH_ARTIFACT" ;;
+implement)
+  echo "phase $RALPH_PHASE of $RALPH_PHASES" > "feature-$RALPH_PHASE.txt" ;;
+self-review)
+  printf '# Self-review\n\nVERDICT: %s\n' "$(cat "$ctl/self_verdict" 2>/dev/null || echo APPROVED)" > "$RALPH_ARTIFACT" ;;
+triage)
+  printf 'Clear enough.\n\nDECISION: %s\n' "$(cat "$ctl/decision" 2>/dev/null || echo plan)" > "$RALPH_ARTIFACT" ;;
+*)
+  echo "unknown command $RALPH_COMMAND" >&2; exit 2 ;;
+esac

@@ -1,0 +1,414 @@
+// Package action is ralph's GitHub Actions door: it reads the inputs and the event, builds the engine, runs
+// the command, and reports through outputs, the step summary, log groups and annotations.
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// Env is the process environment the action reads: getenv for single variables (through go-githubactions'
+// WithGetenv, so tests never touch the real environment) and the whole list for the agent.
+type Env struct {
+	Getenv  func(string) string
+	Environ []string
+	Stdout  io.Writer
+}
+
+// ExitError asks main to exit with Code after the action has reported the failure itself.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Run is the action's entry point.
+func Run(ctx context.Context, env Env) error {
+	a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
+	r := &runner{a: a, env: env}
+	err := r.run(ctx)
+	if err != nil {
+		var cerr *config.Error
+		var ex *ExitError
+		switch {
+		case errors.As(err, &ex):
+		case errors.As(err, &cerr):
+			a.WithFieldsMap(map[string]string{"file": cerr.File, "line": strconv.Itoa(cerr.Line), "col": strconv.Itoa(cerr.Column), "title": "ralph: invalid config"}).Errorf("%s", err)
+		default:
+			a.Errorf("%s", err)
+		}
+		r.summary("failed", err)
+		return &ExitError{Code: 1, Err: err}
+	}
+	return nil
+}
+
+type runner struct {
+	a       *githubactions.Action
+	env     Env
+	results []engine.Result
+	issues  []int
+	command Command
+	dryRun  bool
+	links   *ghapi.Client
+}
+
+func (r *runner) getenv(k string) string { return r.env.Getenv(k) }
+
+func (r *runner) run(ctx context.Context) error {
+	a := r.a
+	token := strings.TrimSpace(a.GetInput("token"))
+	if token == "" {
+		return errors.New("the token input is empty: pass `token: ${{ github.token }}` or a personal access token")
+	}
+	a.AddMask(token)
+
+	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
+	if !ok || owner == "" || repo == "" {
+		return fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name: is this running in GitHub Actions?", r.getenv("GITHUB_REPOSITORY"))
+	}
+	workspace := r.getenv("GITHUB_WORKSPACE")
+	if workspace == "" {
+		return errors.New("GITHUB_WORKSPACE is not set: check out the repository first (actions/checkout with fetch-depth: 0)")
+	}
+	dry, err := parseBool(a.GetInput("dry_run"))
+	if err != nil {
+		return fmt.Errorf("input dry_run: %w", err)
+	}
+	r.dryRun = dry
+
+	cfgRel := a.GetInput("config")
+	if cfgRel == "" {
+		cfgRel = config.DefaultPath
+	}
+	cfg, err := loadConfig(workspace, cfgRel)
+	if err != nil {
+		return err
+	}
+
+	trig, err := r.trigger(cfg)
+	if err != nil {
+		return err
+	}
+	r.command = trig.Command
+	if trig.Command == CmdNone {
+		a.Infof("nothing to do: %s", trig.Why)
+		r.summary("nothing to do: "+trig.Why, nil)
+		return nil
+	}
+
+	transport, err := ghapi.DefaultTransport(r.getenv)
+	if err != nil {
+		return err
+	}
+	gh, err := ghapi.New(ghapi.Options{Endpoints: ghapi.EndpointsFromEnv(r.getenv), Token: token, Owner: owner, Repo: repo, Transport: transport})
+	if err != nil {
+		return err
+	}
+	r.links = gh
+	gitRepo := &git.Repo{Dir: workspace, Runner: git.ExecRunner{}, Auth: git.Auth{Token: token}}
+	if err := gitRepo.MarkSafe(ctx); err != nil {
+		a.Warningf("marking %s a safe git directory: %v", workspace, err)
+	}
+	runner, agentErr := agent.New(cfg.Agent.Preset, cfg.Agent.Command)
+	runID, _ := strconv.ParseInt(r.getenv("GITHUB_RUN_ID"), 10, 64)
+	info := engine.RunInfo{Label: "ralph"}
+	if runID != 0 {
+		info = engine.RunInfo{URL: gh.RunURL(runID), Label: fmt.Sprintf("Actions run %d", runID)}
+	}
+	eng := &engine.Engine{
+		GitHub:   gh,
+		Repo:     gitRepo,
+		Agent:    runner,
+		AgentErr: agentErr,
+		Config:   cfg,
+		Prompts:  prompts.New(workspace),
+		Lock:     engine.Unlocked{},
+		Auth:     engine.PermissionAuthorizer{Permission: gh.Permission},
+		Log:      actionLog{a: a, out: r.env.Stdout},
+		Run:      info,
+		Author:   git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
+		AgentEnv: r.env.Environ,
+		Secrets:  []string{token},
+		DryRun:   dry,
+	}
+
+	switch trig.Command {
+	case CmdSweep:
+		return r.sweep(ctx, eng, gh, cfg)
+	case CmdHelp:
+		n := trig.Issues[0]
+		if dry {
+			return nil
+		}
+		_, err := gh.CreateComment(ctx, n, HelpText(trig.Reason))
+		return err
+	}
+	if len(trig.Issues) == 0 {
+		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)
+	}
+	var errs []error
+	for _, n := range trig.Issues {
+		res, err := r.one(ctx, eng, trig, n)
+		r.results = append(r.results, res)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		// A failed step that will be retried chains on too: the retry is the next run.
+		if res.Continue && cfg.Chain && !dry {
+			if derr := r.dispatch(ctx, gh, n); derr != nil {
+				errs = append(errs, derr)
+			}
+		}
+	}
+	r.outputs()
+	r.summary("", errors.Join(errs...))
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range errs {
+			a.Errorf("%s", e)
+		}
+		return &ExitError{Code: 1, Err: err}
+	}
+	return nil
+}
+
+// one runs the trigger's command on issue n.
+func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n int) (engine.Result, error) {
+	var (
+		res engine.Result
+		err error
+	)
+	switch trig.Command {
+	case CmdEnroll:
+		res, err = eng.Enroll(ctx, n, trig.Actor)
+	case CmdAdvance, CmdMerge:
+		res, err = eng.Advance(ctx, n)
+	case CmdApprove, CmdRetry, CmdReject:
+		switch trig.Command {
+		case CmdApprove:
+			res, err = eng.Approve(ctx, n, trig.Actor)
+		case CmdRetry:
+			res, err = eng.Retry(ctx, n, trig.Actor)
+		default:
+			res, err = eng.Reject(ctx, n, trig.Actor, trig.Reason)
+		}
+		// The person's action is bookkeeping; this run then does the next step, as enrollment does.
+		if err == nil && res.Continue && !r.dryRun {
+			res, err = eng.Advance(ctx, n)
+		}
+	case CmdStatus:
+		_, err = eng.Status(ctx, n, true)
+		res = engine.Result{Issue: n}
+	default:
+		return engine.Result{Issue: n}, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry or status", trig.Command)
+	}
+	var refused *engine.RefusedError
+	if errors.As(err, &refused) {
+		r.a.Noticef("%s; nothing was done", refused)
+		return engine.Result{Issue: n, Message: refused.Error()}, nil
+	}
+	if errors.Is(err, engine.ErrNotEnrolled) {
+		r.a.Infof("#%d: %v", n, err)
+		return engine.Result{Issue: n, Message: err.Error()}, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("#%d: %w", n, err)
+	}
+	if res.Message != "" {
+		r.a.Infof("%s", res.Message)
+	}
+	return res, nil
+}
+
+// trigger decides what to do from the inputs (which win) and the event.
+func (r *runner) trigger(cfg config.Config) (Trigger, error) {
+	name := r.getenv("GITHUB_EVENT_NAME")
+	var payload []byte
+	if p := r.getenv("GITHUB_EVENT_PATH"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return Trigger{}, fmt.Errorf("reading the event payload: %w", err)
+		}
+		payload = b
+	}
+	t, err := ParseEvent(name, payload, cfg.BranchPrefix)
+	if err != nil {
+		return t, err
+	}
+	if in := strings.TrimSpace(r.a.GetInput("command")); in != "" {
+		switch c := Command(in); c {
+		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus:
+			t.Command = c
+		default:
+			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, status", in)
+		}
+		if t.Actor == "" {
+			t.Actor = r.getenv("GITHUB_ACTOR")
+		}
+	}
+	if in := strings.TrimSpace(r.a.GetInput("issue")); in != "" {
+		n, err := inputInt(in)
+		if err != nil {
+			return t, fmt.Errorf("input issue: %w", err)
+		}
+		t.Issues = []int{n}
+		if t.Command == CmdNone {
+			t.Command = CmdAdvance
+		}
+	}
+	return t, nil
+}
+
+// dispatch starts this workflow again for issue n: events caused by the Actions token start no runs,
+// workflow_dispatch excepted.
+func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
+	ref := r.getenv("GITHUB_WORKFLOW_REF")
+	file, gitRef, ok := strings.Cut(ref, "@")
+	if !ok || file == "" {
+		r.a.Warningf("GITHUB_WORKFLOW_REF is not set; not dispatching the next step of #%d (chain: true needs it)", n)
+		return nil
+	}
+	wf := path.Base(file)
+	// The dispatch API takes a branch or tag name.
+	gitRef = strings.TrimPrefix(strings.TrimPrefix(gitRef, "refs/heads/"), "refs/tags/")
+	if err := gh.DispatchWorkflow(ctx, wf, gitRef, map[string]string{"issue": strconv.Itoa(n)}); err != nil {
+		return fmt.Errorf("dispatching %s for #%d: %w (the workflow needs `on: workflow_dispatch` with an `issue` input, and `actions: write` permission)", wf, n, err)
+	}
+	r.a.Infof("dispatched %s on %s for the next step of #%d", wf, gitRef, n)
+	return nil
+}
+
+func (r *runner) outputs() {
+	a := r.a
+	if len(r.results) == 0 {
+		return
+	}
+	res := r.results[len(r.results)-1]
+	a.SetOutput("issue", strconv.Itoa(res.Issue))
+	a.SetOutput("step", string(res.Step))
+	a.SetOutput("from_state", string(res.From))
+	a.SetOutput("state", string(res.State))
+	a.SetOutput("pr_url", res.PRURL)
+	a.SetOutput("paused", strconv.FormatBool(res.Paused))
+	if r.issues != nil {
+		b, _ := json.Marshal(r.issues)
+		a.SetOutput("issues", string(b))
+	}
+}
+
+func (r *runner) summary(note string, err error) {
+	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("## ralph\n\n")
+	if r.dryRun {
+		b.WriteString("**Dry run**: nothing was written.\n\n")
+	}
+	if note != "" {
+		fmt.Fprintf(&b, "%s\n\n", note)
+	}
+	if len(r.results) > 0 {
+		b.WriteString("| issue | step | from | to | result |\n|---|---|---|---|---|\n")
+		for _, res := range r.results {
+			link := fmt.Sprintf("#%d", res.Issue)
+			if r.links != nil {
+				link = fmt.Sprintf("[#%d](%s/%s/%s/issues/%d)", res.Issue, r.links.Endpoints().Server, r.links.Owner(), r.links.Repo(), res.Issue)
+			}
+			outcome := strings.ReplaceAll(res.Message, "|", "\\|")
+			if res.PRURL != "" {
+				outcome += fmt.Sprintf(" — [pull request](%s)", res.PRURL)
+			}
+			if res.Paused {
+				outcome += " — **waiting for a person**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", link, orDash(string(res.Step)), title(res.From), title(res.State), outcome)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.issues) > 0 {
+		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", strings.ReplaceAll(err.Error(), "\n", "\n> "))
+	}
+	r.a.AddStepSummary(b.String())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func title(s workflow.State) string {
+	if s == "" {
+		return "—"
+	}
+	return s.Title()
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "false", "0", "no":
+		return false, nil
+	case "true", "1", "yes":
+		return true, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", s)
+}
+
+// loadConfig reads the config, naming it relative to the workspace in errors (as annotations need).
+func loadConfig(workspace, rel string) (config.Config, error) {
+	if filepath.IsAbs(rel) {
+		if r, err := filepath.Rel(workspace, rel); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(workspace, rel))
+	if errors.Is(err, os.ErrNotExist) {
+		if rel != config.DefaultPath {
+			return config.Config{}, fmt.Errorf("config file %s does not exist in the checkout", rel)
+		}
+		return config.Default(), nil
+	}
+	if err != nil {
+		return config.Config{}, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	return config.Parse(filepath.ToSlash(rel), b)
+}
+
+// actionLog is the engine's logger in the Actions log.
+type actionLog struct {
+	a   *githubactions.Action
+	out io.Writer
+}
+
+func (l actionLog) Infof(format string, args ...any) { l.a.Infof(format, args...) }
+func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args...) }
+func (l actionLog) Output() io.Writer                { return l.out }
+func (l actionLog) Group(title string) func() {
+	l.a.Group(title)
+	return l.a.EndGroup
+}

@@ -1,0 +1,381 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// baseEnv is what a scripted agent needs to find sh, cat and sleep.
+func baseEnv() []string { return []string{"PATH=" + os.Getenv("PATH")} }
+
+// parseLines turns "KEY=value" lines into a map.
+func parseLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func TestRunProtocol(t *testing.T) {
+	t.Parallel()
+	// The agent reports what it sees, copies its stdin and its prompt file aside,
+	// and leaves the prompt file's path for the test to check afterwards.
+	script := `
+printf 'PWD=%s\n' "$(pwd -P)"
+for v in RALPH_COMMAND RALPH_ISSUE RALPH_ARTIFACT RALPH_PHASE RALPH_PHASES; do
+  eval "printf '%s=%s\n' $v \"\${$v-unset}\""
+done
+cat > "$SPY/stdin"
+cp "$RALPH_PROMPT_FILE" "$SPY/promptfile"
+printf '%s' "$RALPH_PROMPT_FILE" > "$SPY/promptpath"
+`
+	bigPrompt := strings.Repeat("Quoted issue text; $(not run) `nor this`\n", 5000) // larger than a pipe buffer
+	tests := []struct {
+		name string
+		inv  Invocation
+		want map[string]string
+	}{
+		{
+			name: "research",
+			inv:  Invocation{Command: "research", Issue: 42, Artifact: "/abs/thoughts/shared/research/doc.md", Prompt: "Research issue 42.\n"},
+			want: map[string]string{"RALPH_COMMAND": "research", "RALPH_ISSUE": "42", "RALPH_ARTIFACT": "/abs/thoughts/shared/research/doc.md", "RALPH_PHASE": "unset", "RALPH_PHASES": "unset"},
+		},
+		{
+			name: "implement",
+			inv:  Invocation{Command: "implement", Issue: 7, Phase: 2, Phases: 3, Prompt: bigPrompt},
+			want: map[string]string{"RALPH_COMMAND": "implement", "RALPH_ISSUE": "7", "RALPH_ARTIFACT": "unset", "RALPH_PHASE": "2", "RALPH_PHASES": "3"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir, spy := t.TempDir(), t.TempDir()
+			inv := tt.inv
+			inv.Dir = dir
+			// A stale RALPH_* in the caller's environment must not win.
+			inv.Env = append(baseEnv(), "SPY="+spy, "RALPH_ISSUE=999")
+			var out bytes.Buffer
+			inv.Output = &out
+			inv.Timeout = time.Minute
+
+			res, err := (&Command{Shell: script}).Run(context.Background(), inv)
+			if err != nil {
+				t.Fatalf("Run: %v\n%s", err, out.String())
+			}
+			if res.ExitCode != 0 || res.TimedOut || res.Interrupted {
+				t.Errorf("Result = %+v", res)
+			}
+			got := parseLines(out.String())
+			realDir, _ := filepath.EvalSymlinks(dir)
+			tt.want["PWD"] = realDir
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("agent saw (-want +got):\n%s", diff)
+			}
+			for _, f := range []string{"stdin", "promptfile"} {
+				if b, err := os.ReadFile(filepath.Join(spy, f)); err != nil || string(b) != inv.Prompt {
+					t.Errorf("prompt on %s: got %d bytes (%v), want %d", f, len(b), err, len(inv.Prompt))
+				}
+			}
+			path, _ := os.ReadFile(filepath.Join(spy, "promptpath"))
+			if inside(string(path), dir) {
+				t.Errorf("prompt file %s is inside the worktree %s", path, dir)
+			}
+			if _, err := os.Stat(string(path)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("prompt file %s still exists after the run (%v)", path, err)
+			}
+		})
+	}
+}
+
+func TestRunPromptNotRead(t *testing.T) {
+	t.Parallel()
+	// An agent that never reads its stdin must not hang ralph, however big the prompt.
+	inv := Invocation{Dir: t.TempDir(), Env: baseEnv(), Prompt: strings.Repeat("x", 1<<20), Timeout: 30 * time.Second}
+	res, err := (&Command{Shell: "echo done"}).Run(context.Background(), inv)
+	if err != nil || res.Tail != "done\n" {
+		t.Errorf("Run = %+v, %v", res, err)
+	}
+}
+
+func TestRunExit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		shell      string
+		wantCode   int
+		wantSignal string
+		wantTail   string
+	}{
+		{"success", "echo ok", 0, "", "ok\n"},
+		{"failure", "echo to stdout; echo to stderr >&2; exit 3", 3, "", "to stdout\nto stderr\n"},
+		{"killed by a signal", "echo bye; kill -KILL $$", -1, "killed", "bye\n"},
+		{"missing program", "no-such-agent-program-xyz 2>/dev/null", 127, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			inv := Invocation{Dir: t.TempDir(), Env: baseEnv(), Timeout: time.Minute}
+			res, err := (&Command{Shell: tt.shell}).Run(context.Background(), inv)
+			if res.ExitCode != tt.wantCode || res.Tail != tt.wantTail {
+				t.Errorf("Result = %+v, want code %d, tail %q", res, tt.wantCode, tt.wantTail)
+			}
+			if tt.wantCode == 0 {
+				if err != nil {
+					t.Errorf("Run error = %v, want nil", err)
+				}
+				return
+			}
+			var exitErr *ExitError
+			if !errors.As(err, &exitErr) || exitErr.Code != tt.wantCode || !strings.Contains(exitErr.Signal, tt.wantSignal) {
+				t.Errorf("Run error = %#v, want *ExitError code %d signal %q", err, tt.wantCode, tt.wantSignal)
+			}
+		})
+	}
+}
+
+func TestRunTailIsBounded(t *testing.T) {
+	t.Parallel()
+	inv := Invocation{Dir: t.TempDir(), Env: baseEnv(), Timeout: time.Minute}
+	var out bytes.Buffer
+	inv.Output = &out
+	res, err := (&Command{Shell: `i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done; echo LAST`}).Run(context.Background(), inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tail) > tailSize || !strings.HasSuffix(res.Tail, "line 1999\nLAST\n") {
+		t.Errorf("Tail has %d bytes, ends %q", len(res.Tail), res.Tail[max(0, len(res.Tail)-30):])
+	}
+	if !strings.HasPrefix(out.String(), "line 0\n") || !strings.HasSuffix(out.String(), "LAST\n") {
+		t.Error("Output did not get the whole output")
+	}
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc (macOS): kill says it exists
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// waitDead waits a little for pid to go away, as the kernel finishes the kill.
+func waitDead(pid int) bool {
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !alive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("agent never wrote %s", path)
+	return 0
+}
+
+func TestRunStopsProcessGroup(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name            string
+		shell           string
+		timeout         time.Duration
+		cancelAfter     time.Duration // 0: do not cancel
+		wantTimedOut    bool
+		wantInterrupted bool
+		wantErr         error
+		minDuration     time.Duration
+		wantTerm        bool // a grandchild saw SIGTERM before the SIGKILL
+	}{
+		{
+			name:         "timeout kills grandchildren",
+			shell:        `sleep 100 & echo $! > "$SPY/pid"; sleep 100`,
+			timeout:      300 * time.Millisecond,
+			wantTimedOut: true,
+			wantErr:      context.DeadlineExceeded,
+		},
+		{
+			name:            "cancel kills grandchildren",
+			shell:           `sleep 100 & echo $! > "$SPY/pid"; sleep 100`,
+			timeout:         time.Minute,
+			cancelAfter:     300 * time.Millisecond,
+			wantInterrupted: true,
+			wantErr:         context.Canceled,
+		},
+		{
+			name:         "SIGTERM ignored: SIGKILL after the grace period",
+			shell:        `trap '' TERM; sleep 100 & echo $! > "$SPY/pid"; sleep 100`,
+			timeout:      300 * time.Millisecond,
+			wantTimedOut: true,
+			wantErr:      context.DeadlineExceeded,
+			minDuration:  300*time.Millisecond + 500*time.Millisecond,
+		},
+		{
+			name:         "grandchildren get SIGTERM first",
+			shell:        `sh -c 'trap "echo term > \"$SPY/term\"; exit 0" TERM; while :; do sleep 0.05; done' & echo $! > "$SPY/pid"; wait`,
+			timeout:      300 * time.Millisecond,
+			wantTimedOut: true,
+			wantErr:      context.DeadlineExceeded,
+			wantTerm:     true,
+		},
+		{
+			name:    "strays killed after a normal exit",
+			shell:   `sleep 100 & echo $! > "$SPY/pid"; exit 0`,
+			timeout: time.Minute,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			spy := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelAfter > 0 {
+				time.AfterFunc(tt.cancelAfter, cancel)
+			}
+			inv := Invocation{Dir: t.TempDir(), Env: append(baseEnv(), "SPY="+spy), Timeout: tt.timeout}
+			start := time.Now()
+			res, err := (&Command{Shell: tt.shell, Grace: 500 * time.Millisecond}).Run(ctx, inv)
+			took := time.Since(start)
+
+			if res.TimedOut != tt.wantTimedOut || res.Interrupted != tt.wantInterrupted {
+				t.Errorf("Result = %+v, want TimedOut %v, Interrupted %v", res, tt.wantTimedOut, tt.wantInterrupted)
+			}
+			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("Run error = %v, want %v", err, tt.wantErr)
+			}
+			if took > 10*time.Second || took < tt.minDuration {
+				t.Errorf("Run took %s, want between %s and 10s", took, tt.minDuration)
+			}
+			if _, err := os.Stat(filepath.Join(spy, "term")); (err == nil) != tt.wantTerm {
+				t.Errorf("grandchild got SIGTERM: %v, want %v", err == nil, tt.wantTerm)
+			}
+			if pid := readPID(t, filepath.Join(spy, "pid")); !waitDead(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("grandchild %d still running", pid)
+			}
+		})
+	}
+}
+
+func TestRunAlreadyCancelled(t *testing.T) {
+	t.Parallel()
+	spy := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	inv := Invocation{Dir: t.TempDir(), Env: append(baseEnv(), "SPY="+spy)}
+	res, err := (&Command{Shell: `touch "$SPY/ran"`}).Run(ctx, inv)
+	if !errors.Is(err, context.Canceled) || !res.Interrupted {
+		t.Errorf("Run = %+v, %v; want interrupted", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(spy, "ran")); err == nil {
+		t.Error("the agent ran although the context was already cancelled")
+	}
+}
+
+// timedWriter records when the first bytes arrived.
+type timedWriter struct {
+	mu    sync.Mutex
+	first time.Time
+	buf   bytes.Buffer
+}
+
+func (w *timedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.first.IsZero() {
+		w.first = time.Now()
+	}
+	return w.buf.Write(p)
+}
+
+func TestRunStreamsOutput(t *testing.T) {
+	t.Parallel()
+	w := &timedWriter{}
+	inv := Invocation{Dir: t.TempDir(), Env: baseEnv(), Timeout: time.Minute, Output: w}
+	res, err := (&Command{Shell: "echo first; sleep 1; echo second >&2"}).Run(context.Background(), inv)
+	end := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.first.IsZero() || end.Sub(w.first) < 700*time.Millisecond {
+		t.Errorf("first output arrived %s before the end, want it while the agent ran", end.Sub(w.first))
+	}
+	if got := w.buf.String(); got != "first\nsecond\n" || res.Tail != got {
+		t.Errorf("Output = %q, Tail = %q", got, res.Tail)
+	}
+}
+
+func TestRunBadDir(t *testing.T) {
+	t.Parallel()
+	inv := Invocation{Dir: filepath.Join(t.TempDir(), "missing"), Env: baseEnv()}
+	if _, err := (&Command{Shell: "true"}).Run(context.Background(), inv); err == nil {
+		t.Error("Run in a missing directory succeeded")
+	}
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		preset, command string
+		want            Runner
+		wantPreset      bool // a *PresetUnavailableError
+		wantErr         bool
+	}{
+		{preset: "command", command: "my-agent --yes", want: &Command{Shell: "my-agent --yes"}},
+		{preset: "command", command: "", wantErr: true},
+		{preset: "claude", wantPreset: true, wantErr: true},
+		{preset: "codex", wantPreset: true, wantErr: true},
+		{preset: "gemini", wantPreset: true, wantErr: true},
+		{preset: "copilot", wantErr: true},
+		{preset: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := New(tt.preset, tt.command)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("New(%q, %q) error = %v, want error %v", tt.preset, tt.command, err, tt.wantErr)
+		}
+		var unavailable *PresetUnavailableError
+		if errors.As(err, &unavailable) != tt.wantPreset {
+			t.Errorf("New(%q) error = %v, want *PresetUnavailableError %v", tt.preset, err, tt.wantPreset)
+		}
+		if tt.wantPreset && !strings.Contains(err.Error(), "agent.preset: command") {
+			t.Errorf("New(%q) error %q does not say what to do", tt.preset, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("New(%q, %q) (-want +got):\n%s", tt.preset, tt.command, diff)
+		}
+	}
+}

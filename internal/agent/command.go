@@ -1,0 +1,285 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long an agent has between SIGTERM and SIGKILL.
+const DefaultGrace = 5 * time.Second
+
+// tailSize is how much of the output Result.Tail keeps.
+const tailSize = 4096
+
+// Command is the `command` preset: it runs `sh -c Shell` in the worktree.
+type Command struct {
+	Shell string
+	Grace time.Duration // between SIGTERM and SIGKILL on timeout or cancel; 0 means DefaultGrace
+}
+
+var _ Runner = (*Command)(nil)
+
+// Run runs the agent in its own process group and waits for it. On timeout or
+// when ctx ends, the whole group gets SIGTERM, then SIGKILL after Grace. When the
+// agent exits, anything it left running in its group is killed, so that no stray
+// process changes the worktree while ralph commits it.
+func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{Interrupted: true}, fmt.Errorf("agent not started: %w", context.Cause(ctx))
+	}
+	if info, err := os.Stat(inv.Dir); err != nil || !info.IsDir() {
+		return Result{}, fmt.Errorf("agent working directory %q is not a directory", inv.Dir)
+	}
+	promptFile, err := writePrompt(inv.Dir, inv.Prompt)
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.Remove(promptFile)
+	// The prompt file itself is stdin: no pipe to fill, no copying goroutine for
+	// Wait to wait on.
+	stdin, err := os.Open(promptFile)
+	if err != nil {
+		return Result{}, fmt.Errorf("open prompt file: %w", err)
+	}
+	defer stdin.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("create output pipe: %w", err)
+	}
+	defer outR.Close()
+
+	cmd := exec.Command("sh", "-c", c.Shell)
+	cmd.Dir = inv.Dir
+	cmd.Env = protocolEnv(inv, promptFile)
+	cmd.Stdin = stdin
+	cmd.Stdout = outW
+	cmd.Stderr = outW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	out := inv.Output
+	if out == nil {
+		out = io.Discard
+	}
+	tail := &tailBuffer{}
+	copied := make(chan struct{})
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		outW.Close()
+		return Result{}, fmt.Errorf("start agent: %w", err)
+	}
+	outW.Close() // the agent holds the only write end now, so EOF means it is done
+	go func() {
+		defer close(copied)
+		// Keep draining after a write error so the agent never blocks on a full pipe.
+		_, _ = io.Copy(tail, io.TeeReader(outR, &errorlessWriter{w: out}))
+	}()
+
+	pgid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var timeout <-chan time.Time
+	if inv.Timeout > 0 {
+		timer := time.NewTimer(inv.Timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	res := Result{}
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+		res.Duration = time.Since(start)
+		// Strays the agent left running in its group go now: they would keep
+		// changing the worktree and hold the output pipe open.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	case <-timeout:
+		res.TimedOut = true
+		waitErr = c.stop(pgid, waited, copied)
+		res.Duration = time.Since(start)
+	case <-ctx.Done():
+		res.Interrupted = true
+		waitErr = c.stop(pgid, waited, copied)
+		res.Duration = time.Since(start)
+	}
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// Something that left the group still holds the pipe: stop reading.
+		outR.Close()
+		<-copied
+	}
+	res.Tail = tail.String()
+	res.ExitCode = cmd.ProcessState.ExitCode()
+
+	switch {
+	case res.TimedOut:
+		return res, fmt.Errorf("agent timed out after %s: %w", inv.Timeout, context.DeadlineExceeded)
+	case res.Interrupted:
+		return res, fmt.Errorf("agent interrupted: %w", context.Cause(ctx))
+	case waitErr != nil:
+		var exitErr *exec.ExitError
+		if !errors.As(waitErr, &exitErr) {
+			return res, fmt.Errorf("wait for agent: %w", waitErr)
+		}
+		e := &ExitError{Code: res.ExitCode}
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal().String()
+		}
+		return res, e
+	}
+	return res, nil
+}
+
+// stop asks the whole process group to terminate and gives it the grace period
+// to do so, then kills whatever is left. The group is taken to be gone when the
+// agent has exited and nothing holds its output pipe any more.
+func (c *Command) stop(pgid int, waited <-chan error, copied <-chan struct{}) error {
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	var err error
+	select {
+	case err = <-waited:
+	case <-deadline.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waited
+	}
+	select {
+	case <-copied:
+	case <-deadline.C:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
+}
+
+// writePrompt writes the prompt to a private temporary file that is not inside
+// dir, where the agent's changes would pick it up.
+func writePrompt(dir, prompt string) (string, error) {
+	f, err := os.CreateTemp("", "ralph-prompt-*.md")
+	if err != nil {
+		return "", fmt.Errorf("create prompt file: %w", err)
+	}
+	name := f.Name()
+	if inside(name, dir) {
+		f.Close()
+		os.Remove(name)
+		return "", fmt.Errorf("temporary directory %s is inside the worktree %s; set TMPDIR elsewhere", filepath.Dir(name), dir)
+	}
+	if _, err := f.WriteString(prompt); err != nil {
+		f.Close()
+		os.Remove(name)
+		return "", fmt.Errorf("write prompt file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("write prompt file: %w", err)
+	}
+	return name, nil
+}
+
+func inside(path, dir string) bool {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return p
+	}
+	rel, err := filepath.Rel(abs(dir), abs(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// protocolEnv is inv.Env with the RALPH_* variables of the protocol set, and any
+// RALPH_* the caller's environment already had removed so that there is one
+// value for each.
+func protocolEnv(inv Invocation, promptFile string) []string {
+	set := []string{
+		"RALPH_COMMAND=" + inv.Command,
+		"RALPH_ISSUE=" + strconv.Itoa(inv.Issue),
+		"RALPH_PROMPT_FILE=" + promptFile,
+	}
+	if inv.Artifact != "" {
+		set = append(set, "RALPH_ARTIFACT="+inv.Artifact)
+	}
+	if inv.Phase > 0 {
+		set = append(set, "RALPH_PHASE="+strconv.Itoa(inv.Phase))
+	}
+	if inv.Phases > 0 {
+		set = append(set, "RALPH_PHASES="+strconv.Itoa(inv.Phases))
+	}
+	protocol := map[string]bool{
+		"RALPH_COMMAND": true, "RALPH_ISSUE": true, "RALPH_PROMPT_FILE": true,
+		"RALPH_ARTIFACT": true, "RALPH_PHASE": true, "RALPH_PHASES": true,
+	}
+	env := make([]string, 0, len(inv.Env)+len(set))
+	for _, kv := range inv.Env {
+		key, _, _ := strings.Cut(kv, "=")
+		if !protocol[key] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
+// tailBuffer keeps the last tailSize bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*tailSize {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > tailSize {
+		b = b[len(b)-tailSize:]
+		// Do not start in the middle of a UTF-8 sequence.
+		for i := 0; i < 4 && i < len(b) && b[0]&0xC0 == 0x80; i++ {
+			b = b[1:]
+		}
+	}
+	return string(b)
+}
+
+// errorlessWriter forwards to w until w fails, then drops output, so that a
+// broken Output (a closed terminal) does not stop the agent.
+type errorlessWriter struct {
+	w      io.Writer
+	failed bool
+}
+
+func (e *errorlessWriter) Write(p []byte) (int, error) {
+	if !e.failed {
+		if _, err := e.w.Write(p); err != nil {
+			e.failed = true
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,244 @@
+// Package config reads a repository's ralph settings from .github/ralph.yml.
+//
+// Decoding is strict so that a typo never silently falls back to a default:
+// every key must be known, every value must have the right type and range,
+// and every problem is reported as an *Error naming the file, line, column
+// and dotted key (for example "agent.timeout" or "verify[1]").
+//
+// Values left out of the file keep the values of [Default]. A list or map in
+// the file replaces the default one whole; an empty value (`verify:` with
+// nothing after it) is an empty list or map, and an empty string setting is
+// "". A boolean, number or choice with no value is an error.
+//
+// # Protected paths
+//
+// protected_paths holds glob patterns matched against whole repository-relative
+// paths with "/" separators, segment by segment:
+//
+//   - "*" matches any run of characters within one segment (not "/"),
+//   - "?" matches one character within a segment,
+//   - "[...]" is a character class, as in [path.Match],
+//   - "**" as a whole segment matches any number of segments, including none,
+//     so "dir/**" covers dir and everything under it and "**/*.pem" matches a
+//     .pem file at any depth. Anywhere else "**" is just two "*".
+//
+// A pattern is never matched against a bare file name: "*.pem" matches only
+// .pem files at the top of the repository. Dot files get no special treatment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+)
+
+// DefaultPath is where the config lives in a repository.
+const DefaultPath = ".github/ralph.yml"
+
+// ReviewMode says how a plan is reviewed.
+type ReviewMode string
+
+const (
+	// ReviewSkip approves every plan at once, with no agent.
+	ReviewSkip ReviewMode = "skip"
+	// ReviewAuto runs the agent as a critic of the plan.
+	ReviewAuto ReviewMode = "auto"
+	// ReviewInteractive waits for a person to approve or reject.
+	ReviewInteractive ReviewMode = "interactive"
+)
+
+// Config is the decoded .github/ralph.yml. See SPEC §5 for what each setting
+// does; the YAML key of each field is given beside it.
+type Config struct {
+	Review     ReviewMode // review
+	Triage     bool       // triage
+	Research   bool       // research
+	SelfReview bool       // self_review
+	// MaxIterations bounds plan and self-review send-backs before Human
+	// Needed; at least 1.
+	MaxIterations int // max_iterations
+	// MaxFailures bounds consecutive failures of one step before Human
+	// Needed; at least 1.
+	MaxFailures int // max_failures
+	// BaseBranch is the pull request's base; "" means the repository's
+	// default branch.
+	BaseBranch   string // base_branch
+	BranchPrefix string // branch_prefix, e.g. "ralph/"
+	DraftPR      bool   // draft_pr
+	Chain        bool   // chain
+	// ProtectedPaths are glob patterns of paths a step may not change; see
+	// the package documentation for the syntax and [Config.Protected].
+	ProtectedPaths []string // protected_paths
+	// Verify are shell commands run in the worktree after each phase; all
+	// must pass. Empty by default.
+	Verify []string // verify
+	Agent  Agent    // agent
+	Sweep  Sweep    // sweep
+}
+
+// Agent is the agent: section.
+type Agent struct {
+	// Preset is claude, codex, gemini or command.
+	Preset string // preset
+	// Command is the program line for preset command; it is required then.
+	Command string // command
+	// Timeout bounds one agent run; more than zero.
+	Timeout time.Duration // timeout, a Go duration such as "30m" or "1h30m"
+	// Env is extra environment for the agent. A name with a non-empty value
+	// sets that value. A name with an empty value passes through the
+	// variable of that name from ralph's own environment, which is how a
+	// secret reaches the agent without being written in the file. ralph's
+	// GitHub token names are refused: the agent never sees a credential.
+	Env map[string]string // env
+}
+
+// Sweep is the sweep: section.
+type Sweep struct {
+	Max    int  // max: issues one sweep advances; at least 1
+	Matrix bool // matrix: only output the issues, for a matrix job
+}
+
+// Default returns the settings used for everything a file leaves out, and
+// for a repository with no file. Each call returns fresh slices and maps.
+func Default() Config {
+	return Config{
+		Review:         ReviewAuto,
+		Triage:         false,
+		Research:       true,
+		SelfReview:     true,
+		MaxIterations:  3,
+		MaxFailures:    2,
+		BaseBranch:     "",
+		BranchPrefix:   "ralph/",
+		DraftPR:        false,
+		Chain:          true,
+		ProtectedPaths: []string{".github/workflows/**"},
+		// The SPEC's `go test ./...` is an example: a default command would
+		// fail in every repository that is not a Go module.
+		Verify: []string{},
+		Agent: Agent{
+			Preset:  "claude",
+			Command: "",
+			Timeout: 30 * time.Minute,
+			Env:     map[string]string{},
+		},
+		Sweep: Sweep{Max: 5, Matrix: false},
+	}
+}
+
+// Load reads and parses the config at path. A missing file is not an error:
+// most repositories run on the defaults.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Error is a problem in a config file. Line and Column are 1-based, 0 when
+// unknown. Key is the dotted path of the setting ("agent.timeout",
+// "verify[1]", "agent.env.TOKEN"), "" for a YAML syntax error.
+type Error struct {
+	File   string
+	Line   int
+	Column int
+	Key    string
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Protected reports whether p, a slash-separated path relative to the
+// repository root, matches one of c.ProtectedPaths. p is cleaned first, so
+// "./.github//workflows/x.yml" is caught like ".github/workflows/x.yml".
+func (c Config) Protected(p string) bool {
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+	if p == "" {
+		return false
+	}
+	name := strings.Split(p, "/")
+	for _, pattern := range c.ProtectedPaths {
+		if matchSegments(strings.Split(pattern, "/"), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchSegments matches pattern segments against path segments. "**" makes a
+// naive recursion exponential in the number of "**", so this fills a table
+// instead: ok[i][j] says whether pattern[i:] matches name[j:].
+func matchSegments(pattern, name []string) bool {
+	ok := make([][]bool, len(pattern)+1)
+	for i := range ok {
+		ok[i] = make([]bool, len(name)+1)
+	}
+	ok[len(pattern)][len(name)] = true
+	for i := len(pattern) - 1; i >= 0; i-- {
+		for j := len(name); j >= 0; j-- {
+			if pattern[i] == "**" {
+				// Match no segment, or swallow one and stay on "**".
+				ok[i][j] = ok[i+1][j] || (j < len(name) && ok[i][j+1])
+				continue
+			}
+			if j == len(name) {
+				continue
+			}
+			// Patterns are checked when the config is parsed, so an error
+			// here is a pattern that never came through Parse; it matches
+			// nothing.
+			m, err := path.Match(pattern[i], name[j])
+			ok[i][j] = err == nil && m && ok[i+1][j+1]
+		}
+	}
+	return ok[0][0]
+}
+
+// checkPattern says what is wrong with a protected_paths pattern, or "".
+func checkPattern(pattern string) string {
+	if pattern == "" {
+		return "must not be empty"
+	}
+	if strings.HasPrefix(pattern, "/") {
+		return "must be relative to the repository root, without a leading /"
+	}
+	for _, seg := range strings.Split(pattern, "/") {
+		switch seg {
+		case "":
+			return "must not contain an empty segment (// or a trailing /); use dir/** for everything under dir"
+		case ".", "..":
+			return fmt.Sprintf("must not contain a %q segment: paths are matched as written from the repository root", seg)
+		}
+		// path.Match checks the whole pattern for syntax, whatever the name.
+		if _, err := path.Match(seg, ""); err != nil {
+			return fmt.Sprintf("is not a valid glob: bad pattern in %q (check its [...] classes and \\ escapes)", seg)
+		}
+	}
+	return ""
+}

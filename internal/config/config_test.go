@@ -1,0 +1,746 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const file = ".github/ralph.yml"
+
+func TestDefault(t *testing.T) {
+	want := Config{
+		Review:         ReviewAuto,
+		Triage:         false,
+		Research:       true,
+		SelfReview:     true,
+		MaxIterations:  3,
+		MaxFailures:    2,
+		BaseBranch:     "",
+		BranchPrefix:   "ralph/",
+		DraftPR:        false,
+		Chain:          true,
+		ProtectedPaths: []string{".github/workflows/**"},
+		Verify:         []string{},
+		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}},
+		Sweep:          Sweep{Max: 5, Matrix: false},
+	}
+	if diff := cmp.Diff(want, Default()); diff != "" {
+		t.Errorf("Default() (-want +got):\n%s", diff)
+	}
+
+	// Each call must hand out its own slices and maps: the engine may
+	// append to them.
+	d := Default()
+	d.ProtectedPaths[0] = "changed"
+	d.Agent.Env["X"] = "y"
+	if diff := cmp.Diff(want, Default()); diff != "" {
+		t.Errorf("changing one Default() changed the next (-want +got):\n%s", diff)
+	}
+}
+
+// with returns Default() changed by f, so that each good file's expectation
+// lists only what the file changes.
+func with(f func(c *Config)) Config {
+	c := Default()
+	f(&c)
+	return c
+}
+
+func TestParseGood(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want Config
+	}{
+		{"empty file", "", Default()},
+		{"only comments", "# ralph settings\n\n# nothing yet\n", Default()},
+		{"empty mapping", "{}\n", Default()},
+		{"empty document", "---\n", Default()},
+		{"null document", "~\n", Default()},
+		{
+			name: "full file",
+			yaml: `# every setting, none at its default
+review: interactive
+triage: true
+research: false
+self_review: false
+max_iterations: 5
+max_failures: 4
+base_branch: develop
+branch_prefix: bot/ralph-
+draft_pr: true
+chain: false
+protected_paths: [".github/workflows/**", "**/*.pem", "go.sum"]
+verify:
+  - go vet ./...
+  - go test ./...
+agent:
+  preset: command
+  command: "my-agent --yes"
+  timeout: 1h30m
+  env:
+    ANTHROPIC_API_KEY: ""
+    LOG_LEVEL: debug
+sweep:
+  max: 10
+  matrix: true
+`,
+			want: Config{
+				Review:         ReviewInteractive,
+				Triage:         true,
+				Research:       false,
+				SelfReview:     false,
+				MaxIterations:  5,
+				MaxFailures:    4,
+				BaseBranch:     "develop",
+				BranchPrefix:   "bot/ralph-",
+				DraftPR:        true,
+				Chain:          false,
+				ProtectedPaths: []string{".github/workflows/**", "**/*.pem", "go.sum"},
+				Verify:         []string{"go vet ./...", "go test ./..."},
+				Agent: Agent{
+					Preset:  "command",
+					Command: "my-agent --yes",
+					Timeout: 90 * time.Minute,
+					Env:     map[string]string{"ANTHROPIC_API_KEY": "", "LOG_LEVEL": "debug"},
+				},
+				Sweep: Sweep{Max: 10, Matrix: true},
+			},
+		},
+		{
+			name: "the SPEC example",
+			yaml: `review: auto              # skip | auto | interactive
+triage: false
+research: true
+self_review: true
+max_iterations: 3         # plan or self-review send-backs before Human Needed
+max_failures: 2           # consecutive failures of one step before Human Needed
+base_branch: ""           # default: the repository's default branch
+branch_prefix: ralph/
+draft_pr: false
+chain: true
+protected_paths: [".github/workflows/**"]
+verify:                   # commands run after each phase, in the worktree; all must pass
+  - go test ./...
+agent:
+  preset: claude          # claude | codex | gemini | command
+  command: ""             # for preset: command, e.g. "my-agent --yes"
+  timeout: 30m
+  env: {}                 # extra environment for the agent (names of secrets to pass through)
+sweep:
+  max: 5
+  matrix: false           # true: a sweep only outputs ` + "`issues`" + ` for a matrix job
+`,
+			want: with(func(c *Config) { c.Verify = []string{"go test ./..."} }),
+		},
+		{
+			name: "partial overlay keeps the other defaults",
+			yaml: "review: skip\nagent:\n  timeout: 90s\nsweep:\n  matrix: true\n",
+			want: with(func(c *Config) {
+				c.Review = ReviewSkip
+				c.Agent.Timeout = 90 * time.Second
+				c.Sweep.Matrix = true
+			}),
+		},
+		{
+			name: "a list replaces the default whole",
+			yaml: "protected_paths: [secrets/**]\n",
+			want: with(func(c *Config) { c.ProtectedPaths = []string{"secrets/**"} }),
+		},
+		{
+			name: "empty values",
+			yaml: "protected_paths: []\nverify:\nbase_branch:\nagent:\n  env:\nsweep:\n",
+			want: with(func(c *Config) { c.ProtectedPaths = []string{} }),
+		},
+		{
+			name: "env values that YAML reads as numbers or booleans stay text",
+			yaml: "agent:\n  env:\n    DEBUG: 1\n    COLOR: false\n    PASS_ME:\n",
+			want: with(func(c *Config) {
+				c.Agent.Env = map[string]string{"DEBUG": "1", "COLOR": "false", "PASS_ME": ""}
+			}),
+		},
+		{
+			name: "anchors and aliases",
+			yaml: "verify: &checks\n  - make test\nagent:\n  timeout: &t 45m\n",
+			want: with(func(c *Config) {
+				c.Verify = []string{"make test"}
+				c.Agent.Timeout = 45 * time.Minute
+			}),
+		},
+		{
+			name: "an alias as a value",
+			yaml: "max_iterations: &n 4\nmax_failures: *n\n",
+			want: with(func(c *Config) { c.MaxIterations, c.MaxFailures = 4, 4 }),
+		},
+		{
+			name: "booleans in any YAML 1.2 case, numbers in any base",
+			yaml: "triage: True\nchain: FALSE\nmax_failures: 0x10\n",
+			want: with(func(c *Config) { c.Triage, c.Chain, c.MaxFailures = true, false, 16 }),
+		},
+		{
+			name: "each preset",
+			yaml: "agent: {preset: gemini, timeout: 2h}\n",
+			want: with(func(c *Config) { c.Agent.Preset, c.Agent.Timeout = "gemini", 2*time.Hour }),
+		},
+		{
+			name: "codex preset",
+			yaml: "agent:\n  preset: codex\n",
+			want: with(func(c *Config) { c.Agent.Preset = "codex" }),
+		},
+		{
+			name: "empty branch prefix",
+			yaml: "branch_prefix: ''\n",
+			want: with(func(c *Config) { c.BranchPrefix = "" }),
+		},
+		{
+			name: "branch prefix and base with dots, dashes and slashes",
+			yaml: "branch_prefix: team.a/ralph-\nbase_branch: release/v1.2\n",
+			want: with(func(c *Config) { c.BranchPrefix, c.BaseBranch = "team.a/ralph-", "release/v1.2" }),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(file, []byte(tt.yaml))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseBad(t *testing.T) {
+	tests := []struct {
+		name         string
+		yaml         string
+		line, column int
+		key          string
+		msg          string
+	}{
+		{
+			name: "unknown key under agent, with a suggestion and the known keys",
+			yaml: "review: auto\n\nagent:\n  timout: 5m\n",
+			line: 4, column: 3, key: "agent.timout",
+			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env)`,
+		},
+		{
+			name: "unknown top-level key with nothing close",
+			yaml: "labels: [a]\n",
+			line: 1, column: 1, key: "labels",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep)",
+		},
+		{
+			name: "dash instead of underscore",
+			yaml: "self-review: false\n",
+			line: 1, column: 1, key: "self-review", msg: `did you mean "self_review"?`,
+		},
+		{
+			name: "camel case",
+			yaml: "draftPR: true\n",
+			line: 1, column: 1, key: "draftPR", msg: `did you mean "draft_pr"?`,
+		},
+		{
+			name: "transposed letters",
+			yaml: "reveiw: auto\n",
+			line: 1, column: 1, key: "reveiw", msg: `did you mean "review"?`,
+		},
+		{
+			name: "shouting",
+			yaml: "SELF_REVIEW: false\n",
+			line: 1, column: 1, key: "SELF_REVIEW", msg: `did you mean "self_review"?`,
+		},
+		{
+			name: "a short key two edits away is no misspelling",
+			yaml: "sweep:\n  min: 1\n",
+			line: 2, column: 3, key: "sweep.min", msg: "unknown key (known keys under sweep: max, matrix)",
+		},
+		{
+			name: "unknown key under sweep",
+			yaml: "sweep:\n  maximum: 3\n",
+			line: 2, column: 3, key: "sweep.maximum", msg: "(known keys under sweep: max, matrix)",
+		},
+		{
+			name: "wrong type: a word for a number",
+			yaml: "max_failures: two\n",
+			line: 1, column: 15, key: "max_failures", msg: `must be a whole number, not "two"`,
+		},
+		{
+			name: "wrong type: a fraction",
+			yaml: "max_iterations: 2.5\n",
+			line: 1, column: 17, key: "max_iterations", msg: "must be a whole number",
+		},
+		{
+			name: "wrong type: a number too large",
+			yaml: "sweep:\n  max: 99999999999999999999999\n",
+			line: 2, column: 8, key: "sweep.max", msg: "must be a whole number",
+		},
+		{
+			name: "wrong type: yes is not a boolean",
+			yaml: "draft_pr: yes\n",
+			line: 1, column: 11, key: "draft_pr", msg: `must be true or false, not "yes"`,
+		},
+		{
+			name: "wrong type: quoted boolean",
+			yaml: "chain: \"true\"\n",
+			line: 1, column: 8, key: "chain", msg: "must be true or false",
+		},
+		{
+			name: "wrong type: empty boolean",
+			yaml: "triage:\nresearch: true\n",
+			line: 1, column: 8, key: "triage", msg: "must be true or false, not empty",
+		},
+		{
+			name: "wrong type: list for a string",
+			yaml: "base_branch: [main]\n",
+			line: 1, column: 14, key: "base_branch", msg: "must be a string, not a list",
+		},
+		{
+			name: "wrong type: a string for a list",
+			yaml: "verify: go test ./...\n",
+			line: 1, column: 9, key: "verify", msg: "must be a list",
+		},
+		{
+			name: "wrong type: a mapping in a list",
+			yaml: "verify:\n  - go test\n  - {run: make}\n",
+			line: 3, column: 5, key: "verify[1]", msg: "must be a string, not a mapping",
+		},
+		{
+			name: "empty verify command",
+			yaml: "verify:\n  - go test\n  - \"  \"\n",
+			line: 3, column: 5, key: "verify[1]", msg: "must be a command",
+		},
+		{
+			name: "null list item",
+			yaml: "verify:\n  -\n",
+			line: 2, column: 4, key: "verify[0]", msg: "must not be empty",
+		},
+		{
+			name: "wrong type: agent is a string",
+			yaml: "agent: claude\n",
+			line: 1, column: 8, key: "agent", msg: "must be a mapping with the keys preset, command, timeout, env",
+		},
+		{
+			name: "wrong type: sweep is a number",
+			yaml: "sweep: 5\n",
+			line: 1, column: 8, key: "sweep", msg: "must be a mapping with the keys max, matrix",
+		},
+		{
+			name: "bad review mode",
+			yaml: "review: sometimes\n",
+			line: 1, column: 9, key: "review", msg: `must be one of skip|auto|interactive, not "sometimes"`,
+		},
+		{
+			name: "review mode is case-sensitive",
+			yaml: "review: Auto\n",
+			line: 1, column: 9, key: "review", msg: "skip|auto|interactive",
+		},
+		{
+			name: "a list for a choice",
+			yaml: "review: [auto]\n",
+			line: 1, column: 9, key: "review", msg: "skip|auto|interactive, not a list",
+		},
+		{
+			name: "bad preset",
+			yaml: "agent:\n  preset: copilot\n",
+			line: 2, column: 11, key: "agent.preset", msg: `must be one of claude|codex|gemini|command, not "copilot"`,
+		},
+		{
+			name: "preset command without a command points at the preset",
+			yaml: "agent:\n  preset: command\n  timeout: 5m\n",
+			line: 2, column: 11, key: "agent.command", msg: `must be set when agent.preset is "command"`,
+		},
+		{
+			name: "preset command with an empty command points at the command",
+			yaml: "agent:\n  command: \"\"\n  preset: command\n",
+			line: 2, column: 12, key: "agent.command", msg: `must be set when agent.preset is "command"`,
+		},
+		{
+			name: "timeout without a unit",
+			yaml: "agent:\n  timeout: 30\n",
+			line: 2, column: 12, key: "agent.timeout", msg: `must be a duration such as 30m, 1h30m or 90s, not "30"`,
+		},
+		{
+			name: "timeout in words",
+			yaml: "agent:\n  timeout: half an hour\n",
+			line: 2, column: 12, key: "agent.timeout", msg: "must be a duration",
+		},
+		{
+			name: "zero timeout",
+			yaml: "agent:\n  timeout: 0s\n",
+			line: 2, column: 12, key: "agent.timeout", msg: "must be longer than zero",
+		},
+		{
+			name: "negative timeout",
+			yaml: "agent:\n  timeout: -5m\n",
+			line: 2, column: 12, key: "agent.timeout", msg: "must be longer than zero",
+		},
+		{
+			name: "max_iterations below 1",
+			yaml: "max_iterations: 0\n",
+			line: 1, column: 17, key: "max_iterations", msg: "must be at least 1, not 0",
+		},
+		{
+			name: "max_failures below 1",
+			yaml: "max_failures: -1\n",
+			line: 1, column: 15, key: "max_failures", msg: "must be at least 1",
+		},
+		{
+			name: "sweep.max below 1",
+			yaml: "sweep:\n  matrix: true\n  max: 0\n",
+			line: 3, column: 8, key: "sweep.max", msg: "must be at least 1",
+		},
+		{
+			name: "duplicate top-level key",
+			yaml: "review: auto\ntriage: true\nreview: skip\n",
+			line: 3, column: 1, key: "review", msg: "duplicate key (first set on line 1)",
+		},
+		{
+			name: "duplicate nested key",
+			yaml: "agent:\n  preset: codex\n  preset: claude\n",
+			line: 3, column: 3, key: "agent.preset", msg: "duplicate key (first set on line 2)",
+		},
+		{
+			name: "duplicate env key",
+			yaml: "agent:\n  env:\n    A: x\n    A: y\n",
+			line: 4, column: 5, key: "agent.env.A", msg: "duplicate key",
+		},
+		{
+			name: "bad glob",
+			yaml: "protected_paths:\n  - ok/**\n  - \"secrets/[abc\"\n",
+			line: 3, column: 5, key: "protected_paths[1]", msg: "is not a valid glob",
+		},
+		{
+			name: "absolute protected path",
+			yaml: "protected_paths: [/etc/**]\n",
+			line: 1, column: 19, key: "protected_paths[0]", msg: "without a leading /",
+		},
+		{
+			name: "protected path with a trailing slash",
+			yaml: "protected_paths: [docs/]\n",
+			line: 1, column: 19, key: "protected_paths[0]", msg: "use dir/** for everything under dir",
+		},
+		{
+			name: "protected path with ..",
+			yaml: "protected_paths: [a/../b]\n",
+			line: 1, column: 19, key: "protected_paths[0]", msg: `".." segment`,
+		},
+		{
+			name: "branch prefix with a space",
+			yaml: "branch_prefix: \"my branch/\"\n",
+			line: 1, column: 16, key: "branch_prefix", msg: "space",
+		},
+		{
+			name: "branch prefix with ..",
+			yaml: "branch_prefix: a..b/\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `".."`,
+		},
+		{
+			name: "branch prefix with a colon",
+			yaml: "branch_prefix: \"ralph:\"\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `':'`,
+		},
+		{
+			name: "branch prefix with a tilde",
+			yaml: "branch_prefix: ralph~\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `'~'`,
+		},
+		{
+			name: "branch prefix with a backslash",
+			yaml: "branch_prefix: 'ralph\\'\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `'\\'`,
+		},
+		{
+			name: "branch prefix with a star",
+			yaml: "branch_prefix: \"r*\"\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `'*'`,
+		},
+		{
+			name: "branch prefix starting with /",
+			yaml: "branch_prefix: /ralph/\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `starts with "/"`,
+		},
+		{
+			name: "branch prefix starting with -",
+			yaml: "branch_prefix: -ralph\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `starts with "-"`,
+		},
+		{
+			name: "branch prefix with a dot part",
+			yaml: "branch_prefix: ralph/.hidden/\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `starts with "."`,
+		},
+		{
+			name: "branch prefix with a .lock part",
+			yaml: "branch_prefix: ralph.lock/\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `ends with ".lock"`,
+		},
+		{
+			name: "base branch ending with /",
+			yaml: "base_branch: main/\n",
+			line: 1, column: 14, key: "base_branch", msg: `ends with "/"`,
+		},
+		{
+			name: "branch prefix with @{",
+			yaml: "branch_prefix: a@{b/\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `"@{"`,
+		},
+		{
+			name: "branch prefix with //",
+			yaml: "branch_prefix: a//b\n",
+			line: 1, column: 16, key: "branch_prefix", msg: `"//"`,
+		},
+		{
+			name: "base branch @",
+			yaml: "base_branch: \"@\"\n",
+			line: 1, column: 14, key: "base_branch", msg: `"@" alone`,
+		},
+		{
+			name: "base branch ending with .",
+			yaml: "base_branch: main.\n",
+			line: 1, column: 14, key: "base_branch", msg: `ends with "."`,
+		},
+		{
+			name: "base branch ending with .lock",
+			yaml: "base_branch: main.lock\n",
+			line: 1, column: 14, key: "base_branch", msg: `ends with ".lock"`,
+		},
+		{
+			name: "env name with a dash",
+			yaml: "agent:\n  env:\n    MY-KEY: x\n",
+			line: 3, column: 5, key: "agent.env.MY-KEY", msg: "not a valid environment variable name",
+		},
+		{
+			name: "env passes the GitHub token through",
+			yaml: "agent:\n  env:\n    GITHUB_TOKEN: \"\"\n",
+			line: 3, column: 5, key: "agent.env.GITHUB_TOKEN", msg: "GitHub token",
+		},
+		{
+			name: "env value is a list",
+			yaml: "agent:\n  env:\n    PATHS: [a, b]\n",
+			line: 3, column: 12, key: "agent.env.PATHS", msg: "must be a string, not a list",
+		},
+		{
+			name: "env is a list",
+			yaml: "agent:\n  env: [A, B]\n",
+			line: 2, column: 8, key: "agent.env", msg: "must be a mapping of variable names",
+		},
+		{
+			name: "top level is a list",
+			yaml: "- review: auto\n",
+			line: 1, column: 1, key: "", msg: "must be a mapping of settings",
+		},
+		{
+			name: "top level is a string",
+			yaml: "\n\nreview auto\n",
+			line: 3, column: 1, key: "", msg: "must be a mapping of settings",
+		},
+		{
+			name: "a key that is not a name",
+			yaml: "? [a, b]\n: c\n",
+			line: 1, column: 3, key: "", msg: "keys must be plain names",
+		},
+		{
+			name: "second document",
+			yaml: "review: auto\n---\nreview: skip\n",
+			line: 2, column: 1, key: "", msg: "only one YAML document",
+		},
+		{
+			name: "syntax error: bad indentation",
+			// yaml.v3 names the line of the mapping it was reading, not the
+			// misindented line after it.
+			yaml: "review: auto\nagent:\n  preset: claude\n timeout: 5m\n",
+			line: 3, column: 0, key: "", msg: "invalid YAML: ",
+		},
+		{
+			name: "syntax error: mapping value in a plain scalar",
+			yaml: "review: auto\ntriage: a: b\n",
+			line: 2, column: 0, key: "", msg: "invalid YAML: mapping values are not allowed",
+		},
+		{
+			name: "syntax error on the first line",
+			yaml: "\tfoo: 1\n",
+			line: 1, column: 0, key: "", msg: "invalid YAML: found character that cannot start any token",
+		},
+		{
+			name: "syntax error: unclosed quote",
+			yaml: "review: auto\nbase_branch: \"main\n",
+			line: 2, column: 0, key: "", msg: "invalid YAML: ",
+		},
+		{
+			name: "not UTF-8",
+			yaml: "review: auto\nbase_branch: ma\xffin\n",
+			line: 2, column: 16, key: "", msg: "not UTF-8",
+		},
+		{
+			name: "control character",
+			yaml: "review: auto\n\x01\n",
+			line: 2, column: 1, key: "", msg: "control character U+0001",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(file, []byte(tt.yaml))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Parse = %+v, %v; want an *Error", c, err)
+			}
+			got := Error{File: e.File, Line: e.Line, Column: e.Column, Key: e.Key}
+			want := Error{File: file, Line: tt.line, Column: tt.column, Key: tt.key}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("error %q: place (-want +got):\n%s", err, diff)
+			}
+			if !strings.Contains(e.Msg, tt.msg) {
+				t.Errorf("error message %q does not contain %q", e.Msg, tt.msg)
+			}
+			if diff := cmp.Diff(Config{}, c); diff != "" {
+				t.Errorf("Parse returned a config with its error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	tests := []struct {
+		err  Error
+		want string
+	}{
+		{
+			Error{File: ".github/ralph.yml", Line: 4, Column: 3, Key: "agent.timout", Msg: "unknown key (known keys under agent: preset, command, timeout, env)"},
+			".github/ralph.yml:4:3: agent.timout: unknown key (known keys under agent: preset, command, timeout, env)",
+		},
+		{Error{File: "f.yml", Line: 2, Msg: "invalid YAML: oops"}, "f.yml:2: invalid YAML: oops"},
+		{Error{File: "f.yml", Key: "review", Msg: "bad"}, "f.yml: review: bad"},
+		{Error{Msg: "bad"}, "bad"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestProtected(t *testing.T) {
+	tests := []struct {
+		patterns []string
+		path     string
+		want     bool
+	}{
+		{[]string{".github/workflows/**"}, ".github/workflows/ci.yml", true},
+		{[]string{".github/workflows/**"}, ".github/workflows/a/b.yml", true},
+		{[]string{".github/workflows/**"}, ".github/workflows", true},
+		{[]string{".github/workflows/**"}, ".github/ralph.yml", false},
+		{[]string{".github/workflows/**"}, ".github/workflows-old/ci.yml", false},
+		{[]string{".github/workflows/**"}, "src/.github/workflows/ci.yml", false},
+		{[]string{".github/workflows/**"}, "./.github//workflows/ci.yml", true},
+		{[]string{".github/workflows/**"}, "/.github/workflows/ci.yml", true},
+		{[]string{".github/workflows/**"}, "docs/../.github/workflows/ci.yml", true},
+		{[]string{"**/*.pem"}, "key.pem", true},
+		{[]string{"**/*.pem"}, "certs/prod/key.pem", true},
+		{[]string{"**/*.pem"}, "certs/key.pem.txt", false},
+		{[]string{"docs/*.md"}, "docs/a.md", true},
+		{[]string{"docs/*.md"}, "docs/a/b.md", false},
+		{[]string{"*.pem"}, "a/key.pem", false},
+		{[]string{"a/**/z"}, "a/z", true},
+		{[]string{"a/**/z"}, "a/b/c/z", true},
+		{[]string{"a/**/z"}, "a/b/c/y", false},
+		{[]string{"a/**/**/z"}, "a/b/z", true},
+		{[]string{"file?.go"}, "file1.go", true},
+		{[]string{"file?.go"}, "file10.go", false},
+		{[]string{"[ab].txt"}, "b.txt", true},
+		{[]string{"[ab].txt"}, "c.txt", false},
+		{[]string{"a**"}, "abc", true},
+		{[]string{"a**"}, "a/b", false},
+		{[]string{"go.mod", "go.sum"}, "go.sum", true},
+		{[]string{}, ".github/workflows/ci.yml", false},
+		{nil, "anything", false},
+		{[]string{"**"}, "", false},
+	}
+	for _, tt := range tests {
+		c := Config{ProtectedPaths: tt.patterns}
+		if got := c.Protected(tt.path); got != tt.want {
+			t.Errorf("Protected(%q) with %q = %v, want %v", tt.path, tt.patterns, got, tt.want)
+		}
+	}
+	if !Default().Protected(".github/workflows/ralph.yml") {
+		t.Error("the default config does not protect the workflows")
+	}
+}
+
+// TestProtectedManyStars guards against an exponential matcher: this takes
+// seconds or more with naive backtracking.
+func TestProtectedManyStars(t *testing.T) {
+	pattern := strings.Repeat("**/", 20) + "x"
+	path := strings.Repeat("a/", 40) + "y"
+	c := Config{ProtectedPaths: []string{pattern}}
+	done := make(chan bool, 1)
+	go func() { done <- c.Protected(path) }()
+	select {
+	case got := <-done:
+		if got {
+			t.Errorf("Protected(%q) = true, want false", path)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Protected takes too long with many **")
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+
+	t.Run("missing file gives the defaults", func(t *testing.T) {
+		got, err := Load(filepath.Join(dir, "nope.yml"))
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		if diff := cmp.Diff(Default(), got); diff != "" {
+			t.Errorf("Load (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a file is parsed", func(t *testing.T) {
+		path := filepath.Join(dir, "ralph.yml")
+		if err := os.WriteFile(path, []byte("review: skip\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(path)
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		if got.Review != ReviewSkip {
+			t.Errorf("Load: review = %q, want skip", got.Review)
+		}
+	})
+
+	t.Run("errors name the path given", func(t *testing.T) {
+		path := filepath.Join(dir, "bad.yml")
+		if err := os.WriteFile(path, []byte("chain: maybe\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		var e *Error
+		if !errors.As(err, &e) || e.File != path || e.Line != 1 {
+			t.Errorf("Load = %v, want an *Error at %s:1", err, path)
+		}
+	})
+
+	t.Run("an unreadable file is an error", func(t *testing.T) {
+		// A directory cannot be read as a file, even by root, unlike a
+		// file without read permission.
+		_, err := Load(dir)
+		if err == nil {
+			t.Fatal("Load of a directory succeeded")
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			t.Errorf("Load of a directory = %v, want a read error, not a config *Error", err)
+		}
+	})
+}

@@ -1,0 +1,569 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Parse decodes a config file's contents over [Default]. file is used only in
+// errors. Every error is an *Error; the first problem in the file is reported.
+func Parse(file string, data []byte) (Config, error) {
+	p := parser{file: file}
+	c, err := p.parse(data)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// The keys of each mapping, in SPEC order: the order they are listed in
+// errors.
+var (
+	topKeys = []string{
+		"review", "triage", "research", "self_review", "max_iterations", "max_failures",
+		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
+		"agent", "sweep",
+	}
+	agentKeys = []string{"preset", "command", "timeout", "env"}
+	sweepKeys = []string{"max", "matrix"}
+	presets   = []string{"claude", "codex", "gemini", "command"}
+	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
+)
+
+// credentialNames are the variables ralph keeps its GitHub token in. The SPEC
+// promises that the agent never sees a credential, so naming one in
+// agent.env is refused here, where the user can be told which line.
+var credentialNames = []string{
+	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+	"INPUT_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+type parser struct {
+	file string
+}
+
+func (p *parser) errorf(n *yaml.Node, key, format string, args ...any) *Error {
+	return &Error{File: p.file, Line: n.Line, Column: n.Column, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) parse(data []byte) (Config, error) {
+	c := Default()
+	if err := p.checkText(data); err != nil {
+		return Config{}, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, nil // an empty file, or only comments
+		}
+		return Config{}, p.syntaxError(err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return Config{}, p.errorf(&extra, "", "only one YAML document is allowed; remove the second ---")
+	case !errors.Is(err, io.EOF):
+		return Config{}, p.syntaxError(err)
+	}
+
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return c, nil
+		}
+		root = root.Content[0]
+	}
+	if isNull(root) {
+		return c, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return Config{}, p.errorf(root, "", "the file must be a mapping of settings, such as `review: auto`")
+	}
+	if err := p.top(root, &c); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// yamlLine finds the line in yaml.v3's error text, which has no typed form.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+func (p *parser) syntaxError(err error) *Error {
+	msg := err.Error()
+	// yaml.v3 leaves the line out when it is the first one. Its other
+	// line-less errors are about bytes that are not text, which checkText
+	// has already reported with their place, so line 1 is right here.
+	e := &Error{File: p.file, Line: 1}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	e.Msg = "invalid YAML: " + msg
+	return e
+}
+
+// checkText reports bytes that YAML does not accept as text (invalid UTF-8,
+// control characters) with their line and column, which yaml.v3's own error
+// for them lacks.
+func (p *parser) checkText(data []byte) *Error {
+	line, col := 1, 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return &Error{File: p.file, Line: line, Column: col, Msg: "the file is not UTF-8 text"}
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r' || r == 0x85:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			return &Error{File: p.file, Line: line, Column: col, Msg: fmt.Sprintf("control character %U is not allowed in YAML", r)}
+		}
+		data = data[size:]
+		col++
+	}
+	return nil
+}
+
+// field is one key: value pair of a mapping, with the key's dotted path.
+type field struct {
+	name  string
+	path  string
+	key   *yaml.Node
+	value *yaml.Node
+}
+
+// fields checks a mapping's keys (known, plain, not repeated) and returns
+// its pairs in file order. section is "" at the top level.
+func (p *parser) fields(m *yaml.Node, section string, known []string) ([]field, error) {
+	var out []field
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, p.errorf(k, section, "keys must be plain names")
+		}
+		dotted := k.Value
+		if section != "" {
+			dotted = section + "." + k.Value
+		}
+		if first, dup := seen[k.Value]; dup {
+			return nil, p.errorf(k, dotted, "duplicate key (first set on line %d)", first.Line)
+		}
+		seen[k.Value] = k
+		if known != nil && !contains(known, k.Value) {
+			return nil, p.errorf(k, dotted, "%s", unknownKey(k.Value, section, known))
+		}
+		out = append(out, field{name: k.Value, path: dotted, key: k, value: resolve(v)})
+	}
+	return out, nil
+}
+
+func unknownKey(key, section string, known []string) string {
+	where := "known top-level keys"
+	if section != "" {
+		where = "known keys under " + section
+	}
+	list := strings.Join(known, ", ")
+	if s := suggest(key, known); s != "" {
+		return fmt.Sprintf("unknown key, did you mean %q? (%s: %s)", s, where, list)
+	}
+	return fmt.Sprintf("unknown key (%s: %s)", where, list)
+}
+
+func (p *parser) top(m *yaml.Node, c *Config) error {
+	pairs, err := p.fields(m, "", topKeys)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		n := f.value
+		switch f.name {
+		case "review":
+			var s string
+			s, err = p.choice(n, f.path, reviews)
+			c.Review = ReviewMode(s)
+		case "triage":
+			c.Triage, err = p.boolean(n, f.path)
+		case "research":
+			c.Research, err = p.boolean(n, f.path)
+		case "self_review":
+			c.SelfReview, err = p.boolean(n, f.path)
+		case "max_iterations":
+			c.MaxIterations, err = p.count(n, f.path)
+		case "max_failures":
+			c.MaxFailures, err = p.count(n, f.path)
+		case "base_branch":
+			if c.BaseBranch, err = p.str(n, f.path); err == nil && c.BaseBranch != "" {
+				if why := checkBranch(c.BaseBranch); why != "" {
+					err = p.errorf(n, f.path, "%q is not a valid branch name: %s", c.BaseBranch, why)
+				}
+			}
+		case "branch_prefix":
+			if c.BranchPrefix, err = p.str(n, f.path); err == nil {
+				if why := checkRefPart(c.BranchPrefix); why != "" {
+					err = p.errorf(n, f.path, "%q cannot start a git branch name: %s", c.BranchPrefix, why)
+				}
+			}
+		case "draft_pr":
+			c.DraftPR, err = p.boolean(n, f.path)
+		case "chain":
+			c.Chain, err = p.boolean(n, f.path)
+		case "protected_paths":
+			c.ProtectedPaths, err = p.list(n, f.path, func(item *yaml.Node, key, s string) error {
+				if why := checkPattern(s); why != "" {
+					return p.errorf(item, key, "%q %s", s, why)
+				}
+				return nil
+			})
+		case "verify":
+			c.Verify, err = p.list(n, f.path, func(item *yaml.Node, key, s string) error {
+				if strings.TrimSpace(s) == "" {
+					return p.errorf(item, key, "must be a command, not empty")
+				}
+				return nil
+			})
+		case "agent":
+			err = p.agent(n, f.path, &c.Agent)
+		case "sweep":
+			err = p.sweep(n, f.path, &c.Sweep)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(agentKeys, ", "))
+	}
+	pairs, err := p.fields(n, section, agentKeys)
+	if err != nil {
+		return err
+	}
+	var presetNode, commandNode *yaml.Node
+	for _, f := range pairs {
+		switch f.name {
+		case "preset":
+			presetNode = f.value
+			a.Preset, err = p.choice(f.value, f.path, presets)
+		case "command":
+			commandNode = f.value
+			a.Command, err = p.str(f.value, f.path)
+		case "timeout":
+			a.Timeout, err = p.duration(f.value, f.path)
+		case "env":
+			a.Env, err = p.env(f.value, f.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" {
+		// Point at the empty command if there is one, else at the preset
+		// that asks for it.
+		at := presetNode
+		if commandNode != nil {
+			at = commandNode
+		}
+		return p.errorf(at, section+".command", `must be set when agent.preset is "command", e.g. command: "my-agent --yes"`)
+	}
+	return nil
+}
+
+func (p *parser) sweep(n *yaml.Node, section string, s *Sweep) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(sweepKeys, ", "))
+	}
+	pairs, err := p.fields(n, section, sweepKeys)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		switch f.name {
+		case "max":
+			s.Max, err = p.count(f.value, f.path)
+		case "matrix":
+			s.Matrix, err = p.boolean(f.value, f.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) env(n *yaml.Node, key string) (map[string]string, error) {
+	env := map[string]string{}
+	if isNull(n) {
+		return env, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errorf(n, key, "must be a mapping of variable names to values, such as `API_KEY: \"\"`")
+	}
+	pairs, err := p.fields(n, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range pairs {
+		if !envName.MatchString(f.name) {
+			return nil, p.errorf(f.key, f.path, "is not a valid environment variable name (letters, digits and _, not starting with a digit)")
+		}
+		if contains(credentialNames, strings.ToUpper(f.name)) {
+			return nil, p.errorf(f.key, f.path, "is ralph's GitHub token, which the agent must never see")
+		}
+		v, err := p.str(f.value, f.path)
+		if err != nil {
+			return nil, err
+		}
+		env[f.name] = v
+	}
+	return env, nil
+}
+
+// list decodes a sequence of strings; check vets each item.
+func (p *parser) list(n *yaml.Node, key string, check func(item *yaml.Node, key, s string) error) ([]string, error) {
+	out := []string{}
+	if isNull(n) {
+		return out, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errorf(n, key, "must be a list, such as [\"one\", \"two\"] or one \"- item\" per line")
+	}
+	for i, item := range n.Content {
+		item = resolve(item)
+		itemKey := fmt.Sprintf("%s[%d]", key, i)
+		if isNull(item) {
+			return nil, p.errorf(item, itemKey, "must not be empty")
+		}
+		s, err := p.str(item, itemKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := check(item, itemKey, s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// str accepts any scalar as text, so that `base_branch: 2024` or an env value
+// of 1 means what it says; an empty value is "".
+func (p *parser) str(n *yaml.Node, key string) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", p.errorf(n, key, "must be a string, not %s", describe(n))
+	}
+	if isNull(n) {
+		return "", nil
+	}
+	return n.Value, nil
+}
+
+func (p *parser) boolean(n *yaml.Node, key string) (bool, error) {
+	// Only YAML 1.2 booleans: "yes" and "on" are refused rather than
+	// guessed at, and a quoted "true" is a string.
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		return false, p.errorf(n, key, "must be true or false, not %s", describe(n))
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		return false, p.errorf(n, key, "must be true or false, not %s", describe(n))
+	}
+	return b, nil
+}
+
+// count decodes a whole number of at least 1: every count in the config
+// bounds something that must happen at least once.
+func (p *parser) count(n *yaml.Node, key string) (int, error) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, p.errorf(n, key, "must be a whole number, not %s", describe(n))
+	}
+	var i int
+	if err := n.Decode(&i); err != nil {
+		return 0, p.errorf(n, key, "must be a whole number small enough to count with, not %s", describe(n))
+	}
+	if i < 1 {
+		return 0, p.errorf(n, key, "must be at least 1, not %d", i)
+	}
+	return i, nil
+}
+
+func (p *parser) choice(n *yaml.Node, key string, allowed []string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" || !contains(allowed, n.Value) {
+		return "", p.errorf(n, key, "must be one of %s, not %s", strings.Join(allowed, "|"), describe(n))
+	}
+	return n.Value, nil
+}
+
+func (p *parser) duration(n *yaml.Node, key string) (time.Duration, error) {
+	const want = "must be a duration such as 30m, 1h30m or 90s"
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		return 0, p.errorf(n, key, "%s, not %s", want, describe(n))
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return 0, p.errorf(n, key, "%s, not %s", want, describe(n))
+	}
+	if d <= 0 {
+		return 0, p.errorf(n, key, "must be longer than zero, not %s", n.Value)
+	}
+	return d, nil
+}
+
+// describe names a node's value for an error message.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if isNull(n) {
+		return "empty"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// resolve follows an alias (*name) to the node it names, so that anchors work
+// as YAML users expect while errors still point into the file.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the known key closest to key if it is a likely misspelling:
+// within a small edit distance once case is ignored.
+func suggest(key string, known []string) string {
+	key = strings.ToLower(key)
+	best, bestDist := "", -1
+	for _, k := range known {
+		d := editDistance(key, k)
+		// One edit turns a short key into another real word ("max" and
+		// "mix"), so short keys get less slack.
+		limit := 2
+		if len(k) <= 4 {
+			limit = 1
+		}
+		if d <= limit && (bestDist < 0 || d < bestDist) {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes: keys
+// are ASCII.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// checkRefPart says why s cannot start a git branch name, or "". These are
+// the rules of git check-ref-format that a prefix can break; the rest of the
+// name (issue number and slug) is ralph's to get right.
+func checkRefPart(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == ' ' {
+			return "it contains a space or a control character"
+		}
+		if strings.ContainsRune("~^:?*[\\", r) {
+			return fmt.Sprintf("it contains %q, which git does not allow in branch names", r)
+		}
+	}
+	switch {
+	case strings.Contains(s, ".."):
+		return `it contains ".."`
+	case strings.Contains(s, "@{"):
+		return `it contains "@{"`
+	case strings.Contains(s, "//"):
+		return `it contains "//"`
+	case strings.HasPrefix(s, "/"):
+		return `it starts with "/"`
+	case strings.HasPrefix(s, "-"):
+		return `it starts with "-"`
+	}
+	for _, part := range strings.Split(s, "/") {
+		if strings.HasPrefix(part, ".") {
+			return `a part of it starts with "."`
+		}
+	}
+	// Only a finished component can end in ".lock"; the last one goes on
+	// with the issue number.
+	parts := strings.Split(s, "/")
+	for _, part := range parts[:len(parts)-1] {
+		if strings.HasSuffix(part, ".lock") {
+			return `a part of it ends with ".lock"`
+		}
+	}
+	return ""
+}
+
+// checkBranch says why s is not a whole branch name, or "".
+func checkBranch(s string) string {
+	if why := checkRefPart(s); why != "" {
+		return why
+	}
+	switch {
+	case s == "@":
+		return `"@" alone is not a branch`
+	case strings.HasSuffix(s, "/"):
+		return `it ends with "/"`
+	case strings.HasSuffix(s, "."):
+		return `it ends with "."`
+	case strings.HasSuffix(s, ".lock"):
+		return `it ends with ".lock"`
+	}
+	return ""
+}

@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// Result is what one run did to one issue.
+type Result struct {
+	Issue int
+	Step  workflow.Event // the step that ran (or would run, in a dry run); "" when none
+	From  workflow.State
+	State workflow.State
+	PRURL string
+	// Paused: the issue now waits for a person (a gate).
+	Paused bool
+	// Continue: another step can run right away, so the Action dispatches its workflow again.
+	Continue bool
+	Message  string
+	Held     bool // another run holds the issue; nothing was done
+}
+
+// issue is everything a run reads of one issue before it acts.
+type issue struct {
+	n        int
+	gh       ghapi.Issue
+	comments []ghapi.Comment
+	status   *ghapi.Comment
+	rec      Record
+	state    workflow.State // from the labels, after repair; "" = not enrolled
+}
+
+// Advance performs the next step of issue n: enrollment first when ralph:build is on an issue with no state.
+func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
+	ic, err := e.load(ctx, n)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	release, err := e.Lock.Acquire(ctx, n)
+	if err != nil {
+		var held *HeldError
+		if errors.As(err, &held) {
+			msg := fmt.Sprintf("#%d is held by %s; nothing to do", n, held.Holder)
+			e.Log.Infof("%s", msg)
+			return Result{Issue: n, From: ic.state, State: ic.state, Held: true, Message: msg}, nil
+		}
+		return Result{Issue: n}, fmt.Errorf("locking #%d: %w", n, err)
+	}
+	defer func() {
+		if rerr := release(context.WithoutCancel(ctx)); rerr != nil {
+			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
+		}
+	}()
+	if ic.state == "" {
+		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
+			return Result{Issue: n}, ErrNotEnrolled
+		}
+		if err := e.enroll(ctx, ic); err != nil {
+			return Result{Issue: n}, err
+		}
+	}
+	return e.step(ctx, ic)
+}
+
+// load reads the issue, its comments and its status record, and repairs the state labels when a crash or a
+// person left them inconsistent.
+func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
+	if n <= 0 {
+		return nil, inputErrorf("%d is not an issue number", n)
+	}
+	gi, err := e.GitHub.Issue(ctx, n)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return nil, inputErrorf("issue #%d does not exist in this repository", n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading #%d: %w", n, err)
+	}
+	if gi.IsPull() {
+		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
+	}
+	comments, err := e.GitHub.Comments(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
+	}
+	ic := &issue{n: n, gh: gi, comments: comments}
+	for i := range comments {
+		if strings.HasPrefix(comments[i].Body, StatusMarker) {
+			ic.status = &comments[i]
+			break
+		}
+	}
+	if ic.status != nil {
+		rec, ok, err := ParseRecord(ic.status.Body)
+		if err != nil {
+			e.Log.Warnf("#%d: %v; starting a new record", n, err)
+		} else if ok {
+			ic.rec = rec
+		}
+	}
+	if err := e.resolveState(ctx, ic); err != nil {
+		return nil, err
+	}
+	return ic, nil
+}
+
+func stateLabels(labels []string) []workflow.State {
+	var states []workflow.State
+	for _, l := range labels {
+		if s, ok := workflow.StateFromLabel(l); ok {
+			states = append(states, s)
+		}
+	}
+	return states
+}
+
+// resolveState decides the issue's state from its labels and the record, repairing the labels when they
+// disagree in a way the record settles.
+func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
+	states := stateLabels(ic.gh.LabelNames())
+	rec := ic.rec.State
+	switch {
+	case len(states) == 1:
+		ic.state = states[0]
+		// A run that crashed after recording a completed step but before moving the label: finish the move.
+		if last := ic.rec.Last; rec != "" && rec != ic.state && last != nil && last.Outcome == "done" &&
+			last.From == ic.state && last.To == rec {
+			e.Log.Warnf("#%d: the label says %s but the last run finished %s → %s; repairing the label", ic.n, ic.state.Title(), last.From.Title(), rec.Title())
+			return e.setState(ctx, ic, rec)
+		}
+		return nil
+	case len(states) == 0:
+		if rec != "" && slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
+			e.Log.Warnf("#%d has no state label; restoring %s from the status comment", ic.n, rec.Title())
+			return e.setState(ctx, ic, rec)
+		}
+		return nil
+	}
+	if e.DryRun {
+		return inputErrorf("#%d has %d state labels (%s); a real run repairs this", ic.n, len(states), joinStates(states))
+	}
+	if slices.Contains(states, rec) {
+		e.Log.Warnf("#%d has %d state labels (%s); keeping %s as the status comment records", ic.n, len(states), joinStates(states), rec.Title())
+		return e.setState(ctx, ic, rec)
+	}
+	reason := fmt.Sprintf("The issue had %d state labels (%s) and the status comment does not say which is right. Remove the wrong ones and say `/ralph retry`.", len(states), joinStates(states))
+	ic.rec.Before = ""
+	if rec != "" && rec != workflow.HumanNeeded {
+		ic.rec.Before = rec
+	}
+	ic.rec.Reason = reason
+	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
+		return err
+	}
+	if _, err := e.GitHub.CreateComment(ctx, ic.n, "### ralph needs a person\n\n"+reason); err != nil {
+		return err
+	}
+	return e.saveStatus(ctx, ic)
+}
+
+func joinStates(states []workflow.State) string {
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = s.Label()
+	}
+	return strings.Join(names, ", ")
+}
+
+// setState makes `to` the issue's only state label: the new label first, then the others go, so a crash
+// between the two leaves two labels that the record resolves.
+func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) error {
+	labels := ic.gh.LabelNames()
+	if !slices.Contains(labels, to.Label()) {
+		if err := e.GitHub.AddLabels(ctx, ic.n, to.Label()); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", ic.n, to.Label(), err)
+		}
+		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: to.Label()})
+	}
+	kept := ic.gh.Labels[:0]
+	for _, l := range ic.gh.Labels {
+		if s, ok := workflow.StateFromLabel(l.Name); ok && s != to {
+			if err := e.GitHub.RemoveLabel(ctx, ic.n, l.Name); err != nil {
+				return fmt.Errorf("unlabeling #%d %s: %w", ic.n, l.Name, err)
+			}
+			continue
+		}
+		kept = append(kept, l)
+	}
+	ic.gh.Labels = kept
+	ic.state = to
+	ic.rec.State = to
+	return nil
+}
+
+// move checks a transition against the workflow table, then makes it.
+func (e *Engine) move(ctx context.Context, ic *issue, ev workflow.Event, to workflow.State) error {
+	if err := workflow.Check(ic.state, ev, to); err != nil {
+		return err
+	}
+	return e.setState(ctx, ic, to)
+}
+
+func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {
+	has := slices.Contains(ic.gh.LabelNames(), label)
+	switch {
+	case on && !has:
+		if err := e.GitHub.AddLabels(ctx, ic.n, label); err != nil {
+			return err
+		}
+		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: label})
+	case !on && has:
+		if err := e.GitHub.RemoveLabel(ctx, ic.n, label); err != nil {
+			return err
+		}
+		ic.gh.Labels = slices.DeleteFunc(ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
+	}
+	return nil
+}
+
+// firstState is where enrollment puts an issue.
+func firstState(c config.Config) workflow.State {
+	switch {
+	case c.Triage:
+		return workflow.Backlog
+	case c.Research:
+		return workflow.ResearchNeeded
+	}
+	return workflow.ReadyForPlan
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slug makes a branch- and file-name-safe short form of an issue title.
+func Slug(title string) string {
+	s := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	if s == "" {
+		s = "issue"
+	}
+	return s
+}
+
+// enroll is bookkeeping, not a step: the first state, the branch name, the status comment.
+func (e *Engine) enroll(ctx context.Context, ic *issue) error {
+	to := firstState(e.Config)
+	if e.DryRun {
+		ic.state = to
+		ic.rec.State = to
+		e.fillRecord(ic)
+		return nil
+	}
+	e.fillRecord(ic)
+	if err := workflow.Check("", workflow.Enroll, to); err != nil {
+		return err
+	}
+	if err := e.setState(ctx, ic, to); err != nil {
+		return err
+	}
+	ic.rec.note(Run{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: "enrolled"})
+	e.Log.Infof("#%d enrolled: %s", ic.n, to.Title())
+	return e.saveStatus(ctx, ic)
+}
+
+func (e *Engine) fillRecord(ic *issue) {
+	if ic.rec.Slug == "" {
+		ic.rec.Slug = Slug(ic.gh.Title)
+	}
+	if ic.rec.Branch == "" {
+		ic.rec.Branch = e.Config.BranchPrefix + strconv.Itoa(ic.n) + "-" + ic.rec.Slug
+	}
+	if ic.rec.Date == "" {
+		ic.rec.Date = e.now().Format("2006-01-02")
+	}
+}

@@ -1,0 +1,132 @@
+// Package engine advances one issue by one step: it reads the issue's state from GitHub, takes the issue's
+// lock, runs the step (with the agent when the step needs one), checks the step's postcondition, and only
+// then records the outcome: commits, comments, labels and the status comment.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+)
+
+// GitHub is what the engine needs of GitHub; *ghapi.Client implements it.
+type GitHub interface {
+	Repository(ctx context.Context) (ghapi.Repository, error)
+	Issue(ctx context.Context, n int) (ghapi.Issue, error)
+	AddLabels(ctx context.Context, n int, labels ...string) error
+	RemoveLabel(ctx context.Context, n int, label string) error
+	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
+	CreateComment(ctx context.Context, n int, body string) (ghapi.Comment, error)
+	UpdateComment(ctx context.Context, id int64, body string) (ghapi.Comment, error)
+	FindPull(ctx context.Context, head, base string) (*ghapi.PullRequest, error)
+	Pull(ctx context.Context, n int) (ghapi.PullRequest, error)
+	CreatePull(ctx context.Context, p ghapi.NewPull) (ghapi.PullRequest, error)
+	BlobURL(branch, path string) string
+	TreeURL(branch string) string
+}
+
+// Locker serializes runs on one issue. Acquire returns ErrHeld (wrapped in a *HeldError) when another run
+// holds the issue.
+type Locker interface {
+	Acquire(ctx context.Context, issue int) (release func(context.Context) error, err error)
+}
+
+// HeldError says another run holds the issue.
+type HeldError struct{ Holder string }
+
+func (e *HeldError) Error() string { return "issue is held by " + e.Holder }
+
+// Unlocked takes no lock. It is right only where something else runs one ralph at a time per issue, such as
+// the per-issue `concurrency:` group of the workflow that runs the Action.
+type Unlocked struct{}
+
+// Acquire always succeeds.
+func (Unlocked) Acquire(context.Context, int) (func(context.Context) error, error) {
+	return func(context.Context) error { return nil }, nil
+}
+
+// Authorizer decides whether a person may drive ralph (enroll, approve, reject, retry).
+type Authorizer interface {
+	Authorize(ctx context.Context, login string) (bool, error)
+}
+
+// Logger is where the engine reports progress: the Action's log (with groups) or a terminal.
+type Logger interface {
+	Infof(format string, args ...any)
+	Warnf(format string, args ...any)
+	// Group starts a collapsible section; the returned function ends it.
+	Group(title string) func()
+	// Output receives the agent's and verify commands' output as it comes.
+	Output() io.Writer
+}
+
+// RunInfo says who is running: an Actions run, or a person's terminal.
+type RunInfo struct {
+	URL   string // the Actions run's page, when there is one
+	Label string // "Actions run 1234" or "gh ralph on host (pid 99)"
+}
+
+// Engine advances issues of one repository.
+type Engine struct {
+	GitHub GitHub
+	Repo   *git.Repo // the repository checkout the worktrees are made from
+	Agent  agent.Runner
+	// AgentErr is why no agent can be run (a preset this build lacks); a step that needs the agent then
+	// fails before it changes anything.
+	AgentErr error
+	Config   config.Config
+	Prompts  *prompts.Set
+	Lock     Locker
+	Auth     Authorizer
+	Log      Logger
+	Run      RunInfo
+	Author   git.Signature
+	// AgentEnv is the environment the agent starts from; credentials are removed from it with Secrets.
+	AgentEnv []string
+	Secrets  []string
+	Now      func() time.Time
+	DryRun   bool
+}
+
+// ErrNotEnrolled: the issue carries neither ralph:build nor a state label.
+var ErrNotEnrolled = errors.New("issue is not enrolled: add the ralph:build label")
+
+// InputError is bad input from a person: a missing issue, a pull request, a command that does not apply.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
+type StepError struct {
+	Step   string
+	Reason string
+	Err    error
+}
+
+func (e *StepError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s failed: %s: %v", e.Step, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("%s failed: %s", e.Step, e.Reason)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now().UTC()
+	}
+	return time.Now().UTC()
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// Action is something a person asks of ralph.
+type Action string
+
+// The person's actions.
+const (
+	ActEnroll  Action = "enroll"
+	ActApprove Action = "approve"
+	ActReject  Action = "reject"
+	ActRetry   Action = "retry"
+)
+
+// RefusedError: the person may not do this; a polite comment said so.
+type RefusedError struct {
+	Login  string
+	Action Action
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("@%s may not %s: write, maintain or admin permission is needed", e.Login, e.Action)
+}
+
+// authorize checks the actor's permission; a refusal posts one polite comment and returns *RefusedError.
+func (e *Engine) authorize(ctx context.Context, n int, login string, act Action) error {
+	if e.Auth == nil {
+		return nil
+	}
+	ok, err := e.Auth.Authorize(ctx, login)
+	if err != nil {
+		return fmt.Errorf("checking the permission of @%s: %w", login, err)
+	}
+	if ok {
+		return nil
+	}
+	if !e.DryRun {
+		body := fmt.Sprintf("Thanks, @%s! Only people with write, maintain or admin permission on this repository can %s ralph's work on an issue, so nothing was done. A maintainer can do it for you.", login, act)
+		if _, err := e.GitHub.CreateComment(ctx, n, body); err != nil {
+			return err
+		}
+	}
+	return &RefusedError{Login: login, Action: act}
+}
+
+// Enroll records that login added ralph:build, then advances the issue one step. The caller has seen the
+// label added; the enrollment counts only if login may drive ralph.
+func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error) {
+	if err := e.authorize(ctx, n, login, ActEnroll); err != nil {
+		return Result{Issue: n}, err
+	}
+	return e.Advance(ctx, n)
+}
+
+// Approve approves the plan of an issue in Plan in Review.
+func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
+	return e.person(ctx, n, login, ActApprove, func(ic *issue) error {
+		if ic.state != workflow.PlanInReview {
+			return inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
+		}
+		ic.rec.Feedback = ""
+		e.setArtifact(ic, "review", Artifact{Verdict: "APPROVED by @" + login})
+		return e.move(context.WithoutCancel(ctx), ic, workflow.Approve, workflow.InProgress)
+	})
+}
+
+// Reject sends the plan back with the person's reason, which reaches the next plan step's prompt.
+func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Result, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return Result{Issue: n}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
+	}
+	return e.person(ctx, n, login, ActReject, func(ic *issue) error {
+		if ic.state != workflow.PlanInReview {
+			return inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
+		}
+		e.setArtifact(ic, "review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		return e.sendBack(ctx, ic, workflow.Reject, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back")
+	})
+}
+
+// Retry takes an issue out of Human Needed, back to the state it was in before.
+func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error) {
+	return e.person(ctx, n, login, ActRetry, func(ic *issue) error {
+		if ic.state != workflow.HumanNeeded {
+			return inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
+		}
+		to := ic.rec.Before
+		if !to.Valid() || to == workflow.HumanNeeded {
+			to = firstState(e.Config)
+		}
+		to = restartState(to)
+		ic.rec.FailedStep, ic.rec.Failures, ic.rec.Reason = "", 0, ""
+		if to == workflow.ReadyForPlan && ic.rec.PlanIterations >= e.Config.MaxIterations {
+			ic.rec.PlanIterations = 0 // a person decided to let ralph plan again
+		}
+		if to == workflow.InProgress && ic.rec.ReviewIterations >= e.Config.MaxIterations {
+			ic.rec.ReviewIterations = 0
+		}
+		if ic.rec.PR != 0 && to == workflow.InProgress {
+			ic.rec.PR, ic.rec.PRURL = 0, "" // the closed pull request is not reused
+		}
+		return e.move(ctx, ic, workflow.Retry, to)
+	})
+}
+
+// person runs a person's action: authorize, load, check, change, record.
+func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) error) (Result, error) {
+	ic, err := e.load(ctx, n)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	if ic.state == "" {
+		return Result{Issue: n}, inputErrorf("#%d is not enrolled: add the %s label first", n, workflow.LabelBuild)
+	}
+	if err := e.authorize(ctx, n, login, act); err != nil {
+		return Result{Issue: n, From: ic.state, State: ic.state}, err
+	}
+	from := ic.state
+	if e.DryRun {
+		return Result{Issue: n, From: from, State: from, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
+	}
+	release, err := e.Lock.Acquire(ctx, n)
+	if err != nil {
+		var held *HeldError
+		if errors.As(err, &held) {
+			return Result{Issue: n, From: from, State: from, Held: true}, fmt.Errorf("#%d is held by %s; try again when that run ends", n, held.Holder)
+		}
+		return Result{Issue: n}, err
+	}
+	defer release(context.WithoutCancel(ctx))
+	if err := change(ic); err != nil {
+		return Result{Issue: n, From: from, State: ic.state}, err
+	}
+	msg := fmt.Sprintf("@%s: %s (%s → %s)", login, act, from.Title(), ic.state.Title())
+	ic.rec.note(Run{Step: workflow.Event(act), From: from, To: ic.state, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg})
+	if err := e.saveStatus(ctx, ic); err != nil {
+		return Result{Issue: n, From: from, State: ic.state}, err
+	}
+	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: ic.state, PRURL: ic.rec.PRURL, Message: msg}
+	res.Paused, res.Continue = e.next(ic)
+	return res, nil
+}
+
+// Status refreshes the status comment and answers with a short reply pointing at it.
+func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) {
+	ic, err := e.load(ctx, n)
+	if err != nil {
+		return Record{}, err
+	}
+	if ic.state == "" {
+		return Record{}, inputErrorf("#%d is not enrolled: add the %s label to start", n, workflow.LabelBuild)
+	}
+	if e.DryRun {
+		return ic.rec, nil
+	}
+	if err := e.saveStatus(ctx, ic); err != nil {
+		return ic.rec, err
+	}
+	if reply && ic.status != nil {
+		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.status.HTMLURL))
+	}
+	return ic.rec, err
+}
+
+// PermissionAuthorizer allows people with write, maintain or admin permission on the repository.
+type PermissionAuthorizer struct {
+	Permission func(ctx context.Context, login string) (string, error)
+	// AllowedBots may drive ralph although they are bots.
+	AllowedBots []string
+}
+
+// Authorize implements Authorizer.
+func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool, error) {
+	if strings.HasSuffix(login, "[bot]") && !slices.Contains(a.AllowedBots, login) {
+		return false, nil
+	}
+	p, err := a.Permission(ctx, login)
+	if err != nil {
+		return false, err
+	}
+	switch p {
+	case "admin", "maintain", "write":
+		return true, nil
+	}
+	return false, nil
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// saveStatus writes the one status comment: created on the first run, edited in place afterwards.
+func (e *Engine) saveStatus(ctx context.Context, ic *issue) error {
+	body := RenderStatus(ic.n, ic.rec, e.Config, e.links(ic))
+	if ic.status != nil {
+		if ic.status.Body == body {
+			return nil
+		}
+		cm, err := e.GitHub.UpdateComment(ctx, ic.status.ID, body)
+		if err != nil {
+			return fmt.Errorf("updating the status comment of #%d: %w", ic.n, err)
+		}
+		ic.status = &cm
+		return nil
+	}
+	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+	if err != nil {
+		return fmt.Errorf("creating the status comment of #%d: %w", ic.n, err)
+	}
+	ic.status = &cm
+	ic.comments = append(ic.comments, cm)
+	return nil
+}
+
+// Links are the web links the status comment shows.
+type Links struct {
+	Branch string
+	Run    string
+}
+
+func (e *Engine) links(ic *issue) Links {
+	l := Links{Run: e.Run.URL}
+	if ic.rec.Branch != "" && ic.rec.Base != "" {
+		l.Branch = e.GitHub.TreeURL(ic.rec.Branch)
+	}
+	return l
+}
+
+type checkItem struct {
+	done bool
+	text string
+}
+
+// RenderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
+// person can do, the workflow diagram, and the hidden record.
+func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
+	var b strings.Builder
+	b.WriteString(StatusMarker + "\n")
+	fmt.Fprintf(&b, "## ralph: %s\n\n", rec.State.Title())
+	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
+		fmt.Fprintf(&b, "> [!WARNING]\n> **A person is needed.** %s\n\n", rec.Reason)
+	}
+
+	b.WriteString("### Steps\n\n")
+	for _, it := range checklist(rec, cfg) {
+		mark := " "
+		if it.done {
+			mark = "x"
+		}
+		fmt.Fprintf(&b, "- [%s] %s\n", mark, it.text)
+	}
+
+	if len(rec.Phases) > 0 {
+		fmt.Fprintf(&b, "\n### Phases (%d of %d done)\n\n", rec.phasesDone(), len(rec.Phases))
+		for i, p := range rec.Phases {
+			mark, sha := " ", ""
+			if p.SHA != "" {
+				mark, sha = "x", " — "+short(p.SHA)
+			}
+			fmt.Fprintf(&b, "- [%s] Phase %d: %s%s\n", mark, i+1, p.Title, sha)
+		}
+	}
+
+	b.WriteString("\n### Links\n\n")
+	if rec.Branch != "" {
+		if links.Branch != "" {
+			fmt.Fprintf(&b, "- Branch: [`%s`](%s)\n", rec.Branch, links.Branch)
+		} else {
+			fmt.Fprintf(&b, "- Branch: `%s`\n", rec.Branch)
+		}
+	}
+	for _, kind := range []string{"triage", "research", "plan", "review", "self-review"} {
+		a, ok := rec.Artifacts[kind]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s:", artifactTitle(kind))
+		if a.URL != "" {
+			fmt.Fprintf(&b, " [`%s`](%s)", a.Path, a.URL)
+		}
+		if a.Comment != "" {
+			fmt.Fprintf(&b, " ([comment](%s))", a.Comment)
+		}
+		if a.Verdict != "" {
+			fmt.Fprintf(&b, " — %s", a.Verdict)
+		}
+		b.WriteString("\n")
+	}
+	if rec.PRURL != "" {
+		fmt.Fprintf(&b, "- Pull request: #%d (%s)\n", rec.PR, rec.PRURL)
+	}
+
+	if rec.Last != nil {
+		l := rec.Last
+		b.WriteString("\n### Last run\n\n")
+		when := l.At.Format("2006-01-02 15:04 UTC")
+		what := l.Message
+		if l.URL != "" {
+			fmt.Fprintf(&b, "[%s](%s): ", when, l.URL)
+		} else {
+			fmt.Fprintf(&b, "%s: ", when)
+		}
+		fmt.Fprintf(&b, "**%s** — %s\n", l.Outcome, what)
+		if rec.Failures > 0 && rec.State != workflow.HumanNeeded {
+			fmt.Fprintf(&b, "\n%s has failed %d time(s) in a row (a person is called after %d).\n", rec.FailedStep, rec.Failures, cfg.MaxFailures)
+		}
+	}
+
+	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", nextActions(n, rec, cfg))
+
+	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
+	b.WriteString(encodeRecord(rec))
+	b.WriteString("\n")
+	return b.String()
+}
+
+func has(rec Record, ev workflow.Event) bool {
+	for _, d := range rec.Steps {
+		if d.Step == ev {
+			return true
+		}
+	}
+	return false
+}
+
+func checklist(rec Record, cfg config.Config) []checkItem {
+	var items []checkItem
+	if cfg.Triage {
+		items = append(items, checkItem{has(rec, workflow.Triage), "Triage"})
+	}
+	if cfg.Research {
+		items = append(items, checkItem{has(rec, workflow.Research), "Research"})
+	}
+	planText := "Plan"
+	if rec.PlanIterations > 0 {
+		planText = fmt.Sprintf("Plan (sent back %d of %d times)", rec.PlanIterations, cfg.MaxIterations)
+	}
+	approved := rec.State == workflow.InProgress || rec.State == workflow.InReview || rec.State == workflow.Done
+	items = append(items,
+		checkItem{has(rec, workflow.Plan), planText},
+		checkItem{approved, fmt.Sprintf("Plan review (%s)", cfg.Review)},
+	)
+	impl := "Implementation"
+	if len(rec.Phases) > 0 {
+		impl = fmt.Sprintf("Implementation (%d of %d phases)", rec.phasesDone(), len(rec.Phases))
+	}
+	_, left := rec.phasesLeft()
+	items = append(items, checkItem{len(rec.Phases) > 0 && !left && approved, impl})
+	if cfg.SelfReview {
+		items = append(items, checkItem{rec.PR != 0, "Self-review"})
+	}
+	items = append(items,
+		checkItem{rec.PR != 0, "Pull request"},
+		checkItem{rec.State == workflow.Done, "Merged"},
+	)
+	return items
+}
+
+func nextActions(n int, rec Record, cfg config.Config) string {
+	switch rec.State {
+	case workflow.HumanNeeded:
+		return fmt.Sprintf("Fix what is described above, then comment `/ralph retry` (or run `gh ralph retry %d`) to go back to %s.", n, rec.Before.Title())
+	case workflow.PlanInReview:
+		if cfg.Review == config.ReviewInteractive {
+			return fmt.Sprintf("Read the plan, then comment `/ralph approve` or `/ralph reject <why>` (or `gh ralph approve %d` / `gh ralph reject %d --reason …`).", n, n)
+		}
+		return "Nothing: ralph reviews the plan next. You can still comment `/ralph reject <why>` to send it back."
+	case workflow.InReview:
+		return "Review and merge the pull request. Closing it without merging hands the issue back to a person."
+	case workflow.Done:
+		return "Nothing: the work is merged."
+	case workflow.Canceled:
+		return "Nothing: the issue was canceled."
+	}
+	return fmt.Sprintf("Nothing: ralph takes the next step on its own. Comment `/ralph status` to refresh this comment, or run `gh ralph advance %d` to run the next step now.", n)
+}

@@ -1,0 +1,958 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// step runs the one step the issue's state calls for.
+func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
+	from := ic.state
+	res := Result{Issue: ic.n, From: from, State: from}
+	if ic.gh.State == "closed" && from.Kind() != workflow.Terminal && from != workflow.InReview {
+		res.Message = fmt.Sprintf("#%d is closed; nothing to do (reopen it to go on)", ic.n)
+		return res, nil
+	}
+	ev, ok := workflow.StepFor(from)
+	if !ok {
+		res.Paused = from == workflow.HumanNeeded
+		res.Message = e.waitingMessage(ic)
+		return res, nil
+	}
+	if ev == workflow.Implement {
+		if _, left := ic.rec.phasesLeft(); !left {
+			ev = workflow.PR
+		}
+	}
+	if ev == workflow.Review && e.Config.Review == config.ReviewInteractive {
+		res.Paused = true
+		res.Message = fmt.Sprintf("#%d waits for a person to review the plan: `/ralph approve` or `/ralph reject <why>`", ic.n)
+		return res, nil
+	}
+	res.Step = ev
+	if e.AgentErr != nil && needsAgent(ev, e.Config) {
+		return res, fmt.Errorf("cannot run %s on #%d: %w", ev, ic.n, e.AgentErr)
+	}
+	if e.DryRun {
+		res.Message = fmt.Sprintf("would run %s on #%d (%s)", ev, ic.n, from.Title())
+		return res, nil
+	}
+	e.fillRecord(ic)
+	if ic.rec.Base == "" {
+		base, err := e.baseBranch(ctx)
+		if err != nil {
+			return res, err
+		}
+		ic.rec.Base = base
+	}
+	var err error
+	switch ev {
+	case workflow.Triage:
+		err = e.triage(ctx, ic)
+	case workflow.Research:
+		err = e.research(ctx, ic)
+	case workflow.Plan:
+		err = e.plan(ctx, ic)
+	case workflow.Review:
+		err = e.review(ctx, ic)
+	case workflow.Implement:
+		err = e.implement(ctx, ic)
+	case workflow.PR:
+		err = e.pullRequest(ctx, ic)
+	case workflow.Merge:
+		err = e.merge(ctx, ic)
+	default:
+		err = fmt.Errorf("no step for %s", ev)
+	}
+	if errors.Is(err, errWaiting) {
+		res.Paused = true
+		res.Message = fmt.Sprintf("#%d is In Review: the pull request %s is open and waits for people", ic.n, ic.rec.PRURL)
+		return res, nil
+	}
+	var serr *StepError
+	if errors.As(err, &serr) {
+		return e.fail(ctx, ic, ev, from, serr)
+	}
+	if err != nil {
+		return res, err
+	}
+	return e.finish(ctx, ic, ev, from)
+}
+
+func needsAgent(ev workflow.Event, c config.Config) bool {
+	switch ev {
+	case workflow.Merge:
+		return false
+	case workflow.Review:
+		return c.Review != config.ReviewSkip
+	}
+	return true
+}
+
+// restartState is the state a step starts from (a lock state's waiting state, for a taken-over step).
+func restartState(s workflow.State) workflow.State {
+	switch s {
+	case workflow.ResearchInProgress:
+		return workflow.ResearchNeeded
+	case workflow.PlanInProgress:
+		return workflow.ReadyForPlan
+	}
+	return s
+}
+
+func (e *Engine) baseBranch(ctx context.Context) (string, error) {
+	if e.Config.BaseBranch != "" {
+		return e.Config.BaseBranch, nil
+	}
+	r, err := e.GitHub.Repository(ctx)
+	if err != nil {
+		return "", fmt.Errorf("reading the default branch: %w", err)
+	}
+	return r.DefaultBranch, nil
+}
+
+// finish records a step that completed.
+func (e *Engine) finish(ctx context.Context, ic *issue, ev workflow.Event, from workflow.State) (Result, error) {
+	to := ic.state
+	if to != workflow.HumanNeeded {
+		ic.rec.FailedStep, ic.rec.Failures = "", 0
+	}
+	outcome := "done"
+	msg := e.describe(ev, from, to, ic)
+	ic.rec.note(Run{Step: ev, From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: outcome, Message: msg})
+	if to != workflow.HumanNeeded {
+		ic.rec.Steps = append(ic.rec.Steps, Done{Step: ev, Note: msg})
+	}
+	if err := e.saveStatus(ctx, ic); err != nil {
+		return Result{Issue: ic.n, Step: ev, From: from, State: to}, err
+	}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: to, PRURL: ic.rec.PRURL, Message: msg}
+	res.Paused, res.Continue = e.next(ic)
+	return res, nil
+}
+
+// next says whether the issue now waits for a person, or has a step ralph can run right away.
+func (e *Engine) next(ic *issue) (paused, cont bool) {
+	switch ic.state {
+	case workflow.HumanNeeded:
+		return true, false
+	case workflow.InReview:
+		return true, false
+	case workflow.PlanInReview:
+		if e.Config.Review == config.ReviewInteractive {
+			return true, false
+		}
+		return false, true
+	case workflow.Done, workflow.Canceled:
+		return false, false
+	}
+	return false, true
+}
+
+func (e *Engine) describe(ev workflow.Event, from, to workflow.State, ic *issue) string {
+	switch {
+	case ev == workflow.Implement:
+		return fmt.Sprintf("phase %d of %d done", ic.rec.phasesDone(), len(ic.rec.Phases))
+	case from == to:
+		return fmt.Sprintf("%s done; still %s", ev, to.Title())
+	}
+	return fmt.Sprintf("%s: %s → %s", ev, from.Title(), to.Title())
+}
+
+func (e *Engine) waitingMessage(ic *issue) string {
+	switch ic.state {
+	case workflow.HumanNeeded:
+		return fmt.Sprintf("#%d needs a person: %s Say `/ralph retry` when it can go on.", ic.n, ic.rec.Reason)
+	case workflow.Done:
+		return fmt.Sprintf("#%d is done", ic.n)
+	case workflow.Canceled:
+		return fmt.Sprintf("#%d was canceled", ic.n)
+	}
+	return fmt.Sprintf("#%d is %s; nothing to do", ic.n, ic.state.Title())
+}
+
+// fail leaves the issue in the state its step started from, counts the failure, and sends the issue to Human
+// Needed when the same step has now failed max_failures times in a row.
+func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from workflow.State, serr *StepError) (Result, error) {
+	start := restartState(from)
+	e.Log.Warnf("#%d: %v", ic.n, serr)
+	if ic.state != start {
+		ev2 := workflow.Abort
+		if ic.state == start {
+			ev2 = ev
+		}
+		if err := e.move(ctx, ic, ev2, start); err != nil {
+			return Result{Issue: ic.n, Step: ev, From: from, State: ic.state}, errors.Join(serr, err)
+		}
+	}
+	if ic.rec.FailedStep == ev {
+		ic.rec.Failures++
+	} else {
+		ic.rec.FailedStep, ic.rec.Failures = ev, 1
+	}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: start}
+	var body string
+	if ic.rec.Failures >= e.Config.MaxFailures {
+		reason := fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, ic.rec.Failures, serr.Reason)
+		if err := e.escalate(ctx, ic, start, reason); err != nil {
+			return res, errors.Join(serr, err)
+		}
+		res.State, res.Paused = workflow.HumanNeeded, true
+		body = fmt.Sprintf("### ralph: %s failed, a person is needed\n\n%s\n\n%s\nWhat was produced before the failure is kept on the branch `%s`. Fix the cause (the issue, the config, the agent), then say `/ralph retry` (or run `gh ralph retry %d`) to go on from %s.",
+			ev, reason, detail(serr), ic.rec.Branch, ic.n, start.Title())
+	} else {
+		res.Continue = true
+		body = fmt.Sprintf("### ralph: %s failed (%d of %d)\n\n%s.\n\n%s\nThe issue stays in %s and ralph tries again on the next run; after %d failures in a row it stops and asks for a person. To retry now, re-run the workflow or run `gh ralph advance %d`.",
+			ev, ic.rec.Failures, e.Config.MaxFailures, capitalize(serr.Reason), detail(serr), start.Title(), e.Config.MaxFailures, ic.n)
+	}
+	ic.rec.note(Run{Step: ev, From: from, To: res.State, At: e.now(), URL: e.Run.URL, Outcome: "failed", Message: serr.Reason})
+	if _, err := e.GitHub.CreateComment(ctx, ic.n, body); err != nil {
+		return res, errors.Join(serr, err)
+	}
+	if err := e.saveStatus(ctx, ic); err != nil {
+		return res, errors.Join(serr, err)
+	}
+	res.Message = serr.Error()
+	return res, serr
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func detail(serr *StepError) string {
+	var b strings.Builder
+	if serr.Err != nil {
+		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(serr.Err.Error(), "`", "'"))
+	}
+	var ae *agentFailure
+	if errors.As(serr.Err, &ae) && ae.tail != "" {
+		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n````text\n%s\n````\n</details>\n\n", strings.ReplaceAll(ae.tail, "````", "'''"))
+	}
+	return b.String()
+}
+
+// escalate sends the issue to Human Needed, remembering where it was.
+func (e *Engine) escalate(ctx context.Context, ic *issue, before workflow.State, reason string) error {
+	if err := workflow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err != nil {
+		return err
+	}
+	ic.rec.Before = before
+	ic.rec.Reason = reason
+	return e.setState(ctx, ic, workflow.HumanNeeded)
+}
+
+// agentFailure carries the tail of the agent's (or verify command's) output into the failure comment.
+type agentFailure struct {
+	err  error
+	tail string
+}
+
+func (a *agentFailure) Error() string { return a.err.Error() }
+func (a *agentFailure) Unwrap() error { return a.err }
+
+// workspace is a worktree on the issue's branch and what the branch was when the step began.
+type workspace struct {
+	wt        *git.Worktree
+	start     string // HEAD when the step began
+	remoteOld string // the branch's SHA on the remote, "" if it does not exist yet
+}
+
+// checkout gives a clean worktree at the tip of the issue's branch, or at the base when the branch is new.
+func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace, error) {
+	branch, base := ic.rec.Branch, ic.rec.Base
+	sha, exists, err := e.Repo.RemoteBranchSHA(ctx, branch)
+	if err != nil {
+		return nil, fmt.Errorf("looking up branch %s: %w", branch, err)
+	}
+	start, old := sha, sha
+	if exists {
+		if err := e.Repo.Fetch(ctx, "+refs/heads/"+branch+":refs/remotes/origin/"+branch); err != nil {
+			return nil, err
+		}
+	} else {
+		old = ""
+		bsha, bexists, err := e.Repo.RemoteBranchSHA(ctx, base)
+		if err != nil {
+			return nil, fmt.Errorf("looking up base branch %s: %w", base, err)
+		}
+		if !bexists {
+			return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
+		}
+		if err := e.Repo.Fetch(ctx, "+refs/heads/"+base+":refs/remotes/origin/"+base); err != nil {
+			return nil, err
+		}
+		start = bsha
+	}
+	wt, err := e.Repo.Worktree(ctx, strconv.Itoa(ic.n), start)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the worktree: %w", err)
+	}
+	return &workspace{wt: wt, start: start, remoteOld: old}, nil
+}
+
+// artifactPath is where a document of kind (research, plans, reviews) lives in the branch.
+func artifactPath(kind string, ic *issue, suffix string) string {
+	return fmt.Sprintf("thoughts/shared/%s/%s-GH-%04d-%s%s.md", kind, ic.rec.Date, ic.n, ic.rec.Slug, suffix)
+}
+
+func (e *Engine) promptData(ic *issue, ws *workspace, artifact string) prompts.Data {
+	d := prompts.Data{
+		Repository: ownerRepo(ic.gh.HTMLURL),
+		Issue:      prompts.Issue{Number: ic.n, Title: ic.gh.Title, Body: ic.gh.Body, URL: ic.gh.HTMLURL},
+		Artifact:   artifact,
+		Branch:     ic.rec.Branch,
+		Base:       ic.rec.Base,
+		Verify:     e.Config.Verify,
+		Protected:  e.Config.ProtectedPaths,
+	}
+	for _, c := range ic.comments {
+		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
+			continue
+		}
+		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: c.Body})
+	}
+	return d
+}
+
+// ownerRepo takes "owner/repo" out of an issue's web URL.
+func ownerRepo(htmlURL string) string {
+	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
+	if len(parts) >= 4 {
+		return parts[len(parts)-4] + "/" + parts[len(parts)-3]
+	}
+	return ""
+}
+
+// runAgent renders the prompt and runs the agent once.
+func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace, command, artifact string, phase, phases int, d prompts.Data) error {
+	prompt, err := e.Prompts.Render(command, d)
+	if err != nil {
+		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
+	}
+	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
+	end := e.Log.Group(fmt.Sprintf("agent: %s for #%d", command, ic.n))
+	res, err := e.Agent.Run(ctx, agent.Invocation{
+		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
+		Dir: ws.wt.Dir, Prompt: prompt, Env: env, Timeout: e.Config.Agent.Timeout, Output: e.Log.Output(),
+	})
+	end()
+	if err != nil {
+		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
+		switch {
+		case res.TimedOut:
+			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", e.Config.Agent.Timeout)
+		case res.Interrupted:
+			reason = "the run was interrupted while the agent was working"
+		case res.ExitCode == 0:
+			reason = "the agent could not be run"
+		}
+		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
+	}
+	e.Log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
+	return nil
+}
+
+// guard refuses changes to protected paths and symlinks that leave the worktree.
+func (e *Engine) guard(ctx context.Context, ws *workspace, step string) ([]git.Change, error) {
+	changes, err := ws.wt.Changes(ctx, ws.start)
+	if err != nil {
+		return nil, fmt.Errorf("listing changes: %w", err)
+	}
+	var bad []string
+	for _, c := range changes {
+		if e.Config.Protected(c.Path) {
+			bad = append(bad, "`"+c.Path+"` (protected_paths)")
+			continue
+		}
+		if c.Symlink && escapes(c.Path, c.LinkTarget) {
+			bad = append(bad, fmt.Sprintf("`%s` (a symlink to `%s`, outside the repository)", c.Path, c.LinkTarget))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &StepError{Step: step, Reason: "the change touches paths ralph may not change: " + strings.Join(bad, ", ") + "; nothing was pushed"}
+	}
+	return changes, nil
+}
+
+func escapes(path, target string) bool {
+	if filepath.IsAbs(target) {
+		return true
+	}
+	joined := filepath.Clean(filepath.Join(filepath.Dir(path), target))
+	return joined == ".." || strings.HasPrefix(joined, "../")
+}
+
+// writeDoc runs a document step's agent and returns the document it wrote.
+func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace, command, rel string, d prompts.Data) (string, error) {
+	abs := filepath.Join(ws.wt.Dir, filepath.FromSlash(rel))
+	// An earlier iteration's document must not pass for this one's.
+	if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", err
+	}
+	d.Artifact = abs
+	if err := e.runAgent(ctx, ic, ws, command, abs, 0, 0, d); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(abs)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", &StepError{Step: command, Reason: fmt.Sprintf("the agent did not write the document at %s (RALPH_ARTIFACT)", rel)}
+	}
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", &StepError{Step: command, Reason: fmt.Sprintf("the document at %s is empty", rel)}
+	}
+	return string(b), nil
+}
+
+// commitDoc commits only the document (other edits of a document step are not its product) and pushes.
+func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace, rel, msg string) (string, error) {
+	if _, err := e.guard(ctx, ws, "commit"); err != nil {
+		return "", err
+	}
+	sha, _, err := ws.wt.CommitPaths(ctx, msg, e.Author, rel)
+	if err != nil {
+		return "", fmt.Errorf("committing %s: %w", rel, err)
+	}
+	if err := e.push(ctx, ic, ws); err != nil {
+		return "", err
+	}
+	return sha, nil
+}
+
+func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace) error {
+	head, err := ws.wt.HeadSHA(ctx)
+	if err != nil {
+		return err
+	}
+	if head == ws.remoteOld {
+		return nil
+	}
+	if err := ws.wt.Push(ctx, ic.rec.Branch, ws.remoteOld); err != nil {
+		var rej *git.PushRejectedError
+		if errors.As(err, &rej) {
+			return &StepError{Step: "push", Reason: fmt.Sprintf("the push to %s was refused (the branch moved, or a rule forbids it)", ic.rec.Branch), Err: err}
+		}
+		return fmt.Errorf("pushing %s: %w", ic.rec.Branch, err)
+	}
+	ws.remoteOld = head
+	return nil
+}
+
+// artifactMarker identifies an artifact comment, so a repeated run edits it instead of posting it twice.
+func artifactMarker(kind string, iteration int) string {
+	return fmt.Sprintf("<!-- ralph:artifact %s %d -->", kind, iteration)
+}
+
+// postArtifact posts (or, when a crashed run already posted it, edits) the document's comment.
+func (e *Engine) postArtifact(ctx context.Context, ic *issue, header, kind string, iteration int, rel, doc string) (Artifact, error) {
+	url := e.GitHub.BlobURL(ic.rec.Branch, rel)
+	marker := artifactMarker(kind, iteration)
+	body := fmt.Sprintf("%s\n%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
+		header, marker, rel, url, ic.rec.Branch, truncate(doc, 60000))
+	art := Artifact{Path: rel, URL: url}
+	for _, c := range ic.comments {
+		if strings.Contains(c.Body, marker) {
+			cm, err := e.GitHub.UpdateComment(ctx, c.ID, body)
+			if err != nil {
+				return art, err
+			}
+			art.Comment = cm.HTMLURL
+			return art, nil
+		}
+	}
+	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+	if err != nil {
+		return art, err
+	}
+	ic.comments = append(ic.comments, cm)
+	art.Comment = cm.HTMLURL
+	return art, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "\n\n… (truncated; the whole document is in the file)"
+}
+
+func (e *Engine) setArtifact(ic *issue, kind string, a Artifact) {
+	if ic.rec.Artifacts == nil {
+		ic.rec.Artifacts = map[string]Artifact{}
+	}
+	ic.rec.Artifacts[kind] = a
+}
+
+// begin moves the issue into the step's lock state.
+func (e *Engine) begin(ctx context.Context, ic *issue, ev workflow.Event) error {
+	running, ok := workflow.RunningState(ev)
+	if !ok || ic.state == running {
+		return nil
+	}
+	return e.move(ctx, ic, workflow.Start, running)
+}
+
+func (e *Engine) research(ctx context.Context, ic *issue) error {
+	if err := e.begin(ctx, ic, workflow.Research); err != nil {
+		return err
+	}
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return err
+	}
+	rel := artifactPath("research", ic, "")
+	doc, err := e.writeDoc(ctx, ic, ws, "research", rel, e.promptData(ic, ws, ""))
+	if err != nil {
+		return err
+	}
+	if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: research for #%d %s", ic.n, ic.gh.Title)); err != nil {
+		return err
+	}
+	art, err := e.postArtifact(ctx, ic, "## Research Document", "research", 0, rel, doc)
+	if err != nil {
+		return err
+	}
+	e.setArtifact(ic, "research", art)
+	return e.move(ctx, ic, workflow.Research, workflow.ReadyForPlan)
+}
+
+var phaseHeading = regexp.MustCompile(`(?m)^## Phase (\d+): *(.+?)\s*$`)
+
+// ParsePhases reads a plan's "## Phase N: title" headings with their sections; the numbers must run 1..M.
+func ParsePhases(plan string) ([]Phase, error) {
+	locs := phaseHeading.FindAllStringSubmatchIndex(plan, -1)
+	if len(locs) == 0 {
+		return nil, errors.New("the plan has no `## Phase N: <title>` headings")
+	}
+	phases := make([]Phase, 0, len(locs))
+	for i, l := range locs {
+		num, _ := strconv.Atoi(plan[l[2]:l[3]])
+		if num != i+1 {
+			return nil, fmt.Errorf("the plan's phase headings must be numbered 1, 2, 3… in order; heading %d says Phase %d", i+1, num)
+		}
+		end := len(plan)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		// A section ends at the next heading of level 1 or 2 as well.
+		sec := plan[l[0]:end]
+		if j := regexp.MustCompile(`(?m)^#{1,2} `).FindAllStringIndex(sec, 2); len(j) == 2 {
+			sec = sec[:j[1][0]]
+		}
+		phases = append(phases, Phase{Title: plan[l[4]:l[5]], Text: strings.TrimSpace(sec)})
+	}
+	return phases, nil
+}
+
+func (e *Engine) readBranchFile(ws *workspace, rel string) string {
+	if rel == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(ws.wt.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func (e *Engine) plan(ctx context.Context, ic *issue) error {
+	if err := e.begin(ctx, ic, workflow.Plan); err != nil {
+		return err
+	}
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return err
+	}
+	rel := artifactPath("plans", ic, "")
+	d := e.promptData(ic, ws, "")
+	d.Research = e.readBranchFile(ws, ic.rec.Artifacts["research"].Path)
+	d.Feedback = ic.rec.Feedback
+	if d.Feedback != "" {
+		d.Plan = e.readBranchFile(ws, rel)
+	}
+	doc, err := e.writeDoc(ctx, ic, ws, "plan", rel, d)
+	if err != nil {
+		return err
+	}
+	phases, err := ParsePhases(doc)
+	if err != nil {
+		return &StepError{Step: "plan", Reason: err.Error()}
+	}
+	if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: plan for #%d %s", ic.n, ic.gh.Title)); err != nil {
+		return err
+	}
+	art, err := e.postArtifact(ctx, ic, "## Implementation Plan", "plan", ic.rec.PlanIterations, rel, doc)
+	if err != nil {
+		return err
+	}
+	e.setArtifact(ic, "plan", art)
+	for i := range phases {
+		phases[i].Text = "" // the plan file holds it; the record stays small
+	}
+	ic.rec.Phases = phases
+	if err := e.toggleLabel(ctx, ic, workflow.LabelNeedsIteration, false); err != nil {
+		return err
+	}
+	return e.move(ctx, ic, workflow.Plan, workflow.PlanInReview)
+}
+
+var verdictLine = regexp.MustCompile(`(?m)^\W{0,3}VERDICT:\s*\**\s*(APPROVED|NEEDS_ITERATION)\b`)
+
+// ParseVerdict finds the review's verdict line; the last one counts.
+func ParseVerdict(doc string) (string, error) {
+	m := verdictLine.FindAllStringSubmatch(doc, -1)
+	if len(m) == 0 {
+		return "", errors.New("the review has no `VERDICT: APPROVED` or `VERDICT: NEEDS_ITERATION` line")
+	}
+	return m[len(m)-1][1], nil
+}
+
+func (e *Engine) review(ctx context.Context, ic *issue) error {
+	if e.Config.Review == config.ReviewSkip {
+		e.setArtifact(ic, "review", Artifact{Verdict: "APPROVED (review: skip)"})
+		return e.move(ctx, ic, workflow.Review, workflow.InProgress)
+	}
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return err
+	}
+	rel := artifactPath("reviews", ic, "")
+	d := e.promptData(ic, ws, "")
+	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
+	doc, err := e.writeDoc(ctx, ic, ws, "review", rel, d)
+	if err != nil {
+		return err
+	}
+	verdict, err := ParseVerdict(doc)
+	if err != nil {
+		return &StepError{Step: "review", Reason: err.Error()}
+	}
+	if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: plan review for #%d %s", ic.n, ic.gh.Title)); err != nil {
+		return err
+	}
+	art, err := e.postArtifact(ctx, ic, "## Plan Review", "review", ic.rec.PlanIterations, rel, doc)
+	if err != nil {
+		return err
+	}
+	art.Verdict = verdict
+	e.setArtifact(ic, "review", art)
+	if verdict == "APPROVED" {
+		ic.rec.Feedback = ""
+		return e.move(ctx, ic, workflow.Review, workflow.InProgress)
+	}
+	return e.sendBack(ctx, ic, workflow.Review, "the plan review: "+art.Comment, "The plan review sent the plan back")
+}
+
+// sendBack returns a plan for another iteration, or to a person once max_iterations is reached.
+func (e *Engine) sendBack(ctx context.Context, ic *issue, ev workflow.Event, feedback, who string) error {
+	ic.rec.PlanIterations++
+	ic.rec.Feedback = feedback
+	if ic.rec.PlanIterations >= e.Config.MaxIterations {
+		reason := fmt.Sprintf("%s %d times (max_iterations: %d).", who, ic.rec.PlanIterations, e.Config.MaxIterations)
+		ic.rec.Before = workflow.ReadyForPlan
+		ic.rec.Reason = reason
+		if err := e.move(ctx, ic, ev, workflow.HumanNeeded); err != nil {
+			return err
+		}
+		_, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("### ralph needs a person\n\n%s Edit the issue to make it clearer, or plan it yourself, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", reason, ic.n))
+		return err
+	}
+	if err := e.toggleLabel(ctx, ic, workflow.LabelNeedsIteration, true); err != nil {
+		return err
+	}
+	return e.move(ctx, ic, ev, workflow.ReadyForPlan)
+}
+
+// verify runs the configured commands in the worktree; all must pass.
+func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace, phase, phases int) error {
+	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
+	for _, cmd := range e.Config.Verify {
+		end := e.Log.Group("verify: " + cmd)
+		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
+			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.wt.Dir, Env: env,
+			Timeout: e.Config.Agent.Timeout, Output: e.Log.Output(),
+		})
+		end()
+		if err != nil {
+			reason := fmt.Sprintf("verify command `%s` failed (exit code %d)", cmd, res.ExitCode)
+			if res.TimedOut {
+				reason = fmt.Sprintf("verify command `%s` timed out", cmd)
+			}
+			return &StepError{Step: "verify", Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) implement(ctx context.Context, ic *issue) error {
+	k, _ := ic.rec.phasesLeft()
+	m := len(ic.rec.Phases)
+	ph := ic.rec.Phases[k]
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return err
+	}
+	d := e.promptData(ic, ws, "")
+	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
+	d.Phase, d.Phases = k+1, m
+	d.PhaseText = ph.Text
+	if d.PhaseText == "" {
+		if all, err := ParsePhases(d.Plan); err == nil && k < len(all) {
+			d.PhaseText = all[k].Text
+		}
+	}
+	if d.PhaseText == "" {
+		d.PhaseText = "## Phase " + strconv.Itoa(k+1) + ": " + ph.Title
+	}
+	if err := e.runAgent(ctx, ic, ws, "implement", "", k+1, m, d); err != nil {
+		return err
+	}
+	changes, err := e.guard(ctx, ws, "implement")
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		return &StepError{Step: "implement", Reason: fmt.Sprintf("phase %d of %d changed no file", k+1, m)}
+	}
+	if err := e.verify(ctx, ic, ws, k+1, m); err != nil {
+		return err
+	}
+	// verify may have written files (a build, a formatter): check them too.
+	if _, err := e.guard(ctx, ws, "implement"); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s", k+1, m, ic.n, ph.Title)
+	if _, _, err := ws.wt.CommitAll(ctx, msg, e.Author); err != nil {
+		return fmt.Errorf("committing phase %d: %w", k+1, err)
+	}
+	if err := e.push(ctx, ic, ws); err != nil {
+		return err
+	}
+	head, err := ws.wt.HeadSHA(ctx)
+	if err != nil {
+		return err
+	}
+	ic.rec.Phases[k].SHA = head
+	return e.move(ctx, ic, workflow.Implement, workflow.InProgress)
+}
+
+func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
+	if e.Config.SelfReview {
+		ws, err := e.checkout(ctx, ic)
+		if err != nil {
+			return err
+		}
+		diff, err := ws.wt.Diff(ctx, "origin/"+ic.rec.Base)
+		if err != nil {
+			if ferr := e.Repo.Fetch(ctx, "+refs/heads/"+ic.rec.Base+":refs/remotes/origin/"+ic.rec.Base); ferr != nil {
+				return ferr
+			}
+			if diff, err = ws.wt.Diff(ctx, "origin/"+ic.rec.Base); err != nil {
+				return err
+			}
+		}
+		rel := artifactPath("reviews", ic, "-self-review")
+		d := e.promptData(ic, ws, "")
+		d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
+		d.Diff = truncate(diff, 200000)
+		doc, err := e.writeDoc(ctx, ic, ws, "self-review", rel, d)
+		if err != nil {
+			return err
+		}
+		verdict, err := ParseVerdict(doc)
+		if err != nil {
+			return &StepError{Step: "self-review", Reason: err.Error()}
+		}
+		if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: self-review for #%d %s", ic.n, ic.gh.Title)); err != nil {
+			return err
+		}
+		art, err := e.postArtifact(ctx, ic, "## Self-Review", "self-review", ic.rec.ReviewIterations, rel, doc)
+		if err != nil {
+			return err
+		}
+		art.Verdict = verdict
+		e.setArtifact(ic, "self-review", art)
+		if verdict != "APPROVED" {
+			ic.rec.ReviewIterations++
+			if ic.rec.ReviewIterations >= e.Config.MaxIterations {
+				reason := fmt.Sprintf("The self-review sent the change back %d times (max_iterations: %d).", ic.rec.ReviewIterations, e.Config.MaxIterations)
+				if err := e.escalate(ctx, ic, workflow.InProgress, reason); err != nil {
+					return err
+				}
+				_, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("### ralph needs a person\n\n%s The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", reason, ic.rec.Branch))
+				return err
+			}
+			ic.rec.Phases = append(ic.rec.Phases, Phase{
+				Title: fmt.Sprintf("Address self-review %d", ic.rec.ReviewIterations),
+				Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below.\n\n%s", len(ic.rec.Phases)+1, ic.rec.ReviewIterations, doc),
+				Fix:   true,
+			})
+			return e.move(ctx, ic, workflow.PR, workflow.InProgress)
+		}
+	}
+	pr, err := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base)
+	if err != nil {
+		return err
+	}
+	if pr == nil || pr.State != "open" {
+		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
+			Title: fmt.Sprintf("%s (#%d)", ic.gh.Title, ic.n),
+			Body:  e.pullBody(ic),
+			Head:  ic.rec.Branch,
+			Base:  ic.rec.Base,
+			Draft: e.Config.DraftPR,
+		})
+		if err != nil {
+			var ge *ghapi.Error
+			if errors.As(err, &ge) && ge.Status == 422 {
+				return &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
+			}
+			return err
+		}
+		pr = &created
+	}
+	ic.rec.PR, ic.rec.PRURL = pr.Number, pr.HTMLURL
+	return e.move(ctx, ic, workflow.PR, workflow.InReview)
+}
+
+func (e *Engine) pullBody(ic *issue) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, ic.gh.Title, len(ic.rec.Phases))
+	b.WriteString("## Phases\n\n")
+	for i, p := range ic.rec.Phases {
+		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, p.Title, short(p.SHA))
+	}
+	b.WriteString("\n## Documents\n\n")
+	for _, kind := range []string{"research", "plan", "review", "self-review"} {
+		a, ok := ic.rec.Artifacts[kind]
+		if !ok || a.URL == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s: [`%s`](%s)", artifactTitle(kind), a.Path, a.URL)
+		if a.Comment != "" {
+			fmt.Fprintf(&b, " ([comment](%s))", a.Comment)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nCloses #%d\n", ic.n)
+	return b.String()
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func artifactTitle(kind string) string {
+	switch kind {
+	case "research":
+		return "Research"
+	case "plan":
+		return "Plan"
+	case "review":
+		return "Plan review"
+	case "self-review":
+		return "Self-review"
+	case "triage":
+		return "Triage"
+	}
+	return kind
+}
+
+func (e *Engine) merge(ctx context.Context, ic *issue) error {
+	var pr *ghapi.PullRequest
+	if ic.rec.PR != 0 {
+		p, err := e.GitHub.Pull(ctx, ic.rec.PR)
+		if err != nil {
+			return err
+		}
+		pr = &p
+	} else {
+		p, err := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base)
+		if err != nil {
+			return err
+		}
+		pr = p
+	}
+	switch {
+	case pr == nil:
+		return e.escalate(ctx, ic, workflow.InReview, "The issue is In Review but ralph finds no pull request for its branch.")
+	case pr.IsMerged():
+		ic.rec.PR, ic.rec.PRURL = pr.Number, pr.HTMLURL
+		return e.move(ctx, ic, workflow.Merge, workflow.Done)
+	case pr.State == "closed":
+		reason := fmt.Sprintf("The pull request #%d was closed without being merged.", pr.Number)
+		ic.rec.Before = workflow.InProgress
+		ic.rec.Reason = reason
+		if err := e.move(ctx, ic, workflow.Merge, workflow.HumanNeeded); err != nil {
+			return err
+		}
+		_, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("### ralph needs a person\n\n%s Reopen it, or say `/ralph retry` to let ralph work on the branch again.", reason))
+		return err
+	}
+	return errWaiting
+}
+
+// errWaiting: the step found nothing to do yet (an open pull request).
+var errWaiting = errors.New("waiting")
+
+var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled)\b`)
+
+func (e *Engine) triage(ctx context.Context, ic *issue) error {
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "ralph-triage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	abs := filepath.Join(dir, "triage.md")
+	d := e.promptData(ic, ws, abs)
+	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return &StepError{Step: "triage", Reason: "the agent did not write its decision at RALPH_ARTIFACT"}
+	}
+	m := decisionLine.FindAllStringSubmatch(string(b), -1)
+	if len(m) == 0 {
+		return &StepError{Step: "triage", Reason: "the triage has no `DECISION: research|plan|done|canceled` line"}
+	}
+	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[m[len(m)-1][1]]
+	if to == workflow.ResearchNeeded && !e.Config.Research {
+		to = workflow.ReadyForPlan
+	}
+	cm, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("## Triage\n\n%s", truncate(string(b), 60000)))
+	if err != nil {
+		return err
+	}
+	e.setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
+	return e.move(ctx, ic, workflow.Triage, to)
+}

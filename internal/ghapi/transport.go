@@ -1,0 +1,182 @@
+package ghapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Retry bounds how ralph retries what GitHub says is retryable.
+type Retry struct {
+	Attempts int           // total tries, first included
+	Base     time.Duration // first backoff; doubled each try, with jitter
+	Max      time.Duration // longest single wait, Retry-After included; a longer wait is not waited for
+	// Sleep waits d or until ctx ends; nil: a real timer. Tests make it instant.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// DefaultRetry: four tries, waits from 1s, none longer than a minute.
+var DefaultRetry = Retry{Attempts: 4, Base: time.Second, Max: time.Minute}
+
+func (r Retry) sleep(ctx context.Context, d time.Duration) error {
+	if r.Sleep != nil {
+		return r.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryTransport retries 5xx answers, secondary rate limits and network errors of idempotent requests.
+// A POST or PATCH whose connection broke is not retried: GitHub may have applied it, and the caller's
+// look-before-create logic is what makes repeating it safe.
+type retryTransport struct {
+	base  http.RoundTripper
+	retry Retry
+}
+
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	for attempt := 1; ; attempt++ {
+		r := req.Clone(req.Context())
+		if body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		resp, err := t.base.RoundTrip(r)
+		wait, retry := t.decide(req, resp, err, attempt)
+		if !retry || attempt >= t.retry.Attempts {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if serr := t.retry.sleep(req.Context(), wait); serr != nil {
+			if err == nil {
+				err = fmt.Errorf("retrying after HTTP %d: %w", resp.StatusCode, serr)
+			}
+			return nil, err
+		}
+	}
+}
+
+func (t *retryTransport) decide(req *http.Request, resp *http.Response, err error, attempt int) (time.Duration, bool) {
+	backoff := t.backoff(attempt)
+	if err != nil {
+		if req.Context().Err() != nil {
+			return 0, false
+		}
+		switch req.Method {
+		case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
+			return backoff, true
+		}
+		return 0, false
+	}
+	switch {
+	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+		return backoff, true
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
+		if resp.Header.Get("X-RateLimit-Remaining") == "0" && resp.Header.Get("Retry-After") == "" {
+			// The primary limit: waiting is up to the caller (the error says when it resets), unless it
+			// resets within the longest wait we allow.
+			if d, ok := untilReset(resp.Header.Get("X-RateLimit-Reset")); ok && d <= t.retry.Max {
+				return d, true
+			}
+			return 0, false
+		}
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			secs, perr := strconv.Atoi(strings.TrimSpace(ra))
+			if perr != nil || secs < 0 {
+				return backoff, true
+			}
+			d := time.Duration(secs) * time.Second
+			return d, d <= t.retry.Max
+		}
+		if resp.StatusCode == http.StatusTooManyRequests || secondaryLimit(resp) {
+			return backoff * 2, true
+		}
+	}
+	return 0, false
+}
+
+func (t *retryTransport) backoff(attempt int) time.Duration {
+	d := t.retry.Base << (attempt - 1)
+	if d <= 0 || d > t.retry.Max {
+		d = t.retry.Max
+	}
+	// Jitter of up to a quarter keeps parallel runs from retrying in step.
+	return d - time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+func untilReset(v string) (time.Duration, bool) {
+	secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	d := time.Until(time.Unix(secs, 0))
+	if d < 0 {
+		d = 0
+	}
+	return d + time.Second, true
+}
+
+// secondaryLimit peeks at a 403's message: GitHub says "secondary rate limit" without Retry-After at times.
+func secondaryLimit(resp *http.Response) bool {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return err == nil && strings.Contains(strings.ToLower(string(b)), "secondary rate limit")
+}
+
+// DefaultTransport trusts the system CA bundle and, in addition, the certificates in SSL_CERT_FILE (Go on its
+// own would use that file instead of the system bundle). getenv nil: os.Getenv.
+func DefaultTransport(getenv func(string) string) (http.RoundTripper, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem", getenv("SSL_CERT_FILE")} {
+		if f == "" {
+			continue
+		}
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			if f == getenv("SSL_CERT_FILE") {
+				return nil, fmt.Errorf("reading SSL_CERT_FILE: %w", err)
+			}
+			continue
+		}
+		if !pool.AppendCertsFromPEM(pem) && f == getenv("SSL_CERT_FILE") {
+			return nil, fmt.Errorf("SSL_CERT_FILE %s holds no PEM certificate", f)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return tr, nil
+}

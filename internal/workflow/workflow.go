@@ -1,0 +1,331 @@
+// Package workflow is ralph's workflow as data: the states an issue can be in,
+// the events that move it, and the one table of allowed transitions that the
+// engine checks and the Mermaid diagram is drawn from. It does no I/O.
+package workflow
+
+import (
+	"fmt"
+	"strings"
+)
+
+// State is where an issue is in the workflow. Its value is the part of the
+// state label after [LabelPrefix].
+type State string
+
+// The eleven states, in the order of the SPEC's table.
+const (
+	Backlog            State = "backlog"
+	ResearchNeeded     State = "research-needed"
+	ResearchInProgress State = "research-in-progress"
+	ReadyForPlan       State = "ready-for-plan"
+	PlanInProgress     State = "plan-in-progress"
+	PlanInReview       State = "plan-in-review"
+	InProgress         State = "in-progress"
+	InReview           State = "in-review"
+	Done               State = "done"
+	HumanNeeded        State = "human-needed"
+	Canceled           State = "canceled"
+)
+
+// Labels that are not states.
+const (
+	// LabelPrefix starts every label ralph owns.
+	LabelPrefix = "ralph:"
+	// LabelBuild enrolls an issue. It stays on the issue for its whole life,
+	// so it is never read as a state.
+	LabelBuild = LabelPrefix + "build"
+	// LabelNeedsIteration marks an issue whose last plan was sent back.
+	LabelNeedsIteration = LabelPrefix + "needs-iteration"
+)
+
+// States returns all states in the SPEC's table order. It returns a new slice
+// on every call, so a caller may change it.
+func States() []State {
+	return []State{
+		Backlog, ResearchNeeded, ResearchInProgress, ReadyForPlan, PlanInProgress,
+		PlanInReview, InProgress, InReview, Done, HumanNeeded, Canceled,
+	}
+}
+
+// Label returns the issue label that records s, e.g. "ralph:research-needed".
+func (s State) Label() string { return LabelPrefix + string(s) }
+
+// Title returns the state's name as people read it, e.g. "Research Needed".
+// A state that is not valid is returned as it is, so that an error message
+// about it still shows what was seen.
+func (s State) Title() string {
+	switch s {
+	case Backlog:
+		return "Backlog"
+	case ResearchNeeded:
+		return "Research Needed"
+	case ResearchInProgress:
+		return "Research in Progress"
+	case ReadyForPlan:
+		return "Ready for Plan"
+	case PlanInProgress:
+		return "Plan in Progress"
+	case PlanInReview:
+		return "Plan in Review"
+	case InProgress:
+		return "In Progress"
+	case InReview:
+		return "In Review"
+	case Done:
+		return "Done"
+	case HumanNeeded:
+		return "Human Needed"
+	case Canceled:
+		return "Canceled"
+	}
+	return string(s)
+}
+
+// Valid reports whether s is one of the eleven states.
+func (s State) Valid() bool {
+	for _, v := range States() {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// StateFromLabel returns the state a label records. Only the eleven state
+// labels count: [LabelBuild], [LabelNeedsIteration] and labels of other tools
+// report false. The match is exact because ralph creates its labels itself.
+func StateFromLabel(label string) (State, bool) {
+	name, ok := strings.CutPrefix(label, LabelPrefix)
+	if !ok {
+		return "", false
+	}
+	s := State(name)
+	if !s.Valid() {
+		return "", false
+	}
+	return s, true
+}
+
+// Kind says what the engine may do with an issue in a state.
+type Kind int
+
+const (
+	// Waiting: a step is to do, and any run may start it.
+	Waiting Kind = iota
+	// Lock: a run holds the issue while its step runs.
+	Lock
+	// Gate: the issue waits for something outside ralph (a person, or a
+	// pull request being merged).
+	Gate
+	// Terminal: nothing more happens.
+	Terminal
+)
+
+// String returns the kind's lower-case name.
+func (k Kind) String() string {
+	switch k {
+	case Waiting:
+		return "waiting"
+	case Lock:
+		return "lock"
+	case Gate:
+		return "gate"
+	case Terminal:
+		return "terminal"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Kind returns the kind of s.
+//
+// InProgress is Waiting, because an implement or pr step is always to do from
+// it; it also serves as the lock state while that step runs (the SPEC gives
+// those steps no separate lock state), so the engine must rely on its own lock
+// rather than on the label to tell a running phase from a waiting one.
+//
+// PlanInReview is a Gate here even though only interactive review waits for
+// a person: whether to run the review step at once depends on the config,
+// which is the engine's business, not the table's.
+//
+// A state that is not valid reports Terminal, so that code which forgets to
+// call Valid does nothing with it rather than run a step.
+func (s State) Kind() Kind {
+	switch s {
+	case Backlog, ResearchNeeded, ReadyForPlan, InProgress:
+		return Waiting
+	case ResearchInProgress, PlanInProgress:
+		return Lock
+	case PlanInReview, InReview, HumanNeeded:
+		return Gate
+	}
+	return Terminal
+}
+
+// Event is what moves an issue: a step that ran, or a person's action.
+type Event string
+
+// The events. Triage through Merge are the steps, one per run; the rest are
+// bookkeeping and a person's actions.
+const (
+	Enroll    Event = "enroll"
+	Triage    Event = "triage"
+	Research  Event = "research"
+	Plan      Event = "plan"
+	Review    Event = "review"
+	Implement Event = "implement"
+	PR        Event = "pr"
+	Merge     Event = "merge"
+	// Start: a step begins, moving a waiting state to its lock state.
+	Start Event = "start"
+	// Abort: a step failed or was interrupted, moving a lock state back to
+	// the state the step started from.
+	Abort   Event = "abort"
+	Approve Event = "approve"
+	Reject  Event = "reject"
+	Retry   Event = "retry"
+	// Escalate: to Human Needed, after too many failures or send-backs, or
+	// when the state labels cannot be resolved. A pull request closed
+	// unmerged is Merge's business, not Escalate's.
+	Escalate Event = "escalate"
+)
+
+// Transition is one allowed move. From is "" only for Enroll: the issue was
+// not in the workflow before.
+type Transition struct {
+	From  State
+	Event Event
+	To    State
+}
+
+// Transitions returns the whole table of allowed moves, in a fixed order:
+// grouped by event, in the order an issue meets them. It returns a new slice on
+// every call, so a caller may change it.
+//
+// The Escalate and Retry rows are written out rather than generated so that
+// the table reads as the complete list; the tests check them against the rule
+// (Escalate: from every non-terminal state but Human Needed; Retry: to every
+// non-terminal state but Human Needed and the lock states).
+func Transitions() []Transition {
+	return []Transition{
+		{"", Enroll, Backlog},
+		{"", Enroll, ResearchNeeded},
+		{"", Enroll, ReadyForPlan},
+
+		{Backlog, Triage, ResearchNeeded},
+		{Backlog, Triage, ReadyForPlan},
+		{Backlog, Triage, Done},
+		{Backlog, Triage, Canceled},
+
+		{ResearchNeeded, Start, ResearchInProgress},
+		{ReadyForPlan, Start, PlanInProgress},
+
+		{ResearchInProgress, Research, ReadyForPlan},
+		{PlanInProgress, Plan, PlanInReview},
+
+		{ResearchInProgress, Abort, ResearchNeeded},
+		{PlanInProgress, Abort, ReadyForPlan},
+
+		{PlanInReview, Review, InProgress},
+		{PlanInReview, Review, ReadyForPlan},
+		{PlanInReview, Review, HumanNeeded},
+		{PlanInReview, Approve, InProgress},
+		{PlanInReview, Reject, ReadyForPlan},
+		{PlanInReview, Reject, HumanNeeded},
+
+		{InProgress, Implement, InProgress},
+		{InProgress, PR, InReview},
+		{InProgress, PR, InProgress},
+
+		{InReview, Merge, Done},
+		{InReview, Merge, HumanNeeded},
+
+		{Backlog, Escalate, HumanNeeded},
+		{ResearchNeeded, Escalate, HumanNeeded},
+		{ResearchInProgress, Escalate, HumanNeeded},
+		{ReadyForPlan, Escalate, HumanNeeded},
+		{PlanInProgress, Escalate, HumanNeeded},
+		{PlanInReview, Escalate, HumanNeeded},
+		{InProgress, Escalate, HumanNeeded},
+		{InReview, Escalate, HumanNeeded},
+
+		{HumanNeeded, Retry, Backlog},
+		{HumanNeeded, Retry, ResearchNeeded},
+		{HumanNeeded, Retry, ReadyForPlan},
+		{HumanNeeded, Retry, PlanInReview},
+		{HumanNeeded, Retry, InProgress},
+		{HumanNeeded, Retry, InReview},
+	}
+}
+
+// Check returns nil if ev may move an issue from from to to, and a
+// *TransitionError otherwise.
+func Check(from State, ev Event, to State) error {
+	want := Transition{from, ev, to}
+	for _, t := range Transitions() {
+		if t == want {
+			return nil
+		}
+	}
+	return &TransitionError{From: from, Event: ev, To: to}
+}
+
+// TransitionError is a move that is not in the table. The engine branches on
+// it to tell a bug or a race (someone changed the labels) from other failures.
+type TransitionError struct {
+	From  State
+	Event Event
+	To    State
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("workflow: %q cannot move an issue from %s to %s", e.Event, describe(e.From), describe(e.To))
+}
+
+// describe names a state for an error message; "" is the not-enrolled state.
+func describe(s State) string {
+	switch {
+	case s == "":
+		return "(not enrolled)"
+	case s.Valid():
+		return s.Title()
+	}
+	return fmt.Sprintf("unknown state %q", string(s))
+}
+
+// StepFor returns the step a run does for an issue in s. From a lock state it
+// returns the step that lock is held for, so that a run taking over an
+// abandoned lock redoes that step. From InProgress it returns Implement: the
+// engine turns that into PR when no phase is left, which the table cannot
+// know. Human Needed, the terminal states and invalid states have no step.
+func StepFor(s State) (Event, bool) {
+	switch s {
+	case Backlog:
+		return Triage, true
+	case ResearchNeeded, ResearchInProgress:
+		return Research, true
+	case ReadyForPlan, PlanInProgress:
+		return Plan, true
+	case PlanInReview:
+		return Review, true
+	case InProgress:
+		return Implement, true
+	case InReview:
+		return Merge, true
+	}
+	return "", false
+}
+
+// RunningState returns the state an issue is in while step runs. Triage,
+// review and merge have none: the SPEC moves the issue straight from where it
+// is, so the engine's own lock is all that guards them.
+func RunningState(step Event) (State, bool) {
+	switch step {
+	case Research:
+		return ResearchInProgress, true
+	case Plan:
+		return PlanInProgress, true
+	case Implement, PR:
+		return InProgress, true
+	}
+	return "", false
+}
