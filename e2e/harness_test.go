@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -115,6 +116,8 @@ func (e *env) run(event string, payload any, inputs map[string]string) result {
 	dir := e.t.TempDir()
 	work := filepath.Join(dir, "work")
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
+	// actions/checkout leaves the token in the checkout's config unless persist-credentials is false.
+	e.git(work, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic "+base64.StdEncoding.EncodeToString([]byte("x-access-token:test-token")))
 	eventPath := filepath.Join(dir, "event.json")
 	b, err := json.Marshal(payload)
 	if err != nil {

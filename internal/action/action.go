@@ -130,6 +130,15 @@ func (r *runner) run(ctx context.Context) error {
 	if err := gitRepo.MarkSafe(ctx); err != nil {
 		a.Warningf("marking %s a safe git directory: %v", workspace, err)
 	}
+	if !dry {
+		removed, err := gitRepo.DropPersistedCredentials(ctx)
+		if err != nil {
+			return err
+		}
+		if len(removed) > 0 {
+			a.Noticef("removed the credential actions/checkout left in the checkout's git config (%s), so the agent cannot read it; ralph passes its own to each push. Use persist-credentials: false to avoid this.", removed[0])
+		}
+	}
 	runner, agentErr := agent.New(cfg.Agent.Preset, cfg.Agent.Command)
 	runID, _ := strconv.ParseInt(r.getenv("GITHUB_RUN_ID"), 10, 64)
 	info := engine.RunInfo{Label: "ralph"}

@@ -53,12 +53,17 @@ func (e Endpoints) complete() Endpoints {
 	case e.Server == "":
 		if strings.TrimRight(e.API, "/") == "https://api.github.com" {
 			e.Server = "https://github.com"
+		} else if isTenancy(e.API) {
+			e.Server = strings.Replace(e.API, "://api.", "://", 1)
 		} else {
 			e.Server = strings.TrimSuffix(e.API, "/api/v3")
 		}
 	case e.API == "":
 		if e.Server == "https://github.com" {
 			e.API = "https://api.github.com"
+		} else if isTenancy(e.Server) {
+			// GHE.com (data residency) serves its API at api.<subdomain>.ghe.com, as github.com does.
+			e.API = strings.Replace(e.Server, "://", "://api.", 1)
 		} else {
 			e.API = e.Server + "/api/v3"
 		}
@@ -71,6 +76,12 @@ func (e Endpoints) complete() Endpoints {
 		}
 	}
 	return e
+}
+
+// isTenancy says whether u is on a GHE.com (data residency) host, whose API is at api.<host>.
+func isTenancy(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && strings.HasSuffix(strings.ToLower(p.Hostname()), ".ghe.com")
 }
 
 // Options configure a Client.

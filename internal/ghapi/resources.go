@@ -309,7 +309,10 @@ func (c *Client) UpdateRef(ctx context.Context, ref, sha string, force bool) err
 // DeleteRef deletes a ref ("heads/x"); one already gone is not an error.
 func (c *Client) DeleteRef(ctx context.Context, ref string) error {
 	_, err := c.do(ctx, http.MethodDelete, c.repoPath("git", "refs")+"/"+escapeRef(ref), nil, nil)
-	if errors.Is(err, ErrNotFound) {
+	// GitHub answers a missing ref with 422 "Reference does not exist", not 404.
+	var ge *Error
+	if errors.Is(err, ErrNotFound) ||
+		(errors.As(err, &ge) && ge.Status == http.StatusUnprocessableEntity && strings.HasPrefix(ge.Message, "Reference does not exist")) {
 		return nil
 	}
 	return err

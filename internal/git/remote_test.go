@@ -341,3 +341,27 @@ func TestHooksDoNotRun(t *testing.T) {
 		}
 	}
 }
+
+func TestDropPersistedCredentials(t *testing.T) {
+	t.Parallel()
+	env := newFixture(t)
+	repo := env.repo
+	ctx := context.Background()
+	// Nothing persisted: nothing removed, no error.
+	if got, err := repo.DropPersistedCredentials(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("clean checkout: removed %v, err %v", got, err)
+	}
+	env.git(t, repo.Dir, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
+	env.git(t, repo.Dir, "config", "--local", "user.name", "Keep Me")
+	got, err := repo.DropPersistedCredentials(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "http.https://github.com/.extraheader" {
+		t.Errorf("removed %v", got)
+	}
+	cfg := env.git(t, repo.Dir, "config", "--local", "--list")
+	if strings.Contains(cfg, "extraheader") || !strings.Contains(cfg, "user.name=Keep Me") {
+		t.Errorf("config after: %s", cfg)
+	}
+}

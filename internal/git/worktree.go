@@ -201,14 +201,7 @@ func (w *Worktree) CommitAll(ctx context.Context, msg string, author Signature) 
 		return "", false, fmt.Errorf("check staged changes: %w", err)
 	}
 	if len(out) > 0 {
-		var env []string
-		if author.Name != "" {
-			env = append(env, "GIT_AUTHOR_NAME="+author.Name, "GIT_COMMITTER_NAME="+author.Name)
-		}
-		if author.Email != "" {
-			env = append(env, "GIT_AUTHOR_EMAIL="+author.Email, "GIT_COMMITTER_EMAIL="+author.Email)
-		}
-		if _, err := w.run(ctx, env, "commit", "--quiet", "--no-verify", "-m", msg); err != nil {
+		if _, err := w.run(ctx, author.env(), "commit", "--quiet", "--no-verify", "-m", msg); err != nil {
 			return "", false, fmt.Errorf("commit: %w", err)
 		}
 		committed = true

@@ -1,0 +1,204 @@
+package action
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// payload loads one of GitHub's real webhook payloads (testdata/events, from GitHub's published examples)
+// and applies edits to it.
+func payload(t *testing.T, name string, edit func(map[string]any)) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "events", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func obj(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
+
+func TestParseEvent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		event   string
+		payload []byte
+		want    Trigger
+		wantErr bool
+	}{
+		{
+			name: "ralph:build labeled enrolls", event: "issues",
+			payload: payload(t, "issues.labeled", func(m map[string]any) {
+				obj(m, "label")["name"] = "ralph:build"
+				obj(m, "issue")["number"] = 47.0
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Command: CmdEnroll, Issues: []int{47}, Actor: "mona"},
+		},
+		{
+			name: "another label does nothing", event: "issues",
+			payload: payload(t, "issues.labeled", nil),
+			want:    Trigger{Why: `issues event "labeled" is not ralph:build being added`},
+		},
+		{
+			name: "unlabeled does nothing", event: "issues",
+			payload: payload(t, "issues.unlabeled", func(m map[string]any) { obj(m, "label")["name"] = "ralph:build" }),
+			want:    Trigger{Why: `issues event "unlabeled" is not ralph:build being added`},
+		},
+		{
+			name: "approve comment", event: "issue_comment",
+			payload: payload(t, "issue_comment.created", func(m map[string]any) {
+				obj(m, "comment")["body"] = "/ralph approve"
+				obj(obj(m, "comment"), "user")["login"] = "hubot"
+				delete(obj(m, "issue"), "pull_request")
+				obj(m, "issue")["number"] = 3.0
+			}),
+			want: Trigger{Command: CmdApprove, Issues: []int{3}, Actor: "hubot"},
+		},
+		{
+			name: "reject comment carries its reason, lines included", event: "issue_comment",
+			payload: payload(t, "issue_comment.created", func(m map[string]any) {
+				obj(m, "comment")["body"] = "/ralph reject too big\nsplit phase 2"
+				obj(obj(m, "comment"), "user")["login"] = "hubot"
+				delete(obj(m, "issue"), "pull_request")
+				obj(m, "issue")["number"] = 3.0
+			}),
+			want: Trigger{Command: CmdReject, Issues: []int{3}, Actor: "hubot", Reason: "too big\nsplit phase 2"},
+		},
+		{
+			name: "unknown command gets help", event: "issue_comment",
+			payload: payload(t, "issue_comment.created", func(m map[string]any) {
+				obj(m, "comment")["body"] = "/ralph deploy"
+				obj(obj(m, "comment"), "user")["login"] = "hubot"
+				delete(obj(m, "issue"), "pull_request")
+				obj(m, "issue")["number"] = 3.0
+			}),
+			want: Trigger{Command: CmdHelp, Issues: []int{3}, Actor: "hubot", Reason: "deploy"},
+		},
+		{
+			name: "ordinary comment does nothing", event: "issue_comment",
+			payload: payload(t, "issue_comment.created", func(m map[string]any) { obj(m, "comment")["body"] = "looks good /ralph approve" }),
+			want:    Trigger{Why: "the comment is not a /ralph command"},
+		},
+		{
+			name: "dispatch with issue", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) {
+				m["inputs"] = map[string]any{"issue": "12"}
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Command: CmdAdvance, Issues: []int{12}, Actor: "mona"},
+		},
+		{
+			name: "dispatch with command", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) {
+				m["inputs"] = map[string]any{"issue": "#12", "command": "retry"}
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Command: CmdRetry, Issues: []int{12}, Actor: "mona"},
+		},
+		{
+			name: "dispatch with a bad issue", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) { m["inputs"] = map[string]any{"issue": "twelve"} }),
+			wantErr: true,
+		},
+		{
+			name: "merged pull request closes its issues", event: "pull_request",
+			payload: payload(t, "pull_request.closed", func(m map[string]any) {
+				pr := obj(m, "pull_request")
+				pr["body"] = "Summary\n\nCloses #5\nfixes #9"
+				obj(pr, "head")["ref"] = "ralph/5-thing"
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Command: CmdMerge, Issues: []int{5, 9}, Actor: "mona"},
+		},
+		{
+			name: "closed unmerged pull request of a ralph branch", event: "pull_request",
+			payload: payload(t, "pull_request.closed-unmerged", func(m map[string]any) {
+				pr := obj(m, "pull_request")
+				pr["body"] = nil
+				obj(pr, "head")["ref"] = "ralph/8-thing"
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Command: CmdMerge, Issues: []int{8}, Actor: "mona"},
+		},
+		{
+			name: "pull request that closes nothing", event: "pull_request",
+			payload: payload(t, "pull_request.closed", func(m map[string]any) {
+				pr := obj(m, "pull_request")
+				pr["body"] = "no keywords"
+				obj(pr, "head")["ref"] = "feature"
+				pr["number"] = 2.0
+			}),
+			want: Trigger{Why: "pull request #2 closes no issue ralph knows"},
+		},
+		{name: "schedule sweeps", event: "schedule", payload: []byte(`{"schedule":"17 * * * *"}`), want: Trigger{Command: CmdSweep}},
+		{name: "pull_request_target is refused", event: "pull_request_target", payload: payload(t, "pull_request.closed", nil),
+			want: Trigger{Why: "ralph never acts on pull_request_target events: they run with secrets on code from forks"}},
+		{name: "push does nothing", event: "push", payload: []byte(`{}`), want: Trigger{Why: `ralph has nothing to do for "push" events`}},
+		{name: "broken payload", event: "issues", payload: []byte(`{`), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseEvent(tt.event, tt.payload, "ralph/")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseEvent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseComment(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body    string
+		cmd     Command
+		arg     string
+		command bool
+	}{
+		{"/ralph approve", CmdApprove, "", true},
+		{"  /ralph   RETRY  ", CmdRetry, "", true},
+		{"/ralph status\nthanks", CmdStatus, "", true},
+		{"/ralph reject no tests", CmdReject, "no tests", true},
+		{"/ralph reject", CmdReject, "", true},
+		{"/ralph", CmdHelp, "", true},
+		{"/ralphy approve", CmdNone, "", false},
+		{"please /ralph approve", CmdNone, "", false},
+		{"", CmdNone, "", false},
+	}
+	for _, tt := range tests {
+		cmd, arg, ok := ParseComment(tt.body)
+		if cmd != tt.cmd || arg != tt.arg || ok != tt.command {
+			t.Errorf("ParseComment(%q) = %q, %q, %v; want %q, %q, %v", tt.body, cmd, arg, ok, tt.cmd, tt.arg, tt.command)
+		}
+	}
+}
+
+func TestClosedIssues(t *testing.T) {
+	t.Parallel()
+	got := ClosedIssues("Closes #1, fixes: #2\nResolved #3 and closes #1; see #4")
+	if diff := cmp.Diff([]int{1, 2, 3}, got); diff != "" {
+		t.Errorf("ClosedIssues (-want +got):\n%s", diff)
+	}
+}

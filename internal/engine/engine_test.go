@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+func TestParsePhases(t *testing.T) {
+	t.Parallel()
+	plan := "# Plan\n\nintro\n\n## Phase 1: Parse input\n\nedit a.go\n\n## Phase 2: Wire it up\n\nedit b.go\n\n## Notes\n\nnot a phase\n"
+	got, err := ParsePhases(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Phase{
+		{Title: "Parse input", Text: "## Phase 1: Parse input\n\nedit a.go"},
+		{Title: "Wire it up", Text: "## Phase 2: Wire it up\n\nedit b.go"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParsePhases (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{
+		"# Plan\n\nno phases here\n",
+		"## Phase 2: Starts at two\n",
+		"## Phase 1: a\n## Phase 3: skips two\n",
+		"### Phase 1: wrong level\n",
+	} {
+		if _, err := ParsePhases(bad); err == nil {
+			t.Errorf("ParsePhases(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseVerdict(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		doc, want string
+	}{
+		{"fine\n\nVERDICT: APPROVED\n", "APPROVED"},
+		{"VERDICT: NEEDS_ITERATION\nfix x", "NEEDS_ITERATION"},
+		{"**VERDICT: APPROVED**", "APPROVED"},
+		{"VERDICT: NEEDS_ITERATION\nthen\nVERDICT: APPROVED", "APPROVED"},
+		{"the VERDICT: APPROVED inside a sentence", ""},
+		{"no verdict", ""},
+		{"VERDICT: MAYBE", ""},
+	}
+	for _, tt := range tests {
+		got, err := ParseVerdict(tt.doc)
+		if got != tt.want || (err != nil) != (tt.want == "") {
+			t.Errorf("ParseVerdict(%q) = %q, %v; want %q", tt.doc, got, err, tt.want)
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"Add a greeting":          "add-a-greeting",
+		"  Fix: crash on ÜTF-8!! ": "fix-crash-on-tf-8",
+		"":                        "issue",
+		"!!!":                     "issue",
+		strings.Repeat("word ", 20): "word-word-word-word-word-word-word-word",
+	}
+	for in, want := range tests {
+		if got := Slug(in); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	t.Parallel()
+	rec := Record{
+		State: workflow.InProgress, Branch: "ralph/4-x", Base: "main", Slug: "x", Date: "2026-11-22",
+		Phases:    []Phase{{Title: "One", SHA: "abc1234def"}, {Title: "Two"}},
+		Feedback:  "a reason with --> and <!-- inside",
+		Artifacts: map[string]Artifact{"plan": {Path: "thoughts/shared/plans/p.md", URL: "https://x"}},
+		Last:      &Run{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), Outcome: "done"},
+	}
+	body := RenderStatus(4, rec, config.Default(), Links{})
+	if !strings.HasPrefix(body, StatusMarker) {
+		t.Fatalf("status comment does not start with the marker")
+	}
+	got, ok, err := ParseRecord(body)
+	if err != nil || !ok {
+		t.Fatalf("ParseRecord: ok %v, err %v", ok, err)
+	}
+	rec.Version = 1
+	if diff := cmp.Diff(rec, got); diff != "" {
+		t.Errorf("record round trip (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{"## ralph: In Progress", "Phases (1 of 2 done)", "- [x] Phase 1: One — abc1234", "- [ ] Phase 2: Two", "```mermaid", "class InProgress current"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("status comment lacks %q:\n%s", want, body)
+		}
+	}
+	if _, ok, _ := ParseRecord("no record here"); ok {
+		t.Errorf("ParseRecord found a record in plain text")
+	}
+	if _, _, err := ParseRecord("<!-- ralph:record\n{broken\n-->"); err == nil {
+		t.Errorf("ParseRecord accepted a broken record")
+	}
+}
+
+func TestEscapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		path, target string
+		want         bool
+	}{
+		{"link", "/etc/passwd", true},
+		{"a/link", "../../outside", true},
+		{"a/link", "../inside.txt", false},
+		{"link", "file.txt", false},
+	}
+	for _, tt := range tests {
+		if got := escapes(tt.path, tt.target); got != tt.want {
+			t.Errorf("escapes(%q, %q) = %v, want %v", tt.path, tt.target, got, tt.want)
+		}
+	}
+}
