@@ -75,16 +75,46 @@ func TestFullFlowAuto(t *testing.T) {
 	}
 
 	// 2. The dispatched chain: plan, review, phase 1, phase 2, pr — one step per run — then In Review.
-	runs := e.chain(10)
-	var steps []string
-	for _, r := range runs {
-		if r.exit != 0 {
-			t.Fatalf("run exit %d\n%s%s", r.exit, r.stdout, r.stderr)
-		}
-		steps = append(steps, r.outputs["step"])
+	// After each run: its step, the state, the branch's newest commit, the comments, the dispatches.
+	perRun := []struct {
+		step, state, head, comment string
+		dispatches                 int
+	}{
+		{"plan", "plan-in-review", "ralph: plan for #1 Add a greeting", "## Implementation Plan", 2},
+		{"review", "in-progress", "ralph: plan review for #1 Add a greeting", "## Plan Review", 3},
+		{"implement", "in-progress", "ralph: Phase 1 of 2: #1 Step 1", "", 4},
+		{"implement", "in-progress", "ralph: Phase 2 of 2: #1 Step 2", "", 5},
+		{"pr", "in-review", "ralph: self-review for #1 Add a greeting", "## Self-Review", 5},
 	}
-	if want := []string{"plan", "review", "implement", "implement", "pr"}; !slices.Equal(steps, want) {
-		t.Fatalf("steps = %v, want %v", steps, want)
+	var runs []result
+	for i, want := range perRun {
+		r, ok := e.next()
+		if !ok {
+			t.Fatalf("run %d: no dispatch to run", i+2)
+		}
+		runs = append(runs, r)
+		if r.exit != 0 {
+			t.Fatalf("run %d exit %d\n%s%s", i+2, r.exit, r.stdout, r.stderr)
+		}
+		if r.outputs["step"] != want.step || r.outputs["state"] != want.state {
+			t.Fatalf("run %d: step %q state %q, want %q %q", i+2, r.outputs["step"], r.outputs["state"], want.step, want.state)
+		}
+		e.wantState(n, workflow.State(want.state))
+		if subjects, _ := e.branch(branch); subjects[0] != want.head {
+			t.Errorf("run %d: branch head %q, want %q", i+2, subjects[0], want.head)
+		}
+		if want.comment != "" && e.commentsStarting(n, want.comment) != 1 {
+			t.Errorf("run %d: %d comments starting %q, want 1", i+2, e.commentsStarting(n, want.comment), want.comment)
+		}
+		if got := len(e.srv.Dispatches()); got != want.dispatches {
+			t.Errorf("run %d: %d dispatches, want %d", i+2, got, want.dispatches)
+		}
+		if !strings.Contains(e.statusComment(n), workflow.State(want.state).Title()) {
+			t.Errorf("run %d: the status comment does not show %s", i+2, want.state)
+		}
+	}
+	if _, ok := e.next(); ok {
+		t.Fatalf("In Review dispatched another run")
 	}
 	last := runs[len(runs)-1]
 	if last.outputs["paused"] != "true" || last.outputs["state"] != "in-review" || last.outputs["pr_url"] == "" {

@@ -254,32 +254,86 @@ func pullClosedEvent(t *testing.T, pr githubtest.Pull) map[string]any {
 // label runs the action for ralph:build added to issue n by sender.
 func (e *env) label(n int, sender string) result {
 	e.srv.AddLabel(n, workflow.LabelBuild, sender)
-	return e.run("issues", labeledEvent(e.t, n, workflow.LabelBuild, sender), nil)
+	r := e.run("issues", labeledEvent(e.t, n, workflow.LabelBuild, sender), nil)
+	e.invariants(n)
+	return r
 }
 
 func (e *env) comment(n int, body, user string) result {
 	e.srv.AddComment(n, user, body)
-	return e.run("issue_comment", commentEvent(e.t, n, body, user), nil)
+	r := e.run("issue_comment", commentEvent(e.t, n, body, user), nil)
+	e.invariants(n)
+	return r
 }
 
-// chain runs the workflow_dispatch runs ralph requested, as GitHub would, until none is left (or max runs).
+// invariants hold after every run: at most one state label (exactly one once the status comment exists),
+// at most one status comment, each artifact comment posted once.
+func (e *env) invariants(n int) {
+	e.t.Helper()
+	var states []string
+	for _, l := range e.srv.Labels(n) {
+		if _, ok := workflow.StateFromLabel(l); ok {
+			states = append(states, l)
+		}
+	}
+	status := 0
+	markers := map[string]int{}
+	for _, c := range e.srv.Comments(n) {
+		if strings.HasPrefix(c.Body, "<!-- ralph:status -->") {
+			status++
+		}
+		if m := artifactMarker.FindString(c.Body); m != "" {
+			markers[m]++
+		}
+	}
+	if status > 1 {
+		e.t.Errorf("#%d has %d status comments", n, status)
+	}
+	if len(states) > 1 || (status == 1 && len(states) != 1) {
+		e.t.Errorf("#%d has state labels %v (status comments: %d)", n, states, status)
+	}
+	for m, c := range markers {
+		if c > 1 {
+			e.t.Errorf("#%d has %d comments with %s", n, c, m)
+		}
+	}
+}
+
+var artifactMarker = regexp.MustCompile(`<!-- ralph:artifact [a-z-]+ \d+ -->`)
+
+// chain runs the workflow_dispatch runs ralph requested, as GitHub would, until none is left; more than max
+// runs fails the test.
 func (e *env) chain(max int) []result {
 	e.t.Helper()
 	var out []result
-	for len(out) < max {
-		ds := e.srv.Dispatches()
-		if e.seen >= len(ds) {
+	for {
+		r, ok := e.next()
+		if !ok {
 			return out
 		}
-		d := ds[e.seen]
-		e.seen++
-		if d.Workflow != "ralph.yml" || d.Ref != "main" {
-			e.t.Fatalf("dispatch %d: workflow %q ref %q, want ralph.yml on main", e.seen, d.Workflow, d.Ref)
+		if out = append(out, r); len(out) > max {
+			e.t.Fatalf("the chain did not stop after %d runs", max)
 		}
-		out = append(out, e.run("workflow_dispatch", dispatchEvent(e.t, d.Inputs), nil))
 	}
-	e.t.Fatalf("the chain did not stop after %d runs", max)
-	return out
+}
+
+// next runs the oldest dispatch not run yet; false when there is none.
+func (e *env) next() (result, bool) {
+	e.t.Helper()
+	ds := e.srv.Dispatches()
+	if e.seen >= len(ds) {
+		return result{}, false
+	}
+	d := ds[e.seen]
+	e.seen++
+	if d.Workflow != "ralph.yml" || d.Ref != "main" {
+		e.t.Fatalf("dispatch %d: workflow %q ref %q, want ralph.yml on main", e.seen, d.Workflow, d.Ref)
+	}
+	r := e.run("workflow_dispatch", dispatchEvent(e.t, d.Inputs), nil)
+	if n, err := strconv.Atoi(r.outputs["issue"]); err == nil {
+		e.invariants(n)
+	}
+	return r, true
 }
 
 // --- assertions on what the server holds ---

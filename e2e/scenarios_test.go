@@ -289,3 +289,48 @@ func readControl(t *testing.T, e *env, name string) string {
 	}
 	return b
 }
+
+// TestDryRun: dry_run says what would happen and writes nothing.
+func TestDryRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	before := len(e.srv.Requests())
+	r := e.run("issues", labeledEvent(t, n, workflow.LabelBuild, maintainer), map[string]string{"dry_run": "true"})
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if r.outputs["step"] != "research" || !strings.Contains(r.stdout, "would run research on #1") {
+		t.Errorf("dry run did not say what it would do: outputs %v\n%s", r.outputs, r.stdout)
+	}
+	for _, req := range e.srv.Requests()[before:] {
+		if req.Method != "GET" {
+			t.Errorf("dry run wrote: %s %s", req.Method, req.Path)
+		}
+	}
+	if len(e.invocations()) != 0 || e.branchExists(branch) || len(e.srv.Comments(n)) != 0 || len(e.srv.Dispatches()) != 0 {
+		t.Errorf("dry run changed something")
+	}
+}
+
+// TestStatusCommand: /ralph status refreshes the one status comment and replies with a link to it.
+func TestStatusCommand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: interactive\nresearch: false\n"))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	before := len(e.srv.Comments(n))
+	r := e.comment(n, "/ralph status", maintainer)
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s", r.exit, r.stdout)
+	}
+	comments := e.srv.Comments(n)
+	if len(comments) != before+2 { // the person's comment and ralph's reply
+		t.Fatalf("%d comments, want %d", len(comments), before+2)
+	}
+	if reply := comments[len(comments)-1].Body; !strings.Contains(reply, "Plan in Review") {
+		t.Errorf("status reply = %q", reply)
+	}
+	e.statusComment(n)
+}
