@@ -334,3 +334,42 @@ func TestStatusCommand(t *testing.T) {
 	}
 	e.statusComment(n)
 }
+
+// TestSweep: a scheduled sweep picks enrolled issues with a step to do, oldest first, skipping gates and
+// terminal states; dry_run only lists them; a real sweep advances each one step.
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: interactive\nsweep:\n  max: 2\n"))
+	a := e.srv.CreateIssue("octocat", "First", "")
+	b := e.srv.CreateIssue("octocat", "At the gate", "")
+	c := e.srv.CreateIssue("octocat", "Second", "")
+	d := e.srv.CreateIssue("octocat", "Third", "")
+	e.srv.CreateIssue("octocat", "Not enrolled", "")
+	e.srv.AddLabel(a, workflow.LabelBuild, maintainer)
+	e.srv.AddLabel(b, workflow.LabelBuild, maintainer)
+	e.srv.AddLabel(b, workflow.PlanInReview.Label(), maintainer)
+	e.srv.AddLabel(c, workflow.LabelBuild, maintainer)
+	e.srv.AddLabel(c, workflow.ReadyForPlan.Label(), maintainer)
+	e.srv.AddLabel(d, workflow.LabelBuild, maintainer)
+	schedule := map[string]any{"schedule": "17 * * * *"}
+
+	r := e.run("schedule", schedule, map[string]string{"dry_run": "true"})
+	if r.exit != 0 || r.outputs["issues"] != "[1,3]" {
+		t.Fatalf("dry-run sweep: exit %d issues %q\n%s", r.exit, r.outputs["issues"], r.stdout)
+	}
+	if len(e.invocations()) != 0 {
+		t.Fatalf("a dry-run sweep ran the agent")
+	}
+	r = e.run("schedule", schedule, nil)
+	if r.exit != 0 || r.outputs["issues"] != "[1,3]" {
+		t.Fatalf("sweep: exit %d issues %q\n%s%s", r.exit, r.outputs["issues"], r.stdout, r.stderr)
+	}
+	if got, want := e.invocations(), []string{"research 1", "plan 3"}; !slices.Equal(got, want) {
+		t.Errorf("invocations = %q, want %q", got, want)
+	}
+	e.wantState(a, workflow.ReadyForPlan)
+	e.wantState(c, workflow.PlanInReview)
+	if got := e.srv.Labels(d); slices.ContainsFunc(got, func(l string) bool { _, ok := workflow.StateFromLabel(l); return ok }) {
+		t.Errorf("#%d was advanced beyond sweep.max: %v", d, got)
+	}
+}

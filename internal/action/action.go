@@ -309,6 +309,10 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 
 func (r *runner) outputs() {
 	a := r.a
+	if r.issues != nil {
+		b, _ := json.Marshal(r.issues)
+		a.SetOutput("issues", string(b))
+	}
 	if len(r.results) == 0 {
 		return
 	}
@@ -319,10 +323,6 @@ func (r *runner) outputs() {
 	a.SetOutput("state", string(res.State))
 	a.SetOutput("pr_url", res.PRURL)
 	a.SetOutput("paused", strconv.FormatBool(res.Paused))
-	if r.issues != nil {
-		b, _ := json.Marshal(r.issues)
-		a.SetOutput("issues", string(b))
-	}
 }
 
 func (r *runner) summary(note string, err error) {

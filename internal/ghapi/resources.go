@@ -264,7 +264,7 @@ func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 	}
 	// role_name tells maintain and triage apart; permission folds them into write and read.
 	switch p.RoleName {
-	case "admin":
+	case "admin", "maintain", "write", "triage", "read":
 		return p.RoleName, nil
 	}
 	return p.Permission, nil
