@@ -61,10 +61,10 @@ func TestParseVerdict(t *testing.T) {
 func TestSlug(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"Add a greeting":          "add-a-greeting",
-		"  Fix: crash on ÜTF-8!! ": "fix-crash-on-tf-8",
-		"":                        "issue",
-		"!!!":                     "issue",
+		"Add a greeting":            "add-a-greeting",
+		"  Fix: crash on ÜTF-8!! ":  "fix-crash-on-tf-8",
+		"":                          "issue",
+		"!!!":                       "issue",
 		strings.Repeat("word ", 20): "word-word-word-word-word-word-word-word",
 	}
 	for in, want := range tests {
