@@ -15,6 +15,10 @@ research)
   printf '# Research: scripted\n\nThe code lives in README.md.\n' > "$RALPH_ARTIFACT" ;;
 plan)
   phases=$(cat "$ctl/phases" 2>/dev/null || echo 2)
+  if [ -f "$ctl/plan_without_phases" ]; then
+    printf '# Plan\n\nJust do it.\n' > "$RALPH_ARTIFACT"
+    exit 0
+  fi
   {
     printf '# Plan: scripted\n\nTwo small steps.\n\n'
     i=1
@@ -24,9 +28,16 @@ plan)
     done
   } > "$RALPH_ARTIFACT" ;;
 review)
-  printf '# Review\n\nLooks fine.\n\nVERDICT: %s\n' "$(cat "$ctl/verdict" 2>/dev/null || echo APPROVED)" > "$RALPH_ARTIFACT" ;;
+  verdict=$(cat "$ctl/verdict" 2>/dev/null || echo APPROVED)
+  if [ "$verdict" = NONE ]; then
+    printf '# Review\n\nI have opinions but no verdict.\n' > "$RALPH_ARTIFACT"
+  else
+    printf '# Review\n\nLooks fine.\n\nVERDICT: %s\n' "$verdict" > "$RALPH_ARTIFACT"
+  fi ;;
 implement)
-  echo "phase $RALPH_PHASE of $RALPH_PHASES" > "feature-$RALPH_PHASE.txt" ;;
+  echo "phase $RALPH_PHASE of $RALPH_PHASES" > "feature-$RALPH_PHASE.txt"
+  # Extra shell the test wants the agent to run in the worktree (an attempt to break a rule).
+  if [ -f "$ctl/implement_extra" ]; then sh "$ctl/implement_extra"; fi ;;
 self-review)
   printf '# Self-review\n\nVERDICT: %s\n' "$(cat "$ctl/self_verdict" 2>/dev/null || echo APPROVED)" > "$RALPH_ARTIFACT" ;;
 triage)

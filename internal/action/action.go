@@ -153,7 +153,7 @@ func (r *runner) run(ctx context.Context) error {
 		Config:   cfg,
 		Prompts:  prompts.New(workspace),
 		Lock:     engine.Unlocked{},
-		Auth:     engine.PermissionAuthorizer{Permission: gh.Permission},
+		Auth:     engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
 		Log:      actionLog{a: a, out: r.env.Stdout},
 		Run:      info,
 		Author:   git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},

@@ -13,9 +13,12 @@ import (
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
-	picked, looked, err := engine.SweepCandidates(ctx, gh, cfg, cfg.Sweep.Max)
+	picked, skipped, looked, err := engine.SweepCandidates(ctx, gh, eng.Auth, cfg, cfg.Sweep.Max)
 	if err != nil {
 		return err
+	}
+	for _, s := range skipped {
+		r.a.Warningf("sweep: skipping #%d: %s", s.Issue, s.Reason)
 	}
 	r.issues = picked
 	r.a.Infof("sweep: %d enrolled open issues, %d to advance: %v", looked, len(r.issues), r.issues)

@@ -78,6 +78,9 @@ type Config struct {
 	Verify []string // verify
 	Agent  Agent    // agent
 	Sweep  Sweep    // sweep
+	// AllowedBots are bot accounts (logins ending in [bot]) that may enroll, approve, reject and retry like
+	// a person with write permission. Every other bot is refused. Empty by default.
+	AllowedBots []string // allowed_bots
 }
 
 // Agent is the agent: section.

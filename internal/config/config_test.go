@@ -90,6 +90,7 @@ agent:
 sweep:
   max: 10
   matrix: true
+allowed_bots: ["renovate[bot]"]
 `,
 			want: Config{
 				Review:         ReviewInteractive,
@@ -110,7 +111,8 @@ sweep:
 					Timeout: 90 * time.Minute,
 					Env:     map[string]string{"ANTHROPIC_API_KEY": "", "LOG_LEVEL": "debug"},
 				},
-				Sweep: Sweep{Max: 10, Matrix: true},
+				Sweep:       Sweep{Max: 10, Matrix: true},
+				AllowedBots: []string{"renovate[bot]"},
 			},
 		},
 		{
@@ -235,7 +237,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots)",
 		},
 		{
 			name: "dash instead of underscore",
@@ -261,6 +263,11 @@ func TestParseBad(t *testing.T) {
 			name: "a short key two edits away is no misspelling",
 			yaml: "sweep:\n  min: 1\n",
 			line: 2, column: 3, key: "sweep.min", msg: "unknown key (known keys under sweep: max, matrix)",
+		},
+		{
+			name: "allowed_bots entry that is not a bot",
+			yaml: "allowed_bots:\n  - mona\n",
+			line: 2, column: 5, key: "allowed_bots[0]", msg: `"mona" is not a bot login`,
 		},
 		{
 			name: "unknown key under sweep",

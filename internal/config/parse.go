@@ -31,7 +31,7 @@ var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep",
+		"agent", "sweep", "allowed_bots",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env"}
 	sweepKeys = []string{"max", "matrix"}
@@ -233,6 +233,13 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			c.Verify, err = p.list(n, f.path, func(item *yaml.Node, key, s string) error {
 				if strings.TrimSpace(s) == "" {
 					return p.errorf(item, key, "must be a command, not empty")
+				}
+				return nil
+			})
+		case "allowed_bots":
+			c.AllowedBots, err = p.list(n, f.path, func(item *yaml.Node, key, s string) error {
+				if !strings.HasSuffix(s, "[bot]") {
+					return p.errorf(item, key, "%q is not a bot login: bot logins end in [bot], e.g. renovate[bot]", s)
 				}
 				return nil
 			})

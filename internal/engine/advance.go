@@ -37,6 +37,7 @@ type issue struct {
 	status   *ghapi.Comment
 	rec      Record
 	state    workflow.State // from the labels, after repair; "" = not enrolled
+	trusted  map[string]bool // logins whose permission this run has checked
 }
 
 // Advance performs the next step of issue n: enrollment first when ralph:build is on an issue with no state.

@@ -181,8 +181,9 @@ type PermissionAuthorizer struct {
 
 // Authorize implements Authorizer.
 func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool, error) {
-	if strings.HasSuffix(login, "[bot]") && !slices.Contains(a.AllowedBots, login) {
-		return false, nil
+	if strings.HasSuffix(login, "[bot]") {
+		// A bot has no collaborator permission of its own: the config's allowed_bots is the whole answer.
+		return slices.Contains(a.AllowedBots, login), nil
 	}
 	p, err := a.Permission(ctx, login)
 	if err != nil {

@@ -312,23 +312,56 @@ func artifactPath(kind string, ic *issue, suffix string) string {
 	return fmt.Sprintf("thoughts/shared/%s/%s-GH-%04d-%s%s.md", kind, ic.rec.Date, ic.n, ic.rec.Slug, suffix)
 }
 
-func (e *Engine) promptData(ic *issue, ws *workspace, artifact string) prompts.Data {
+func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
 	d := prompts.Data{
 		Repository: ownerRepo(ic.gh.HTMLURL),
-		Issue:      prompts.Issue{Number: ic.n, Title: ic.gh.Title, Body: ic.gh.Body, URL: ic.gh.HTMLURL},
-		Artifact:   artifact,
-		Branch:     ic.rec.Branch,
-		Base:       ic.rec.Base,
-		Verify:     e.Config.Verify,
-		Protected:  e.Config.ProtectedPaths,
+		Issue: prompts.Issue{
+			Number: ic.n,
+			Title:  prompts.Sanitize(ic.gh.Title, prompts.MaxTitle),
+			Body:   prompts.Sanitize(ic.gh.Body, prompts.MaxBody),
+			URL:    ic.gh.HTMLURL,
+		},
+		Artifact:  artifact,
+		Branch:    ic.rec.Branch,
+		Base:      ic.rec.Base,
+		Verify:    e.Config.Verify,
+		Protected: e.Config.ProtectedPaths,
 	}
 	for _, c := range ic.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
 			continue
 		}
-		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: c.Body})
+		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
+		ok, err := e.trusted(ctx, ic, c.User.Login)
+		if err != nil {
+			return d, err
+		}
+		if !ok {
+			d.Omitted++
+			continue
+		}
+		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: prompts.Sanitize(c.Body, prompts.MaxComment)})
 	}
-	return d
+	return d, nil
+}
+
+// trusted says whether login may drive ralph, asking GitHub once per login and run.
+func (e *Engine) trusted(ctx context.Context, ic *issue, login string) (bool, error) {
+	if e.Auth == nil {
+		return true, nil
+	}
+	if ic.trusted == nil {
+		ic.trusted = map[string]bool{}
+	}
+	if ok, seen := ic.trusted[login]; seen {
+		return ok, nil
+	}
+	ok, err := e.Auth.Authorize(ctx, login)
+	if err != nil {
+		return false, fmt.Errorf("checking the permission of @%s: %w", login, err)
+	}
+	ic.trusted[login] = ok
+	return ok, nil
 }
 
 // ownerRepo takes "owner/repo" out of an issue's web URL.
@@ -523,7 +556,11 @@ func (e *Engine) research(ctx context.Context, ic *issue) error {
 		return err
 	}
 	rel := artifactPath("research", ic, "")
-	doc, err := e.writeDoc(ctx, ic, ws, "research", rel, e.promptData(ic, ws, ""))
+	d, err := e.promptData(ctx, ic, "")
+	if err != nil {
+		return err
+	}
+	doc, err := e.writeDoc(ctx, ic, ws, "research", rel, d)
 	if err != nil {
 		return err
 	}
@@ -586,7 +623,10 @@ func (e *Engine) plan(ctx context.Context, ic *issue) error {
 		return err
 	}
 	rel := artifactPath("plans", ic, "")
-	d := e.promptData(ic, ws, "")
+	d, err := e.promptData(ctx, ic, "")
+	if err != nil {
+		return err
+	}
 	d.Research = e.readBranchFile(ws, ic.rec.Artifacts["research"].Path)
 	d.Feedback = ic.rec.Feedback
 	if d.Feedback != "" {
@@ -639,7 +679,10 @@ func (e *Engine) review(ctx context.Context, ic *issue) error {
 		return err
 	}
 	rel := artifactPath("reviews", ic, "")
-	d := e.promptData(ic, ws, "")
+	d, err := e.promptData(ctx, ic, "")
+	if err != nil {
+		return err
+	}
 	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
 	doc, err := e.writeDoc(ctx, ic, ws, "review", rel, d)
 	if err != nil {
@@ -714,7 +757,10 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	d := e.promptData(ic, ws, "")
+	d, err := e.promptData(ctx, ic, "")
+	if err != nil {
+		return err
+	}
 	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
 	d.Phase, d.Phases = k+1, m
 	d.PhaseText = ph.Text
@@ -774,7 +820,10 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 			}
 		}
 		rel := artifactPath("reviews", ic, "-self-review")
-		d := e.promptData(ic, ws, "")
+		d, err := e.promptData(ctx, ic, "")
+	if err != nil {
+		return err
+	}
 		d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
 		d.Diff = truncate(diff, 200000)
 		doc, err := e.writeDoc(ctx, ic, ws, "self-review", rel, d)
@@ -933,7 +982,10 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	}
 	defer os.RemoveAll(dir)
 	abs := filepath.Join(dir, "triage.md")
-	d := e.promptData(ic, ws, abs)
+	d, err := e.promptData(ctx, ic, abs)
+	if err != nil {
+		return err
+	}
 	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
 		return err
 	}

@@ -174,7 +174,6 @@ func TestRetry(t *testing.T) {
 	const base = 100 * time.Millisecond
 	// backoff is the n-th wait (from 1) before jitter, which takes off up to a quarter.
 	backoff := func(n int) span { d := base << (n - 1); return span{d - d/4, d} }
-	soon := time.Now().Add(5 * time.Second).Unix()
 	later := time.Now().Add(time.Hour).Unix()
 
 	getRepo := func(ctx context.Context, c *ghapi.Client) error { _, err := c.Repository(ctx); return err }
@@ -242,7 +241,10 @@ func TestRetry(t *testing.T) {
 				}
 			}},
 		{"primary rate limit resetting within Max", getRepo,
-			first(1, status(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(soon)}, "API rate limit exceeded")),
+			first(1, func(w http.ResponseWriter, r *http.Request, n int) bool {
+				soon := time.Now().Add(5 * time.Second).Unix() // read when answering: set-up takes a while
+				return status(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(soon)}, "API rate limit exceeded")(w, r, n)
+			}),
 			0, 2, []span{{3 * time.Second, 7 * time.Second}}, ok},
 		{"404", getRepo, status(404, nil, "Not Found"), 0, 1, nil, func(t *testing.T, err error) {
 			t.Helper()
@@ -419,7 +421,7 @@ func TestRetryRealTimer(t *testing.T) {
 	c, err := ghapi.New(ghapi.Options{
 		Endpoints: ghapi.Endpoints{API: srv.URL, GraphQL: srv.GraphQLURL, Server: srv.ServerURL},
 		Token:     "test-token", Owner: "octo", Repo: "demo", Transport: srv.Client().Transport,
-		Retry:     ghapi.Retry{Attempts: 3, Base: time.Hour, Max: time.Hour},
+		Retry: ghapi.Retry{Attempts: 3, Base: time.Hour, Max: time.Hour},
 	})
 	if err != nil {
 		t.Fatal(err)

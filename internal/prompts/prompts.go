@@ -32,6 +32,7 @@ type Data struct {
 	Repository string
 	Issue      Issue
 	Comments   []Comment
+	Omitted    int    // comments left out because their authors may not drive ralph
 	Artifact   string // where the document must be written (absolute)
 	Branch     string
 	Base       string
