@@ -36,7 +36,7 @@ type issue struct {
 	comments []ghapi.Comment
 	status   *ghapi.Comment
 	rec      Record
-	state    workflow.State // from the labels, after repair; "" = not enrolled
+	state    workflow.State  // from the labels, after repair; "" = not enrolled
 	trusted  map[string]bool // logins whose permission this run has checked
 }
 

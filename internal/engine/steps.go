@@ -821,9 +821,9 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		}
 		rel := artifactPath("reviews", ic, "-self-review")
 		d, err := e.promptData(ctx, ic, "")
-	if err != nil {
-		return err
-	}
+		if err != nil {
+			return err
+		}
 		d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
 		d.Diff = truncate(diff, 200000)
 		doc, err := e.writeDoc(ctx, ic, ws, "self-review", rel, d)
