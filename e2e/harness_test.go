@@ -445,3 +445,7 @@ func readFile(dir, name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	return string(b), err
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func removeControl(e *env, name string) error { return os.Remove(filepath.Join(e.control, name)) }
