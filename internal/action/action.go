@@ -173,6 +173,9 @@ func (r *runner) run(ctx context.Context) error {
 		_, err := gh.CreateComment(ctx, n, HelpText(trig.Reason))
 		return err
 	}
+	if trig.Fork {
+		a.Infof("the pull request comes from a fork: ralph only moves the issues' states; no agent runs on its code")
+	}
 	if len(trig.Issues) == 0 {
 		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)
 	}

@@ -380,12 +380,19 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace, command
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
 	}
 	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
+	cfgGuard, err := e.guardGitConfig(ctx)
+	if err != nil {
+		return err
+	}
 	end := e.Log.Group(fmt.Sprintf("agent: %s for #%d", command, ic.n))
 	res, err := e.Agent.Run(ctx, agent.Invocation{
 		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
 		Dir: ws.wt.Dir, Prompt: prompt, Env: env, Timeout: e.Config.Agent.Timeout, Output: e.Log.Output(),
 	})
 	end()
+	if gerr := cfgGuard(); gerr != nil {
+		return &StepError{Step: command, Reason: "the agent changed the repository's git configuration (which could redirect ralph's push); ralph restored it and pushed nothing", Err: gerr}
+	}
 	if err != nil {
 		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
 		switch {
@@ -400,6 +407,31 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace, command
 	}
 	e.Log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
 	return nil
+}
+
+// guardGitConfig remembers the repository's git config before the agent runs; the returned check restores
+// it and reports an error when the agent changed it. The worktree shares that config, and a rewritten
+// remote URL or url.*.insteadOf would send ralph's authenticated push elsewhere.
+func (e *Engine) guardGitConfig(ctx context.Context) (func() error, error) {
+	dir, err := e.Repo.GitCommonDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "config")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the git config: %w", err)
+	}
+	return func() error {
+		after, err := os.ReadFile(path)
+		if err == nil && string(after) == string(before) {
+			return nil
+		}
+		if werr := os.WriteFile(path, before, 0o644); werr != nil {
+			return fmt.Errorf("restoring %s: %w", path, werr)
+		}
+		return fmt.Errorf("%s was changed", path)
+	}, nil
 }
 
 // guard refuses changes to protected paths and symlinks that leave the worktree.
