@@ -299,7 +299,7 @@ func (e *env) invariants(n int) {
 	}
 }
 
-var artifactMarker = regexp.MustCompile(`<!-- ralph:artifact [a-z-]+ \d+ -->`)
+var artifactMarker = regexp.MustCompile(`<!-- ralph:artifact [a-z-]+/\d+ -->`)
 
 // chain runs the workflow_dispatch runs ralph requested, as GitHub would, until none is left; more than max
 // runs fails the test.

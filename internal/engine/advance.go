@@ -38,29 +38,79 @@ type issue struct {
 	rec      Record
 	state    workflow.State  // from the labels, after repair; "" = not enrolled
 	trusted  map[string]bool // logins whose permission this run has checked
+	takeover string          // the stale lock holder this run took over from
+	to       workflow.State  // the step's outcome, recorded by commit
+	ws       *workspace      // the worktree of the step, once checked out
+}
+
+// errLockLost cancels a step whose lease another run took over.
+var errLockLost = errors.New("another run took over this issue's lock (the lease expired)")
+
+// dryRun says what Advance would do, writing nothing.
+func (e *Engine) dryRun(ic *issue) (Result, error) {
+	if ic.state == "" {
+		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
+			return Result{Issue: ic.n}, ErrNotEnrolled
+		}
+		ic.state = firstState(e.Config)
+		ic.rec.State = ic.state
+	}
+	return e.step(context.Background(), ic)
 }
 
 // Advance performs the next step of issue n: enrollment first when ralph:build is on an issue with no state.
 func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
-	ic, err := e.load(ctx, n)
+	gi, err := e.peek(ctx, n)
 	if err != nil {
 		return Result{Issue: n}, err
 	}
-	release, err := e.Lock.Acquire(ctx, n)
+	if len(stateLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
+		return Result{Issue: n}, ErrNotEnrolled
+	}
+	if e.DryRun {
+		ic, err := e.load(ctx, n)
+		if err != nil {
+			return Result{Issue: n}, err
+		}
+		return e.dryRun(ic)
+	}
+	lease, err := e.Lock.Acquire(ctx, n)
 	if err != nil {
 		var held *HeldError
 		if errors.As(err, &held) {
+			state := workflow.State("")
+			if st := stateLabels(gi.LabelNames()); len(st) == 1 {
+				state = st[0]
+			}
 			msg := fmt.Sprintf("#%d is held by %s; nothing to do", n, held.Holder)
 			e.Log.Infof("%s", msg)
-			return Result{Issue: n, From: ic.state, State: ic.state, Held: true, Message: msg}, nil
+			return Result{Issue: n, From: state, State: state, Held: true, Message: msg}, nil
 		}
 		return Result{Issue: n}, fmt.Errorf("locking #%d: %w", n, err)
 	}
 	defer func() {
-		if rerr := release(context.WithoutCancel(ctx)); rerr != nil {
+		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
 			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
 		}
 	}()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel(errLockLost)
+		case <-ctx.Done():
+		}
+	}()
+	// Read the issue under the lock: a run that held it until a moment ago may have moved it on.
+	ic, err := e.load(ctx, n)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	if t := lease.TookOver(); t != "" {
+		ic.takeover = t
+		e.Log.Warnf("#%d: took over a stale lock held by %s", n, t)
+	}
 	if ic.state == "" {
 		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
 			return Result{Issue: n}, ErrNotEnrolled
@@ -72,21 +122,30 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	return e.step(ctx, ic)
 }
 
-// load reads the issue, its comments and its status record, and repairs the state labels when a crash or a
-// person left them inconsistent.
-func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
+// peek reads the issue and refuses what ralph cannot work on.
+func (e *Engine) peek(ctx context.Context, n int) (ghapi.Issue, error) {
 	if n <= 0 {
-		return nil, inputErrorf("%d is not an issue number", n)
+		return ghapi.Issue{}, inputErrorf("%d is not an issue number", n)
 	}
 	gi, err := e.GitHub.Issue(ctx, n)
 	if errors.Is(err, ghapi.ErrNotFound) {
-		return nil, inputErrorf("issue #%d does not exist in this repository", n)
+		return gi, inputErrorf("issue #%d does not exist in this repository", n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading #%d: %w", n, err)
+		return gi, fmt.Errorf("reading #%d: %w", n, err)
 	}
 	if gi.IsPull() {
-		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
+		return gi, inputErrorf("#%d is a pull request; ralph works on issues", n)
+	}
+	return gi, nil
+}
+
+// load reads the issue, its comments and its status record, and repairs the state labels when a crash or a
+// person left them inconsistent.
+func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
+	gi, err := e.peek(ctx, n)
+	if err != nil {
+		return nil, err
 	}
 	comments, err := e.GitHub.Comments(ctx, n)
 	if err != nil {
@@ -132,15 +191,22 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	case len(states) == 1:
 		ic.state = states[0]
 		// A run that crashed after recording a completed step but before moving the label: finish the move.
-		if last := ic.rec.Last; rec != "" && rec != ic.state && last != nil && last.Outcome == "done" &&
-			last.From == ic.state && last.To == rec {
-			e.Log.Warnf("#%d: the label says %s but the last run finished %s → %s; repairing the label", ic.n, ic.state.Title(), last.From.Title(), rec.Title())
+		if last := ic.rec.Last; rec != "" && rec != ic.state && last != nil && last.To == rec && (last.From == ic.state || running(last.Step) == ic.state) {
+			e.Log.Warnf("#%d: the label says %s but the last run recorded %s → %s; repairing the label", ic.n, ic.state.Title(), last.From.Title(), rec.Title())
+			if e.DryRun {
+				ic.state = rec
+				return nil
+			}
 			return e.setState(ctx, ic, rec)
 		}
 		return nil
 	case len(states) == 0:
 		if rec != "" && slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
 			e.Log.Warnf("#%d has no state label; restoring %s from the status comment", ic.n, rec.Title())
+			if e.DryRun {
+				ic.state = rec
+				return nil
+			}
 			return e.setState(ctx, ic, rec)
 		}
 		return nil
@@ -161,7 +227,7 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
 		return err
 	}
-	if _, err := e.GitHub.CreateComment(ctx, ic.n, "### ralph needs a person\n\n"+reason); err != nil {
+	if err := e.notice(ctx, ic, fmt.Sprintf("labels %d", ic.rec.Runs), "### ralph needs a person\n\n"+reason); err != nil {
 		return err
 	}
 	return e.saveStatus(ctx, ic)
@@ -201,12 +267,87 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 	return nil
 }
 
-// move checks a transition against the workflow table, then makes it.
-func (e *Engine) move(ctx context.Context, ic *issue, ev workflow.Event, to workflow.State) error {
+// move checks a transition against the workflow table and makes it the step's outcome; commit records it.
+func (e *Engine) move(_ context.Context, ic *issue, ev workflow.Event, to workflow.State) error {
+	if err := workflow.Check(ic.state, ev, to); err != nil {
+		return err
+	}
+	ic.to = to
+	return nil
+}
+
+// moveNow checks a transition and moves the labels at once (a step entering its lock state).
+func (e *Engine) moveNow(ctx context.Context, ic *issue, ev workflow.Event, to workflow.State) error {
 	if err := workflow.Check(ic.state, ev, to); err != nil {
 		return err
 	}
 	return e.setState(ctx, ic, to)
+}
+
+// commit records a run: the status comment with the new state first, then the labels. A crash between the
+// two leaves labels that the next run repairs from the record (see resolveState).
+func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
+	to := ic.to
+	if to == "" {
+		to = ic.state
+	}
+	ic.rec.State = to
+	ic.rec.note(run)
+	if err := e.saveStatus(ctx, ic); err != nil {
+		return err
+	}
+	e.checkpoint("after-status")
+	if err := e.setState(ctx, ic, to); err != nil {
+		return err
+	}
+	ic.to = ""
+	e.checkpoint("after-label")
+	return nil
+}
+
+// running is the lock state of a step ("" when it has none).
+func running(ev workflow.Event) workflow.State {
+	s, _ := workflow.RunningState(ev)
+	return s
+}
+
+// notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
+func (e *Engine) notice(ctx context.Context, ic *issue, key, body string) error {
+	_, err := e.upsertComment(ctx, ic, "<!-- ralph:notice "+key+" -->", body)
+	return err
+}
+
+// upsertComment creates the comment that carries marker, or edits the one that does.
+func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+	if !strings.Contains(body, marker) {
+		body = body + "\n\n" + marker
+	}
+	for i, c := range ic.comments {
+		if !strings.Contains(c.Body, marker) {
+			continue
+		}
+		if c.Body == body {
+			return c, nil
+		}
+		cm, err := e.GitHub.UpdateComment(ctx, c.ID, body)
+		if err == nil {
+			ic.comments[i] = cm
+		}
+		return cm, err
+	}
+	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+	if err != nil {
+		return cm, err
+	}
+	ic.comments = append(ic.comments, cm)
+	return cm, nil
+}
+
+// checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
+func (e *Engine) checkpoint(name string) {
+	if e.Checkpoint != nil {
+		e.Checkpoint(name)
+	}
 }
 
 func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {

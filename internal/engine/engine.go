@@ -33,10 +33,19 @@ type GitHub interface {
 	TreeURL(branch string) string
 }
 
-// Locker serializes runs on one issue. Acquire returns ErrHeld (wrapped in a *HeldError) when another run
-// holds the issue.
+// Locker serializes runs on one issue. Acquire returns a *HeldError when another run holds the issue.
 type Locker interface {
-	Acquire(ctx context.Context, issue int) (release func(context.Context) error, err error)
+	Acquire(ctx context.Context, issue int) (Lease, error)
+}
+
+// Lease is a held lock.
+type Lease interface {
+	// Release gives the lock up (if this run still holds it).
+	Release(ctx context.Context) error
+	// TookOver names the stale holder this run took the lock from, and why; "" when the lock was free.
+	TookOver() string
+	// Lost is closed when another run took the lock over (this run's lease had expired).
+	Lost() <-chan struct{}
 }
 
 // HeldError says another run holds the issue.
@@ -49,9 +58,13 @@ func (e *HeldError) Error() string { return "issue is held by " + e.Holder }
 type Unlocked struct{}
 
 // Acquire always succeeds.
-func (Unlocked) Acquire(context.Context, int) (func(context.Context) error, error) {
-	return func(context.Context) error { return nil }, nil
-}
+func (Unlocked) Acquire(context.Context, int) (Lease, error) { return noLease{}, nil }
+
+type noLease struct{}
+
+func (noLease) Release(context.Context) error { return nil }
+func (noLease) TookOver() string              { return "" }
+func (noLease) Lost() <-chan struct{}         { return nil }
 
 // Authorizer decides whether a person may drive ralph (enroll, approve, reject, retry).
 type Authorizer interface {
@@ -94,6 +107,9 @@ type Engine struct {
 	Secrets  []string
 	Now      func() time.Time
 	DryRun   bool
+	// Checkpoint, when set, is called between the writes of a step (after-commit, after-push,
+	// after-comment, after-pr, after-status, after-label); the end-to-end tests stop the process there.
+	Checkpoint func(name string)
 }
 
 // ErrNotEnrolled: the issue carries neither ralph:build nor a state label.

@@ -113,37 +113,52 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 	})
 }
 
-// person runs a person's action: authorize, load, check, change, record.
+// person runs a person's action: authorize, lock, read, check, change, record.
 func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) error) (Result, error) {
+	gi, err := e.peek(ctx, n)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	if len(stateLabels(gi.LabelNames())) == 0 {
+		return Result{Issue: n}, inputErrorf("#%d is not enrolled: add the %s label first", n, workflow.LabelBuild)
+	}
+	if err := e.authorize(ctx, n, login, act); err != nil {
+		return Result{Issue: n}, err
+	}
+	if e.DryRun {
+		ic, err := e.load(ctx, n)
+		if err != nil {
+			return Result{Issue: n}, err
+		}
+		return Result{Issue: n, From: ic.state, State: ic.state, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
+	}
+	lease, err := e.Lock.Acquire(ctx, n)
+	if err != nil {
+		var held *HeldError
+		if errors.As(err, &held) {
+			return Result{Issue: n, Held: true}, fmt.Errorf("#%d is held by %s; try again when that run ends", n, held.Holder)
+		}
+		return Result{Issue: n}, err
+	}
+	defer func() {
+		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
+			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
+		}
+	}()
 	ic, err := e.load(ctx, n)
 	if err != nil {
 		return Result{Issue: n}, err
 	}
-	if ic.state == "" {
-		return Result{Issue: n}, inputErrorf("#%d is not enrolled: add the %s label first", n, workflow.LabelBuild)
-	}
-	if err := e.authorize(ctx, n, login, act); err != nil {
-		return Result{Issue: n, From: ic.state, State: ic.state}, err
-	}
 	from := ic.state
-	if e.DryRun {
-		return Result{Issue: n, From: from, State: from, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
-	}
-	release, err := e.Lock.Acquire(ctx, n)
-	if err != nil {
-		var held *HeldError
-		if errors.As(err, &held) {
-			return Result{Issue: n, From: from, State: from, Held: true}, fmt.Errorf("#%d is held by %s; try again when that run ends", n, held.Holder)
-		}
-		return Result{Issue: n}, err
-	}
-	defer release(context.WithoutCancel(ctx))
 	if err := change(ic); err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err
 	}
-	msg := fmt.Sprintf("@%s: %s (%s → %s)", login, act, from.Title(), ic.state.Title())
-	ic.rec.note(Run{Step: workflow.Event(act), From: from, To: ic.state, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg})
-	if err := e.saveStatus(ctx, ic); err != nil {
+	to := ic.to
+	if to == "" {
+		to = ic.state
+	}
+	msg := fmt.Sprintf("@%s: %s (%s → %s)", login, act, from.Title(), to.Title())
+	if err := e.commit(ctx, ic, Run{Step: workflow.Event(act), From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg}); err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err
 	}
 	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: ic.state, PRURL: ic.rec.PRURL, Message: msg}

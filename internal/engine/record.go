@@ -42,6 +42,12 @@ type Record struct {
 	PR        int                 `json:"pr,omitempty"`
 	PRURL     string              `json:"pr_url,omitempty"`
 
+	// Rounds counts the completed steps of each kind; with the step's name it keys the step's commit
+	// (a Ralph-Step trailer) and comments, so that a rerun after a crash finds them instead of repeating them.
+	Rounds map[string]int `json:"rounds,omitempty"`
+	// Runs counts the runs recorded, for keys that must differ from run to run.
+	Runs int `json:"runs,omitempty"`
+
 	Last    *Run   `json:"last,omitempty"`
 	History []Run  `json:"history,omitempty"`
 	Steps   []Done `json:"done,omitempty"` // steps completed, in order (for the checklist)
@@ -83,11 +89,25 @@ type Done struct {
 const historyMax = 20
 
 func (r *Record) note(run Run) {
+	r.Runs++
 	r.Last = &run
 	r.History = append(r.History, run)
 	if len(r.History) > historyMax {
 		r.History = r.History[len(r.History)-historyMax:]
 	}
+}
+
+// stepKey names the current round of a step kind: "plan/2".
+func (r *Record) stepKey(kind string) string {
+	return fmt.Sprintf("%s/%d", kind, r.Rounds[kind])
+}
+
+// doneRound counts a completed step of kind.
+func (r *Record) doneRound(kind string) {
+	if r.Rounds == nil {
+		r.Rounds = map[string]int{}
+	}
+	r.Rounds[kind]++
 }
 
 func (r *Record) phasesLeft() (next int, ok bool) {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -126,18 +127,20 @@ func (e *Engine) baseBranch(ctx context.Context) (string, error) {
 
 // finish records a step that completed.
 func (e *Engine) finish(ctx context.Context, ic *issue, ev workflow.Event, from workflow.State) (Result, error) {
-	to := ic.state
+	to := ic.to
+	if to == "" {
+		to = ic.state
+	}
 	if to != workflow.HumanNeeded {
 		ic.rec.FailedStep, ic.rec.Failures = "", 0
+		ic.rec.Steps = append(ic.rec.Steps, Done{Step: ev, Note: e.describe(ev, from, to, ic)})
 	}
-	outcome := "done"
 	msg := e.describe(ev, from, to, ic)
-	ic.rec.note(Run{Step: ev, From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: outcome, Message: msg})
-	if to != workflow.HumanNeeded {
-		ic.rec.Steps = append(ic.rec.Steps, Done{Step: ev, Note: msg})
+	if ic.takeover != "" {
+		msg += fmt.Sprintf(" (after taking over a stale lock: %s)", ic.takeover)
 	}
-	if err := e.saveStatus(ctx, ic); err != nil {
-		return Result{Issue: ic.n, Step: ev, From: from, State: to}, err
+	if err := e.commit(ctx, ic, Run{Step: ev, From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg}); err != nil {
+		return Result{Issue: ic.n, Step: ev, From: from, State: ic.state}, err
 	}
 	res := Result{Issue: ic.n, Step: ev, From: from, State: to, PRURL: ic.rec.PRURL, Message: msg}
 	res.Paused, res.Continue = e.next(ic)
@@ -185,29 +188,38 @@ func (e *Engine) waitingMessage(ic *issue) string {
 }
 
 // fail leaves the issue in the state its step started from, counts the failure, and sends the issue to Human
-// Needed when the same step has now failed max_failures times in a row.
+// Needed when the same step has now failed max_failures times in a row. An interrupted run (the workflow
+// was cancelled) is recorded but not counted. Its writes use a context of their own, so that they happen
+// even when the run's context is what ended.
 func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from workflow.State, serr *StepError) (Result, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	start := restartState(from)
 	e.Log.Warnf("#%d: %v", ic.n, serr)
+	res := Result{Issue: ic.n, Step: ev, From: from, State: start, Message: serr.Error()}
+	ic.to = ""
 	if ic.state != start {
-		ev2 := workflow.Abort
-		if ic.state == start {
-			ev2 = ev
+		if err := e.move(cctx, ic, workflow.Abort, start); err != nil {
+			return res, errors.Join(serr, err)
 		}
-		if err := e.move(ctx, ic, ev2, start); err != nil {
-			return Result{Issue: ic.n, Step: ev, From: from, State: ic.state}, errors.Join(serr, err)
+	}
+	e.pushCommitted(cctx, ic)
+	if cause := context.Cause(ctx); cause != nil {
+		reason := "the run was interrupted: " + cause.Error()
+		if err := e.commit(cctx, ic, Run{Step: ev, From: from, To: start, At: e.now(), URL: e.Run.URL, Outcome: "interrupted", Message: reason}); err != nil {
+			return res, errors.Join(serr, err)
 		}
+		return res, serr
 	}
 	if ic.rec.FailedStep == ev {
 		ic.rec.Failures++
 	} else {
 		ic.rec.FailedStep, ic.rec.Failures = ev, 1
 	}
-	res := Result{Issue: ic.n, Step: ev, From: from, State: start}
 	var body string
 	if ic.rec.Failures >= e.Config.MaxFailures {
 		reason := fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, ic.rec.Failures, serr.Reason)
-		if err := e.escalate(ctx, ic, start, reason); err != nil {
+		if err := e.escalate(cctx, ic, start, reason); err != nil {
 			return res, errors.Join(serr, err)
 		}
 		res.State, res.Paused = workflow.HumanNeeded, true
@@ -218,15 +230,33 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 		body = fmt.Sprintf("### ralph: %s failed (%d of %d)\n\n%s.\n\n%s\nThe issue stays in %s and ralph tries again on the next run; after %d failures in a row it stops and asks for a person. To retry now, re-run the workflow or run `gh ralph advance %d`.",
 			ev, ic.rec.Failures, e.Config.MaxFailures, capitalize(serr.Reason), detail(serr), start.Title(), e.Config.MaxFailures, ic.n)
 	}
-	ic.rec.note(Run{Step: ev, From: from, To: res.State, At: e.now(), URL: e.Run.URL, Outcome: "failed", Message: serr.Reason})
-	if _, err := e.GitHub.CreateComment(ctx, ic.n, body); err != nil {
+	if err := e.notice(cctx, ic, fmt.Sprintf("failed %s %d", ev, ic.rec.Runs), body); err != nil {
 		return res, errors.Join(serr, err)
 	}
-	if err := e.saveStatus(ctx, ic); err != nil {
+	if err := e.commit(cctx, ic, Run{Step: ev, From: from, To: res.State, At: e.now(), URL: e.Run.URL, Outcome: "failed", Message: serr.Reason}); err != nil {
 		return res, errors.Join(serr, err)
 	}
-	res.Message = serr.Error()
 	return res, serr
+}
+
+// pushCommitted pushes a commit ralph made but had not pushed when the step stopped, so no finished work is
+// lost. Only ralph's own commits (with a Ralph-Step trailer) are pushed: an agent's own unverified commits
+// are not.
+func (e *Engine) pushCommitted(ctx context.Context, ic *issue) {
+	ws := ic.ws
+	if ws == nil {
+		return
+	}
+	head, err := ws.wt.HeadSHA(ctx)
+	if err != nil || head == ws.remoteOld || head == ws.start {
+		return
+	}
+	if _, found, err := ws.wt.FindTrailer(ctx, ws.start, trailerKey, ""); err != nil || !found {
+		return
+	}
+	if err := e.push(ctx, ic, ws); err != nil {
+		e.Log.Warnf("#%d: pushing the work committed before the stop: %v", ic.n, err)
+	}
 }
 
 func capitalize(s string) string {
@@ -248,14 +278,15 @@ func detail(serr *StepError) string {
 	return b.String()
 }
 
-// escalate sends the issue to Human Needed, remembering where it was.
-func (e *Engine) escalate(ctx context.Context, ic *issue, before workflow.State, reason string) error {
+// escalate makes Human Needed the step's outcome, remembering where the issue was.
+func (e *Engine) escalate(_ context.Context, ic *issue, before workflow.State, reason string) error {
 	if err := workflow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err != nil {
 		return err
 	}
 	ic.rec.Before = before
 	ic.rec.Reason = reason
-	return e.setState(ctx, ic, workflow.HumanNeeded)
+	ic.to = workflow.HumanNeeded
+	return nil
 }
 
 // agentFailure carries the tail of the agent's (or verify command's) output into the failure comment.
@@ -272,6 +303,19 @@ type workspace struct {
 	wt        *git.Worktree
 	start     string // HEAD when the step began
 	remoteOld string // the branch's SHA on the remote, "" if it does not exist yet
+	base      string // the base branch's SHA
+}
+
+// trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").
+const trailerKey = "Ralph-Step"
+
+// done looks for the commit of step key on the branch: a run that crashed after pushing it left it there.
+func (e *Engine) done(ctx context.Context, ws *workspace, key string) (string, bool, error) {
+	sha, found, err := ws.wt.FindTrailer(ctx, ws.base, trailerKey, key)
+	if err != nil {
+		return "", false, fmt.Errorf("looking for the commit of %s: %w", key, err)
+	}
+	return sha, found, nil
 }
 
 // checkout gives a clean worktree at the tip of the issue's branch, or at the base when the branch is new.
@@ -281,30 +325,29 @@ func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("looking up branch %s: %w", branch, err)
 	}
-	start, old := sha, sha
+	bsha, bexists, err := e.Repo.RemoteBranchSHA(ctx, base)
+	if err != nil {
+		return nil, fmt.Errorf("looking up base branch %s: %w", base, err)
+	}
+	if !bexists {
+		return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
+	}
+	refspecs := []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}
+	start, old := bsha, ""
 	if exists {
-		if err := e.Repo.Fetch(ctx, "+refs/heads/"+branch+":refs/remotes/origin/"+branch); err != nil {
-			return nil, err
-		}
-	} else {
-		old = ""
-		bsha, bexists, err := e.Repo.RemoteBranchSHA(ctx, base)
-		if err != nil {
-			return nil, fmt.Errorf("looking up base branch %s: %w", base, err)
-		}
-		if !bexists {
-			return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
-		}
-		if err := e.Repo.Fetch(ctx, "+refs/heads/"+base+":refs/remotes/origin/"+base); err != nil {
-			return nil, err
-		}
-		start = bsha
+		refspecs = append(refspecs, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
+		start, old = sha, sha
+	}
+	if err := e.Repo.Fetch(ctx, refspecs...); err != nil {
+		return nil, err
 	}
 	wt, err := e.Repo.Worktree(ctx, strconv.Itoa(ic.n), start)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the worktree: %w", err)
 	}
-	return &workspace{wt: wt, start: start, remoteOld: old}, nil
+	ws := &workspace{wt: wt, start: start, remoteOld: old, base: bsha}
+	ic.ws = ws
+	return ws, nil
 }
 
 // artifactPath is where a document of kind (research, plans, reviews) lives in the branch.
@@ -491,19 +534,66 @@ func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace, command
 	return string(b), nil
 }
 
-// commitDoc commits only the document (other edits of a document step are not its product) and pushes.
-func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace, rel, msg string) (string, error) {
+// commitDoc commits only the document (other edits of a document step are not its product), marked with the
+// step's key, and pushes.
+func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace, rel, subject, key string) error {
 	if _, err := e.guard(ctx, ws, "commit"); err != nil {
-		return "", err
+		return err
 	}
-	sha, _, err := ws.wt.CommitPaths(ctx, msg, e.Author, rel)
-	if err != nil {
-		return "", fmt.Errorf("committing %s: %w", rel, err)
+	if _, _, err := ws.wt.CommitPaths(ctx, subject+"\n\n"+trailerKey+": "+key, e.Author, rel); err != nil {
+		return fmt.Errorf("committing %s: %w", rel, err)
 	}
+	e.checkpoint("after-commit")
 	if err := e.push(ctx, ic, ws); err != nil {
-		return "", err
+		return err
 	}
-	return sha, nil
+	e.checkpoint("after-push")
+	return nil
+}
+
+// docStep is one document step: research, plan, review or self-review.
+type docStep struct {
+	kind    string // the artifact kind and the step's key name
+	command string // the agent command
+	header  string // the artifact comment's first line
+	rel     string // the document's path in the branch
+	subject string // the commit's subject
+	check   func(doc string) error
+}
+
+// document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
+// step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
+// on the issue by that key, and repeats neither.
+func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace, st docStep, d prompts.Data) (string, Artifact, error) {
+	key := ic.rec.stepKey(st.kind)
+	_, found, err := e.done(ctx, ws, key)
+	if err != nil {
+		return "", Artifact{}, err
+	}
+	var doc string
+	if found {
+		e.Log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", ic.n, key)
+		doc = e.readBranchFile(ws, st.rel)
+	} else if doc, err = e.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
+		return "", Artifact{}, err
+	}
+	if st.check != nil {
+		if err := st.check(doc); err != nil {
+			return "", Artifact{}, &StepError{Step: st.command, Reason: err.Error()}
+		}
+	}
+	if !found {
+		if err := e.commitDoc(ctx, ic, ws, st.rel, st.subject, key); err != nil {
+			return "", Artifact{}, err
+		}
+	}
+	art, err := e.postArtifact(ctx, ic, st.header, key, st.rel, doc)
+	if err != nil {
+		return "", Artifact{}, err
+	}
+	e.checkpoint("after-comment")
+	ic.rec.doneRound(st.kind)
+	return doc, art, nil
 }
 
 func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace) error {
@@ -526,34 +616,21 @@ func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace) error {
 }
 
 // artifactMarker identifies an artifact comment, so a repeated run edits it instead of posting it twice.
-func artifactMarker(kind string, iteration int) string {
-	return fmt.Sprintf("<!-- ralph:artifact %s %d -->", kind, iteration)
+func artifactMarker(key string) string {
+	return "<!-- ralph:artifact " + key + " -->"
 }
 
 // postArtifact posts (or, when a crashed run already posted it, edits) the document's comment.
-func (e *Engine) postArtifact(ctx context.Context, ic *issue, header, kind string, iteration int, rel, doc string) (Artifact, error) {
+func (e *Engine) postArtifact(ctx context.Context, ic *issue, header, key, rel, doc string) (Artifact, error) {
 	url := e.GitHub.BlobURL(ic.rec.Branch, rel)
-	marker := artifactMarker(kind, iteration)
+	marker := artifactMarker(key)
 	body := fmt.Sprintf("%s\n%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
 		header, marker, rel, url, ic.rec.Branch, truncate(doc, 60000))
-	art := Artifact{Path: rel, URL: url}
-	for _, c := range ic.comments {
-		if strings.Contains(c.Body, marker) {
-			cm, err := e.GitHub.UpdateComment(ctx, c.ID, body)
-			if err != nil {
-				return art, err
-			}
-			art.Comment = cm.HTMLURL
-			return art, nil
-		}
-	}
-	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+	cm, err := e.upsertComment(ctx, ic, marker, body)
 	if err != nil {
-		return art, err
+		return Artifact{Path: rel, URL: url}, err
 	}
-	ic.comments = append(ic.comments, cm)
-	art.Comment = cm.HTMLURL
-	return art, nil
+	return Artifact{Path: rel, URL: url, Comment: cm.HTMLURL}, nil
 }
 
 func truncate(s string, n int) string {
@@ -576,7 +653,7 @@ func (e *Engine) begin(ctx context.Context, ic *issue, ev workflow.Event) error 
 	if !ok || ic.state == running {
 		return nil
 	}
-	return e.move(ctx, ic, workflow.Start, running)
+	return e.moveNow(ctx, ic, workflow.Start, running)
 }
 
 func (e *Engine) research(ctx context.Context, ic *issue) error {
@@ -587,19 +664,14 @@ func (e *Engine) research(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	rel := artifactPath("research", ic, "")
 	d, err := e.promptData(ctx, ic, "")
 	if err != nil {
 		return err
 	}
-	doc, err := e.writeDoc(ctx, ic, ws, "research", rel, d)
-	if err != nil {
-		return err
-	}
-	if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: research for #%d %s", ic.n, ic.gh.Title)); err != nil {
-		return err
-	}
-	art, err := e.postArtifact(ctx, ic, "## Research Document", "research", 0, rel, doc)
+	_, art, err := e.document(ctx, ic, ws, docStep{
+		kind: "research", command: "research", header: "## Research Document",
+		rel: artifactPath("research", ic, ""), subject: fmt.Sprintf("ralph: research for #%d %s", ic.n, ic.gh.Title),
+	}, d)
 	if err != nil {
 		return err
 	}
@@ -664,18 +736,12 @@ func (e *Engine) plan(ctx context.Context, ic *issue) error {
 	if d.Feedback != "" {
 		d.Plan = e.readBranchFile(ws, rel)
 	}
-	doc, err := e.writeDoc(ctx, ic, ws, "plan", rel, d)
-	if err != nil {
-		return err
-	}
-	phases, err := ParsePhases(doc)
-	if err != nil {
-		return &StepError{Step: "plan", Reason: err.Error()}
-	}
-	if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: plan for #%d %s", ic.n, ic.gh.Title)); err != nil {
-		return err
-	}
-	art, err := e.postArtifact(ctx, ic, "## Implementation Plan", "plan", ic.rec.PlanIterations, rel, doc)
+	var phases []Phase
+	_, art, err := e.document(ctx, ic, ws, docStep{
+		kind: "plan", command: "plan", header: "## Implementation Plan", rel: rel,
+		subject: fmt.Sprintf("ralph: plan for #%d %s", ic.n, ic.gh.Title),
+		check:   func(doc string) (err error) { phases, err = ParsePhases(doc); return err },
+	}, d)
 	if err != nil {
 		return err
 	}
@@ -710,24 +776,17 @@ func (e *Engine) review(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	rel := artifactPath("reviews", ic, "")
 	d, err := e.promptData(ctx, ic, "")
 	if err != nil {
 		return err
 	}
 	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
-	doc, err := e.writeDoc(ctx, ic, ws, "review", rel, d)
-	if err != nil {
-		return err
-	}
-	verdict, err := ParseVerdict(doc)
-	if err != nil {
-		return &StepError{Step: "review", Reason: err.Error()}
-	}
-	if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: plan review for #%d %s", ic.n, ic.gh.Title)); err != nil {
-		return err
-	}
-	art, err := e.postArtifact(ctx, ic, "## Plan Review", "review", ic.rec.PlanIterations, rel, doc)
+	var verdict string
+	_, art, err := e.document(ctx, ic, ws, docStep{
+		kind: "review", command: "review", header: "## Plan Review", rel: artifactPath("reviews", ic, ""),
+		subject: fmt.Sprintf("ralph: plan review for #%d %s", ic.n, ic.gh.Title),
+		check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
+	}, d)
 	if err != nil {
 		return err
 	}
@@ -751,8 +810,7 @@ func (e *Engine) sendBack(ctx context.Context, ic *issue, ev workflow.Event, fee
 		if err := e.move(ctx, ic, ev, workflow.HumanNeeded); err != nil {
 			return err
 		}
-		_, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("### ralph needs a person\n\n%s Edit the issue to make it clearer, or plan it yourself, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", reason, ic.n))
-		return err
+		return e.notice(ctx, ic, fmt.Sprintf("human %d", ic.rec.Runs), fmt.Sprintf("### ralph needs a person\n\n%s Edit the issue to make it clearer, or plan it yourself, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", reason, ic.n))
 	}
 	if err := e.toggleLabel(ctx, ic, workflow.LabelNeedsIteration, true); err != nil {
 		return err
@@ -789,6 +847,14 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
+	key := fmt.Sprintf("implement/%d/%d", ic.rec.Rounds["plan"], k+1)
+	if sha, found, err := e.done(ctx, ws, key); err != nil {
+		return err
+	} else if found {
+		e.Log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", ic.n, k+1)
+		ic.rec.Phases[k].SHA = sha
+		return e.move(ctx, ic, workflow.Implement, workflow.InProgress)
+	}
 	d, err := e.promptData(ctx, ic, "")
 	if err != nil {
 		return err
@@ -821,17 +887,16 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 	if _, err := e.guard(ctx, ws, "implement"); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s", k+1, m, ic.n, ph.Title)
-	if _, _, err := ws.wt.CommitAll(ctx, msg, e.Author); err != nil {
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, ph.Title, trailerKey, key)
+	head, _, err := ws.wt.CommitAll(ctx, msg, e.Author)
+	if err != nil {
 		return fmt.Errorf("committing phase %d: %w", k+1, err)
 	}
+	e.checkpoint("after-commit")
 	if err := e.push(ctx, ic, ws); err != nil {
 		return err
 	}
-	head, err := ws.wt.HeadSHA(ctx)
-	if err != nil {
-		return err
-	}
+	e.checkpoint("after-push")
 	ic.rec.Phases[k].SHA = head
 	return e.move(ctx, ic, workflow.Implement, workflow.InProgress)
 }
@@ -842,34 +907,23 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		if err != nil {
 			return err
 		}
-		diff, err := ws.wt.Diff(ctx, "origin/"+ic.rec.Base)
+		diff, err := ws.wt.Diff(ctx, ws.base)
 		if err != nil {
-			if ferr := e.Repo.Fetch(ctx, "+refs/heads/"+ic.rec.Base+":refs/remotes/origin/"+ic.rec.Base); ferr != nil {
-				return ferr
-			}
-			if diff, err = ws.wt.Diff(ctx, "origin/"+ic.rec.Base); err != nil {
-				return err
-			}
+			return err
 		}
-		rel := artifactPath("reviews", ic, "-self-review")
 		d, err := e.promptData(ctx, ic, "")
 		if err != nil {
 			return err
 		}
 		d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
 		d.Diff = truncate(diff, 200000)
-		doc, err := e.writeDoc(ctx, ic, ws, "self-review", rel, d)
-		if err != nil {
-			return err
-		}
-		verdict, err := ParseVerdict(doc)
-		if err != nil {
-			return &StepError{Step: "self-review", Reason: err.Error()}
-		}
-		if _, err := e.commitDoc(ctx, ic, ws, rel, fmt.Sprintf("ralph: self-review for #%d %s", ic.n, ic.gh.Title)); err != nil {
-			return err
-		}
-		art, err := e.postArtifact(ctx, ic, "## Self-Review", "self-review", ic.rec.ReviewIterations, rel, doc)
+		var verdict string
+		doc, art, err := e.document(ctx, ic, ws, docStep{
+			kind: "self-review", command: "self-review", header: "## Self-Review",
+			rel:     artifactPath("reviews", ic, "-self-review"),
+			subject: fmt.Sprintf("ralph: self-review for #%d %s", ic.n, ic.gh.Title),
+			check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
+		}, d)
 		if err != nil {
 			return err
 		}
@@ -882,8 +936,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 				if err := e.escalate(ctx, ic, workflow.InProgress, reason); err != nil {
 					return err
 				}
-				_, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("### ralph needs a person\n\n%s The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", reason, ic.rec.Branch))
-				return err
+				return e.notice(ctx, ic, fmt.Sprintf("human %d", ic.rec.Runs), fmt.Sprintf("### ralph needs a person\n\n%s The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", reason, ic.rec.Branch))
 			}
 			ic.rec.Phases = append(ic.rec.Phases, Phase{
 				Title: fmt.Sprintf("Address self-review %d", ic.rec.ReviewIterations),
@@ -893,6 +946,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 			return e.move(ctx, ic, workflow.PR, workflow.InProgress)
 		}
 	}
+	// A run that stopped after opening the pull request left it open: find it before opening one.
 	pr, err := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base)
 	if err != nil {
 		return err
@@ -913,6 +967,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 			return err
 		}
 		pr = &created
+		e.checkpoint("after-pr")
 	}
 	ic.rec.PR, ic.rec.PRURL = pr.Number, pr.HTMLURL
 	return e.move(ctx, ic, workflow.PR, workflow.InReview)
@@ -992,8 +1047,7 @@ func (e *Engine) merge(ctx context.Context, ic *issue) error {
 		if err := e.move(ctx, ic, workflow.Merge, workflow.HumanNeeded); err != nil {
 			return err
 		}
-		_, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("### ralph needs a person\n\n%s Reopen it, or say `/ralph retry` to let ralph work on the branch again.", reason))
-		return err
+		return e.notice(ctx, ic, fmt.Sprintf("human %d", ic.rec.Runs), fmt.Sprintf("### ralph needs a person\n\n%s Reopen it, or say `/ralph retry` to let ralph work on the branch again.", reason))
 	}
 	return errWaiting
 }
@@ -1033,7 +1087,7 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	if to == workflow.ResearchNeeded && !e.Config.Research {
 		to = workflow.ReadyForPlan
 	}
-	cm, err := e.GitHub.CreateComment(ctx, ic.n, fmt.Sprintf("## Triage\n\n%s", truncate(string(b), 60000)))
+	cm, err := e.upsertComment(ctx, ic, fmt.Sprintf("<!-- ralph:notice triage %d -->", ic.rec.Runs), fmt.Sprintf("## Triage\n\n%s", truncate(string(b), 60000)))
 	if err != nil {
 		return err
 	}
