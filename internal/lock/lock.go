@@ -240,7 +240,7 @@ func (l *Locker) hold(issue int, sha, tookOver string) *lease {
 	return ls
 }
 
-func (ls *lease) TookOver() string       { return ls.tookOver }
+func (ls *lease) TookOver() string      { return ls.tookOver }
 func (ls *lease) Lost() <-chan struct{} { return ls.lost }
 
 // renew moves the lock to a fresh lease every third of the lease, by a fast-forward: a refusal means
