@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/sethvargo/go-githubactions"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -152,7 +154,7 @@ func (r *runner) run(ctx context.Context) error {
 		AgentErr: agentErr,
 		Config:   cfg,
 		Prompts:  prompts.New(workspace),
-		Lock:     engine.Unlocked{},
+		Lock:     r.locker(gh, cfg, runID),
 		Auth:     engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
 		Log:      actionLog{a: a, out: r.env.Stdout},
 		Run:      info,
@@ -160,6 +162,17 @@ func (r *runner) run(ctx context.Context) error {
 		AgentEnv: r.env.Environ,
 		Secrets:  []string{token},
 		DryRun:   dry,
+	}
+
+	if at := r.getenv("RALPH_TEST_CRASH_AT"); at != "" {
+		// A test seam: the end-to-end tests stop the process at one named point between two writes, to
+		// prove that the next run repairs whatever it left.
+		eng.Checkpoint = func(name string) {
+			if name == at {
+				fmt.Fprintf(r.env.Stdout, "ralph: stopping at %s (RALPH_TEST_CRASH_AT)\n", name)
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
 	}
 
 	switch trig.Command {
@@ -289,6 +302,17 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 		}
 	}
 	return t, nil
+}
+
+// locker is the per-issue lock on GitHub, held in the name of this Actions run.
+func (r *runner) locker(gh *ghapi.Client, cfg config.Config, runID int64) *lock.Locker {
+	holder := lock.Holder{Kind: "actions", RunID: runID, RunURL: gh.RunURL(runID)}
+	holder.Attempt, _ = strconv.Atoi(r.getenv("GITHUB_RUN_ATTEMPT"))
+	if runID == 0 {
+		host, _ := os.Hostname()
+		holder = lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: r.getenv("USER")}
+	}
+	return &lock.Locker{API: gh, Holder: holder, Lease: cfg.LockLease, Warnf: r.a.Warningf}
 }
 
 // dispatch starts this workflow again for issue n: events caused by the Actions token start no runs,

@@ -81,6 +81,9 @@ type Config struct {
 	// AllowedBots are bot accounts (logins ending in [bot]) that may enroll, approve, reject and retry like
 	// a person with write permission. Every other bot is refused. Empty by default.
 	AllowedBots []string // allowed_bots
+	// LockLease is how long an issue's lock holds without renewal; a run renews it every third of that while
+	// it works, and another run may take over a lock whose lease has expired.
+	LockLease time.Duration // lock_lease
 }
 
 // Agent is the agent: section.
@@ -120,6 +123,7 @@ func Default() Config {
 		DraftPR:        false,
 		Chain:          true,
 		ProtectedPaths: []string{".github/workflows/**"},
+		LockLease:      60 * time.Minute,
 		// The SPEC's `go test ./...` is an example: a default command would
 		// fail in every repository that is not a Go module.
 		Verify: []string{},

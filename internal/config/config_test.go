@@ -29,6 +29,7 @@ func TestDefault(t *testing.T) {
 		Verify:         []string{},
 		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}},
 		Sweep:          Sweep{Max: 5, Matrix: false},
+		LockLease:      time.Hour,
 	}
 	if diff := cmp.Diff(want, Default()); diff != "" {
 		t.Errorf("Default() (-want +got):\n%s", diff)
@@ -91,6 +92,7 @@ sweep:
   max: 10
   matrix: true
 allowed_bots: ["renovate[bot]"]
+lock_lease: 90m
 `,
 			want: Config{
 				Review:         ReviewInteractive,
@@ -113,6 +115,7 @@ allowed_bots: ["renovate[bot]"]
 				},
 				Sweep:       Sweep{Max: 10, Matrix: true},
 				AllowedBots: []string{"renovate[bot]"},
+				LockLease:   90 * time.Minute,
 			},
 		},
 		{
@@ -237,7 +240,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots, lock_lease)",
 		},
 		{
 			name: "dash instead of underscore",

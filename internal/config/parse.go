@@ -31,7 +31,7 @@ var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep", "allowed_bots",
+		"agent", "sweep", "allowed_bots", "lock_lease",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env"}
 	sweepKeys = []string{"max", "matrix"}
@@ -236,6 +236,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 				}
 				return nil
 			})
+		case "lock_lease":
+			c.LockLease, err = p.duration(n, f.path)
 		case "allowed_bots":
 			c.AllowedBots, err = p.list(n, f.path, func(item *yaml.Node, key, s string) error {
 				if !strings.HasSuffix(s, "[bot]") {
