@@ -1,0 +1,295 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+)
+
+func client(t testing.TB, srv *githubtest.Server) *ghapi.Client {
+	t.Helper()
+	c, err := ghapi.New(ghapi.Options{
+		Endpoints: ghapi.Endpoints{API: srv.URL, Server: srv.ServerURL, GraphQL: srv.GraphQLURL},
+		Token:     "test-token", Owner: "octo", Repo: "demo",
+		Transport: srv.Client().Transport,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func actions(api API, run int64, lease time.Duration) *Locker {
+	return &Locker{API: api, Holder: Holder{Kind: "actions", RunID: run, Attempt: 1}, Lease: lease}
+}
+
+func TestAcquireRelease(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	api := client(t, srv)
+	ctx := context.Background()
+	srv.SetWorkflowRun(1, "in_progress", "")
+
+	a, err := actions(api, 1, time.Hour).Acquire(ctx, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.TookOver() != "" {
+		t.Errorf("a free lock reports a takeover: %q", a.TookOver())
+	}
+	// A second run is refused and told who holds the issue.
+	_, err = actions(api, 2, time.Hour).Acquire(ctx, 7)
+	var held *engine.HeldError
+	if !errors.As(err, &held) || !strings.Contains(held.Holder, "Actions run 1") {
+		t.Fatalf("second Acquire: %v, want a HeldError naming run 1", err)
+	}
+	// Another issue is independent.
+	b, err := actions(api, 2, time.Hour).Acquire(ctx, 8)
+	if err != nil {
+		t.Fatalf("another issue: %v", err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.GetRef(ctx, RefName(7)); !errors.Is(err, ghapi.ErrNotFound) {
+		t.Errorf("the ref is still there after Release: %v", err)
+	}
+	// Free again.
+	c, err := actions(api, 3, time.Hour).Acquire(ctx, 7)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	for _, l := range []engine.Lease{b, c} {
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestTakeover(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		holder   *Locker
+		taker    *Locker
+		setup    func(srv *githubtest.Server)
+		wantTake string // substring of TookOver; "" = refused
+	}{
+		{
+			name:     "holder's run completed",
+			holder:   actions(nil, 10, time.Hour),
+			taker:    actions(nil, 11, time.Hour),
+			setup:    func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "completed", "cancelled") },
+			wantTake: "its Actions run has completed (cancelled)",
+		},
+		{
+			name:   "holder's run still running",
+			holder: actions(nil, 10, time.Hour),
+			taker:  actions(nil, 11, time.Hour),
+			setup:  func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "in_progress", "") },
+		},
+		{
+			name:   "holder's run unknown and lease alive",
+			holder: actions(nil, 10, time.Hour),
+			taker:  actions(nil, 11, time.Hour),
+		},
+		{
+			name:     "lease expired",
+			holder:   &Locker{Holder: Holder{Kind: "actions", RunID: 10}, Lease: time.Hour, Now: func() time.Time { return time.Now().Add(-2 * time.Hour) }},
+			taker:    actions(nil, 11, time.Hour),
+			setup:    func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "in_progress", "") },
+			wantTake: "its lease expired",
+		},
+		{
+			name:     "an earlier attempt of the same run",
+			holder:   &Locker{Holder: Holder{Kind: "actions", RunID: 10, Attempt: 1}, Lease: time.Hour},
+			taker:    &Locker{Holder: Holder{Kind: "actions", RunID: 10, Attempt: 2}, Lease: time.Hour},
+			setup:    func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "in_progress", "") },
+			wantTake: "attempt 2 of this run replaced attempt 1",
+		},
+		{
+			name:     "local holder whose process ended",
+			holder:   &Locker{Holder: Holder{Kind: "local", Host: "laptop", PID: 4242}, Lease: time.Hour},
+			taker:    &Locker{Holder: Holder{Kind: "local", Host: "laptop", PID: 1}, Lease: time.Hour, Alive: func(pid int) bool { return pid != 4242 }},
+			wantTake: "process 4242 on laptop has ended",
+		},
+		{
+			name:   "local holder on another machine",
+			holder: &Locker{Holder: Holder{Kind: "local", Host: "laptop", PID: 4242}, Lease: time.Hour},
+			taker:  &Locker{Holder: Holder{Kind: "local", Host: "desktop", PID: 1}, Lease: time.Hour, Alive: func(int) bool { return false }},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := githubtest.New(t, githubtest.Options{})
+			api := client(t, srv)
+			ctx := context.Background()
+			tt.holder.API, tt.taker.API = api, api
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
+			if _, err := tt.holder.Acquire(ctx, 5); err != nil {
+				t.Fatal(err)
+			}
+			got, err := tt.taker.Acquire(ctx, 5)
+			if tt.wantTake == "" {
+				var held *engine.HeldError
+				if !errors.As(err, &held) {
+					t.Fatalf("Acquire = %v, want HeldError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Acquire: %v", err)
+			}
+			if !strings.Contains(got.TookOver(), tt.wantTake) {
+				t.Errorf("TookOver = %q, want it to say %q", got.TookOver(), tt.wantTake)
+			}
+			ref, err := api.GetRef(ctx, RefName(5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := api.Commit(ctx, ref.Object.SHA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := ParseHolder(c.Message)
+			if err != nil || h.RunID != tt.taker.Holder.RunID || h.PID != tt.taker.Holder.PID {
+				t.Errorf("the lock now names %+v (%v), want the taker", h, err)
+			}
+		})
+	}
+}
+
+// TestConcurrentAcquire: of many runs that try at once, exactly one holds the lock; the same for takeovers.
+func TestConcurrentAcquire(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	api := client(t, srv)
+	ctx := context.Background()
+	race := func(issue int) (winners []engine.Lease, held int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for run := int64(100); run < 108; run++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l, err := actions(api, run, time.Hour).Acquire(ctx, issue)
+				mu.Lock()
+				defer mu.Unlock()
+				var h *engine.HeldError
+				switch {
+				case err == nil:
+					winners = append(winners, l)
+				case errors.As(err, &h):
+					held++
+				default:
+					t.Errorf("run %d: %v", run, err)
+				}
+			}()
+		}
+		wg.Wait()
+		return winners, held
+	}
+	for round := 0; round < 5; round++ {
+		winners, held := race(9)
+		if len(winners) != 1 || held != 7 {
+			t.Fatalf("round %d: %d holders and %d refused, want 1 and 7", round, len(winners), held)
+		}
+		if err := winners[0].Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Takeovers race too: a stale holder, eight takers, one wins.
+	srv.SetWorkflowRun(99, "completed", "failure")
+	if _, err := actions(api, 99, time.Hour).Acquire(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	winners, held := race(10)
+	if len(winners) != 1 || held != 7 {
+		t.Fatalf("takeover race: %d holders and %d refused, want 1 and 7", len(winners), held)
+	}
+	if winners[0].TookOver() == "" {
+		t.Errorf("the winner does not report the takeover")
+	}
+}
+
+// TestRenewalAndLoss: a held lock is renewed; when another run takes it over, the lease reports the loss
+// and Release leaves the new holder's lock alone.
+func TestRenewalAndLoss(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	api := client(t, srv)
+	ctx := context.Background()
+	srv.SetWorkflowRun(1, "in_progress", "")
+	a, err := actions(api, 1, 300*time.Millisecond).Acquire(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := api.GetRef(ctx, RefName(3))
+	time.Sleep(250 * time.Millisecond) // more than a third of the lease: at least one renewal
+	renewed, _ := api.GetRef(ctx, RefName(3))
+	if renewed.Object.SHA == first.Object.SHA {
+		t.Fatalf("the lock was not renewed")
+	}
+	// Each renewal is a child of the lock it replaces: following parents leads back to the first lock.
+	sha, found := renewed.Object.SHA, false
+	for i := 0; i < 10 && !found; i++ {
+		c, err := api.Commit(ctx, sha)
+		if err != nil || len(c.Parents) != 1 {
+			break
+		}
+		sha = c.Parents[0].SHA
+		found = sha == first.Object.SHA
+	}
+	if !found {
+		t.Errorf("the renewal is not a fast-forward of the lock")
+	}
+	// The holder's run is reported completed: another run takes over; the first lease learns it lost.
+	srv.SetWorkflowRun(1, "completed", "success")
+	b, err := actions(api, 2, time.Hour).Acquire(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Lost():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the first lease did not notice the takeover")
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.GetRef(ctx, RefName(3)); err != nil {
+		t.Errorf("the old holder's Release deleted the new holder's lock: %v", err)
+	}
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseHolder(t *testing.T) {
+	t.Parallel()
+	l := &Locker{Holder: Holder{Kind: "local", Host: "h", PID: 9, User: "mona"}, Lease: time.Minute, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	msg, err := l.message(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := ParseHolder(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.String() != "gh ralph of mona on h (pid 9)" || !h.Expires.Equal(time.Date(2026, 1, 2, 3, 5, 5, 0, time.UTC)) {
+		t.Errorf("holder = %+v (%s)", h, h)
+	}
+	if _, err := ParseHolder("no json here"); err == nil {
+		t.Errorf("ParseHolder accepted a message with no holder")
+	}
+}
