@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cli/go-gh/v2/pkg/term"
+
 	"github.com/ralph-dev/gh-ralph/internal/cli"
 )
 
@@ -20,6 +22,12 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f := &cli.Factory{Getenv: os.Getenv, Environ: os.Environ, Stdout: os.Stdout, Stderr: os.Stderr, Version: version}
-	return cli.Exit(cli.NewCmdRoot(f).ExecuteContext(ctx), os.Stderr)
+	t := term.FromEnv()
+	width, _, _ := t.Size()
+	f := &cli.Factory{
+		Getenv: os.Getenv, Environ: os.Environ, Stdout: os.Stdout, Stderr: os.Stderr, Version: version,
+		StdoutTTY: t.IsTerminalOutput(), StderrTTY: term.IsTerminal(os.Stderr) || term.IsColorForced(),
+		Color: t.IsColorEnabled(), Width: width,
+	}
+	return cli.Exit(cli.Execute(ctx, f, nil), os.Stderr)
 }

@@ -4,10 +4,10 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+	"time"
 
+	"github.com/cli/go-gh/v2/pkg/repository"
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-dev/gh-ralph/internal/action"
@@ -20,27 +20,97 @@ type Factory struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Version string
+
+	// StdoutTTY and StderrTTY say whether the streams are terminals: tables and colour on stdout, the
+	// progress line on stderr. Color enables colour on stdout; Width is the terminal's width (0: 80).
+	StdoutTTY, StderrTTY, Color bool
+	Width                       int
+	// Dir is the working directory, the user's checkout; "" is the process's.
+	Dir string
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+
+	// The seams to gh's own resolution, which reads the process environment and gh's config files (go-gh
+	// offers no getenv hook for them). Environment variables are read through Getenv first; these are
+	// consulted only for what the environment does not say. nil: go-gh's.
+	//
+	// RepoFromRemotes picks the repository from the git remotes of the current directory.
+	RepoFromRemotes func() (repository.Repository, error)
+	// StoredToken is gh's stored login for host (config file or keyring).
+	StoredToken func(host string) string
+	// ConfiguredHost is the one host gh is logged in to, or "" when it is not exactly one.
+	ConfiguredHost func() string
+}
+
+func (f *Factory) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
 }
 
 // NewCmdRoot builds the `gh ralph` command tree.
 func NewCmdRoot(f *Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "gh ralph <command>",
-		Short: "Drive GitHub issues through research, plan, review, implementation and a pull request with an AI agent",
+		// The binary is gh-ralph; people type `gh ralph`, which is how help shows it.
+		Use:         "gh-ralph <command>",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "gh ralph"},
+		Short:       "Drive GitHub issues through research, plan, review, implementation and a pull request with an AI agent",
 		Long: `ralph takes a GitHub issue from "someone labeled it" to "a reviewed pull request is open" by
 driving an AI coding agent through a fixed, visible workflow: research → plan → plan review →
 implementation in phases on a branch → self-review → pull request → merge.
 
 Every run advances one issue by one step and records everything on GitHub: a state label, one
-status comment, artifact comments, a branch and a pull request.`,
+status comment, artifact comments, a branch and a pull request. gh ralph runs the same steps as
+the GitHub Action, here, in a git worktree under the repository's git directory: your checkout,
+its branch and your uncommitted changes are never touched.
+
+The repository is the one of the current directory (its git remotes), GH_REPO, or -R; the host
+and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh auth login).`,
+		Example: `  $ gh ralph init
+  $ gh ralph enroll 47
+  $ gh ralph advance 47 --until in-review
+  $ gh ralph status
+  $ gh ralph status 47 --json state,phase,pullRequest`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       f.Version,
 	}
 	root.SetOut(f.Stdout)
 	root.SetErr(f.Stderr)
-	root.AddCommand(NewCmdAction(f, nil))
+	root.PersistentFlags().StringP("repo", "R", "", "Select another repository using the `[HOST/]OWNER/REPO` format")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &FlagError{Err: err, Usage: cmd.UsageString()}
+	})
+	root.AddCommand(
+		NewCmdAdvance(f, nil),
+		NewCmdStatus(f, nil),
+		NewCmdEnroll(f, nil),
+		NewCmdApprove(f, nil),
+		NewCmdReject(f, nil),
+		NewCmdRetry(f, nil),
+		NewCmdSweep(f, nil),
+		NewCmdInit(f, nil),
+		NewCmdAction(f, nil),
+	)
 	return root
+}
+
+// Execute runs the command line args (nil: the process's) and returns what Exit maps to an exit code. An
+// error after ctx was cancelled (Ctrl-C) is an interruption, whatever the step made of it.
+func Execute(ctx context.Context, f *Factory, args []string) error {
+	root := NewCmdRoot(f)
+	if args != nil {
+		root.SetArgs(args)
+	}
+	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		return &InterruptedError{Err: err}
+	}
+	if err != nil && isUnknownCommand(err) {
+		return &FlagError{Err: err, Usage: root.UsageString()}
+	}
+	return err
 }
 
 // ActionOptions are the `action` command's options (it has no flags: the Action passes INPUT_* variables).
@@ -59,7 +129,9 @@ dry_run) and the event GitHub Actions started the run with, advance the issue, a
 outputs and the step summary.
 
 This is what the action's container runs; you do not normally run it yourself.`,
-		Args: cobra.NoArgs,
+		Example: `  $ GITHUB_REPOSITORY=owner/repo GITHUB_WORKSPACE=$PWD INPUT_TOKEN=$(gh auth token) INPUT_ISSUE=12 INPUT_DRY_RUN=true gh-ralph action`,
+		Args:    noArgs,
+		Hidden:  false,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Env = action.Env{Getenv: f.Getenv, Environ: f.Environ(), Stdout: f.Stdout}
 			if runF != nil {
@@ -68,18 +140,4 @@ This is what the action's container runs; you do not normally run it yourself.`,
 			return action.Run(cmd.Context(), opts.Env)
 		},
 	}
-}
-
-// Exit maps an error to an exit code, printing it (with a hint where there is one) unless the command
-// already reported it.
-func Exit(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var ex *action.ExitError
-	if errors.As(err, &ex) {
-		return ex.Code
-	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
-	return 1
 }

@@ -67,7 +67,8 @@ func RefName(issue int) string { return fmt.Sprintf("ralph/locks/%d", issue) }
 type Locker struct {
 	API    API
 	Holder Holder        // who this run is; Since and Expires are filled in
-	Lease  time.Duration // how long a lock holds without renewal; renewed every third of it
+	Lease  time.Duration // how long a lock holds without renewal
+	Renew  time.Duration // how often a held lock is renewed; 0: a third of Lease
 	Now    func() time.Time
 	// Alive says whether a process of this machine still runs (a local holder on the same host); nil: signal 0.
 	Alive func(pid int) bool
@@ -243,11 +244,13 @@ func (l *Locker) hold(issue int, sha, tookOver string) *lease {
 func (ls *lease) TookOver() string      { return ls.tookOver }
 func (ls *lease) Lost() <-chan struct{} { return ls.lost }
 
-// renew moves the lock to a fresh lease every third of the lease, by a fast-forward: a refusal means
-// another run took the lock over (our lease had expired), and the lease is lost.
+// renew moves the lock to a fresh lease every Renew, until the lease is released or lost.
 func (ls *lease) renew() {
 	defer close(ls.done)
-	every := ls.l.Lease / 3
+	every := ls.l.Renew
+	if every <= 0 {
+		every = ls.l.Lease / 3
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -257,19 +260,29 @@ func (ls *lease) renew() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)
-		err := ls.renewOnce(ctx)
+		lost := ls.renewNow(ctx)
 		cancel()
-		if isStatus(err, http.StatusUnprocessableEntity) {
-			if ls.l.Warnf != nil {
-				ls.l.Warnf("lost the lock on #%d: another run took it over", ls.issue)
-			}
-			close(ls.lost)
+		if lost {
 			return
 		}
-		if err != nil && ls.l.Warnf != nil {
-			ls.l.Warnf("renewing the lock on #%d: %v (trying again)", ls.issue, err)
-		}
 	}
+}
+
+// renewNow renews the lease once, by a fast-forward of the lock: a refusal means another run took the lock
+// over (this lease had expired), and the lease is lost. Other errors are reported and tried again later.
+func (ls *lease) renewNow(ctx context.Context) (lost bool) {
+	err := ls.renewOnce(ctx)
+	if isStatus(err, http.StatusUnprocessableEntity) {
+		if ls.l.Warnf != nil {
+			ls.l.Warnf("lost the lock on #%d: another run took it over", ls.issue)
+		}
+		close(ls.lost)
+		return true
+	}
+	if err != nil && ls.l.Warnf != nil {
+		ls.l.Warnf("renewing the lock on #%d: %v (trying again)", ls.issue, err)
+	}
+	return false
 }
 
 func (ls *lease) renewOnce(ctx context.Context) error {

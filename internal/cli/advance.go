@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// AdvanceOptions are `gh ralph advance`'s.
+type AdvanceOptions struct {
+	Repo   string
+	Issue  int
+	Until  workflow.State // "" : one step
+	DryRun bool
+}
+
+// NewCmdAdvance builds `gh ralph advance N [--until STATE] [--dry-run]`.
+func NewCmdAdvance(f *Factory, runF func(context.Context, *AdvanceOptions) error) *cobra.Command {
+	opts := &AdvanceOptions{}
+	var until string
+	cmd := &cobra.Command{
+		Use:   "advance <issue>",
+		Short: "Run the next step of an issue here, in a git worktree",
+		Long: `Run the next step of an issue — exactly what the GitHub Action's run would do — on this
+machine: research, plan, review, one implementation phase, the pull request, or the merge check.
+
+The step runs in a detached git worktree under the repository's git directory
+(.git/ralph/worktrees/<issue>), so your checkout, its branch and your uncommitted changes are never
+touched. ralph reads .github/ralph.yml of your checkout, runs the configured agent with its output
+shown here (with the elapsed time on a terminal), commits as your git identity, pushes the issue's
+branch, and records the step on the issue.
+
+With --until, it keeps going step after step until the issue reaches STATE or stops at a gate
+(a person is needed: plan review in interactive mode, the open pull request, Human Needed).
+Ctrl-C stops the agent and exits with status 130.
+
+It takes the same per-issue lock on GitHub as the Action (the ref refs/ralph/locks/<issue>): when
+an Actions run or another gh ralph holds the issue, advance says who and does nothing.`,
+		Example: `  # the next step of issue 47
+  $ gh ralph advance 47
+
+  # keep going until the pull request is open (or a person is needed)
+  $ gh ralph advance 47 --until in-review
+
+  # say what would run, change nothing
+  $ gh ralph advance 47 --dry-run`,
+		Args: issueArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Issue, _ = parseIssue(args[0])
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if until != "" {
+				s, ok := parseState(until)
+				if !ok {
+					return flagErrorf(cmd, "unknown state %q for --until; use one of: %s", until, stateNames())
+				}
+				opts.Until = s
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return advanceRun(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().StringVar(&until, "until", "", "Keep advancing until the issue reaches `STATE` (or a gate)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Say what would run; change nothing")
+	_ = cmd.RegisterFlagCompletionFunc("until", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		for _, s := range workflow.States() {
+			names = append(names, string(s)+"\t"+s.Title())
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// parseState reads a state as its name ("in-review"), its label ("ralph:in-review") or its title ("In Review").
+func parseState(s string) (workflow.State, bool) {
+	s = strings.TrimSpace(s)
+	if st, ok := workflow.StateFromLabel(s); ok {
+		return st, true
+	}
+	for _, st := range workflow.States() {
+		if strings.EqualFold(s, string(st)) || strings.EqualFold(s, st.Title()) {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+func stateNames() string {
+	var names []string
+	for _, s := range workflow.States() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
+// maxLoop bounds --until: a plan sent back and forth cannot exceed it before max_iterations stops it.
+const maxLoop = 100
+
+func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
+	s, err := f.session(opts.Repo)
+	if err != nil {
+		return err
+	}
+	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
+	if err != nil {
+		return err
+	}
+	if eng.AgentErr != nil {
+		log.Warnf("%v", eng.AgentErr)
+	}
+	for i := 0; i < maxLoop; i++ {
+		res, err := eng.Advance(ctx, opts.Issue)
+		printResult(f.Stdout, f.StdoutTTY, res, err)
+		if err != nil {
+			return err
+		}
+		switch {
+		case opts.Until == "":
+			return nil
+		case res.State == opts.Until:
+			return nil
+		case opts.DryRun, res.Held, res.Paused, !res.Continue, res.Step == "":
+			if res.State != opts.Until {
+				fmt.Fprintf(f.Stderr, "#%d stopped at %s before reaching %s\n", res.Issue, res.State.Title(), opts.Until.Title())
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("#%d did not reach %s in %d steps", opts.Issue, opts.Until.Title(), maxLoop)
+}
+
+// printResult writes one line per step: for people on a terminal, tab-separated fields otherwise
+// (issue, step, from, to, outcome, pull request, message).
+func printResult(w io.Writer, tty bool, res engine.Result, err error) {
+	outcome := "done"
+	switch {
+	case err != nil:
+		outcome = "failed"
+	case res.Held:
+		outcome = "held"
+	case res.Step == "" && res.Paused:
+		outcome = "waiting"
+	case res.Step == "":
+		outcome = "nothing"
+	}
+	if strings.HasPrefix(res.Message, "would ") {
+		outcome = "dry-run"
+	}
+	msg := res.Message
+	if err != nil && msg == "" {
+		msg = err.Error()
+	}
+	if !tty {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Issue, res.Step, res.From, res.State, outcome, res.PRURL, oneLine(msg))
+		return
+	}
+	mark := map[string]string{"done": "✓", "failed": "✗", "waiting": "⏸", "held": "…", "nothing": "·", "dry-run": "?"}[outcome]
+	step := string(res.Step)
+	if step == "" {
+		step = "no step"
+	}
+	line := fmt.Sprintf("%s #%d %s: %s → %s", mark, res.Issue, step, titleOr(res.From), titleOr(res.State))
+	if msg != "" {
+		line += " — " + oneLine(msg)
+	}
+	fmt.Fprintln(w, line)
+	if res.PRURL != "" && res.State == workflow.InReview {
+		fmt.Fprintf(w, "  pull request: %s\n", res.PRURL)
+	}
+}
+
+func titleOr(s workflow.State) string {
+	if s == "" {
+		return "(not enrolled)"
+	}
+	return s.Title()
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/action"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+)
+
+// Exit codes, as gh uses them where gh has one.
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitAuth        = 4
+	ExitInterrupted = 130
+)
+
+// FlagError is a usage error: a bad flag or argument. Exit prints it with the command's usage.
+type FlagError struct {
+	Err   error
+	Usage string
+}
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+func flagErrorf(cmd *cobra.Command, format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...), Usage: cmd.UsageString()}
+}
+
+// AuthError: no token for the host, or GitHub did not accept it.
+type AuthError struct {
+	Host string
+	Err  error
+}
+
+func (e *AuthError) Error() string { return e.Err.Error() }
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran.
+type InterruptedError struct{ Err error }
+
+func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error() }
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// Exit maps an error to an exit code, printing it (with a hint where there is one) unless the command
+// already reported it. It is the one place that decides how a failure looks to the user.
+func Exit(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var (
+		ex       *action.ExitError
+		flagErr  *FlagError
+		authErr  *AuthError
+		intr     *InterruptedError
+		refused  *engine.RefusedError
+		input    *engine.InputError
+		apiErr   *ghapi.Error
+		stepErr  *engine.StepError
+		jsonErr  *jsonFieldsError
+		exitCode *silentExit
+	)
+	switch {
+	case errors.As(err, &ex):
+		return ex.Code
+	case errors.As(err, &exitCode):
+		return exitCode.code
+	case errors.As(err, &intr), errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "interrupted: the agent was stopped; the issue's status comment says where it is (gh ralph status)")
+		return ExitInterrupted
+	case errors.As(err, &jsonErr):
+		fmt.Fprintln(stderr, jsonErr.Error())
+		return ExitUsage
+	case errors.As(err, &flagErr):
+		fmt.Fprintf(stderr, "%v\n\n%s", flagErr.Err, flagErr.Usage)
+		if !strings.HasSuffix(flagErr.Usage, "\n") {
+			fmt.Fprintln(stderr)
+		}
+		return ExitUsage
+	case errors.As(err, &authErr):
+		fmt.Fprintf(stderr, "%v\nTo authenticate, run `gh auth login --hostname %s`, or set GH_TOKEN (GH_ENTERPRISE_TOKEN for GitHub Enterprise Server).\n", authErr.Err, authErr.Host)
+		return ExitAuth
+	case errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized:
+		fmt.Fprintf(stderr, "%v\nGitHub did not accept the token: run `gh auth login` (or check GH_TOKEN / GH_ENTERPRISE_TOKEN).\n", err)
+		return ExitAuth
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "%v; nothing was done\n", refused)
+		return ExitError
+	case errors.Is(err, engine.ErrNotEnrolled):
+		fmt.Fprintf(stderr, "%v (gh ralph enroll N)\n", err)
+		return ExitError
+	case errors.As(err, &input):
+		fmt.Fprintln(stderr, input.Msg)
+		return ExitError
+	case errors.As(err, &stepErr):
+		fmt.Fprintf(stderr, "%v\nThe issue stays where it was; the failure is on the issue. Run `gh ralph status N` to see it, `gh ralph advance N` to try again.\n", err)
+		return ExitError
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return ExitError
+}
+
+// silentExit carries an exit code for an outcome the command already printed.
+type silentExit struct{ code int }
+
+func (e *silentExit) Error() string { return "exit " + strconv.Itoa(e.code) }
+
+func isUnknownCommand(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "unknown shorthand flag") ||
+		strings.HasPrefix(err.Error(), "unknown flag")
+}
+
+// noArgs and issueArg are cobra argument checks that fail as usage errors.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return flagErrorf(cmd, "unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+func issueArg(cmd *cobra.Command, args []string) error {
+	switch len(args) {
+	case 0:
+		return flagErrorf(cmd, "an issue number is required")
+	case 1:
+		_, err := parseIssue(args[0])
+		if err != nil {
+			return &FlagError{Err: err, Usage: cmd.UsageString()}
+		}
+		return nil
+	}
+	return flagErrorf(cmd, "too many arguments: one issue number, please")
+}
+
+// parseIssue reads "47" or "#47".
+func parseIssue(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(s), "#"))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not an issue number", s)
+	}
+	return n, nil
+}

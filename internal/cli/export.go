@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cli/go-gh/v2/pkg/jq"
+	"github.com/cli/go-gh/v2/pkg/template"
+	"github.com/spf13/cobra"
+)
+
+// exporter is --json FIELDS, --jq EXPR and --template T, as gh has them.
+type exporter struct {
+	Fields   []string
+	JQ       string
+	Template string
+}
+
+// jsonFieldsError lists the fields --json takes; Exit prints it as a usage error.
+type jsonFieldsError struct {
+	msg    string
+	fields []string
+}
+
+func (e *jsonFieldsError) Error() string {
+	return e.msg + "\n\nSpecify one or more comma-separated fields for `--json`:\n  " + strings.Join(e.fields, "\n  ")
+}
+
+// addJSONFlags adds the three flags to cmd; fields are the names --json accepts.
+func addJSONFlags(cmd *cobra.Command, exp *exporter, fields []string) {
+	fields = slices.Sorted(slices.Values(fields))
+	cmd.Flags().StringSliceVar(&exp.Fields, "json", nil, "Output JSON with the specified `fields`")
+	cmd.Flags().StringVarP(&exp.JQ, "jq", "q", "", "Filter JSON output using a jq `expression`")
+	cmd.Flags().StringVarP(&exp.Template, "template", "t", "", "Format JSON output using a Go template; see \"gh help formatting\"")
+	_ = cmd.RegisterFlagCompletionFunc("json", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return fields, cobra.ShellCompDirectiveNoSpace
+	})
+	parent := cmd.FlagErrorFunc()
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c == cmd && strings.Contains(err.Error(), "flag needs an argument: --json") {
+			return &jsonFieldsError{msg: "--json needs fields", fields: fields}
+		}
+		return parent(c, err)
+	})
+	cmd.Annotations = map[string]string{"help:json-fields": strings.Join(fields, ",")}
+}
+
+// check validates the flags before anything is fetched.
+func (e *exporter) check(cmd *cobra.Command, fields []string) error {
+	if len(e.Fields) == 0 {
+		if cmd.Flags().Changed("json") {
+			return &jsonFieldsError{msg: "--json needs fields", fields: slices.Sorted(slices.Values(fields))}
+		}
+		if e.JQ != "" {
+			return flagErrorf(cmd, "cannot use `--jq` without specifying `--json`")
+		}
+		if e.Template != "" {
+			return flagErrorf(cmd, "cannot use `--template` without specifying `--json`")
+		}
+		return nil
+	}
+	if e.JQ != "" && e.Template != "" {
+		return flagErrorf(cmd, "only one of `--jq` or `--template` may be used")
+	}
+	for _, f := range e.Fields {
+		if !slices.Contains(fields, f) {
+			return &jsonFieldsError{msg: fmt.Sprintf("unknown JSON field: %q", f), fields: slices.Sorted(slices.Values(fields))}
+		}
+	}
+	return nil
+}
+
+// enabled says whether the output is JSON.
+func (e *exporter) enabled() bool { return len(e.Fields) > 0 }
+
+// pick keeps the chosen fields of one object.
+func (e *exporter) pick(all map[string]any) map[string]any {
+	out := make(map[string]any, len(e.Fields))
+	for _, f := range e.Fields {
+		out[f] = all[f]
+	}
+	return out
+}
+
+// write encodes data (an object or a list of objects, already picked) through --jq or --template.
+func (e *exporter) write(w io.Writer, data any, tty bool, width int) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if tty && e.JQ == "" && e.Template == "" {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(data); err != nil {
+		return err
+	}
+	switch {
+	case e.JQ != "":
+		return jq.Evaluate(&buf, w, e.JQ)
+	case e.Template != "":
+		if width <= 0 {
+			width = 80
+		}
+		t := template.New(w, width, false)
+		if err := t.Parse(e.Template); err != nil {
+			return err
+		}
+		if err := t.Execute(&buf); err != nil {
+			return err
+		}
+		return t.Flush()
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

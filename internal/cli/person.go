@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// EnrollOptions are `gh ralph enroll`'s.
+type EnrollOptions struct {
+	Repo    string
+	Issue   int
+	Advance bool // run the first step here, now
+}
+
+// ApproveOptions are `gh ralph approve`'s.
+type ApproveOptions struct {
+	Repo    string
+	Issue   int
+	Advance bool
+}
+
+// RejectOptions are `gh ralph reject`'s.
+type RejectOptions struct {
+	Repo    string
+	Issue   int
+	Reason  string
+	Advance bool
+}
+
+// RetryOptions are `gh ralph retry`'s.
+type RetryOptions struct {
+	Repo    string
+	Issue   int
+	Advance bool
+}
+
+const advanceHelp = "Then run the next step here at once, as `gh ralph advance` would"
+
+// NewCmdEnroll builds `gh ralph enroll N [--advance]`.
+func NewCmdEnroll(f *Factory, runF func(context.Context, *EnrollOptions) error) *cobra.Command {
+	opts := &EnrollOptions{}
+	cmd := &cobra.Command{
+		Use:   "enroll <issue>",
+		Short: "Enroll an issue: add the ralph:build label",
+		Long: `Enroll an issue in ralph's workflow by adding the ralph:build label as you, after checking
+that you have write, maintain or admin permission on the repository (as the Action does for the
+person who adds the label).
+
+When the repository runs ralph's workflow (gh ralph init), the label starts it in GitHub Actions.
+With --advance, the issue enters its first state and its first step runs here instead; do not use
+--advance when the workflow will also pick the label up.`,
+		Example: `  $ gh ralph enroll 47
+  $ gh ralph enroll 47 --advance`,
+		Args: issueArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Issue, _ = parseIssue(args[0])
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return enrollRun(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Advance, "advance", false, "Enter the first state and run the first step here at once")
+	return cmd
+}
+
+// NewCmdApprove builds `gh ralph approve N [--advance]`.
+func NewCmdApprove(f *Factory, runF func(context.Context, *ApproveOptions) error) *cobra.Command {
+	opts := &ApproveOptions{}
+	cmd := &cobra.Command{
+		Use:   "approve <issue>",
+		Short: "Approve the plan of an issue in Plan in Review",
+		Long: `Approve the plan of an issue that waits in Plan in Review (review: interactive), as the comment
+/ralph approve does. The issue moves to In Progress; its first phase runs on the next advance
+(the Action's sweep, gh ralph advance, or --advance).`,
+		Example: `  $ gh ralph approve 47
+  $ gh ralph approve 47 --advance`,
+		Args: issueArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Issue, _ = parseIssue(args[0])
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
+				return e.Approve(ctx, opts.Issue, login)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	return cmd
+}
+
+// NewCmdReject builds `gh ralph reject N --reason R [--advance]`.
+func NewCmdReject(f *Factory, runF func(context.Context, *RejectOptions) error) *cobra.Command {
+	opts := &RejectOptions{}
+	cmd := &cobra.Command{
+		Use:   "reject <issue> --reason <why>",
+		Short: "Send the plan of an issue back, with a reason",
+		Long: `Send the plan of an issue in Plan in Review back to Ready for Plan, as the comment
+/ralph reject <why> does. The reason reaches the next plan step's prompt. After max_iterations
+send-backs the issue goes to Human Needed.`,
+		Example: `  $ gh ralph reject 47 --reason "split the migration into its own phase"`,
+		Args:    issueArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Issue, _ = parseIssue(args[0])
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if len(opts.Reason) == 0 || oneLine(opts.Reason) == "" {
+				return flagErrorf(cmd, "--reason is required: say why the plan goes back")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
+				return e.Reject(ctx, opts.Issue, login, opts.Reason)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")
+	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	return cmd
+}
+
+// NewCmdRetry builds `gh ralph retry N [--advance]`.
+func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *cobra.Command {
+	opts := &RetryOptions{}
+	cmd := &cobra.Command{
+		Use:   "retry <issue>",
+		Short: "Take an issue out of Human Needed",
+		Long: `Take an issue out of Human Needed, back to the state it was in before, as the comment
+/ralph retry does. Fix what the issue's last ralph comment describes first.`,
+		Example: `  $ gh ralph retry 47
+  $ gh ralph retry 47 --advance`,
+		Args: issueArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Issue, _ = parseIssue(args[0])
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
+				return e.Retry(ctx, opts.Issue, login)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	return cmd
+}
+
+// personRun does a person's action as the token's owner, then (with advance) the next step.
+func personRun(ctx context.Context, f *Factory, repo string, n int, advance bool, act func(context.Context, *engine.Engine, string) (engine.Result, error)) error {
+	s, err := f.session(repo)
+	if err != nil {
+		return err
+	}
+	login, err := s.login(ctx)
+	if err != nil {
+		return err
+	}
+	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	eng, err := s.engineFor(ctx, log, false, advance)
+	if err != nil {
+		return err
+	}
+	res, err := act(ctx, eng, login)
+	if err != nil {
+		return err
+	}
+	printResult(f.Stdout, f.StdoutTTY, res, nil)
+	return next(ctx, f, eng, res, advance)
+}
+
+// next runs the next step (advance) or says how to.
+func next(ctx context.Context, f *Factory, eng *engine.Engine, res engine.Result, advance bool) error {
+	if !res.Continue {
+		return nil
+	}
+	if !advance {
+		fmt.Fprintf(f.Stderr, "next: ralph's workflow (its sweep) takes the next step, or run `gh ralph advance %d` to take it here\n", res.Issue)
+		return nil
+	}
+	res, err := eng.Advance(ctx, res.Issue)
+	printResult(f.Stdout, f.StdoutTTY, res, err)
+	return err
+}
+
+func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
+	s, err := f.session(opts.Repo)
+	if err != nil {
+		return err
+	}
+	login, err := s.login(ctx)
+	if err != nil {
+		return err
+	}
+	is, err := s.gh.Issue(ctx, opts.Issue)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return &engine.InputError{Msg: fmt.Sprintf("issue #%d does not exist in %s", opts.Issue, s.fullName())}
+	}
+	if err != nil {
+		return err
+	}
+	if is.IsPull() {
+		return &engine.InputError{Msg: fmt.Sprintf("#%d is a pull request; ralph works on issues", opts.Issue)}
+	}
+	if is.State == "closed" {
+		return &engine.InputError{Msg: fmt.Sprintf("#%d is closed; reopen it first", opts.Issue)}
+	}
+	ok, err := engine.PermissionAuthorizer{Permission: s.gh.Permission}.Authorize(ctx, login)
+	if err != nil {
+		return fmt.Errorf("checking your permission on %s: %w", s.fullName(), err)
+	}
+	if !ok {
+		return &engine.RefusedError{Login: login, Action: engine.ActEnroll}
+	}
+	if slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+		fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+	} else if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+		return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+	}
+	if !opts.Advance {
+		if f.StdoutTTY {
+			fmt.Fprintf(f.Stdout, "✓ #%d enrolled (%s)\n", opts.Issue, workflow.LabelBuild)
+		} else {
+			fmt.Fprintf(f.Stdout, "%d\tenrolled\n", opts.Issue)
+		}
+		fmt.Fprintf(f.Stderr, "next: ralph's workflow starts on the label; without it, run `gh ralph advance %d`\n", opts.Issue)
+		return nil
+	}
+	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	eng, err := s.engineFor(ctx, log, false, true)
+	if err != nil {
+		return err
+	}
+	res, err := eng.Enroll(ctx, opts.Issue, login)
+	printResult(f.Stdout, f.StdoutTTY, res, err)
+	return err
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/cli/go-gh/v2/pkg/auth"
+	"github.com/cli/go-gh/v2/pkg/repository"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+)
+
+// session is one repository on one host, with a client that holds the token.
+type session struct {
+	f     *Factory
+	host  string
+	owner string
+	name  string
+	token string
+	gh    *ghapi.Client
+}
+
+func (s *session) fullName() string { return s.owner + "/" + s.name }
+
+// host is the GitHub host gh would use when the repository does not name one.
+func (f *Factory) host() string {
+	if h := strings.TrimSpace(f.Getenv("GH_HOST")); h != "" {
+		return h
+	}
+	configured := f.ConfiguredHost
+	if configured == nil {
+		configured = func() string {
+			h, src := auth.DefaultHost()
+			if src == "default" {
+				return ""
+			}
+			return h
+		}
+	}
+	if h := configured(); h != "" {
+		return h
+	}
+	return "github.com"
+}
+
+// repo resolves the repository: -R, then GH_REPO, then the current directory's git remotes (as gh does).
+func (f *Factory) repo(flag string) (repository.Repository, error) {
+	for _, v := range []struct{ name, value string }{{"--repo", flag}, {"GH_REPO", f.Getenv("GH_REPO")}} {
+		if v.value == "" {
+			continue
+		}
+		r, err := repository.ParseWithHost(v.value, f.host())
+		if err != nil {
+			return r, fmt.Errorf("%s %q: %w", v.name, v.value, err)
+		}
+		return r, nil
+	}
+	fromRemotes := f.RepoFromRemotes
+	if fromRemotes == nil {
+		fromRemotes = repository.Current
+	}
+	r, err := fromRemotes()
+	if err != nil {
+		return r, fmt.Errorf("%w; run gh ralph inside a clone of the repository, or pass -R OWNER/REPO", err)
+	}
+	return r, nil
+}
+
+// token finds the token for host as gh does: GH_TOKEN and GITHUB_TOKEN for github.com (and GHE.com),
+// GH_ENTERPRISE_TOKEN and GITHUB_ENTERPRISE_TOKEN for Enterprise Server hosts, then gh's stored login.
+func (f *Factory) token(host string) string {
+	names := []string{"GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
+	if !auth.IsEnterprise(host) {
+		names = []string{"GH_TOKEN", "GITHUB_TOKEN"}
+	}
+	for _, n := range names {
+		if t := strings.TrimSpace(f.Getenv(n)); t != "" {
+			return t
+		}
+	}
+	stored := f.StoredToken
+	if stored == nil {
+		stored = func(host string) string { t, _ := auth.TokenForHost(host); return t }
+	}
+	return stored(host)
+}
+
+// session resolves host, repository and token and makes the client.
+func (f *Factory) session(repoFlag string) (*session, error) {
+	r, err := f.repo(repoFlag)
+	if err != nil {
+		return nil, err
+	}
+	tok := f.token(r.Host)
+	if tok == "" {
+		return nil, &AuthError{Host: r.Host, Err: fmt.Errorf("no GitHub token for %s", r.Host)}
+	}
+	transport, err := ghapi.DefaultTransport(f.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	gh, err := ghapi.New(ghapi.Options{Endpoints: ghapi.ForHost(r.Host), Token: tok, Owner: r.Owner, Repo: r.Name, Transport: transport})
+	if err != nil {
+		return nil, err
+	}
+	return &session{f: f, host: r.Host, owner: r.Owner, name: r.Name, token: tok, gh: gh}, nil
+}
+
+// gitOut runs git in dir and returns its trimmed output.
+func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// checkout finds the top level of the user's checkout.
+func (f *Factory) checkout(ctx context.Context) (string, error) {
+	dir := f.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	root, err := gitOut(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", fmt.Errorf("not in a git checkout (%v): run gh ralph inside a clone of the repository", err)
+	}
+	return root, nil
+}
+
+// loadConfig reads .github/ralph.yml of the checkout; no file: the defaults.
+func loadConfig(root string) (config.Config, error) {
+	if root == "" {
+		return config.Default(), nil
+	}
+	b, err := os.ReadFile(filepath.Join(root, config.DefaultPath))
+	if errors.Is(err, os.ErrNotExist) {
+		return config.Default(), nil
+	}
+	if err != nil {
+		return config.Config{}, fmt.Errorf("reading %s: %w", config.DefaultPath, err)
+	}
+	return config.Parse(config.DefaultPath, b)
+}
+
+// configOrDefault is the checkout's config when there is a checkout (status and sweep work without one).
+func (f *Factory) configOrDefault(ctx context.Context) (config.Config, error) {
+	root, err := f.checkout(ctx)
+	if err != nil {
+		return config.Default(), nil
+	}
+	return loadConfig(root)
+}
+
+// author is the user's git identity, for the commits ralph makes here.
+func author(ctx context.Context, root string) git.Signature {
+	name, _ := gitOut(ctx, root, "config", "user.name")
+	email, _ := gitOut(ctx, root, "config", "user.email")
+	if name == "" || email == "" {
+		return git.Signature{Name: "ralph", Email: "ralph@users.noreply.github.com"}
+	}
+	return git.Signature{Name: name, Email: email}
+}
+
+// pushToken is the token for `git push` when origin is an https remote on the session's host; otherwise the
+// user's own git credentials (ssh keys, a credential helper) do, and the token goes nowhere else.
+func (s *session) pushToken(ctx context.Context, root string) string {
+	origin, err := gitOut(ctx, root, "remote", "get-url", "origin")
+	if err != nil {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "https" || !strings.EqualFold(u.Host, s.host) {
+		return ""
+	}
+	return s.token
+}
+
+// engineFor builds the engine exactly as the Action does, from the user's checkout. A person's action
+// (approve, reject, retry) runs no step, so it works outside a checkout too, on the default config.
+func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, needCheckout bool) (*engine.Engine, error) {
+	root, err := s.f.checkout(ctx)
+	if err != nil && needCheckout {
+		return nil, err
+	}
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	runner, agentErr := agent.New(cfg.Agent.Preset, cfg.Agent.Command)
+	hostname, _ := os.Hostname()
+	return &engine.Engine{
+		GitHub:   s.gh,
+		Repo:     &git.Repo{Dir: root, Runner: git.ExecRunner{}, Auth: git.Auth{Token: s.pushToken(ctx, root)}},
+		Agent:    runner,
+		AgentErr: agentErr,
+		Config:   cfg,
+		Prompts:  prompts.New(root),
+		// The same atomic lock as the Action's (a ref on GitHub), held by this process.
+		Lock: &lock.Locker{API: s.gh, Lease: cfg.LockLease, Warnf: log.Warnf,
+			Holder: lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")}},
+		Auth:     engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
+		Log:      log,
+		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
+		Author:   author(ctx, root),
+		AgentEnv: s.f.Environ(),
+		Secrets:  []string{s.token},
+		Now:      s.f.Now,
+		DryRun:   dryRun,
+	}, nil
+}
+
+// login is the person running gh ralph.
+func (s *session) login(ctx context.Context) (string, error) {
+	u, err := s.gh.CurrentUser(ctx)
+	if err != nil {
+		return "", fmt.Errorf("finding who you are on %s: %w", s.host, err)
+	}
+	return u.Login, nil
+}

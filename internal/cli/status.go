@@ -1,0 +1,613 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cli/go-gh/v2/pkg/tableprinter"
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// StatusOptions are `gh ralph status`'s.
+type StatusOptions struct {
+	Repo     string
+	Issue    int // 0: the pipeline
+	Stale    time.Duration
+	Exporter exporter
+}
+
+// staleLock is how long an issue may sit in a lock state before status calls the lock stale.
+const staleLock = time.Hour
+
+// The fields `status N --json` and `status --json` take.
+var (
+	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "warnings"}
+	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "warnings"}
+)
+
+// NewCmdStatus builds `gh ralph status [N]`.
+func NewCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status [<issue>]",
+		Short: "Show where an issue is, or the whole pipeline",
+		Long: `With an issue number: its state, phase k of M, lock, plan and self-review iterations,
+failures, artifacts, branch, pull request, last run and next step, read from the issue's labels
+and its status comment. Nothing is written (the comment /ralph status refreshes it instead).
+
+Without: the pipeline — every enrolled open issue by state, with warnings for issues that have
+been in one state longer than --stale, issues in a lock state for over an hour (a run that
+stopped without finishing), and issues that need a person.
+
+On a terminal the output is a table; otherwise it is stable tab-separated text. --json FIELDS,
+--jq and --template work as in gh (--json alone lists the fields).`,
+		Example: `  $ gh ralph status
+  $ gh ralph status 47
+  $ gh ralph status 47 --json state,phase --jq '.phase.done'
+  $ gh ralph status --json number,state,warnings
+  $ gh ralph status --template '{{range .}}{{.number}} {{.state}}{{"\n"}}{{end}}' --json number,state`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			return issueArg(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			fields := pipelineFields
+			if len(args) == 1 {
+				opts.Issue, _ = parseIssue(args[0])
+				fields = issueFields
+			}
+			if err := opts.Exporter.check(cmd, fields); err != nil {
+				return err
+			}
+			if opts.Stale <= 0 {
+				return flagErrorf(cmd, "--stale must be more than zero")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return statusRun(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Stale, "stale", 72*time.Hour, "Warn about issues in one state for longer than `duration`")
+	addJSONFlags(cmd, &opts.Exporter, union(issueFields, pipelineFields))
+	return cmd
+}
+
+func union(a, b []string) []string {
+	out := append([]string{}, a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
+	s, err := f.session(opts.Repo)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.configOrDefault(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Issue == 0 {
+		return pipelineRun(ctx, f, s, cfg, opts)
+	}
+	st, err := readIssueStatus(ctx, s.gh, opts.Issue, cfg, f.now(), opts.Stale)
+	if err != nil {
+		return err
+	}
+	if opts.Exporter.enabled() {
+		return opts.Exporter.write(f.Stdout, opts.Exporter.pick(st.fields()), f.StdoutTTY, f.Width)
+	}
+	st.print(f.Stdout, f.StdoutTTY, f.Color)
+	return nil
+}
+
+// issueStatus is what status says of one issue.
+type issueStatus struct {
+	Number    int
+	Title     string
+	URL       string
+	Open      bool
+	State     workflow.State
+	Record    engine.Record
+	HasRecord bool
+	Config    config.Config
+	UpdatedAt time.Time
+	Since     time.Time // when the issue entered its state, as far as ralph knows
+	Lock      *lockInfo // nil: nobody holds the issue
+	Warnings  []string
+}
+
+// lockInfo is who holds an issue's lock (the ref refs/ralph/locks/<N>).
+type lockInfo struct {
+	Holder  string    `json:"holder"`
+	Since   time.Time `json:"since"`
+	Expires time.Time `json:"expires"`
+	Expired bool      `json:"expired"`
+}
+
+func readLock(ctx context.Context, gh *ghapi.Client, n int, now time.Time) (*lockInfo, error) {
+	ref, err := gh.GetRef(ctx, lock.RefName(n))
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lock of #%d: %w", n, err)
+	}
+	c, err := gh.Commit(ctx, ref.Object.SHA)
+	if err != nil {
+		return nil, fmt.Errorf("reading the lock of #%d: %w", n, err)
+	}
+	h, err := lock.ParseHolder(c.Message)
+	if err != nil {
+		return &lockInfo{Holder: "unknown (" + err.Error() + ")"}, nil
+	}
+	return &lockInfo{Holder: h.String(), Since: h.Since, Expires: h.Expires, Expired: now.After(h.Expires)}, nil
+}
+
+func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Config, now time.Time, stale time.Duration) (*issueStatus, error) {
+	is, err := gh.Issue(ctx, n)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return nil, &engine.InputError{Msg: fmt.Sprintf("issue #%d does not exist in %s/%s", n, gh.Owner(), gh.Repo())}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if is.IsPull() {
+		return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is a pull request; ralph works on issues", n)}
+	}
+	comments, err := gh.Comments(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
+	}
+	st := &issueStatus{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", Config: cfg, UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
+	for _, c := range comments {
+		if !strings.HasPrefix(c.Body, engine.StatusMarker) {
+			continue
+		}
+		rec, ok, err := engine.ParseRecord(c.Body)
+		if err != nil {
+			st.Warnings = append(st.Warnings, err.Error())
+		}
+		st.Record, st.HasRecord = rec, ok
+		break
+	}
+	states := stateLabels(is.LabelNames())
+	switch {
+	case len(states) == 1:
+		st.State = states[0]
+	case len(states) > 1:
+		st.State = st.Record.State
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d state labels (%s); the next run repairs them", len(states), joinLabels(states)))
+	default:
+		if !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+			return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is not enrolled: run `gh ralph enroll %d` (or add the %s label)", n, n, workflow.LabelBuild)}
+		}
+	}
+	if st.Lock, err = readLock(ctx, gh, n, now); err != nil {
+		return nil, err
+	}
+	if st.Lock != nil && st.Lock.Expired {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("stale lock: held by %s, lease expired %s ago; the next run takes it over", st.Lock.Holder, elapsed(now.Sub(st.Lock.Expires))))
+	}
+	if l := st.Record.Last; l != nil && l.To == st.State && !l.At.IsZero() {
+		st.Since = l.At
+	}
+	st.Warnings = append(st.Warnings, warnings(st.State, st.Since, now, stale)...)
+	return st, nil
+}
+
+func stateLabels(labels []string) []workflow.State {
+	var out []workflow.State
+	for _, l := range labels {
+		if s, ok := workflow.StateFromLabel(l); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func joinLabels(states []workflow.State) string {
+	var names []string
+	for _, s := range states {
+		names = append(names, s.Label())
+	}
+	return strings.Join(names, ", ")
+}
+
+// warnings are what a person should look at: Human Needed, a stale lock, an issue stuck in a state.
+func warnings(s workflow.State, since, now time.Time, stale time.Duration) []string {
+	age := now.Sub(since)
+	var w []string
+	switch {
+	case s == workflow.HumanNeeded:
+		w = append(w, "a person is needed (gh ralph retry when fixed)")
+	case s.Kind() == workflow.Lock && age > staleLock:
+		w = append(w, fmt.Sprintf("stale lock: %s for %s; the run that took it has likely stopped (the next advance redoes the step)", s.Title(), elapsed(age)))
+	case s.Kind() != workflow.Terminal && s != "" && age > stale:
+		w = append(w, fmt.Sprintf("stuck: %s for %s (longer than %s)", s.Title(), elapsed(age), elapsed(stale)))
+	}
+	return w
+}
+
+// phase is k of M.
+type phase struct {
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+	Next  string `json:"next,omitempty"` // the title of the phase to do next
+}
+
+func (st *issueStatus) phase() phase {
+	p := phase{Total: len(st.Record.Phases)}
+	for _, ph := range st.Record.Phases {
+		if ph.SHA != "" {
+			p.Done++
+		} else if p.Next == "" {
+			p.Next = ph.Title
+		}
+	}
+	return p
+}
+
+// next says what happens next, and who does it.
+func (st *issueStatus) next() string {
+	n := st.Number
+	switch st.State {
+	case "":
+		return fmt.Sprintf("enrollment: the next run puts it in %s (gh ralph advance %d)", firstStateOf(st.Config).Title(), n)
+	case workflow.HumanNeeded:
+		return fmt.Sprintf("a person: fix what the issue's last ralph comment says, then gh ralph retry %d", n)
+	case workflow.Done, workflow.Canceled:
+		return "nothing: the issue is " + st.State.Title()
+	case workflow.InReview:
+		return "people: review and merge the pull request (the merge step then marks the issue Done)"
+	case workflow.PlanInReview:
+		if st.Config.Review == config.ReviewInteractive {
+			return fmt.Sprintf("a person: read the plan, then gh ralph approve %d or gh ralph reject %d --reason …", n, n)
+		}
+	}
+	if !st.Open {
+		return "nothing: the issue is closed (reopen it to go on)"
+	}
+	ev, _ := workflow.StepFor(st.State)
+	if ev == workflow.Implement {
+		p := st.phase()
+		if p.Next == "" {
+			ev = workflow.PR
+		} else {
+			return fmt.Sprintf("implement phase %d of %d (%s): gh ralph advance %d", p.Done+1, p.Total, p.Next, n)
+		}
+	}
+	if st.State.Kind() == workflow.Lock {
+		return fmt.Sprintf("%s is running (or a run stopped mid-step; the next advance redoes it): gh ralph advance %d", ev, n)
+	}
+	return fmt.Sprintf("%s: gh ralph advance %d", ev, n)
+}
+
+func firstStateOf(c config.Config) workflow.State {
+	switch {
+	case c.Triage:
+		return workflow.Backlog
+	case c.Research:
+		return workflow.ResearchNeeded
+	}
+	return workflow.ReadyForPlan
+}
+
+// fields is every --json field of one issue.
+func (st *issueStatus) fields() map[string]any {
+	rec := st.Record
+	var pr any
+	if rec.PR != 0 {
+		pr = map[string]any{"number": rec.PR, "url": rec.PRURL}
+	}
+	var last any
+	if rec.Last != nil {
+		last = map[string]any{"step": rec.Last.Step, "from": rec.Last.From, "to": rec.Last.To, "at": rec.Last.At, "url": rec.Last.URL, "outcome": rec.Last.Outcome, "message": rec.Last.Message}
+	}
+	artifacts := map[string]any{}
+	for k, a := range rec.Artifacts {
+		artifacts[k] = map[string]any{"path": a.Path, "url": a.URL, "comment": a.Comment, "verdict": a.Verdict}
+	}
+	warnings := st.Warnings
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return map[string]any{
+		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
+		"state": string(st.State), "phase": st.phase(), "lock": st.Lock,
+		"iterations": map[string]any{"plan": rec.PlanIterations, "selfReview": rec.ReviewIterations, "max": st.Config.MaxIterations},
+		"failures":   map[string]any{"step": rec.FailedStep, "count": rec.Failures, "max": st.Config.MaxFailures},
+		"artifacts":  artifacts, "branch": rec.Branch, "pullRequest": pr, "lastRun": last,
+		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "warnings": warnings,
+	}
+}
+
+// print writes the issue's status: aligned for people on a terminal, "key<TAB>value" lines otherwise.
+func (st *issueStatus) print(w io.Writer, tty, color bool) {
+	rec := st.Record
+	c := colorizer(color)
+	var rows [][2]string
+	add := func(k, v string) { rows = append(rows, [2]string{k, v}) }
+	add("issue", fmt.Sprintf("#%d %s", st.Number, st.Title))
+	add("url", st.URL)
+	state := st.State.Title()
+	if st.State == "" {
+		state = "enrolled, not started"
+	}
+	if !st.Open {
+		state += " (issue closed)"
+	}
+	add("state", c.state(st.State, state))
+	if p := st.phase(); p.Total > 0 {
+		v := fmt.Sprintf("%d of %d", p.Done, p.Total)
+		if p.Next != "" {
+			v += " (next: " + p.Next + ")"
+		}
+		add("phase", v)
+	} else {
+		add("phase", "no plan yet")
+	}
+	switch l := st.Lock; {
+	case l == nil:
+		add("lock", "none")
+	case l.Since.IsZero():
+		add("lock", l.Holder)
+	default:
+		v := fmt.Sprintf("%s since %s, lease until %s", l.Holder, l.Since.UTC().Format("15:04 UTC"), l.Expires.UTC().Format("15:04 UTC"))
+		if l.Expired {
+			v += " (expired)"
+		}
+		add("lock", v)
+	}
+	add("iterations", fmt.Sprintf("plan sent back %d of %d, self-review sent back %d of %d", rec.PlanIterations, st.Config.MaxIterations, rec.ReviewIterations, st.Config.MaxIterations))
+	if rec.Failures > 0 {
+		add("failures", fmt.Sprintf("%s failed %d of %d times in a row", rec.FailedStep, rec.Failures, st.Config.MaxFailures))
+	} else {
+		add("failures", "none")
+	}
+	for _, k := range []string{"triage", "research", "plan", "review", "self-review"} {
+		a, ok := rec.Artifacts[k]
+		if !ok {
+			continue
+		}
+		v := a.Path
+		if a.Verdict != "" {
+			v += " — " + a.Verdict
+		}
+		if a.URL != "" {
+			v += " " + a.URL
+		}
+		add(k, v)
+	}
+	add("branch", orNone(rec.Branch))
+	if rec.PR != 0 {
+		add("pull request", fmt.Sprintf("#%d %s", rec.PR, rec.PRURL))
+	} else {
+		add("pull request", "none")
+	}
+	if l := rec.Last; l != nil {
+		v := fmt.Sprintf("%s %s — %s", l.At.UTC().Format("2006-01-02 15:04 UTC"), l.Outcome, oneLine(l.Message))
+		if l.URL != "" {
+			v += " " + l.URL
+		}
+		add("last run", v)
+	}
+	if rec.Reason != "" && st.State == workflow.HumanNeeded {
+		add("reason", oneLine(rec.Reason))
+	}
+	add("next", st.next())
+	for _, warn := range st.Warnings {
+		add("warning", c.warn(warn))
+	}
+	if !tty {
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s\t%s\n", r[0], r[1])
+		}
+		return
+	}
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r[0]))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s  %s\n", c.bold(fmt.Sprintf("%-*s", width+1, r[0]+":")), r[1])
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// pipelineItem is one row of the pipeline.
+type pipelineItem struct {
+	issue    ghapi.Issue
+	state    workflow.State
+	ready    bool
+	warnings []string
+}
+
+func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config, opts *StatusOptions) error {
+	issues, err := s.gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
+	if err != nil {
+		return fmt.Errorf("listing enrolled issues: %w", err)
+	}
+	now := f.now()
+	var items []pipelineItem
+	for _, is := range issues {
+		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg)}
+		states := stateLabels(is.LabelNames())
+		if len(states) > 0 {
+			it.state = states[0]
+		}
+		if len(states) > 1 {
+			it.warnings = append(it.warnings, fmt.Sprintf("%d state labels (%s)", len(states), joinLabels(states)))
+		}
+		it.warnings = append(it.warnings, warnings(it.state, is.UpdatedAt, now, opts.Stale)...)
+		items = append(items, it)
+	}
+	// Workflow order, then oldest first (the list is oldest first already).
+	order := map[workflow.State]int{"": -1}
+	for i, st := range workflow.States() {
+		order[st] = i
+	}
+	slices.SortStableFunc(items, func(a, b pipelineItem) int { return cmp.Compare(order[a.state], order[b.state]) })
+
+	if opts.Exporter.enabled() {
+		list := make([]map[string]any, 0, len(items))
+		for _, it := range items {
+			w := it.warnings
+			if w == nil {
+				w = []string{}
+			}
+			list = append(list, opts.Exporter.pick(map[string]any{
+				"number": it.issue.Number, "title": it.issue.Title, "url": it.issue.HTMLURL, "state": string(it.state),
+				"ready": it.ready, "since": elapsed(now.Sub(it.issue.UpdatedAt)), "updatedAt": it.issue.UpdatedAt, "warnings": w,
+			}))
+		}
+		return opts.Exporter.write(f.Stdout, list, f.StdoutTTY, f.Width)
+	}
+	c := colorizer(f.Color)
+	if f.StdoutTTY {
+		if len(items) == 0 {
+			fmt.Fprintf(f.Stdout, "No enrolled open issues in %s. Enroll one with gh ralph enroll N.\n", s.fullName())
+			return nil
+		}
+		fmt.Fprintf(f.Stdout, "%s: %d enrolled open issues\n", s.fullName(), len(items))
+		var counts []string
+		for _, st := range append([]workflow.State{""}, workflow.States()...) {
+			k := 0
+			for _, it := range items {
+				if it.state == st {
+					k++
+				}
+			}
+			if k > 0 {
+				counts = append(counts, fmt.Sprintf("%s %d", stateTitle(st), k))
+			}
+		}
+		fmt.Fprintf(f.Stdout, "%s\n\n", strings.Join(counts, " · "))
+	}
+	width := f.Width
+	if width <= 0 {
+		width = 120
+	}
+	tp := tableprinter.New(f.Stdout, f.StdoutTTY, width)
+	tp.AddHeader([]string{"STATE", "ISSUE", "TITLE", "SINCE", "NEXT"})
+	for _, it := range items {
+		st := it.state
+		tp.AddField(stateTitle(st), tableprinter.WithColor(func(s string) string { return c.state(st, s) }))
+		if f.StdoutTTY {
+			tp.AddField(fmt.Sprintf("#%d", it.issue.Number))
+		} else {
+			tp.AddField(fmt.Sprint(it.issue.Number))
+		}
+		tp.AddField(it.issue.Title)
+		if f.StdoutTTY {
+			tp.AddField(elapsed(now.Sub(it.issue.UpdatedAt)))
+		} else {
+			tp.AddField(it.issue.UpdatedAt.UTC().Format(time.RFC3339))
+		}
+		tp.AddField(pipelineNext(it, cfg))
+		tp.EndRow()
+	}
+	if err := tp.Render(); err != nil {
+		return err
+	}
+	var warned []string
+	for _, it := range items {
+		for _, w := range it.warnings {
+			warned = append(warned, fmt.Sprintf("#%d %s", it.issue.Number, w))
+		}
+	}
+	if len(warned) > 0 {
+		if f.StdoutTTY {
+			fmt.Fprintf(f.Stdout, "\n%s\n", c.warn("Warnings:"))
+			for _, w := range warned {
+				fmt.Fprintf(f.Stdout, "  %s %s\n", c.warn("!"), w)
+			}
+		} else {
+			// Off a terminal the table is data on stdout; warnings go to stderr.
+			for _, w := range warned {
+				fmt.Fprintf(f.Stderr, "warning: %s\n", w)
+			}
+		}
+	}
+	return nil
+}
+
+func pipelineNext(it pipelineItem, cfg config.Config) string {
+	switch {
+	case it.state == workflow.HumanNeeded:
+		return "a person (retry)"
+	case it.state == workflow.PlanInReview && cfg.Review == config.ReviewInteractive:
+		return "a person (approve or reject)"
+	case it.state == workflow.InReview:
+		return "merge the pull request"
+	case it.state.Kind() == workflow.Lock:
+		return "running"
+	case it.ready:
+		ev, ok := workflow.StepFor(it.state)
+		if !ok || it.state == "" {
+			return "enroll"
+		}
+		return string(ev)
+	}
+	return "nothing"
+}
+
+func stateTitle(s workflow.State) string {
+	if s == "" {
+		return "Not started"
+	}
+	return s.Title()
+}
+
+// colorizer adds ANSI colour when it is on.
+type colorizer bool
+
+func (c colorizer) wrap(code, s string) string {
+	if !c {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (c colorizer) bold(s string) string { return c.wrap("1", s) }
+func (c colorizer) warn(s string) string { return c.wrap("33", s) }
+
+func (c colorizer) state(st workflow.State, s string) string {
+	switch {
+	case st == workflow.HumanNeeded:
+		return c.wrap("31", s)
+	case st == workflow.Done:
+		return c.wrap("32", s)
+	case st.Kind() == workflow.Gate:
+		return c.wrap("33", s)
+	case st.Kind() == workflow.Lock:
+		return c.wrap("36", s)
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// seedStatus posts a status comment holding rec on issue n, as a run would have.
+func seedStatus(e *testEnv, n int, rec engine.Record) {
+	rec.State = e.state(n)
+	e.srv.AddComment(n, githubtest.BotLogin, engine.RenderStatus(n, rec, config.Default(), engine.Links{}))
+}
+
+func (e *testEnv) state(n int) workflow.State {
+	for _, l := range e.srv.Labels(n) {
+		if s, ok := workflow.StateFromLabel(l); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// pipeline seeds the issues the status tests read: one per interesting case.
+func pipeline(e *testEnv) {
+	e.srv.CreateIssue("mona", "Not for ralph", "")                             // 1: not enrolled
+	e.srv.CreateIssue("mona", "Add a --verbose flag", "", workflow.LabelBuild) // 2: enrolled, not started
+	n3 := e.srv.CreateIssue("mona", "Speed up the parser", "", workflow.LabelBuild, workflow.InProgress.Label())
+	seedStatus(e, n3, engine.Record{
+		Branch: "ralph/3-speed-up-the-parser", Base: "main",
+		Phases:         []engine.Phase{{Title: "Benchmark", SHA: "1111111111111111111111111111111111111111"}, {Title: "Cache tokens"}, {Title: "Docs"}},
+		PlanIterations: 1, FailedStep: workflow.Implement, Failures: 1,
+		Artifacts: map[string]engine.Artifact{
+			"research": {Path: "thoughts/shared/research/2026-03-01-GH-0003-speed-up-the-parser.md"},
+			"plan":     {Path: "thoughts/shared/plans/2026-03-01-GH-0003-speed-up-the-parser.md"},
+			"review":   {Path: "thoughts/shared/reviews/2026-03-01-GH-0003-speed-up-the-parser.md", Verdict: "APPROVED"},
+		},
+		Last: &engine.Run{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: clock.Add(-2 * time.Hour), Outcome: "failed", Message: "verify failed: go test ./..."},
+	})
+	n4 := e.srv.CreateIssue("mona", "Fix the login page", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
+	seedStatus(e, n4, engine.Record{Before: workflow.ReadyForPlan, Reason: "The plan step failed 2 times in a row.", Branch: "ralph/4-fix-the-login-page", Base: "main"})
+	e.srv.CreateIssue("mona", "A PR's issue", "", workflow.LabelBuild, workflow.InReview.Label()) // 5
+	e.srv.CreateIssue("mona", "Rename things", "", workflow.LabelBuild, workflow.ResearchInProgress.Label())
+}
+
+func TestStatusIssue(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		name := map[bool]string{false: "notty", true: "tty"}[tty]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			pipeline(e)
+			// A gh ralph on a laptop took #3's lock and went away: its lease has expired by now.
+			lk := &lock.Locker{API: e.client(), Lease: time.Hour, Now: func() time.Time { return clock },
+				Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 99, User: "mona"}, Alive: func(int) bool { return true }}
+			lease, err := lk.Acquire(context.Background(), 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = lease.Release(context.Background()) })
+			e.now = clock.Add(4 * 24 * time.Hour) // everything is stale by now
+			e.tty = tty
+			before := len(e.srv.Requests())
+			if code := e.run("status", "3"); code != 0 {
+				t.Fatalf("exit %d: %s", code, e.stderr)
+			}
+			golden(t, "status-issue-"+name+".golden", e.scrub(e.stdout.String()))
+			for _, r := range e.srv.Requests()[before:] {
+				if r.Method != "GET" {
+					t.Errorf("status wrote: %s %s", r.Method, r.Path)
+				}
+			}
+		})
+	}
+}
+
+func TestStatusPipeline(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		name := map[bool]string{false: "notty", true: "tty"}[tty]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			pipeline(e)
+			e.now = clock.Add(4 * 24 * time.Hour)
+			e.tty = tty
+			if code := e.run("status"); code != 0 {
+				t.Fatalf("exit %d: %s", code, e.stderr)
+			}
+			golden(t, "status-pipeline-"+name+".golden", e.scrub(e.stdout.String()+"--- stderr\n"+e.stderr.String()))
+		})
+	}
+}
+
+// Warnings come from the time an issue has been in its state.
+func TestStatusWarnings(t *testing.T) {
+	tests := []struct {
+		state workflow.State
+		age   time.Duration
+		want  string
+	}{
+		{workflow.ResearchNeeded, time.Hour, ""},
+		{workflow.ResearchNeeded, 73 * time.Hour, "stuck: Research Needed for 3d1h (longer than 3d)"},
+		{workflow.ResearchInProgress, 30 * time.Minute, ""},
+		{workflow.ResearchInProgress, 61 * time.Minute, "stale lock: Research in Progress for 1h01m"},
+		{workflow.HumanNeeded, time.Minute, "a person is needed"},
+		{workflow.Done, 1000 * time.Hour, ""},
+	}
+	for _, tt := range tests {
+		got := strings.Join(warnings(tt.state, clock, clock.Add(tt.age), 72*time.Hour), "; ")
+		if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s after %s: %q, want %q", tt.state, tt.age, got, tt.want)
+		}
+	}
+}
+
+func TestStatusJSON(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	pipeline(e)
+	e.now = clock.Add(time.Hour)
+
+	if code := e.run("status", "3", "--json", "state,phase,iterations,failures,branch,pullRequest,lock"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+		t.Fatalf("%v: %s", err, e.stdout)
+	}
+	want := map[string]any{
+		"state":       "in-progress",
+		"phase":       map[string]any{"done": 1.0, "total": 3.0, "next": "Cache tokens"},
+		"iterations":  map[string]any{"plan": 1.0, "selfReview": 0.0, "max": 3.0},
+		"failures":    map[string]any{"step": "implement", "count": 1.0, "max": 2.0},
+		"branch":      "ralph/3-speed-up-the-parser",
+		"pullRequest": nil,
+		"lock":        nil, // nobody holds #3 here
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("--json (-want +got):\n%s", diff)
+	}
+
+	if code := e.run("status", "3", "--json", "phase", "--jq", ".phase.done"); code != 0 || e.stdout.String() != "1\n" {
+		t.Errorf("--jq: exit %d, %q %s", code, e.stdout, e.stderr)
+	}
+	if code := e.run("status", "--json", "number,state", "--jq", `map("\(.number) \(.state)") | join(",")`); code != 0 || e.stdout.String() != "2 ,6 research-in-progress,3 in-progress,5 in-review,4 human-needed\n" {
+		t.Errorf("pipeline --jq: exit %d, %q %s", code, e.stdout, e.stderr)
+	}
+	if code := e.run("status", "--json", "number,warnings", "--template", `{{range .}}{{.number}}:{{len .warnings}} {{end}}`); code != 0 || e.stdout.String() != "2:0 6:0 3:0 5:0 4:1 " {
+		t.Errorf("--template: exit %d, %q %s", code, e.stdout, e.stderr)
+	}
+	// --json alone lists the fields, like gh.
+	if code := e.run("status", "3", "--json"); code != ExitUsage || !strings.Contains(e.stderr.String(), "Specify one or more comma-separated fields for `--json`:\n  artifacts\n  branch\n  failures") {
+		t.Errorf("--json alone: exit %d, %s", code, e.stderr)
+	}
+}
+
+func TestStatusErrors(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	pipeline(e)
+	e.srv.Intercept(nil)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"status", "99"}, ExitError, "issue #99 does not exist in octo/demo"},
+		{[]string{"status", "1"}, ExitError, "#1 is not enrolled: run `gh ralph enroll 1`"},
+	}
+	for _, tt := range tests {
+		if code := e.run(tt.args...); code != tt.code || !strings.Contains(e.stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, e.stderr, tt.code, tt.want)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+)
+
+// SweepOptions are `gh ralph sweep`'s.
+type SweepOptions struct {
+	Repo   string
+	Max    int // 0: sweep.max of the config
+	DryRun bool
+}
+
+// NewCmdSweep builds `gh ralph sweep [--max K] [--dry-run]`.
+func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *cobra.Command {
+	opts := &SweepOptions{}
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Advance what a scheduled sweep would advance",
+		Long: `List the enrolled open issues that have a step ralph can run now (not at a gate, not in a lock
+state, not done), oldest first, at most --max (default: sweep.max of .github/ralph.yml), and
+advance each by one step here, as the Action's scheduled sweep does.
+
+With --dry-run it only prints the issue numbers, one per line off a terminal.`,
+		Example: `  $ gh ralph sweep --dry-run
+  $ gh ralph sweep --max 2`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if cmd.Flags().Changed("max") && opts.Max < 1 {
+				return flagErrorf(cmd, "--max must be at least 1")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return sweepRun(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Max, "max", 0, "Advance at most `K` issues (default: sweep.max of the config)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Only list the issues a sweep would advance")
+	return cmd
+}
+
+func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
+	s, err := f.session(opts.Repo)
+	if err != nil {
+		return err
+	}
+	var eng *engine.Engine
+	cfg, err := f.configOrDefault(ctx)
+	if err != nil {
+		return err
+	}
+	if !opts.DryRun {
+		// Advancing needs the checkout: fail before anything is listed, not halfway.
+		eng, err = s.engineFor(ctx, newTermLog(f.Stderr, f.StderrTTY, f.Now), false, true)
+		if err != nil {
+			return err
+		}
+		cfg = eng.Config
+	}
+	max := opts.Max
+	if max == 0 {
+		max = cfg.Sweep.Max
+	}
+	auth := engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots}
+	picked, skipped, looked, err := engine.SweepCandidates(ctx, s.gh, auth, cfg, max)
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		fmt.Fprintf(f.Stderr, "warning: skipping #%d: %s\n", sk.Issue, sk.Reason)
+	}
+	if f.StdoutTTY {
+		nums := make([]string, len(picked))
+		for i, n := range picked {
+			nums[i] = fmt.Sprintf("#%d", n)
+		}
+		verb := "to advance"
+		if opts.DryRun {
+			verb = "a sweep would advance"
+		}
+		fmt.Fprintf(f.Stdout, "%d enrolled open issues; %d %s: %s\n", looked, len(picked), verb, orNone(strings.Join(nums, ", ")))
+	} else if opts.DryRun {
+		for _, n := range picked {
+			fmt.Fprintln(f.Stdout, n)
+		}
+	}
+	if opts.DryRun {
+		return nil
+	}
+	var errs []error
+	for _, n := range picked {
+		if ctx.Err() != nil {
+			break
+		}
+		res, err := eng.Advance(ctx, n)
+		printResult(f.Stdout, f.StdoutTTY, res, err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("#%d: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// termLog is the engine's logger on a terminal (or a pipe). Messages and the agent's output go to stderr;
+// data goes to stdout elsewhere. On a terminal, while a group (an agent or verify run) is open, a status
+// line with a spinner and the elapsed time is redrawn below the output and cleared before more output is
+// written or when the group ends. Off a terminal it writes plain lines.
+type termLog struct {
+	w   io.Writer
+	tty bool
+	now func() time.Time
+
+	mu      sync.Mutex
+	title   string
+	started time.Time
+	shown   bool // the status line is on screen
+	atBOL   bool // the last byte written was a newline (or nothing was written)
+	frame   int
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func newTermLog(w io.Writer, tty bool, now func() time.Time) *termLog {
+	if now == nil {
+		now = time.Now
+	}
+	return &termLog{w: w, tty: tty, now: now, atBOL: true}
+}
+
+func (l *termLog) Infof(format string, args ...any) { l.line("", format, args...) }
+func (l *termLog) Warnf(format string, args ...any) { l.line("warning: ", format, args...) }
+
+func (l *termLog) line(prefix, format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clear()
+	if !l.atBOL {
+		fmt.Fprintln(l.w)
+	}
+	fmt.Fprintf(l.w, "%s%s\n", prefix, fmt.Sprintf(format, args...))
+	l.atBOL = true
+	l.draw()
+}
+
+// Output receives the agent's output.
+func (l *termLog) Output() io.Writer { return termOutput{l} }
+
+type termOutput struct{ l *termLog }
+
+func (o termOutput) Write(p []byte) (int, error) {
+	l := o.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clear()
+	if _, err := l.w.Write(p); err != nil {
+		return 0, err
+	}
+	if len(p) > 0 {
+		l.atBOL = p[len(p)-1] == '\n'
+	}
+	l.draw()
+	return len(p), nil
+}
+
+// Group starts a titled section; on a terminal the status line runs until the returned function is called.
+func (l *termLog) Group(title string) func() {
+	l.mu.Lock()
+	l.clear()
+	if !l.atBOL {
+		fmt.Fprintln(l.w)
+		l.atBOL = true
+	}
+	l.title, l.started = title, l.now()
+	if !l.tty {
+		fmt.Fprintf(l.w, "== %s\n", title)
+		l.mu.Unlock()
+		return func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if !l.atBOL {
+				fmt.Fprintln(l.w)
+				l.atBOL = true
+			}
+			fmt.Fprintf(l.w, "== %s: %s\n", title, elapsed(l.now().Sub(l.started)))
+		}
+	}
+	fmt.Fprintf(l.w, "▶ %s\n", title)
+	l.stop, l.done = make(chan struct{}), make(chan struct{})
+	stop, done := l.stop, l.done
+	l.draw()
+	l.mu.Unlock()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				l.mu.Lock()
+				l.frame++
+				l.clear()
+				l.draw()
+				l.mu.Unlock()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.clear()
+			if !l.atBOL {
+				fmt.Fprintln(l.w)
+				l.atBOL = true
+			}
+			fmt.Fprintf(l.w, "✓ %s (%s)\n", title, elapsed(l.now().Sub(l.started)))
+			l.title, l.stop, l.done = "", nil, nil
+		})
+	}
+}
+
+// clear removes the status line; the caller holds mu.
+func (l *termLog) clear() {
+	if l.shown {
+		io.WriteString(l.w, "\r\x1b[K")
+		l.shown = false
+	}
+}
+
+// draw shows the status line when a group is open and the cursor is at the start of a line; the caller
+// holds mu.
+func (l *termLog) draw() {
+	if !l.tty || l.stop == nil || !l.atBOL {
+		return
+	}
+	fmt.Fprintf(l.w, "%s %s — %s", spinner[l.frame%len(spinner)], l.title, elapsed(l.now().Sub(l.started)))
+	l.shown = true
+}
+
+// elapsed formats a duration as 42s, 1m12s, 5h03m or 3d4h.
+func elapsed(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	if d < time.Hour {
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	if d < 48*time.Hour {
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	days, hours := int(d.Hours())/24, int(d.Hours())%24
+	if hours == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, hours)
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTermLog(t *testing.T) {
+	tests := []struct {
+		tty  bool
+		want []string
+		not  []string
+	}{
+		// On a terminal: a status line with a spinner and the elapsed time, cleared before output and at the end.
+		{tty: true, want: []string{"▶ agent: research for #47\n", "⠋ agent: research for #47 — 0s", "\r\x1b[Kagent says hi\n", "\r\x1b[Kwarning: careful\n", "✓ agent: research for #47 (1m12s)\n"}},
+		// Off a terminal: plain lines only.
+		{tty: false, want: []string{"== agent: research for #47\nagent says hi\nwarning: careful\n== agent: research for #47: 1m12s\n"}, not: []string{"\r", "\x1b", "⠋"}},
+	}
+	for _, tt := range tests {
+		var buf lockedBuffer
+		now := clock
+		l := newTermLog(&buf, tt.tty, func() time.Time { return now })
+		end := l.Group("agent: research for #47")
+		if _, err := l.Output().Write([]byte("agent says hi\n")); err != nil {
+			t.Fatal(err)
+		}
+		l.Warnf("careful")
+		now = now.Add(72 * time.Second)
+		end()
+		got := buf.String()
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("tty=%v: output %q has no %q", tt.tty, got, w)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(got, w) {
+				t.Errorf("tty=%v: output %q has %q", tt.tty, got, w)
+			}
+		}
+		if tt.tty && strings.Count(got, "\r\x1b[K") < 3 {
+			t.Errorf("the status line was not cleared before each write: %q", got)
+		}
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		42 * time.Second: "42s", 72 * time.Second: "1m12s", 5*time.Hour + 3*time.Minute: "5h03m", 76 * time.Hour: "3d4h", 72 * time.Hour: "3d",
+	} {
+		if got := elapsed(d); got != want {
+			t.Errorf("elapsed(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds gh-ralph for the platforms gh extensions are installed on, into dist/, named as
+# cli/gh-extension-precompile expects: gh-ralph_<tag>_<os>-<arch>[.exe] (gh matches the <os>-<arch> suffix).
+# Usage: script/build.sh <tag>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tag="${1:?usage: script/build.sh <tag>}"
+platforms=(
+  darwin-amd64 darwin-arm64
+  freebsd-amd64 freebsd-arm64
+  linux-386 linux-amd64 linux-arm linux-arm64
+  windows-386 windows-amd64 windows-arm64
+)
+
+rm -rf dist
+mkdir -p dist
+for p in "${platforms[@]}"; do
+  goos="${p%-*}"
+  goarch="${p#*-}"
+  ext=""
+  if [ "$goos" = windows ]; then ext=".exe"; fi
+  out="dist/gh-ralph_${tag}_${p}${ext}"
+  echo "building $out"
+  GOOS="$goos" GOARCH="$goarch" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${tag#v}" -o "$out" ./cmd/gh-ralph
+done
