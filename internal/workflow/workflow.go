@@ -187,6 +187,9 @@ const (
 	// when the state labels cannot be resolved. A pull request closed
 	// unmerged is Merge's business, not Escalate's.
 	Escalate Event = "escalate"
+	// Children: a parent issue, split into sub-issues at triage, follows its children: In Review when all
+	// are In Review or Done, Done when all are Done.
+	Children Event = "children"
 )
 
 // Transition is one allowed move. From is "" only for Enroll: the issue was
@@ -215,6 +218,8 @@ func Transitions() []Transition {
 		{Backlog, Triage, ReadyForPlan},
 		{Backlog, Triage, Done},
 		{Backlog, Triage, Canceled},
+		// Split into sub-issues: the parent waits In Progress for its children.
+		{Backlog, Triage, InProgress},
 
 		{ResearchNeeded, Start, ResearchInProgress},
 		{ReadyForPlan, Start, PlanInProgress},
@@ -238,6 +243,10 @@ func Transitions() []Transition {
 
 		{InReview, Merge, Done},
 		{InReview, Merge, HumanNeeded},
+
+		{InProgress, Children, InReview},
+		{InProgress, Children, Done},
+		{InReview, Children, Done},
 
 		{Backlog, Escalate, HumanNeeded},
 		{ResearchNeeded, Escalate, HumanNeeded},
