@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The ralph GitHub Action: one static Go binary in a small image with git and CA certificates.
+# The ralph GitHub Action: one static Go binary with git, CA certificates and the agent CLIs.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -8,10 +8,15 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/gh-ralph ./cmd/gh-ralph
 
-FROM debian:bookworm-slim
+# Node.js for the agent CLIs of the claude, codex and gemini presets, installed from npm at the versions
+# the presets were proven with (README: "Installing the CLIs" has the sizes and times).
+FROM node:22-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates git openssh-client \
  && rm -rf /var/lib/apt/lists/*
+RUN npm install -g --no-audit --no-fund \
+      @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 \
+ && npm cache clean --force
 COPY --from=build /out/gh-ralph /usr/local/bin/gh-ralph
 ENTRYPOINT ["/usr/local/bin/gh-ralph"]
 CMD ["action"]

@@ -107,12 +107,58 @@ type result struct {
 	stderr  string
 	outputs map[string]string
 	summary string
+	runID   int64 // its GITHUB_RUN_ID
 }
 
 // run runs the action once for an event, in a fresh clone, as a GitHub Actions job would.
 func (e *env) run(event string, payload any, inputs map[string]string) result {
 	e.t.Helper()
+	return e.start(event, payload, inputs, runOpts{}).wait()
+}
+
+// runOpts is what a run may change of the environment GitHub Actions gives it.
+type runOpts struct {
+	runID   int64             // GITHUB_RUN_ID; 0: 1000 + the run's number
+	attempt int               // GITHUB_RUN_ATTEMPT; 0: 1
+	env     map[string]string // more variables (RALPH_TEST_CRASH_AT, …)
+	// track reports the run to the server's Actions API as GitHub does: in progress from its start,
+	// completed when it exits (a killed run stays in progress until the test says otherwise).
+	track bool
+}
+
+// pending is a started run of the binary.
+type pending struct {
+	e                *env
+	n, runID         int64
+	event            string
+	cmd              *exec.Cmd
+	stdout, stderr   bytes.Buffer
+	outPath, sumPath string
+	track            bool
+	killed           bool
+}
+
+// start starts the action for an event, in a fresh clone, and does not wait for it.
+func (e *env) start(event string, payload any, inputs map[string]string, o runOpts) *pending {
+	e.t.Helper()
+	p := e.prepare(event, payload, inputs, o)
+	p.launch()
+	return p
+}
+
+// prepare makes a run ready to launch (the clone, the event file, the environment), so that several runs
+// can then be launched at the same moment.
+func (e *env) prepare(event string, payload any, inputs map[string]string, o runOpts) *pending {
+	e.t.Helper()
 	n := e.runs.Add(1)
+	runID := o.runID
+	if runID == 0 {
+		runID = 1000 + n
+	}
+	attempt := o.attempt
+	if attempt == 0 {
+		attempt = 1
+	}
 	dir := e.t.TempDir()
 	work := filepath.Join(dir, "work")
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
@@ -136,8 +182,8 @@ func (e *env) run(event string, payload any, inputs map[string]string) result {
 		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath,
 		"GITHUB_REPOSITORY": "octo/demo", "GITHUB_REPOSITORY_OWNER": "octo", "GITHUB_WORKSPACE": work,
 		"GITHUB_API_URL": e.srv.URL, "GITHUB_SERVER_URL": e.srv.ServerURL, "GITHUB_GRAPHQL_URL": e.srv.GraphQLURL,
-		"GITHUB_OUTPUT": outPath, "GITHUB_STEP_SUMMARY": sumPath, "GITHUB_RUN_ID": strconv.FormatInt(1000+n, 10),
-		"GITHUB_RUN_ATTEMPT": "1", "GITHUB_ACTOR": maintainer,
+		"GITHUB_OUTPUT": outPath, "GITHUB_STEP_SUMMARY": sumPath, "GITHUB_RUN_ID": strconv.FormatInt(runID, 10),
+		"GITHUB_RUN_ATTEMPT": strconv.Itoa(attempt), "GITHUB_ACTOR": maintainer,
 		"GITHUB_WORKFLOW_REF": "octo/demo/.github/workflows/ralph.yml@refs/heads/main",
 		"INPUT_TOKEN":         "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
 		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
@@ -148,31 +194,65 @@ func (e *env) run(event string, payload any, inputs map[string]string) result {
 	for k, v := range inputs {
 		vars["INPUT_"+strings.ToUpper(k)] = v
 	}
-	cmd := exec.Command(binary, "action")
-	cmd.Dir = work
-	cmd.Env = e.gitEnv()
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	for k, v := range o.env {
+		vars[k] = v
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	p := &pending{e: e, n: n, runID: runID, event: event, outPath: outPath, sumPath: sumPath, track: o.track}
+	p.cmd = exec.Command(binary, "action")
+	p.cmd.Dir = work
+	p.cmd.Env = e.gitEnv()
+	for k, v := range vars {
+		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	return p
+}
+
+// launch starts a prepared run.
+func (p *pending) launch() {
+	p.e.t.Helper()
+	if p.track {
+		p.e.srv.SetWorkflowRun(p.runID, "in_progress", "")
+	}
+	if err := p.cmd.Start(); err != nil {
+		p.e.t.Fatal(err)
+	}
+}
+
+// kill stops the run with SIGKILL, as a runner that dies does: no cleanup of any kind.
+func (p *pending) kill() {
+	p.killed = true
+	_ = p.cmd.Process.Kill()
+}
+
+// wait waits for the run to end and reads what it left.
+func (p *pending) wait() result {
+	e := p.e
+	e.t.Helper()
+	err := p.cmd.Wait()
+	r := result{stdout: p.stdout.String(), stderr: p.stderr.String(), runID: p.runID}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exit = ee.ExitCode()
 	} else if err != nil {
 		e.t.Fatal(err)
 	}
-	outB, _ := os.ReadFile(outPath)
+	if p.track && !p.killed {
+		conclusion := "success"
+		if r.exit != 0 {
+			conclusion = "failure"
+		}
+		e.srv.SetWorkflowRun(p.runID, "completed", conclusion)
+	}
+	outB, _ := os.ReadFile(p.outPath)
 	r.outputs = parseOutputs(e.t, string(outB))
-	sumB, _ := os.ReadFile(sumPath)
+	sumB, _ := os.ReadFile(p.sumPath)
 	r.summary = string(sumB)
 	if testing.Verbose() {
-		e.t.Logf("run %d (%s): exit %d, outputs %v\n%s%s", n, event, r.exit, r.outputs, r.stdout, r.stderr)
+		e.t.Logf("run %d (%s, run id %d): exit %d, outputs %v\n%s%s", p.n, p.event, p.runID, r.exit, r.outputs, r.stdout, r.stderr)
 	}
 	// The one place the token may appear is the ::add-mask:: command that hides it in the log.
 	if strings.Contains(strings.Replace(r.stdout, "::add-mask::test-token", "", 1)+r.stderr, "test-token") {
-		e.t.Errorf("run %d printed the token:\n%s%s", n, r.stdout, r.stderr)
+		e.t.Errorf("run %d printed the token:\n%s%s", p.n, r.stdout, r.stderr)
 	}
 	return r
 }

@@ -1,15 +1,19 @@
 #!/bin/sh
 # A scripted agent that follows ralph's agent protocol, for the end-to-end tests.
 # It logs each invocation to $RALPH_TEST_CONTROL/invocations, keeps each prompt, and answers from
-# control files the test writes: verdict (review), self_verdict (self-review), decision (triage).
+# control files the test writes: verdict (review), self_verdict (self-review), decision (triage), and
+# sleep (seconds to work before answering: a slow agent). Its pid goes to agent.pid first, so that a test
+# can kill its process group.
 set -eu
 ctl="$RALPH_TEST_CONTROL"
+echo $$ > "$ctl/agent.pid"
 echo "$RALPH_COMMAND $RALPH_ISSUE ${RALPH_PHASE:-} ${RALPH_PHASES:-}" >> "$ctl/invocations"
 count=$(wc -l < "$ctl/invocations" | tr -d ' ')
 cp "$RALPH_PROMPT_FILE" "$ctl/prompt-$count-$RALPH_COMMAND.md"
 # The prompt must also arrive on standard input.
 cat > "$ctl/stdin-$count"
 echo "agent: working on $RALPH_COMMAND for #$RALPH_ISSUE"
+if [ -f "$ctl/sleep" ]; then sleep "$(cat "$ctl/sleep")"; fi
 case "$RALPH_COMMAND" in
 research)
   printf '# Research: scripted\n\nThe code lives in README.md.\n' > "$RALPH_ARTIFACT" ;;

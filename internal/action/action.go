@@ -141,7 +141,7 @@ func (r *runner) run(ctx context.Context) error {
 			a.Noticef("removed the credential actions/checkout left in the checkout's git config (%s), so the agent cannot read it; ralph passes its own to each push. Use persist-credentials: false to avoid this.", removed[0])
 		}
 	}
-	runner, agentErr := agent.New(cfg.Agent.Preset, cfg.Agent.Command)
+	runner, agentErr := agent.New(cfg.Agent)
 	runID, _ := strconv.ParseInt(r.getenv("GITHUB_RUN_ID"), 10, 64)
 	info := engine.RunInfo{Label: "ralph"}
 	if runID != 0 {
@@ -162,6 +162,10 @@ func (r *runner) run(ctx context.Context) error {
 		AgentEnv: r.env.Environ,
 		Secrets:  []string{token},
 		DryRun:   dry,
+	}
+
+	if err := r.attachBoard(eng, cfg, gh.Endpoints(), transport); err != nil { // project.go
+		return err
 	}
 
 	if at := r.getenv("RALPH_TEST_CRASH_AT"); at != "" {
@@ -382,6 +386,7 @@ func (r *runner) summary(note string, err error) {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(usageSummary(r.results))
 	if len(r.issues) > 0 {
 		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
 	}

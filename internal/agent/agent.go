@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
 // Invocation is one run of the agent for one step.
@@ -33,6 +35,77 @@ type Result struct {
 	TimedOut    bool
 	Interrupted bool   // the context was cancelled
 	Tail        string // the last 4 KiB or so of the output, for failure comments
+	// Usage is what the agent reported of its work and cost; nil when it reports nothing (the command preset).
+	Usage *Usage
+}
+
+// Usage is what an agent CLI reported about one run: model turns, tokens and cost, and whether a limit
+// stopped it. Fields a CLI does not report stay zero.
+type Usage struct {
+	Turns        int     `json:"turns,omitempty"`
+	InputTokens  int     `json:"input_tokens,omitempty"`
+	OutputTokens int     `json:"output_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+	Model        string  `json:"model,omitempty"`
+	// HitTurnLimit: the agent stopped at agent.max_turns; what it produced is kept.
+	HitTurnLimit bool `json:"hit_turn_limit,omitempty"`
+	// OverBudget: the reported cost went over agent.max_cost and the agent was stopped.
+	OverBudget bool `json:"over_budget,omitempty"`
+}
+
+// Add sums two runs' usage (for a total); the model is the later one's when it has one.
+func (u Usage) Add(v Usage) Usage {
+	u.Turns += v.Turns
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.CostUSD += v.CostUSD
+	if v.Model != "" {
+		u.Model = v.Model
+	}
+	u.HitTurnLimit = u.HitTurnLimit || v.HitTurnLimit
+	u.OverBudget = u.OverBudget || v.OverBudget
+	return u
+}
+
+// String is one line for logs and comments: "2 turns, 2,000 in / 100 out tokens, $0.0100 (model)".
+func (u Usage) String() string {
+	s := fmt.Sprintf("%d turn%s, %s in / %s out tokens", u.Turns, plural(u.Turns), thousands(u.InputTokens), thousands(u.OutputTokens))
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(", $%.4f", u.CostUSD)
+	}
+	if u.Model != "" {
+		s += " (" + u.Model + ")"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// LimitError is an agent that ralph (or the CLI itself) stopped at agent.max_turns or agent.max_cost.
+type LimitError struct {
+	Usage    Usage
+	MaxTurns int
+	MaxCost  float64
+}
+
+func (e *LimitError) Error() string {
+	if e.Usage.OverBudget {
+		return fmt.Sprintf("agent stopped: its reported cost $%.4f went over agent.max_cost $%.2f", e.Usage.CostUSD, e.MaxCost)
+	}
+	return fmt.Sprintf("agent stopped at its turn limit (agent.max_turns: %d)", e.MaxTurns)
 }
 
 // Runner runs the agent.
@@ -53,28 +126,18 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("agent exited with status %d", e.Code)
 }
 
-// PresetUnavailableError is a preset named in the configuration that this
-// version of ralph does not provide.
-type PresetUnavailableError struct {
-	Preset string
-}
-
-func (e *PresetUnavailableError) Error() string {
-	return fmt.Sprintf("agent preset %q is not built into this version of ralph yet; "+
-		"set agent.preset: command and put the CLI's own invocation in agent.command", e.Preset)
-}
-
-// New returns the Runner for a configured preset. command is agent.command.
-func New(preset, command string) (Runner, error) {
-	switch preset {
+// New returns the Runner for the configured agent: the command preset, or a preset wrapping the Claude
+// Code, Codex or Gemini CLI.
+func New(cfg config.Agent) (Runner, error) {
+	switch cfg.Preset {
 	case "command":
-		if command == "" {
+		if cfg.Command == "" {
 			return nil, fmt.Errorf("agent.preset command needs agent.command, the shell command that runs the agent")
 		}
-		return &Command{Shell: command}, nil
+		return &Command{Shell: cfg.Command}, nil
 	case "claude", "codex", "gemini":
-		return nil, &PresetUnavailableError{Preset: preset}
+		return newPreset(cfg), nil
 	default:
-		return nil, fmt.Errorf("unknown agent preset %q (want command, claude, codex or gemini)", preset)
+		return nil, fmt.Errorf("unknown agent preset %q (want command, claude, codex or gemini)", cfg.Preset)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
 // baseEnv is what a scripted agent needs to find sh, cat and sleep.
@@ -349,33 +351,54 @@ func TestRunBadDir(t *testing.T) {
 func TestNew(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		preset, command string
-		want            Runner
-		wantPreset      bool // a *PresetUnavailableError
-		wantErr         bool
+		cfg     config.Agent
+		want    Runner
+		wantErr bool
 	}{
-		{preset: "command", command: "my-agent --yes", want: &Command{Shell: "my-agent --yes"}},
-		{preset: "command", command: "", wantErr: true},
-		{preset: "claude", wantPreset: true, wantErr: true},
-		{preset: "codex", wantPreset: true, wantErr: true},
-		{preset: "gemini", wantPreset: true, wantErr: true},
-		{preset: "copilot", wantErr: true},
-		{preset: "", wantErr: true},
+		{cfg: config.Agent{Preset: "command", Command: "my-agent --yes"}, want: &Command{Shell: "my-agent --yes"}},
+		{cfg: config.Agent{Preset: "command"}, wantErr: true},
+		{
+			cfg: config.Agent{Preset: "claude", Model: "claude-sonnet-4-5", MaxTurns: 30, MaxCost: 2.5, Args: []string{"--effort", "high"}},
+			want: &Preset{Name: "claude", Model: "claude-sonnet-4-5", Limits: limits{MaxTurns: 30, MaxCost: 2.5}, Argv: []string{
+				"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits",
+				"--allowedTools", "Bash", "--no-session-persistence", "--model", "claude-sonnet-4-5",
+				"--max-turns", "30", "--max-budget-usd", "2.50", "--effort", "high"}},
+		},
+		{
+			cfg: config.Agent{Preset: "claude"},
+			want: &Preset{Name: "claude", Argv: []string{
+				"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits",
+				"--allowedTools", "Bash", "--no-session-persistence"}},
+		},
+		{
+			cfg: config.Agent{Preset: "codex", Model: "gpt-5.1-codex", MaxTurns: 40, Args: []string{"-c", "model_provider=x"}},
+			want: &Preset{Name: "codex", Model: "gpt-5.1-codex", Limits: limits{MaxTurns: 40}, Argv: []string{
+				"codex", "exec", "--json", "--color", "never", "--sandbox", "workspace-write", "--skip-git-repo-check",
+				"--ephemeral", "--model", "gpt-5.1-codex", "-c", "model_provider=x"}},
+		},
+		{
+			cfg: config.Agent{Preset: "gemini", Model: "gemini-2.5-pro"},
+			want: &Preset{Name: "gemini", Model: "gemini-2.5-pro", Argv: []string{
+				"gemini", "-p", geminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust",
+				"--model", "gemini-2.5-pro"}},
+		},
+		{
+			// agent.command replaces the program: installed on first use by npx, for instance.
+			cfg: config.Agent{Preset: "gemini", Command: "npx -y @google/gemini-cli@0.61.0"},
+			want: &Preset{Name: "gemini", Argv: []string{
+				"sh", "-c", `npx -y @google/gemini-cli@0.61.0 "$@"`, "sh",
+				"-p", geminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"}},
+		},
+		{cfg: config.Agent{Preset: "copilot"}, wantErr: true},
+		{cfg: config.Agent{}, wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := New(tt.preset, tt.command)
+		got, err := New(tt.cfg)
 		if (err != nil) != tt.wantErr {
-			t.Errorf("New(%q, %q) error = %v, want error %v", tt.preset, tt.command, err, tt.wantErr)
+			t.Errorf("New(%+v) error = %v, want error %v", tt.cfg, err, tt.wantErr)
 		}
-		var unavailable *PresetUnavailableError
-		if errors.As(err, &unavailable) != tt.wantPreset {
-			t.Errorf("New(%q) error = %v, want *PresetUnavailableError %v", tt.preset, err, tt.wantPreset)
-		}
-		if tt.wantPreset && !strings.Contains(err.Error(), "agent.preset: command") {
-			t.Errorf("New(%q) error %q does not say what to do", tt.preset, err)
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("New(%q, %q) (-want +got):\n%s", tt.preset, tt.command, diff)
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(limits{})); diff != "" {
+			t.Errorf("New(%+v) (-want +got):\n%s", tt.cfg, diff)
 		}
 	}
 }

@@ -34,6 +34,20 @@ var _ Runner = (*Command)(nil)
 // agent exits, anything it left running in its group is killed, so that no stray
 // process changes the worktree while ralph commits it.
 func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
+	return process{argv: []string{"sh", "-c", c.Shell}, grace: c.Grace}.run(ctx, inv)
+}
+
+// process is one agent subprocess. With a parser, its output is a CLI's machine-readable event stream:
+// the parser turns it into readable progress lines and usage, and the limits are enforced from that usage.
+type process struct {
+	argv   []string
+	grace  time.Duration
+	parser eventParser
+	limits limits
+}
+
+// run runs the process in its own process group and waits for it; see [Command.Run].
+func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{Interrupted: true}, fmt.Errorf("agent not started: %w", context.Cause(ctx))
 	}
@@ -58,9 +72,14 @@ func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	defer outR.Close()
 
-	cmd := exec.Command("sh", "-c", c.Shell)
+	env := protocolEnv(inv, promptFile)
+	program, err := lookPath(c.argv[0], env)
+	if err != nil {
+		return Result{}, err
+	}
+	cmd := exec.Command(program, c.argv[1:]...)
 	cmd.Dir = inv.Dir
-	cmd.Env = protocolEnv(inv, promptFile)
+	cmd.Env = env
 	cmd.Stdin = stdin
 	cmd.Stdout = outW
 	cmd.Stderr = outW
@@ -72,6 +91,7 @@ func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	tail := &tailBuffer{}
 	copied := make(chan struct{})
+	stream := newStream(c.parser, c.limits)
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -82,8 +102,17 @@ func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 	go func() {
 		defer close(copied)
 		// Keep draining after a write error so the agent never blocks on a full pipe.
-		_, _ = io.Copy(tail, io.TeeReader(outR, &errorlessWriter{w: out}))
+		w := io.MultiWriter(tail, &errorlessWriter{w: out})
+		if stream == nil {
+			_, _ = io.Copy(w, outR)
+			return
+		}
+		stream.copy(w, outR)
 	}()
+	var limitHit <-chan struct{}
+	if stream != nil {
+		limitHit = stream.stop
+	}
 
 	pgid := cmd.Process.Pid
 	waited := make(chan error, 1)
@@ -111,6 +140,9 @@ func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 		res.Interrupted = true
 		waitErr = c.stop(pgid, waited, copied)
 		res.Duration = time.Since(start)
+	case <-limitHit:
+		waitErr = c.stop(pgid, waited, copied)
+		res.Duration = time.Since(start)
 	}
 	select {
 	case <-copied:
@@ -121,8 +153,14 @@ func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	res.Tail = tail.String()
 	res.ExitCode = cmd.ProcessState.ExitCode()
+	if stream != nil {
+		u := stream.usage()
+		res.Usage = &u
+	}
 
 	switch {
+	case res.Usage != nil && (res.Usage.OverBudget || res.Usage.HitTurnLimit) && !res.TimedOut && !res.Interrupted:
+		return res, &LimitError{Usage: *res.Usage, MaxTurns: c.limits.MaxTurns, MaxCost: c.limits.MaxCost}
 	case res.TimedOut:
 		return res, fmt.Errorf("agent timed out after %s: %w", inv.Timeout, context.DeadlineExceeded)
 	case res.Interrupted:
@@ -144,8 +182,8 @@ func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 // stop asks the whole process group to terminate and gives it the grace period
 // to do so, then kills whatever is left. The group is taken to be gone when the
 // agent has exited and nothing holds its output pipe any more.
-func (c *Command) stop(pgid int, waited <-chan error, copied <-chan struct{}) error {
-	grace := c.Grace
+func (c process) stop(pgid int, waited <-chan error, copied <-chan struct{}) error {
+	grace := c.grace
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
@@ -282,4 +320,31 @@ func (e *errorlessWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// lookPath finds program on the PATH of the agent's environment, which is where the agent's CLIs are
+// installed, rather than on ralph's own.
+func lookPath(program string, env []string) (string, error) {
+	if strings.Contains(program, "/") {
+		return program, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, program)
+		if info, err := os.Stat(p); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if pkg, ok := npmPackages[program]; ok {
+		return "", fmt.Errorf("%s is not installed (not found on the agent's PATH): install it with `npm install -g %s`, or set agent.command to how to run it", program, pkg)
+	}
+	return "", fmt.Errorf("%s not found on the agent's PATH", program)
 }

@@ -18,6 +18,8 @@ type AdvanceOptions struct {
 	Issue  int
 	Until  workflow.State // "" : one step
 	DryRun bool
+	// PrintPrompt prints the prompt of the issue's next step and runs nothing.
+	PrintPrompt bool
 }
 
 // NewCmdAdvance builds `gh ralph advance N [--until STATE] [--dry-run]`.
@@ -49,7 +51,10 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
   $ gh ralph advance 47 --until in-review
 
   # say what would run, change nothing
-  $ gh ralph advance 47 --dry-run`,
+  $ gh ralph advance 47 --dry-run
+
+  # print the prompt the agent would get for the next step (to tune .github/ralph/prompts/)
+  $ gh ralph advance 47 --print-prompt`,
 		Args: issueArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
@@ -61,14 +66,21 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
 				}
 				opts.Until = s
 			}
+			if opts.PrintPrompt && (opts.Until != "" || opts.DryRun) {
+				return flagErrorf(cmd, "--print-prompt runs nothing; it cannot be combined with --until or --dry-run")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			if opts.PrintPrompt {
+				return printPromptRun(cmd.Context(), f, opts)
 			}
 			return advanceRun(cmd.Context(), f, opts)
 		},
 	}
 	cmd.Flags().StringVar(&until, "until", "", "Keep advancing until the issue reaches `STATE` (or a gate)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Say what would run; change nothing")
+	cmd.Flags().BoolVar(&opts.PrintPrompt, "print-prompt", false, "Print the prompt of the next step (the repository's template or the built-in one); run nothing")
 	_ = cmd.RegisterFlagCompletionFunc("until", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
 		for _, s := range workflow.States() {
@@ -120,6 +132,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	for i := 0; i < maxLoop; i++ {
 		res, err := eng.Advance(ctx, opts.Issue)
 		printResult(f.Stdout, f.StdoutTTY, res, err)
+		printUsage(f.Stderr, res)
 		if err != nil {
 			return err
 		}

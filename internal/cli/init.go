@@ -29,6 +29,9 @@ const WorkflowPath = ".github/workflows/ralph.yml"
 type InitOptions struct {
 	Repo  string
 	Force bool
+	// Project also creates the state field on the board of the config's project: section (a config that
+	// differs from init's is then kept, not an error: it is where the board is named).
+	Project bool
 }
 
 // NewCmdInit builds `gh ralph init [--force]`.
@@ -44,9 +47,14 @@ comments), and create ralph's labels in the repository with their colours and de
 
 init can be run again: a file that is already as init writes it, and a label that exists, are
 left alone. A file you changed is not overwritten unless you pass --force. Commit and push the
-two files yourself.`,
+two files yourself.
+
+With --project, init also creates the single-select field of the project board named in
+.github/ralph.yml (project: owner, number, field) with the 11 workflow states as options; a field
+that exists is left alone. gh's token needs the project scope: gh auth refresh -s project.`,
 		Example: `  $ gh ralph init
-  $ gh ralph init --force`,
+  $ gh ralph init --force
+  $ gh ralph init --project`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Repo, _ = cmd.Flags().GetString("repo")
@@ -57,6 +65,7 @@ two files yourself.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "Overwrite files that differ from what init writes")
+	cmd.Flags().BoolVar(&opts.Project, "project", false, "Also create the state field on the config's project board")
 	return cmd
 }
 
@@ -118,10 +127,16 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	var cfg config.Config
+	if opts.Project {
+		if cfg, err = projectConfig(root); err != nil { // project.go
+			return err
+		}
+	}
 	files := initFiles()
 	type plan struct {
 		file   initFile
-		action string // create, unchanged, overwrite
+		action string // create, unchanged, overwrite, keep
 	}
 	var plans []plan
 	var changed []string
@@ -137,6 +152,8 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			plans = append(plans, plan{fl, "unchanged"})
 		case opts.Force:
 			plans = append(plans, plan{fl, "overwrite"})
+		case opts.Project:
+			plans = append(plans, plan{fl, "keep"})
 		default:
 			changed = append(changed, fl.path)
 		}
@@ -145,6 +162,10 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		return fmt.Errorf("%s already exist(s) and differ(s) from what init writes; nothing was changed. Use --force to overwrite", strings.Join(changed, " and "))
 	}
 	for _, p := range plans {
+		if p.action == "keep" {
+			fmt.Fprintf(f.Stderr, "  %s differs from what init writes; kept (--force overwrites it)\n", p.file.path)
+			continue
+		}
 		if p.action == "unchanged" {
 			fmt.Fprintf(f.Stderr, "  %s is up to date\n", p.file.path)
 			continue
@@ -183,6 +204,11 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	}
 	if created == 0 {
 		fmt.Fprintf(f.Stderr, "  all %d labels exist in %s\n", len(Labels()), s.fullName())
+	}
+	if opts.Project {
+		if err := s.ensureBoardField(ctx, cfg); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(f.Stderr, "next: commit and push %s and %s, set agent: in %s, then gh ralph enroll N\n", WorkflowPath, config.DefaultPath, config.DefaultPath)
 	return nil

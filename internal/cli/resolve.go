@@ -209,9 +209,9 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 	if err != nil {
 		return nil, err
 	}
-	runner, agentErr := agent.New(cfg.Agent.Preset, cfg.Agent.Command)
+	runner, agentErr := agent.New(cfg.Agent)
 	hostname, _ := os.Hostname()
-	return &engine.Engine{
+	eng := &engine.Engine{
 		GitHub:   s.gh,
 		Repo:     &git.Repo{Dir: root, Runner: git.ExecRunner{}, Auth: git.Auth{Token: s.pushToken(ctx, root)}},
 		Agent:    runner,
@@ -229,7 +229,11 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 		Secrets:  []string{s.token},
 		Now:      s.f.Now,
 		DryRun:   dryRun,
-	}, nil
+	}
+	if err := s.attachBoard(eng, cfg); err != nil { // project.go
+		return nil, err
+	}
+	return eng, nil
 }
 
 // login is the person running gh ralph.

@@ -84,6 +84,8 @@ type Config struct {
 	// LockLease is how long an issue's lock holds without renewal; a run renews it every third of that while
 	// it works, and another run may take over a lock whose lease has expired.
 	LockLease time.Duration // lock_lease
+	// Project mirrors each issue's state on a GitHub Projects (V2) board; nil when not configured.
+	Project *Project // project
 }
 
 // Agent is the agent: section.
@@ -100,6 +102,16 @@ type Agent struct {
 	// secret reaches the agent without being written in the file. ralph's
 	// GitHub token names are refused: the agent never sees a credential.
 	Env map[string]string // env
+	// Model is the model the CLI of a preset uses ("" = the CLI's default).
+	Model string // model
+	// MaxTurns bounds the model turns of one agent run (0 = no limit). A run that reaches it keeps what it
+	// produced: the step's postcondition decides.
+	MaxTurns int // max_turns
+	// Args are extra arguments for the CLI of a preset, after the preset's own.
+	Args []string // args
+	// MaxCost bounds the cost in US dollars of one agent run, as the CLI reports it (0 = no limit). Only
+	// Claude Code reports cost.
+	MaxCost float64 // max_cost
 }
 
 // Sweep is the sweep: section.
@@ -132,6 +144,7 @@ func Default() Config {
 			Command: "",
 			Timeout: 30 * time.Minute,
 			Env:     map[string]string{},
+			Args:    []string{},
 		},
 		Sweep: Sweep{Max: 5, Matrix: false},
 	}

@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		Chain:          true,
 		ProtectedPaths: []string{".github/workflows/**"},
 		Verify:         []string{},
-		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}},
+		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}},
 		Sweep:          Sweep{Max: 5, Matrix: false},
 		LockLease:      time.Hour,
 	}
@@ -112,11 +112,21 @@ lock_lease: 90m
 					Command: "my-agent --yes",
 					Timeout: 90 * time.Minute,
 					Env:     map[string]string{"ANTHROPIC_API_KEY": "", "LOG_LEVEL": "debug"},
+					Args:    []string{},
 				},
 				Sweep:       Sweep{Max: 10, Matrix: true},
 				AllowedBots: []string{"renovate[bot]"},
 				LockLease:   90 * time.Minute,
 			},
+		},
+		{
+			name: "a preset's model, turns, arguments and cost",
+			yaml: "agent:\n  preset: claude\n  model: claude-sonnet-4-5\n  max_turns: 40\n  args: [\"--effort\", high]\n  max_cost: 2.5\n",
+			want: func() Config {
+				c := Default()
+				c.Agent.Model, c.Agent.MaxTurns, c.Agent.Args, c.Agent.MaxCost = "claude-sonnet-4-5", 40, []string{"--effort", "high"}, 2.5
+				return c
+			}(),
 		},
 		{
 			name: "the SPEC example",
@@ -234,13 +244,13 @@ func TestParseBad(t *testing.T) {
 			name: "unknown key under agent, with a suggestion and the known keys",
 			yaml: "review: auto\n\nagent:\n  timout: 5m\n",
 			line: 4, column: 3, key: "agent.timout",
-			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env)`,
+			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env, model, max_turns, args, max_cost)`,
 		},
 		{
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots, lock_lease)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots, lock_lease, project)",
 		},
 		{
 			name: "dash instead of underscore",
@@ -371,6 +381,36 @@ func TestParseBad(t *testing.T) {
 			name: "preset command with an empty command points at the command",
 			yaml: "agent:\n  command: \"\"\n  preset: command\n",
 			line: 2, column: 12, key: "agent.command", msg: `must be set when agent.preset is "command"`,
+		},
+		{
+			name: "max_turns zero",
+			yaml: "agent:\n  max_turns: 0\n",
+			line: 2, column: 14, key: "agent.max_turns", msg: "must be at least 1, not 0",
+		},
+		{
+			name: "args not a list",
+			yaml: "agent:\n  args: --verbose\n",
+			line: 2, column: 9, key: "agent.args", msg: "must be a list",
+		},
+		{
+			name: "max_cost in words",
+			yaml: "agent:\n  max_cost: five dollars\n",
+			line: 2, column: 13, key: "agent.max_cost", msg: `must be an amount in US dollars such as 2.50, not "five dollars"`,
+		},
+		{
+			name: "max_cost zero",
+			yaml: "agent:\n  max_cost: 0\n",
+			line: 2, column: 13, key: "agent.max_cost", msg: "must be more than zero",
+		},
+		{
+			name: "max_cost with a CLI that reports no cost",
+			yaml: "agent:\n  preset: codex\n  max_cost: 2.5\n",
+			line: 3, column: 3, key: "agent.max_cost", msg: "cannot be enforced with preset codex",
+		},
+		{
+			name: "model with preset command",
+			yaml: "agent:\n  preset: command\n  command: my-agent\n  model: x\n",
+			line: 4, column: 3, key: "agent.model", msg: "applies to the claude, codex and gemini presets",
 		},
 		{
 			name: "timeout without a unit",

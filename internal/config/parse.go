@@ -31,9 +31,9 @@ var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep", "allowed_bots", "lock_lease",
+		"agent", "sweep", "allowed_bots", "lock_lease", "project",
 	}
-	agentKeys = []string{"preset", "command", "timeout", "env"}
+	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost"}
 	sweepKeys = []string{"max", "matrix"}
 	presets   = []string{"claude", "codex", "gemini", "command"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
@@ -249,6 +249,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			err = p.agent(n, f.path, &c.Agent)
 		case "sweep":
 			err = p.sweep(n, f.path, &c.Sweep)
+		case "project":
+			c.Project, err = p.project(n, f.path) // project.go
 		}
 		if err != nil {
 			return err
@@ -269,6 +271,7 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 		return err
 	}
 	var presetNode, commandNode *yaml.Node
+	presetOnly := map[string]field{}
 	for _, f := range pairs {
 		switch f.name {
 		case "preset":
@@ -281,10 +284,29 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 			a.Timeout, err = p.duration(f.value, f.path)
 		case "env":
 			a.Env, err = p.env(f.value, f.path)
+		case "model":
+			a.Model, err = p.str(f.value, f.path)
+		case "max_turns":
+			a.MaxTurns, err = p.count(f.value, f.path)
+		case "args":
+			a.Args, err = p.list(f.value, f.path, func(*yaml.Node, string, string) error { return nil })
+		case "max_cost":
+			a.MaxCost, err = p.money(f.value, f.path)
 		}
 		if err != nil {
 			return err
 		}
+		presetOnly[f.name] = f
+	}
+	if a.Preset == "command" {
+		for _, name := range []string{"model", "max_turns", "args", "max_cost"} {
+			if f, ok := presetOnly[name]; ok {
+				return p.errorf(f.key, f.path, "applies to the claude, codex and gemini presets; with preset command, put it in agent.command")
+			}
+		}
+	}
+	if f, ok := presetOnly["max_cost"]; ok && a.Preset != "claude" {
+		return p.errorf(f.key, f.path, "cannot be enforced with preset %s, whose CLI reports tokens but no cost; use agent.max_turns", a.Preset)
 	}
 	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" {
 		// Point at the empty command if there is one, else at the preset
@@ -417,6 +439,22 @@ func (p *parser) count(n *yaml.Node, key string) (int, error) {
 		return 0, p.errorf(n, key, "must be at least 1, not %d", i)
 	}
 	return i, nil
+}
+
+// money decodes an amount in US dollars, more than zero.
+func (p *parser) money(n *yaml.Node, key string) (float64, error) {
+	tag := n.ShortTag()
+	if n.Kind != yaml.ScalarNode || (tag != "!!float" && tag != "!!int") {
+		return 0, p.errorf(n, key, "must be an amount in US dollars such as 2.50, not %s", describe(n))
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil || f != f || f > 1e9 || f < -1e9 {
+		return 0, p.errorf(n, key, "must be an amount in US dollars such as 2.50, not %s", describe(n))
+	}
+	if f <= 0 {
+		return 0, p.errorf(n, key, "must be more than zero, not %s", n.Value)
+	}
+	return f, nil
 }
 
 func (p *parser) choice(n *yaml.Node, key string, allowed []string) (string, error) {

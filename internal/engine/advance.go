@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -27,6 +28,9 @@ type Result struct {
 	Continue bool
 	Message  string
 	Held     bool // another run holds the issue; nothing was done
+	// Usage is what the agent reported for the step (nil when no agent ran or it reports nothing); Total
+	// is the issue's total so far.
+	Usage, Total *agent.Usage
 }
 
 // issue is everything a run reads of one issue before it acts.
@@ -41,6 +45,7 @@ type issue struct {
 	takeover string          // the stale lock holder this run took over from
 	to       workflow.State  // the step's outcome, recorded by commit
 	ws       *workspace      // the worktree of the step, once checked out
+	usage    *agent.Usage    // what the agent reported of this run's step (usage.go)
 }
 
 // errLockLost cancels a step whose lease another run took over.
@@ -119,7 +124,9 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 			return Result{Issue: n}, err
 		}
 	}
-	return e.step(ctx, ic)
+	res, err := e.step(ctx, ic)
+	res.Usage, res.Total = ic.usage, ic.rec.Usage
+	return res, err
 }
 
 // peek reads the issue and refuses what ralph cannot work on.
@@ -262,8 +269,14 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 		kept = append(kept, l)
 	}
 	ic.gh.Labels = kept
+	changed := ic.state != to
 	ic.state = to
 	ic.rec.State = to
+	if changed && e.OnState != nil {
+		if err := e.OnState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
+			e.Log.Warnf("#%d is %s, but the project board was not updated: %v", ic.n, to.Title(), err)
+		}
+	}
 	return nil
 }
 
@@ -292,6 +305,9 @@ func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
 		to = ic.state
 	}
 	ic.rec.State = to
+	if run.Usage == nil {
+		run.Usage = ic.usage
+	}
 	ic.rec.note(run)
 	if err := e.saveStatus(ctx, ic); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // GitHub is what the engine needs of GitHub; *ghapi.Client implements it.
@@ -110,6 +111,9 @@ type Engine struct {
 	// Checkpoint, when set, is called between the writes of a step (after-commit, after-push,
 	// after-comment, after-pr, after-status, after-label); the end-to-end tests stop the process there.
 	Checkpoint func(name string)
+	// OnState, when set, is told of every state change after the labels have moved (a project board
+	// mirrors it). Its error is logged as a warning: it never fails or undoes a step.
+	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
 }
 
 // ErrNotEnrolled: the issue carries neither ralph:build nor a state label.

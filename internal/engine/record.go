@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -51,6 +52,8 @@ type Record struct {
 	Last    *Run   `json:"last,omitempty"`
 	History []Run  `json:"history,omitempty"`
 	Steps   []Done `json:"done,omitempty"` // steps completed, in order (for the checklist)
+	// Usage is the total of every run's agent usage.
+	Usage *agent.Usage `json:"usage,omitempty"`
 }
 
 // Phase is one "## Phase N:" section of the plan (or a fix phase added by self-review).
@@ -78,6 +81,7 @@ type Run struct {
 	URL     string         `json:"url,omitempty"`
 	Outcome string         `json:"outcome"` // done, failed, waiting, ...
 	Message string         `json:"message,omitempty"`
+	Usage   *agent.Usage   `json:"usage,omitempty"` // what the agent reported, when one ran
 }
 
 // Done notes a completed step for the checklist.
@@ -90,6 +94,7 @@ const historyMax = 20
 
 func (r *Record) note(run Run) {
 	r.Runs++
+	r.addUsage(run.Usage)
 	r.Last = &run
 	r.History = append(r.History, run)
 	if len(r.History) > historyMax {

@@ -126,6 +126,8 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 	}
 
+	b.WriteString(usageSection(rec))
+
 	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", nextActions(n, rec, cfg))
 
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))

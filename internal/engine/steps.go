@@ -204,6 +204,7 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 		}
 	}
 	e.pushCommitted(cctx, ic)
+	e.explainTurnLimit(ic, serr)
 	if cause := context.Cause(ctx); cause != nil {
 		reason := "the run was interrupted: " + cause.Error()
 		if err := e.commit(cctx, ic, Run{Step: ev, From: from, To: start, At: e.now(), URL: e.Run.URL, Outcome: "interrupted", Message: reason}); err != nil {
@@ -433,12 +434,20 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace, command
 		Dir: ws.wt.Dir, Prompt: prompt, Env: env, Timeout: e.Config.Agent.Timeout, Output: e.Log.Output(),
 	})
 	end()
+	e.noteUsage(ic, command, res.Usage)
 	if gerr := cfgGuard(); gerr != nil {
 		return &StepError{Step: command, Reason: "the agent changed the repository's git configuration (which could redirect ralph's push); ralph restored it and pushed nothing", Err: gerr}
+	}
+	if err != nil && keepAfterTurnLimit(res) {
+		// What the agent produced before its turn limit is checked like any other step's work.
+		e.Log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", e.Config.Agent.MaxTurns)
+		err = nil
 	}
 	if err != nil {
 		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
 		switch {
+		case res.Usage != nil && res.Usage.OverBudget:
+			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, e.Config.Agent.MaxCost)
 		case res.TimedOut:
 			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", e.Config.Agent.Timeout)
 		case res.Interrupted:

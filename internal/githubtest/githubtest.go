@@ -5,7 +5,8 @@
 // It is stricter than GitHub where GitHub would silently ignore a mistake: an unknown
 // query parameter or JSON body property is a 422, and a parameter, property or
 // operation GitHub has but this server does not implement is a 501, never ignored.
-// GraphQL answers 501 for now.
+// GraphQL documents are validated against GitHub's schema (graphql.go) and the Projects (V2) operations
+// ralph uses are executed against an in-memory model (projects.go).
 package githubtest
 
 import (
@@ -72,6 +73,10 @@ type Server struct {
 	runs       map[int64]*run
 	requests   []Request
 	intercept  func(w http.ResponseWriter, r *http.Request) bool
+	lose       func(method, path string, status int) bool // see LoseResponse (faults.go)
+	lost       []Request
+	graphql    *graphQLState // see graphql.go and projects.go
+	graph      issueGraph    // sub-issues and dependencies, see issuegraph.go
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }
@@ -193,6 +198,9 @@ func New(t testing.TB, opts Options) *Server {
 		runs:       map[int64]*run{},
 	}
 	s.handlers = s.routes()
+	for route, h := range s.graphRoutes() {
+		s.handlers[route] = h
+	}
 	s.BareRepo = filepath.Join(t.TempDir(), opts.Repo+".git")
 	if err := s.initRepo(t.TempDir()); err != nil {
 		t.Fatalf("githubtest: create repository: %v", err)
@@ -293,7 +301,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	intercept, check := s.intercept, s.checkResponse
 	s.mu.Unlock()
-	sw := &statusWriter{ResponseWriter: w, keep: check != nil}
+	sw := &statusWriter{ResponseWriter: s.holdResponse(w), keep: check != nil}
 	escaped := r.URL.EscapedPath()
 	path, isAPI := strings.CutPrefix(escaped, s.opts.APIPrefix)
 	isGraphQL := escaped == s.graphQLPath()
@@ -307,6 +315,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isGraphQL {
 		path = escaped
 	}
+	// Registered before the recording below, so it runs after it: a lost answer is still a request answered.
+	defer func() { s.settleResponse(sw.ResponseWriter, r.Method, path) }()
 	route := ""
 	defer func() {
 		s.mu.Lock()
@@ -336,10 +346,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isGraphQL {
-		writeJSON(sw, http.StatusNotImplemented, map[string]any{
-			"message": "githubtest: the GraphQL API is not implemented yet",
-			"errors":  []any{map[string]any{"message": "githubtest: the GraphQL API is not implemented yet"}},
-		})
+		s.serveGraphQL(sw, r) // graphql.go
 		return
 	}
 
@@ -375,7 +382,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) authorized(r *http.Request) bool {
 	a := r.Header.Get("Authorization")
-	return a == "token "+s.opts.Token || a == "Bearer "+s.opts.Token
+	return a == "token "+s.opts.Token || a == "Bearer "+s.opts.Token || s.authorizedExtra(r)
 }
 
 func errorBody(msg string) map[string]any {

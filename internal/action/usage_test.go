@@ -1,0 +1,26 @@
+package action
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+func TestUsageSummary(t *testing.T) {
+	t.Parallel()
+	if got := usageSummary([]engine.Result{{Issue: 1, Step: workflow.Merge}}); got != "" {
+		t.Errorf("no usage: %q, want nothing", got)
+	}
+	got := usageSummary([]engine.Result{{
+		Issue: 7, Step: workflow.Research,
+		Usage: &agent.Usage{Turns: 2, InputTokens: 2000, OutputTokens: 100, CostUSD: 0.0075, Model: "m", HitTurnLimit: true},
+		Total: &agent.Usage{Turns: 5, InputTokens: 9000, OutputTokens: 400, CostUSD: 0.02, Model: "m"},
+	}})
+	want := "| #7 | research (turn limit hit) | 2 | 2000 | 100 | $0.0075 | 5 turns, 9,000 in / 400 out tokens, $0.0200 (m) |"
+	if !strings.Contains(got, "### Agent usage") || !strings.Contains(got, want) {
+		t.Errorf("summary:\n%s\nwant the line\n%s", got, want)
+	}
+}

@@ -1,0 +1,114 @@
+package agent
+
+// A scripted OpenAI model for Codex, speaking the Responses API with streaming (POST /v1/responses,
+// "stream": true, Server-Sent Events) as OpenAI's API reference describes it: response.created, then for
+// each output item response.output_item.added and response.output_item.done (a "function_call" item with
+// call_id, name and JSON arguments, or a "message" item with output_text content), then
+// response.completed carrying the whole response with usage (input_tokens, output_tokens, total_tokens).
+//
+// The script: while the request's input holds no function_call_output, the model calls Codex's command
+// tool (exec_command) with an apply_patch command that adds the artifact file (Codex applies apply_patch
+// itself, as a file change); after the function_call_output it answers with a short message.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+type fakeOpenAI struct {
+	key      string // the API key the CLI must send (Authorization: Bearer)
+	artifact string
+	content  string
+	mu       sync.Mutex
+	turns    int
+	problems []string
+}
+
+func newFakeOpenAI(t *testing.T, key, artifact, content string) (*fakeOpenAI, *httptest.Server) {
+	f := &fakeOpenAI{key: key, artifact: artifact, content: content}
+	srv := httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func (f *fakeOpenAI) problem(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
+func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
+		// Codex may ask for /v1/models; not scripted: it falls back to its built-in model metadata.
+		http.Error(w, `{"error":{"message":"not scripted","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer "+f.key {
+		f.problem("Authorization = %q, want the bearer key %q", got, f.key)
+	}
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		f.problem("undecodable request: %v", err)
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.turns++
+	turn := f.turns
+	f.mu.Unlock()
+	var item map[string]any
+	if !strings.Contains(string(req.Input), `"function_call_output"`) {
+		if !strings.Contains(string(req.Input), f.artifact) {
+			f.problem("the prompt does not name the artifact %s", f.artifact)
+		}
+		var patch strings.Builder
+		patch.WriteString("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: " + f.artifact + "\n")
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(f.content, "\n"), "\n") {
+			patch.WriteString("+" + line)
+		}
+		patch.WriteString("\n*** End Patch\nEOF\n")
+		args, _ := json.Marshal(map[string]any{"cmd": patch.String()})
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", turn), "call_id": "call_1",
+			"name": "exec_command", "arguments": string(args), "status": "completed"}
+	} else {
+		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", turn), "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "I wrote the document.", "annotations": []any{}}}}
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	seq := 0
+	send := func(event string, data map[string]any) {
+		data["type"] = event
+		data["sequence_number"] = seq
+		seq++
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
+	resp := map[string]any{"id": fmt.Sprintf("resp_%d", turn), "object": "response", "model": req.Model,
+		"status": "in_progress", "output": []any{}}
+	send("response.created", map[string]any{"response": resp})
+	send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	resp["status"] = "completed"
+	resp["output"] = []any{item}
+	resp["usage"] = map[string]any{
+		"input_tokens": fakeInputTokens, "input_tokens_details": map[string]int{"cached_tokens": 0},
+		"output_tokens": fakeOutputTokens, "output_tokens_details": map[string]int{"reasoning_tokens": 0},
+		"total_tokens": fakeInputTokens + fakeOutputTokens,
+	}
+	send("response.completed", map[string]any{"response": resp})
+}

@@ -1,0 +1,191 @@
+package agent
+
+// The presets run the real CLIs from npm (installed by .ci/run into .cache/agents) against the scripted
+// local models of fake_anthropic_test.go, fake_openai_test.go and fake_gemini_test.go, on loopback only.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+)
+
+// agentsBin is where .ci/run installs the CLIs; RALPH_AGENTS_BIN names another directory.
+func agentsBin(t *testing.T, program string) string {
+	t.Helper()
+	dir := os.Getenv("RALPH_AGENTS_BIN")
+	if dir == "" {
+		dir, _ = filepath.Abs(filepath.Join("..", "..", ".cache", "agents", "node_modules", ".bin"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, program)); err != nil {
+		t.Skipf("%s is not installed in %s: run .ci/run (its \"== agent CLIs\" step installs it with npm) or set RALPH_AGENTS_BIN", program, dir)
+	}
+	return dir
+}
+
+// presetCase is one CLI's run: its config, the environment that points it at its fake, and the fake.
+type presetCase struct {
+	cfg   config.Agent
+	env   []string // besides PATH and HOME
+	turns func() int
+	probs func() []string
+}
+
+// runPreset runs a preset on the built-in research prompt in a fresh worktree and checks what every
+// preset must do: the document is written where RALPH_ARTIFACT says, with the CLI's own file tool; the
+// usage ralph records is what the fake model reported; the log shows readable progress, not JSON.
+func runPreset(t *testing.T, program string, setup func(t *testing.T, dir, artifact, home, content string) presetCase) {
+	bin := agentsBin(t, program)
+	dir := t.TempDir()
+	home := t.TempDir()
+	rel := "thoughts/shared/research/2026-11-22-GH-0042-fake.md"
+	artifact := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(artifact), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	content := "# Research: fake\n\nWritten by " + program + " for ralph.\n"
+	pc := setup(t, dir, artifact, home, content)
+
+	prompt, err := prompts.New("").Render("research", prompts.Data{
+		Repository: "octo/demo", Issue: prompts.Issue{Number: 42, Title: "Fake", Body: "Please research.", URL: "https://github.com/octo/demo/issues/42"},
+		Artifact: artifact, Branch: "ralph/42-fake", Base: "main", Protected: []string{".github/workflows/**"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := New(pc.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key reaches the CLI through Environ, as in the engine: GitHub's token does not.
+	base := append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "GITHUB_TOKEN=ghs_secret", "TMPDIR=" + os.TempDir()}, pc.env...)
+	var out bytes.Buffer
+	res, err := runner.Run(context.Background(), Invocation{
+		Command: "research", Issue: 42, Artifact: artifact, Dir: dir, Prompt: prompt,
+		Env: Environ(base, []string{"ghs_secret"}, nil), Timeout: 3 * time.Minute, Output: &out,
+	})
+	log := out.String()
+	if err != nil {
+		t.Fatalf("Run: %v (%+v)\n%s", err, res, log)
+	}
+	for _, p := range pc.probs() {
+		t.Errorf("fake model: %s", p)
+	}
+	got, err := os.ReadFile(artifact)
+	if err != nil || string(got) != content {
+		t.Errorf("artifact = %q, %v; want %q\nlog:\n%s", got, err, content, log)
+	}
+	turns := pc.turns()
+	if turns != 2 {
+		t.Errorf("the fake model answered %d agent turns, want 2 (tool call, then the end)", turns)
+	}
+	if res.Usage == nil {
+		t.Fatalf("no usage recorded\n%s", log)
+	}
+	u := *res.Usage
+	if u.Turns != turns || u.InputTokens != turns*fakeInputTokens || u.OutputTokens != turns*fakeOutputTokens {
+		t.Errorf("usage = %+v, want %d turns, %d in, %d out tokens\n%s", u, turns, turns*fakeInputTokens, turns*fakeOutputTokens, log)
+	}
+	if u.Model == "" || u.HitTurnLimit || u.OverBudget {
+		t.Errorf("usage = %+v, want a model and no limit hit", u)
+	}
+	if !strings.Contains(log, "✎") || !strings.Contains(log, "GH-0042-fake.md") {
+		t.Errorf("log does not show the file edit:\n%s", log)
+	}
+	if strings.Contains(log, `{"type"`) {
+		t.Errorf("log shows raw JSON events:\n%s", log)
+	}
+	t.Logf("%s usage: %s\n%s", program, u, log)
+}
+
+func TestPresetClaudeRealCLI(t *testing.T) {
+	t.Parallel()
+	runPreset(t, "claude", func(t *testing.T, dir, artifact, home, content string) presetCase {
+		f, srv := newFakeAnthropic(t, "sk-ant-fake", artifact, content)
+		return presetCase{
+			cfg: config.Agent{Preset: "claude", Model: "claude-sonnet-4-5", MaxTurns: 10, MaxCost: 5},
+			env: []string{"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-fake",
+				"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
+			turns: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.turns },
+			probs: func() []string { f.mu.Lock(); defer f.mu.Unlock(); return f.problems },
+		}
+	})
+}
+
+func TestPresetCodexRealCLI(t *testing.T) {
+	t.Parallel()
+	runPreset(t, "codex", func(t *testing.T, dir, artifact, home, content string) presetCase {
+		f, srv := newFakeOpenAI(t, "sk-fake", artifact, content)
+		// Codex reaches a custom endpoint through a model provider in its config; agent.args carries it.
+		provider := `model_providers.fake={name="fake", base_url="` + srv.URL + `/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`
+		return presetCase{
+			cfg:   config.Agent{Preset: "codex", Model: "gpt-5.1-codex", MaxTurns: 10, Args: []string{"-c", provider, "-c", "model_provider=fake"}},
+			env:   []string{"OPENAI_API_KEY=sk-fake", "CODEX_HOME=" + t.TempDir()},
+			turns: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.turns },
+			probs: func() []string { f.mu.Lock(); defer f.mu.Unlock(); return f.problems },
+		}
+	})
+}
+
+func TestPresetGeminiRealCLI(t *testing.T) {
+	t.Parallel()
+	runPreset(t, "gemini", func(t *testing.T, dir, artifact, home, content string) presetCase {
+		f, srv := newFakeGemini(t, "fake-key", artifact, content)
+		// With GOOGLE_GEMINI_BASE_URL set, Gemini CLI takes the auth type to be "gateway", which headless
+		// mode refuses; the user settings pick the API key instead (GEMINI_API_KEY, passed through).
+		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`
+		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return presetCase{
+			// A model named in the config also spares the CLI's model-routing side requests.
+			cfg:   config.Agent{Preset: "gemini", Model: "gemini-2.5-pro", MaxTurns: 10},
+			env:   []string{"GOOGLE_GEMINI_BASE_URL=" + srv.URL, "GEMINI_API_KEY=fake-key"},
+			turns: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.turns },
+			probs: func() []string { f.mu.Lock(); defer f.mu.Unlock(); return f.problems },
+		}
+	})
+}
+
+// At agent.max_turns Claude Code stops itself (error_max_turns, exit status 1); ralph says the turn limit
+// was hit and keeps what was written before it.
+func TestPresetClaudeTurnLimitRealCLI(t *testing.T) {
+	t.Parallel()
+	bin := agentsBin(t, "claude")
+	dir, home := t.TempDir(), t.TempDir()
+	artifact := filepath.Join(dir, "doc.md")
+	f, srv := newFakeAnthropic(t, "sk-ant-fake", artifact, "# Research\n")
+	runner, err := New(config.Agent{Preset: "claude", MaxTurns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL,
+		"ANTHROPIC_API_KEY=sk-ant-fake", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+	var out bytes.Buffer
+	res, err := runner.Run(context.Background(), Invocation{Command: "research", Artifact: artifact, Dir: dir,
+		Prompt: "Write " + artifact, Env: env, Timeout: 2 * time.Minute, Output: &out})
+	var le *LimitError
+	if !errors.As(err, &le) || res.Usage == nil || !res.Usage.HitTurnLimit || res.Usage.Turns != 1 {
+		t.Fatalf("Run = %+v, %v; want a turn-limit *LimitError after 1 turn\n%s", res.Usage, err, out.String())
+	}
+	f.mu.Lock()
+	turns := f.turns
+	f.mu.Unlock()
+	if _, err := os.Stat(artifact); err != nil || turns != 1 {
+		t.Errorf("artifact: %v, fake turns %d; want the file written in the one turn", err, turns)
+	}
+}

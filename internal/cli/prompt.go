@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+)
+
+// printPromptRun prints the prompt the agent would get for the issue's next step: the data to stdout,
+// where it came from to stderr.
+func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
+	s, err := f.session(opts.Repo)
+	if err != nil {
+		return err
+	}
+	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	eng, err := s.engineFor(ctx, log, true, false)
+	if err != nil {
+		return err
+	}
+	command, source, prompt, err := eng.NextPrompt(ctx, opts.Issue)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Stderr, "the %s prompt for #%d, from %s:\n", command, opts.Issue, source)
+	_, err = io.WriteString(f.Stdout, prompt)
+	return err
+}
+
+// printUsage says on stderr what the agent reported of its step, and the issue's total.
+func printUsage(w io.Writer, res engine.Result) {
+	if res.Usage == nil {
+		return
+	}
+	fmt.Fprintf(w, "agent: %s", res.Usage)
+	if res.Total != nil {
+		fmt.Fprintf(w, "; #%d so far: %s", res.Issue, res.Total)
+	}
+	fmt.Fprintln(w)
+}
