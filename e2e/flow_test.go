@@ -10,7 +10,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-func baseConfig(t *testing.T, extra string) string {
+func baseConfig(t testing.TB, extra string) string {
 	return "agent:\n  preset: command\n  command: " + agentCommand(t) + "\n  timeout: 2m\nverify:\n  - test -f README.md\n" + extra
 }
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
@@ -46,7 +47,7 @@ const maintainer = "mona"
 
 // env is one repository on the test server, with the scripted agent and a place for its control files.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *githubtest.Server
 	home    string
 	control string
@@ -54,7 +55,7 @@ type env struct {
 	seen    int // dispatches already run
 }
 
-func agentCommand(t *testing.T) string {
+func agentCommand(t testing.TB) string {
 	p, err := filepath.Abs("testdata/agent.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func agentCommand(t *testing.T) string {
 }
 
 // newEnv makes a repository whose default branch holds the given .github/ralph.yml.
-func newEnv(t *testing.T, configYAML string) *env {
+func newEnv(t testing.TB, configYAML string) *env {
 	t.Helper()
 	e := &env{t: t, srv: githubtest.New(t, githubtest.Options{}), home: t.TempDir(), control: t.TempDir()}
 	e.srv.SetPermission(maintainer, "admin")
@@ -108,6 +109,7 @@ type result struct {
 	outputs map[string]string
 	summary string
 	runID   int64 // its GITHUB_RUN_ID
+	maxRSS  int64 // the process's peak resident memory, KiB
 }
 
 // run runs the action once for an event, in a fresh clone, as a GitHub Actions job would.
@@ -231,6 +233,9 @@ func (p *pending) wait() result {
 	e.t.Helper()
 	err := p.cmd.Wait()
 	r := result{stdout: p.stdout.String(), stderr: p.stderr.String(), runID: p.runID}
+	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exit = ee.ExitCode()
 	} else if err != nil {
@@ -258,7 +263,7 @@ func (p *pending) wait() result {
 }
 
 // parseOutputs reads GITHUB_OUTPUT's `name<<DELIM` heredoc format.
-func parseOutputs(t *testing.T, s string) map[string]string {
+func parseOutputs(t testing.TB, s string) map[string]string {
 	out := map[string]string{}
 	lines := strings.Split(s, "\n")
 	for i := 0; i < len(lines); i++ {
@@ -280,7 +285,7 @@ func parseOutputs(t *testing.T, s string) map[string]string {
 
 // --- events, built from GitHub's real webhook payloads ---
 
-func loadEvent(t *testing.T, name string) map[string]any {
+func loadEvent(t testing.TB, name string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "internal", "action", "testdata", "events", name+".json"))
 	if err != nil {
@@ -293,7 +298,7 @@ func loadEvent(t *testing.T, name string) map[string]any {
 	return m
 }
 
-func labeledEvent(t *testing.T, n int, label, sender string) map[string]any {
+func labeledEvent(t testing.TB, n int, label, sender string) map[string]any {
 	ev := loadEvent(t, "issues.labeled")
 	ev["issue"].(map[string]any)["number"] = n
 	ev["label"].(map[string]any)["name"] = label
@@ -301,7 +306,7 @@ func labeledEvent(t *testing.T, n int, label, sender string) map[string]any {
 	return ev
 }
 
-func commentEvent(t *testing.T, n int, body, user string) map[string]any {
+func commentEvent(t testing.TB, n int, body, user string) map[string]any {
 	ev := loadEvent(t, "issue_comment.created")
 	issue := ev["issue"].(map[string]any)
 	issue["number"] = n
@@ -314,13 +319,13 @@ func commentEvent(t *testing.T, n int, body, user string) map[string]any {
 	return ev
 }
 
-func dispatchEvent(t *testing.T, inputs map[string]any) map[string]any {
+func dispatchEvent(t testing.TB, inputs map[string]any) map[string]any {
 	ev := loadEvent(t, "workflow_dispatch")
 	ev["inputs"] = inputs
 	return ev
 }
 
-func pullClosedEvent(t *testing.T, pr githubtest.Pull) map[string]any {
+func pullClosedEvent(t testing.TB, pr githubtest.Pull) map[string]any {
 	ev := loadEvent(t, "pull_request.closed")
 	p := ev["pull_request"].(map[string]any)
 	p["number"] = pr.Number

@@ -36,10 +36,6 @@ func (e *env) labelTrigger(n int) trigger {
 	return trigger{event: "issues", payload: labeledEvent(e.t, n, workflow.LabelBuild, maintainer)}
 }
 
-func (e *env) dispatchTrigger(n int) trigger {
-	return trigger{event: "workflow_dispatch", payload: dispatchEvent(e.t, map[string]any{"issue": itoa(n)})}
-}
-
 // driveOpts shape a driven flow.
 type driveOpts struct {
 	// opts gives the options of the k-th run of the flow (0: the label run), reruns not counted; every run

@@ -45,7 +45,12 @@ implement)
 self-review)
   printf '# Self-review\n\nVERDICT: %s\n' "$(cat "$ctl/self_verdict" 2>/dev/null || echo APPROVED)" > "$RALPH_ARTIFACT" ;;
 triage)
-  printf 'Clear enough.\n\nDECISION: %s\n' "$(cat "$ctl/decision" 2>/dev/null || echo plan)" > "$RALPH_ARTIFACT" ;;
+  # triage-N: the whole triage document for issue N (a split, say); else the decision in "decision".
+  if [ -f "$ctl/triage-$RALPH_ISSUE" ]; then
+    cp "$ctl/triage-$RALPH_ISSUE" "$RALPH_ARTIFACT"
+  else
+    printf 'Clear enough.\n\nDECISION: %s\n' "$(cat "$ctl/decision" 2>/dev/null || echo plan)" > "$RALPH_ARTIFACT"
+  fi ;;
 *)
   echo "unknown command $RALPH_COMMAND" >&2; exit 2 ;;
 esac

@@ -198,17 +198,7 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	var errs []error
 	for _, n := range trig.Issues {
-		res, err := r.one(ctx, eng, trig, n)
-		r.results = append(r.results, res)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		// A failed step that will be retried chains on too: the retry is the next run.
-		if res.Continue && cfg.Chain && !dry {
-			if derr := r.dispatch(ctx, gh, n); derr != nil {
-				errs = append(errs, derr)
-			}
-		}
+		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, trig, n)...)
 	}
 	r.outputs()
 	r.summary("", errors.Join(errs...))
@@ -219,6 +209,30 @@ func (r *runner) run(ctx context.Context) error {
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
+}
+
+// oneAndChain runs the trigger's command on issue n, then dispatches the runs it calls for.
+func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config, trig Trigger, n int) []error {
+	var errs []error
+	res, err := r.one(ctx, eng, trig, n)
+	r.results = append(r.results, res)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// A failed step that will be retried chains on too: the retry is the next run. So do the issues this
+	// step made ready: sub-issues a split created or unblocked, and the parent of a sub-issue that moved.
+	if cfg.Chain && !r.dryRun {
+		next := res.Dispatch
+		if res.Continue {
+			next = append([]int{n}, next...)
+		}
+		for _, m := range next {
+			if derr := r.dispatch(ctx, gh, m); derr != nil {
+				errs = append(errs, derr)
+			}
+		}
+	}
+	return errs
 }
 
 // one runs the trigger's command on issue n.

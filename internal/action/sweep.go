@@ -8,20 +8,25 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
 )
 
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
-	picked, skipped, looked, err := engine.SweepCandidates(ctx, gh, eng.Auth, cfg, cfg.Sweep.Max)
+	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
+	if lk, ok := eng.Lock.(*lock.Locker); ok {
+		opts.Locks = lk.Live
+	}
+	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {
 		return err
 	}
-	for _, s := range skipped {
+	for _, s := range sw.Skipped {
 		r.a.Warningf("sweep: skipping #%d: %s", s.Issue, s.Reason)
 	}
-	r.issues = picked
-	r.a.Infof("sweep: %d enrolled open issues, %d to advance: %v", looked, len(r.issues), r.issues)
+	r.issues = sw.Picked
+	r.a.Infof("sweep: %d enrolled open issues, %d looked at closely, %d to advance: %v", sw.Looked, sw.Close, len(r.issues), r.issues)
 	if r.dryRun || cfg.Sweep.Matrix {
 		r.outputs()
 		r.summary(fmt.Sprintf("Sweep: %d issues to advance.", len(r.issues)), nil)
@@ -29,11 +34,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 	}
 	var errs []error
 	for _, n := range r.issues {
-		res, err := r.one(ctx, eng, Trigger{Command: CmdAdvance}, n)
-		r.results = append(r.results, res)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, Trigger{Command: CmdAdvance}, n)...)
 	}
 	r.outputs()
 	err = errors.Join(errs...)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
 )
 
 // SweepOptions are `gh ralph sweep`'s.
@@ -70,11 +71,21 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	if max == 0 {
 		max = cfg.Sweep.Max
 	}
-	auth := engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots}
-	picked, skipped, looked, err := engine.SweepCandidates(ctx, s.gh, auth, cfg, max)
+	sweepOpts := engine.SweepOptions{
+		Max:        max,
+		Auth:       engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
+		TrustedBot: "github-actions[bot]",
+	}
+	if eng != nil {
+		if lk, ok := eng.Lock.(*lock.Locker); ok {
+			sweepOpts.Locks = lk.Live
+		}
+	}
+	sw, err := engine.SweepCandidates(ctx, s.gh, cfg, sweepOpts)
 	if err != nil {
 		return err
 	}
+	picked, skipped, looked := sw.Picked, sw.Skipped, sw.Looked
 	for _, sk := range skipped {
 		fmt.Fprintf(f.Stderr, "warning: skipping #%d: %s\n", sk.Issue, sk.Reason)
 	}

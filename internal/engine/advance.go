@@ -31,6 +31,9 @@ type Result struct {
 	// Usage is what the agent reported for the step (nil when no agent ran or it reports nothing); Total
 	// is the issue's total so far.
 	Usage, Total *agent.Usage
+	// Dispatch lists other issues that can take a step now because of this one: sub-issues a split created
+	// or unblocked, or the parent of a sub-issue that moved. The Action dispatches a run for each.
+	Dispatch []int
 }
 
 // issue is everything a run reads of one issue before it acts.
@@ -44,6 +47,8 @@ type issue struct {
 	trusted  map[string]bool // logins whose permission this run has checked
 	takeover string          // the stale lock holder this run took over from
 	to       workflow.State  // the step's outcome, recorded by commit
+	dispatch []int           // issues to start after this step (see Result.Dispatch)
+	saved    *Record         // the record as the step began, restored when the step fails
 	ws       *workspace      // the worktree of the step, once checked out
 	usage    *agent.Usage    // what the agent reported of this run's step (usage.go)
 }
@@ -107,8 +112,8 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 		case <-ctx.Done():
 		}
 	}()
-	// Read the issue under the lock: a run that held it until a moment ago may have moved it on.
-	ic, err := e.load(ctx, n)
+	// Read the record under the lock: a run that held it until a moment ago may have moved the issue on.
+	ic, err := e.loadFrom(ctx, gi)
 	if err != nil {
 		return Result{Issue: n}, err
 	}
@@ -125,6 +130,9 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 		}
 	}
 	res, err := e.step(ctx, ic)
+	if err == nil && ic.state != "" {
+		err = e.flush(ctx, ic)
+	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
 	return res, err
 }
@@ -154,6 +162,14 @@ func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.loadFrom(ctx, gi)
+}
+
+// loadFrom is load with the issue already read. The issue may have been read before the lock was taken:
+// when its labels disagree with the record (read now, under the lock), the issue is read again before the
+// labels are trusted, since the run that held the lock may have moved them.
+func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
+	n := gi.Number
 	comments, err := e.GitHub.Comments(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
@@ -171,6 +187,14 @@ func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
 			e.Log.Warnf("#%d: %v; starting a new record", n, err)
 		} else if ok {
 			ic.rec = rec
+		}
+	}
+	if ic.rec.Parent == 0 {
+		ic.rec.Parent, _, _ = parseParent(gi.Body)
+	}
+	if st := stateLabels(gi.LabelNames()); ic.rec.State != "" && (len(st) != 1 || st[0] != ic.rec.State) {
+		if ic.gh, err = e.peek(ctx, n); err != nil {
+			return nil, err
 		}
 	}
 	if err := e.resolveState(ctx, ic); err != nil {
@@ -248,33 +272,33 @@ func joinStates(states []workflow.State) string {
 	return strings.Join(names, ", ")
 }
 
-// setState makes `to` the issue's only state label: the new label first, then the others go, so a crash
-// between the two leaves two labels that the record resolves.
+// setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
 func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) error {
 	labels := ic.gh.LabelNames()
-	if !slices.Contains(labels, to.Label()) {
-		if err := e.GitHub.AddLabels(ctx, ic.n, to.Label()); err != nil {
+	want := make([]string, 0, len(labels)+1)
+	for _, l := range labels {
+		if s, ok := workflow.StateFromLabel(l); !ok || s == to {
+			want = append(want, l)
+		}
+	}
+	if !slices.Contains(want, to.Label()) {
+		want = append(want, to.Label())
+	}
+	if !slices.Equal(labels, want) {
+		if err := e.GitHub.SetLabels(ctx, ic.n, want); err != nil {
 			return fmt.Errorf("labeling #%d %s: %w", ic.n, to.Label(), err)
 		}
-		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: to.Label()})
-	}
-	kept := ic.gh.Labels[:0]
-	for _, l := range ic.gh.Labels {
-		if s, ok := workflow.StateFromLabel(l.Name); ok && s != to {
-			if err := e.GitHub.RemoveLabel(ctx, ic.n, l.Name); err != nil {
-				return fmt.Errorf("unlabeling #%d %s: %w", ic.n, l.Name, err)
-			}
-			continue
+		ic.gh.Labels = ic.gh.Labels[:0]
+		for _, l := range want {
+			ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: l})
 		}
-		kept = append(kept, l)
 	}
-	ic.gh.Labels = kept
-	changed := ic.state != to
+	from := ic.state
 	ic.state = to
 	ic.rec.State = to
-	if changed && e.OnState != nil {
+	if e.OnState != nil && from != to {
 		if err := e.OnState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
-			e.Log.Warnf("#%d is %s, but the project board was not updated: %v", ic.n, to.Title(), err)
+			e.Log.Warnf("#%d: updating the project board: %v", ic.n, err)
 		}
 	}
 	return nil
@@ -351,9 +375,35 @@ func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body stri
 		}
 		return cm, err
 	}
+	return e.createComment(ctx, ic, marker, body)
+}
+
+// createComment posts a comment that carries marker. When the answer is an error, GitHub may have posted it
+// all the same (a 502 after the write): ralph looks for the marker before it tries once more, so the
+// comment is never there twice.
+func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
 	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
 	if err != nil {
-		return cm, err
+		if ctx.Err() != nil {
+			return cm, err
+		}
+		comments, lerr := e.GitHub.Comments(ctx, ic.n)
+		if lerr != nil {
+			return cm, err
+		}
+		found := false
+		for _, c := range comments {
+			if strings.Contains(c.Body, marker) {
+				cm, found = c, true
+			}
+		}
+		first := err
+		if !found {
+			if cm, err = e.GitHub.CreateComment(ctx, ic.n, body); err != nil {
+				return cm, err
+			}
+		}
+		e.Log.Warnf("#%d: posting a comment: %v (recovered)", ic.n, first)
 	}
 	ic.comments = append(ic.comments, cm)
 	return cm, nil
@@ -408,25 +458,33 @@ func Slug(title string) string {
 	return s
 }
 
-// enroll is bookkeeping, not a step: the first state, the branch name, the status comment.
+// enroll is bookkeeping, not a step: the first state and the branch name. The labels and the status comment
+// are written by the step that follows (its lock state, or its outcome), or by flush when no step runs, so
+// that enrolling costs no request of its own.
 func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 	to := firstState(e.Config)
-	if e.DryRun {
-		ic.state = to
-		ic.rec.State = to
-		e.fillRecord(ic)
-		return nil
-	}
 	e.fillRecord(ic)
 	if err := workflow.Check("", workflow.Enroll, to); err != nil {
 		return err
 	}
-	if err := e.setState(ctx, ic, to); err != nil {
-		return err
-	}
+	ic.state, ic.rec.State = to, to
 	ic.rec.note(Run{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: "enrolled"})
 	e.Log.Infof("#%d enrolled: %s", ic.n, to.Title())
-	return e.saveStatus(ctx, ic)
+	return nil
+}
+
+// flush writes what a run decided but no step recorded: the state label and the status comment of an issue
+// enrolled by a run that then ran no step.
+func (e *Engine) flush(ctx context.Context, ic *issue) error {
+	if st := stateLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
+		if err := e.setState(ctx, ic, ic.state); err != nil {
+			return err
+		}
+	}
+	if ic.status == nil {
+		return e.saveStatus(ctx, ic)
+	}
+	return nil
 }
 
 func (e *Engine) fillRecord(ic *issue) {

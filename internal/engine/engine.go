@@ -23,6 +23,13 @@ type GitHub interface {
 	Repository(ctx context.Context) (ghapi.Repository, error)
 	Issue(ctx context.Context, n int) (ghapi.Issue, error)
 	AddLabels(ctx context.Context, n int, labels ...string) error
+	SetLabels(ctx context.Context, n int, labels []string) error
+	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
+	CreateIssue(ctx context.Context, ni ghapi.NewIssue) (ghapi.Issue, error)
+	SubIssues(ctx context.Context, n int) ([]ghapi.Issue, error)
+	AddSubIssue(ctx context.Context, n int, childID int64) error
+	AddBlockedBy(ctx context.Context, n int, blockerID int64) error
+	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
 	RemoveLabel(ctx context.Context, n int, label string) error
 	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
 	CreateComment(ctx context.Context, n int, body string) (ghapi.Comment, error)
@@ -109,7 +116,8 @@ type Engine struct {
 	Now      func() time.Time
 	DryRun   bool
 	// Checkpoint, when set, is called between the writes of a step (after-commit, after-push,
-	// after-comment, after-pr, after-status, after-label); the end-to-end tests stop the process there.
+	// after-comment, after-pr, after-sub-issue, after-status, after-label); the end-to-end tests stop the
+	// process there.
 	Checkpoint func(name string)
 	// OnState, when set, is told of every state change after the labels have moved (a project board
 	// mirrors it). Its error is logged as a warning: it never fails or undoes a step.

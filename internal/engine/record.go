@@ -40,8 +40,16 @@ type Record struct {
 	Reason     string         `json:"reason,omitempty"`   // why a person is needed
 
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
-	PR        int                 `json:"pr,omitempty"`
-	PRURL     string              `json:"pr_url,omitempty"`
+	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which
+	// (by number, as strings for JSON); ChildStates is what the parent last saw of them.
+	Children    []int             `json:"children,omitempty"`
+	ChildDeps   map[string][]int  `json:"child_deps,omitempty"`
+	ChildStates map[string]string `json:"child_states,omitempty"`
+	// Parent is the issue this one is a part of, when ralph's triage split it off.
+	Parent int `json:"parent,omitempty"`
+
+	PR    int    `json:"pr,omitempty"`
+	PRURL string `json:"pr_url,omitempty"`
 
 	// Rounds counts the completed steps of each kind; with the step's name it keys the step's commit
 	// (a Ralph-Step trailer) and comments, so that a rerun after a crash finds them instead of repeating them.
@@ -100,6 +108,19 @@ func (r *Record) note(run Run) {
 	if len(r.History) > historyMax {
 		r.History = r.History[len(r.History)-historyMax:]
 	}
+}
+
+// clone copies the record, maps and slices included.
+func (r Record) clone() Record {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // Record holds only plain data
+	}
+	var c Record
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // stepKey names the current round of a step kind: "plan/2".

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -23,12 +24,15 @@ func (e *Engine) saveStatus(ctx context.Context, ic *issue) error {
 		ic.status = &cm
 		return nil
 	}
-	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+	cm, err := e.createComment(ctx, ic, StatusMarker, body)
 	if err != nil {
 		return fmt.Errorf("creating the status comment of #%d: %w", ic.n, err)
 	}
 	ic.status = &cm
-	ic.comments = append(ic.comments, cm)
+	if cm.Body != body {
+		// A status comment posted by this run's failed request, found again: bring it up to date.
+		return e.saveStatus(ctx, ic)
+	}
 	return nil
 }
 
@@ -81,7 +85,33 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 	}
 
+	if len(rec.Children) > 0 {
+		b.WriteString("\n### Sub-issues\n\nThis issue was split into sub-issues; it moves to In Review when all are In Review or Done, and to Done when all are Done.\n\n")
+		for _, c := range rec.Children {
+			st := workflow.State(rec.ChildStates[strconv.Itoa(c)])
+			mark, title := " ", "not started"
+			if st != "" {
+				title = st.Title()
+			}
+			if st == workflow.Done || st == workflow.Canceled {
+				mark = "x"
+			}
+			fmt.Fprintf(&b, "- [%s] #%d — %s", mark, c, title)
+			if deps := rec.ChildDeps[strconv.Itoa(c)]; len(deps) > 0 {
+				b.WriteString(" (after")
+				for _, d := range deps {
+					fmt.Fprintf(&b, " #%d", d)
+				}
+				b.WriteString(")")
+			}
+			b.WriteString("\n")
+		}
+	}
+
 	b.WriteString("\n### Links\n\n")
+	if rec.Parent != 0 {
+		fmt.Fprintf(&b, "- Part of #%d\n", rec.Parent)
+	}
 	if rec.Branch != "" {
 		if links.Branch != "" {
 			fmt.Fprintf(&b, "- Branch: [`%s`](%s)\n", rec.Branch, links.Branch)

@@ -38,6 +38,13 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 			ev = workflow.PR
 		}
 	}
+	if len(ic.rec.Children) > 0 && (ev == workflow.Implement || ev == workflow.PR || ev == workflow.Merge) {
+		ev = workflow.Children // a parent is not implemented itself: it follows its sub-issues
+	}
+	if blocked, err := e.blocked(ctx, ic); err != nil || blocked != "" {
+		res.Message = blocked
+		return res, err
+	}
 	if ev == workflow.Review && e.Config.Review == config.ReviewInteractive {
 		res.Paused = true
 		res.Message = fmt.Sprintf("#%d waits for a person to review the plan: `/ralph approve` or `/ralph reject <why>`", ic.n)
@@ -59,6 +66,11 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		}
 		ic.rec.Base = base
 	}
+	// What the step changes of the record counts only if the step succeeds: a failed step is retried from
+	// the record as it was (its rounds and iterations), so that the retry finds what the failed attempt
+	// committed instead of doing it again.
+	saved := ic.rec.clone()
+	ic.saved = &saved
 	var err error
 	switch ev {
 	case workflow.Triage:
@@ -75,8 +87,16 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		err = e.pullRequest(ctx, ic)
 	case workflow.Merge:
 		err = e.merge(ctx, ic)
+	case workflow.Children:
+		err = e.children(ctx, ic)
 	default:
 		err = fmt.Errorf("no step for %s", ev)
+	}
+	if errors.Is(err, errChildrenWaiting) {
+		res.Step = ""
+		res.Dispatch = ic.dispatch
+		res.Message = fmt.Sprintf("#%d waits for its sub-issues: %s", ic.n, childSummary(ic.rec))
+		return res, nil
 	}
 	if errors.Is(err, errWaiting) {
 		res.Paused = true
@@ -95,7 +115,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 
 func needsAgent(ev workflow.Event, c config.Config) bool {
 	switch ev {
-	case workflow.Merge:
+	case workflow.Merge, workflow.Children:
 		return false
 	case workflow.Review:
 		return c.Review != config.ReviewSkip
@@ -118,11 +138,12 @@ func (e *Engine) baseBranch(ctx context.Context) (string, error) {
 	if e.Config.BaseBranch != "" {
 		return e.Config.BaseBranch, nil
 	}
-	r, err := e.GitHub.Repository(ctx)
+	// The remote's HEAD is its default branch: git says so without an API request.
+	def, _, err := e.Repo.RemoteHeads(ctx)
 	if err != nil {
 		return "", fmt.Errorf("reading the default branch: %w", err)
 	}
-	return r.DefaultBranch, nil
+	return def, nil
 }
 
 // finish records a step that completed.
@@ -142,7 +163,10 @@ func (e *Engine) finish(ctx context.Context, ic *issue, ev workflow.Event, from 
 	if err := e.commit(ctx, ic, Run{Step: ev, From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg}); err != nil {
 		return Result{Issue: ic.n, Step: ev, From: from, State: ic.state}, err
 	}
-	res := Result{Issue: ic.n, Step: ev, From: from, State: to, PRURL: ic.rec.PRURL, Message: msg}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: to, PRURL: ic.rec.PRURL, Message: msg, Dispatch: ic.dispatch}
+	if ic.rec.Parent != 0 && to != from {
+		res.Dispatch = append(res.Dispatch, ic.rec.Parent) // the parent follows its sub-issues
+	}
 	res.Paused, res.Continue = e.next(ic)
 	return res, nil
 }
@@ -162,11 +186,16 @@ func (e *Engine) next(ic *issue) (paused, cont bool) {
 	case workflow.Done, workflow.Canceled:
 		return false, false
 	}
+	if len(ic.rec.Children) > 0 {
+		return false, false // a parent moves when its sub-issues do; they dispatch it
+	}
 	return false, true
 }
 
 func (e *Engine) describe(ev workflow.Event, from, to workflow.State, ic *issue) string {
 	switch {
+	case ev == workflow.Children && from == to:
+		return "sub-issues: " + childSummary(ic.rec)
 	case ev == workflow.Implement:
 		return fmt.Sprintf("phase %d of %d done", ic.rec.phasesDone(), len(ic.rec.Phases))
 	case from == to:
@@ -204,6 +233,11 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 		}
 	}
 	e.pushCommitted(cctx, ic)
+	if ic.saved != nil {
+		failed, failures := ic.rec.FailedStep, ic.rec.Failures
+		ic.rec = *ic.saved
+		ic.rec.FailedStep, ic.rec.Failures = failed, failures
+	}
 	e.explainTurnLimit(ic, serr)
 	if cause := context.Cause(ctx); cause != nil {
 		reason := "the run was interrupted: " + cause.Error()
@@ -322,14 +356,12 @@ func (e *Engine) done(ctx context.Context, ws *workspace, key string) (string, b
 // checkout gives a clean worktree at the tip of the issue's branch, or at the base when the branch is new.
 func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace, error) {
 	branch, base := ic.rec.Branch, ic.rec.Base
-	sha, exists, err := e.Repo.RemoteBranchSHA(ctx, branch)
+	_, heads, err := e.Repo.RemoteHeads(ctx, branch, base)
 	if err != nil {
-		return nil, fmt.Errorf("looking up branch %s: %w", branch, err)
+		return nil, err
 	}
-	bsha, bexists, err := e.Repo.RemoteBranchSHA(ctx, base)
-	if err != nil {
-		return nil, fmt.Errorf("looking up base branch %s: %w", base, err)
-	}
+	sha, exists := heads[branch]
+	bsha, bexists := heads[base]
 	if !bexists {
 		return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
 	}
@@ -971,9 +1003,16 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		if err != nil {
 			var ge *ghapi.Error
 			if errors.As(err, &ge) && ge.Status == 422 {
-				return &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
+				// "A pull request already exists" can be the answer to a repeat of our own create (the
+				// client retried a 5xx GitHub gave after opening it): look again before calling it a failure.
+				if again, ferr := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base); ferr == nil && again != nil && again.State == "open" {
+					created, err = *again, nil
+				} else {
+					return &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
+				}
+			} else {
+				return err
 			}
-			return err
 		}
 		pr = &created
 		e.checkpoint("after-pr")
@@ -1064,7 +1103,7 @@ func (e *Engine) merge(ctx context.Context, ic *issue) error {
 // errWaiting: the step found nothing to do yet (an open pull request).
 var errWaiting = errors.New("waiting")
 
-var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled)\b`)
+var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled|split)\b`)
 
 func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	ws, err := e.checkout(ctx, ic)
@@ -1092,7 +1131,17 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	if len(m) == 0 {
 		return &StepError{Step: "triage", Reason: "the triage has no `DECISION: research|plan|done|canceled` line"}
 	}
-	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[m[len(m)-1][1]]
+	decision := m[len(m)-1][1]
+	if decision == "split" {
+		subs, err := ParseSplit(string(b))
+		if err != nil {
+			return &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
+		}
+		if err := e.split(ctx, ic, subs); err != nil {
+			return err
+		}
+	}
+	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled, "split": workflow.InProgress}[decision]
 	if to == workflow.ResearchNeeded && !e.Config.Research {
 		to = workflow.ReadyForPlan
 	}

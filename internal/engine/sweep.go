@@ -3,17 +3,26 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// Lister lists issues and says who labeled them; *ghapi.Client implements it.
+// Lister is what a sweep needs of GitHub; *ghapi.Client implements it.
 type Lister interface {
 	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
 	LabeledBy(ctx context.Context, n int, label string) (string, error)
+	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
+	MatchingRefs(ctx context.Context, prefix string) ([]ghapi.Ref, error)
 }
+
+// LockCheck says whether the lock an issue has is still held by a live run (and by whom); a stale lock is
+// not, and the run the sweep starts takes it over.
+type LockCheck func(ctx context.Context, issue int) (live bool, holder string, err error)
 
 // Skipped is an enrolled issue a sweep passed over, and why.
 type Skipped struct {
@@ -21,45 +30,150 @@ type Skipped struct {
 	Reason string
 }
 
-// SweepCandidates lists enrolled open issues that have a step ralph can run now, oldest first, at most max.
-// An issue counts only when the person who last added ralph:build may drive ralph (auth nil: anyone); the
-// others are returned as skipped. looked is how many enrolled open issues there were.
-func SweepCandidates(ctx context.Context, gh Lister, auth Authorizer, cfg config.Config, max int) (picked []int, skipped []Skipped, looked int, err error) {
+// Sweep is what a sweep found.
+type Sweep struct {
+	Picked  []int     // the issues to advance, in order
+	Skipped []Skipped // issues with a step to do that were passed over, and why
+	Looked  int       // enrolled open issues listed
+	Close   int       // issues looked at closely (locks, dependencies, who enrolled them)
+}
+
+// SweepOptions tune a sweep.
+type SweepOptions struct {
+	Max   int
+	Auth  Authorizer // who may have enrolled an issue; nil: anyone
+	Locks LockCheck  // nil: any lock counts as live
+	// TrustedBot is the account ralph itself acts as (the Actions token's bot); a sub-issue ralph created
+	// and enrolled counts as enrolled by whoever enrolled its parent, which a sweep already checked.
+	TrustedBot string
+}
+
+// SweepCandidates lists enrolled open issues that have a step ralph can run now: not at a gate, not terminal,
+// not held by a live lock, not blocked by an open issue, and enrolled by someone who may drive ralph.
+// Issues with a priority label come first (priority:critical, high, medium, low, or a number, lowest first),
+// then the oldest.
+func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts SweepOptions) (Sweep, error) {
+	var sw Sweep
 	open, err := gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("listing enrolled issues: %w", err)
+		return sw, fmt.Errorf("listing enrolled issues: %w", err)
 	}
-	picked = []int{}
+	sw.Looked = len(open)
+	sw.Picked = []int{}
+	var ready []ghapi.Issue
 	for _, is := range open {
-		if len(picked) >= max {
+		if Ready(is.LabelNames(), cfg) {
+			ready = append(ready, is)
+		}
+	}
+	if len(ready) == 0 {
+		return sw, nil
+	}
+	slices.SortStableFunc(ready, func(a, b ghapi.Issue) int { return priority(a) - priority(b) })
+
+	refs, err := gh.MatchingRefs(ctx, "ralph/locks/")
+	if err != nil {
+		return sw, fmt.Errorf("listing the issue locks: %w", err)
+	}
+	locked := map[int]bool{}
+	for _, r := range refs {
+		if n, err := strconv.Atoi(strings.TrimPrefix(r.Ref, "refs/ralph/locks/")); err == nil {
+			locked[n] = true
+		}
+	}
+	trusted := map[string]bool{}
+	for _, is := range ready {
+		if len(sw.Picked) >= opts.Max {
 			break
 		}
-		if !Ready(is.LabelNames(), cfg) {
-			continue
+		sw.Close++
+		skip := func(format string, args ...any) {
+			sw.Skipped = append(sw.Skipped, Skipped{Issue: is.Number, Reason: fmt.Sprintf(format, args...)})
 		}
-		if auth != nil {
-			who, err := gh.LabeledBy(ctx, is.Number, workflow.LabelBuild)
-			if err != nil {
-				return nil, nil, 0, fmt.Errorf("reading who enrolled #%d: %w", is.Number, err)
-			}
-			ok := false
-			if who != "" {
-				if ok, err = auth.Authorize(ctx, who); err != nil {
-					return nil, nil, 0, fmt.Errorf("checking the permission of @%s: %w", who, err)
+		if locked[is.Number] {
+			live, holder := true, "another run"
+			if opts.Locks != nil {
+				if live, holder, err = opts.Locks(ctx, is.Number); err != nil {
+					return sw, fmt.Errorf("reading the lock of #%d: %w", is.Number, err)
 				}
 			}
-			if !ok {
-				reason := fmt.Sprintf("%s was added by @%s, who may not drive ralph", workflow.LabelBuild, who)
-				if who == "" {
-					reason = fmt.Sprintf("no event says who added %s", workflow.LabelBuild)
-				}
-				skipped = append(skipped, Skipped{Issue: is.Number, Reason: reason})
+			if live {
+				skip("held by %s", holder)
 				continue
 			}
 		}
-		picked = append(picked, is.Number)
+		blockers, err := gh.BlockedBy(ctx, is.Number)
+		if err != nil {
+			return sw, fmt.Errorf("reading what blocks #%d: %w", is.Number, err)
+		}
+		var open []string
+		for _, b := range blockers {
+			if b.State == "open" {
+				open = append(open, "#"+strconv.Itoa(b.Number))
+			}
+		}
+		if len(open) > 0 {
+			skip("blocked by %s", strings.Join(open, ", "))
+			continue
+		}
+		if opts.Auth != nil {
+			who, err := gh.LabeledBy(ctx, is.Number, workflow.LabelBuild)
+			if err != nil {
+				return sw, fmt.Errorf("reading who enrolled #%d: %w", is.Number, err)
+			}
+			ok, seen := trusted[who]
+			switch {
+			case who == "":
+				ok = false
+			case who == opts.TrustedBot && strings.Contains(is.Body, parentMarkerPrefix):
+				ok = true
+			case !seen:
+				if ok, err = opts.Auth.Authorize(ctx, who); err != nil {
+					return sw, fmt.Errorf("checking the permission of @%s: %w", who, err)
+				}
+				trusted[who] = ok
+			}
+			if !ok {
+				if who == "" {
+					skip("no event says who added %s", workflow.LabelBuild)
+				} else {
+					skip("%s was added by @%s, who may not drive ralph", workflow.LabelBuild, who)
+				}
+				continue
+			}
+		}
+		sw.Picked = append(sw.Picked, is.Number)
 	}
-	return picked, skipped, len(open), nil
+	return sw, nil
+}
+
+// priority ranks an issue by its priority label; issues without one come last.
+func priority(is ghapi.Issue) int {
+	best := 1000
+	for _, l := range is.LabelNames() {
+		v, ok := strings.CutPrefix(strings.ToLower(l), "priority:")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		rank := 1000
+		switch v {
+		case "critical", "urgent":
+			rank = 0
+		case "high":
+			rank = 1
+		case "medium", "normal":
+			rank = 2
+		case "low":
+			rank = 3
+		default:
+			if n, err := strconv.Atoi(strings.TrimPrefix(v, "p")); err == nil && n >= 0 {
+				rank = n
+			}
+		}
+		best = min(best, rank)
+	}
+	return best
 }
 
 // Ready says whether an enrolled issue with these labels has a step ralph can run now: not at a gate, not

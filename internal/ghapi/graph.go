@@ -13,10 +13,10 @@ type NewIssue struct {
 	Labels []string `json:"labels,omitempty"`
 }
 
-// CreateIssue opens an issue.
+// CreateIssue opens an issue. A 5xx answer is not retried, for the reason CreateComment gives.
 func (c *Client) CreateIssue(ctx context.Context, ni NewIssue) (Issue, error) {
 	var i Issue
-	_, err := c.do(ctx, http.MethodPost, c.repoPath("issues"), ni, &i)
+	_, err := c.do(context.WithValue(ctx, createKey{}, true), http.MethodPost, c.repoPath("issues"), ni, &i)
 	return i, err
 }
 

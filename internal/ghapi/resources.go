@@ -198,10 +198,11 @@ func (c *Client) Comments(ctx context.Context, n int) ([]Comment, error) {
 	return list[Comment](ctx, c, c.repoPath("issues", strconv.Itoa(n), "comments")+"?per_page=100")
 }
 
-// CreateComment posts a comment on issue n.
+// CreateComment posts a comment on issue n. A 5xx answer is not retried: GitHub may have posted it all the
+// same, and only the caller can tell (see the engine's markers).
 func (c *Client) CreateComment(ctx context.Context, n int, body string) (Comment, error) {
 	var cm Comment
-	_, err := c.do(ctx, http.MethodPost, c.repoPath("issues", strconv.Itoa(n), "comments"), map[string]string{"body": body}, &cm)
+	_, err := c.do(context.WithValue(ctx, createKey{}, true), http.MethodPost, c.repoPath("issues", strconv.Itoa(n), "comments"), map[string]string{"body": body}, &cm)
 	return cm, err
 }
 

@@ -41,6 +41,9 @@ func (r Retry) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// createKey marks the context of a request that creates something GitHub gives no key of ours to.
+type createKey struct{}
+
 // retryTransport retries 5xx answers, secondary rate limits and network errors of idempotent requests.
 // A POST or PATCH whose connection broke is not retried: GitHub may have applied it, and the caller's
 // look-before-create logic is what makes repeating it safe.
@@ -97,6 +100,12 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 	}
 	switch {
 	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+		// GitHub may have applied a write it then answered 502 or 504 to: a create that leaves no key to
+		// find it by (a comment, an issue) is not repeated here, or it would exist twice. The caller looks
+		// for it and repeats it only if it is not there.
+		if req.Context().Value(createKey{}) != nil {
+			return 0, false
+		}
 		return backoff, true
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
 		if resp.Header.Get("X-RateLimit-Remaining") == "0" && resp.Header.Get("Retry-After") == "" {

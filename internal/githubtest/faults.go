@@ -2,9 +2,18 @@ package githubtest
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"slices"
 )
+
+// faults are the hooks that spoil an answer after its request took effect.
+type faults struct {
+	lose     func(method, path string, status int) bool
+	replace  func(method, path string, status int) int
+	lost     []Request
+	replaced []Request
+}
 
 // LoseResponse installs f to run after each API request has been handled (nil removes it). When f returns
 // true the server closes the connection without answering: the request took effect on the server, but the
@@ -16,14 +25,30 @@ import (
 func (s *Server) LoseResponse(f func(method, path string, status int) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lose = f
+	s.faults.lose = f
 }
 
 // LostResponses lists the requests whose answer LoseResponse dropped, in order.
 func (s *Server) LostResponses() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.lost)
+	return slices.Clone(s.faults.lost)
+}
+
+// ReplaceResponse installs f to run after each API request has been handled (nil removes it). When f returns
+// a status (not 0), the handler's answer is replaced by an error with that status: the request took effect
+// all the same, as when GitHub answers 502 or 504 to a write it applied but did not finish answering in time.
+func (s *Server) ReplaceResponse(f func(method, path string, status int) int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults.replace = f
+}
+
+// ReplacedResponses lists the requests whose answer ReplaceResponse replaced, with their real status.
+func (s *Server) ReplacedResponses() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.faults.replaced)
 }
 
 // heldWriter keeps a handler's answer (status and body) until settleResponse decides to send or drop it.
@@ -47,34 +72,44 @@ func (w *heldWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 
-// holdResponse wraps w in a heldWriter while a LoseResponse hook is installed.
+// holdResponse wraps w in a heldWriter while a fault hook is installed.
 func (s *Server) holdResponse(w http.ResponseWriter) http.ResponseWriter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.lose == nil {
+	if s.faults.lose == nil && s.faults.replace == nil {
 		return w
 	}
 	return &heldWriter{ResponseWriter: w}
 }
 
-// settleResponse sends a held answer, or drops it and the connection when the LoseResponse hook says so.
+// settleResponse sends a held answer, or spoils it as the fault hooks say.
 func (s *Server) settleResponse(w http.ResponseWriter, method, path string) {
 	hw, ok := w.(*heldWriter)
 	if !ok {
 		return
 	}
+	if hw.status == 0 {
+		hw.status = http.StatusOK
+	}
 	s.mu.Lock()
-	lose := s.lose
+	lose, replace := s.faults.lose, s.faults.replace
 	s.mu.Unlock()
+	req := Request{Method: method, Path: path, Status: hw.status}
 	if lose != nil && lose(method, path, hw.status) {
 		s.mu.Lock()
-		s.lost = append(s.lost, Request{Method: method, Path: path, Status: hw.status})
+		s.faults.lost = append(s.faults.lost, req)
 		s.mu.Unlock()
 		// net/http closes the connection without writing anything that was not flushed.
 		panic(http.ErrAbortHandler)
 	}
-	if hw.status == 0 {
-		hw.status = http.StatusOK
+	if replace != nil {
+		if status := replace(method, path, hw.status); status != 0 {
+			s.mu.Lock()
+			s.faults.replaced = append(s.faults.replaced, req)
+			s.mu.Unlock()
+			writeJSON(hw.ResponseWriter, status, errorBody(fmt.Sprintf("githubtest: an injected %d (the request took effect)", status)))
+			return
+		}
 	}
 	hw.ResponseWriter.WriteHeader(hw.status)
 	_, _ = hw.ResponseWriter.Write(hw.body.Bytes())

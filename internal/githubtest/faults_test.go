@@ -43,3 +43,24 @@ func TestLoseResponse(t *testing.T) {
 		t.Errorf("%d requests recorded, want 3 (a lost answer is still a request answered)", got)
 	}
 }
+
+func TestReplaceResponse(t *testing.T) {
+	s := newServer(t, Options{})
+	n := s.CreateIssue("octocat", "x", "")
+	s.ReplaceResponse(func(method, path string, status int) int {
+		if method == "POST" && strings.HasSuffix(path, "/comments") {
+			return http.StatusBadGateway
+		}
+		return 0
+	})
+	// The comment is created, but the client is told 502.
+	want(t, do(t, s, "POST", "/repos/octo/demo/issues/1/comments", map[string]any{"body": "hello"}), 502)
+	if got := s.Comments(n); len(got) != 1 || got[0].Body != "hello" {
+		t.Errorf("comments = %+v, want the one the 502'd request created", got)
+	}
+	want(t, do(t, s, "GET", "/repos/octo/demo/issues/1/comments", nil), 200)
+	s.ReplaceResponse(nil)
+	if diff := cmp.Diff([]Request{{"POST", "/repos/octo/demo/issues/1/comments", 201}}, s.ReplacedResponses()); diff != "" {
+		t.Errorf("replaced responses (-want +got):\n%s", diff)
+	}
+}

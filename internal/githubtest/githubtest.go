@@ -73,8 +73,7 @@ type Server struct {
 	runs       map[int64]*run
 	requests   []Request
 	intercept  func(w http.ResponseWriter, r *http.Request) bool
-	lose       func(method, path string, status int) bool // see LoseResponse (faults.go)
-	lost       []Request
+	faults     faults        // what to do to answers after the handler, see faults.go
 	graphql    *graphQLState // see graphql.go and projects.go
 	graph      issueGraph    // sub-issues and dependencies, see issuegraph.go
 	// checkResponse, when set (by this package's tests), sees every API response.

@@ -60,6 +60,9 @@ func (h Holder) String() string {
 	return s
 }
 
+// releaseMargin is how close to its expiry a lease is treated as possibly expired.
+const releaseMargin = 5 * time.Second
+
 // RefName is the lock's ref, as the refs API names it (without "refs/").
 func RefName(issue int) string { return fmt.Sprintf("ralph/locks/%d", issue) }
 
@@ -86,14 +89,20 @@ func (l *Locker) now() time.Time {
 }
 
 func (l *Locker) message(issue int) (string, error) {
+	msg, _, err := l.lockMessage(issue)
+	return msg, err
+}
+
+// lockMessage is the lock commit's message, and the expiry it promises.
+func (l *Locker) lockMessage(issue int) (string, time.Time, error) {
 	h := l.Holder
 	h.Since = l.now().Truncate(time.Second)
 	h.Expires = h.Since.Add(l.Lease)
 	b, err := json.Marshal(h)
 	if err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
-	return fmt.Sprintf("ralph lock for #%d\n\n%s\n", issue, b), nil
+	return fmt.Sprintf("ralph lock for #%d\n\n%s\n", issue, b), h.Expires, nil
 }
 
 // ParseHolder reads the holder out of a lock commit's message.
@@ -117,7 +126,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 	}
 	ref := RefName(issue)
 	for try := 0; try < 3; try++ {
-		msg, err := l.message(issue)
+		msg, expires, err := l.lockMessage(issue)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +136,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 		}
 		err = l.API.CreateRef(ctx, "refs/"+ref, c.SHA)
 		if err == nil {
-			return l.hold(issue, c.SHA, ""), nil
+			return l.hold(issue, c.SHA, "", expires), nil
 		}
 		if !isStatus(err, http.StatusUnprocessableEntity) {
 			return nil, fmt.Errorf("lock: creating refs/%s: %w", ref, err)
@@ -139,6 +148,12 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("lock: reading refs/%s: %w", ref, err)
+		}
+		if cur.Object.SHA == c.SHA {
+			// The ref is at the commit this very attempt wrote: our create took effect, and the 422 is the
+			// answer to a repeat of it (the client retried a 5xx GitHub gave after applying the create).
+			// Without this the run would find the issue "held by" itself and stop the chain.
+			return l.hold(issue, c.SHA, "", expires), nil
 		}
 		held, err := l.API.Commit(ctx, cur.Object.SHA)
 		if err != nil {
@@ -156,7 +171,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 		}
 		// Take over by a fast-forward from the commit we read: if anyone else moved the lock meanwhile
 		// (took it over, or its holder renewed it), GitHub refuses, and we look again.
-		msg, err = l.message(issue)
+		msg, expires, err = l.lockMessage(issue)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +181,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 		}
 		err = l.API.UpdateRef(ctx, ref, next.SHA, false)
 		if err == nil {
-			return l.hold(issue, next.SHA, fmt.Sprintf("%s: %s", holder, why)), nil
+			return l.hold(issue, next.SHA, fmt.Sprintf("%s: %s", holder, why), expires), nil
 		}
 		if !isStatus(err, http.StatusUnprocessableEntity) {
 			return nil, fmt.Errorf("lock: taking over refs/%s: %w", ref, err)
@@ -227,16 +242,17 @@ type lease struct {
 	issue    int
 	tookOver string
 
-	mu   sync.Mutex
-	sha  string
-	lost chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	mu      sync.Mutex
+	sha     string
+	expires time.Time // the expiry of the lease this run last wrote
+	lost    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
-func (l *Locker) hold(issue int, sha, tookOver string) *lease {
-	ls := &lease{l: l, issue: issue, sha: sha, tookOver: tookOver, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+func (l *Locker) hold(issue int, sha, tookOver string, expires time.Time) *lease {
+	ls := &lease{l: l, issue: issue, sha: sha, tookOver: tookOver, expires: expires, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go ls.renew()
 	return ls
 }
@@ -289,7 +305,7 @@ func (ls *lease) renewOnce(ctx context.Context) error {
 	ls.mu.Lock()
 	cur := ls.sha
 	ls.mu.Unlock()
-	msg, err := ls.l.message(ls.issue)
+	msg, expires, err := ls.l.lockMessage(ls.issue)
 	if err != nil {
 		return err
 	}
@@ -301,7 +317,7 @@ func (ls *lease) renewOnce(ctx context.Context) error {
 		return err
 	}
 	ls.mu.Lock()
-	ls.sha = next.SHA
+	ls.sha, ls.expires = next.SHA, expires
 	ls.mu.Unlock()
 	return nil
 }
@@ -316,8 +332,14 @@ func (ls *lease) Release(ctx context.Context) error {
 	default:
 	}
 	ls.mu.Lock()
-	sha := ls.sha
+	sha, expires := ls.sha, ls.expires
 	ls.mu.Unlock()
+	// While the lease this run wrote has not expired (with a margin for the clocks of other machines),
+	// nobody can have taken the lock over: delete it at once. Near or after the expiry, look first, so as
+	// not to delete the lock of a run that took it over.
+	if ls.l.now().Before(expires.Add(-max(ls.l.Lease/10, releaseMargin))) {
+		return ls.l.API.DeleteRef(ctx, RefName(ls.issue))
+	}
 	cur, err := ls.l.API.GetRef(ctx, RefName(ls.issue))
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil
@@ -329,4 +351,29 @@ func (ls *lease) Release(ctx context.Context) error {
 		return nil // taken over after our lease expired
 	}
 	return ls.l.API.DeleteRef(ctx, RefName(ls.issue))
+}
+
+// Live says whether issue's lock is held by a live run, and by whom; a missing or stale lock is not live.
+// It is what a sweep asks before it starts a run on a locked issue.
+func (l *Locker) Live(ctx context.Context, issue int) (bool, string, error) {
+	cur, err := l.API.GetRef(ctx, RefName(issue))
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	c, err := l.API.Commit(ctx, cur.Object.SHA)
+	if err != nil {
+		return false, "", err
+	}
+	h, err := ParseHolder(c.Message)
+	if err != nil {
+		return false, "", nil // unreadable: the run the sweep starts takes it over
+	}
+	why, err := l.stale(ctx, h)
+	if err != nil {
+		return false, "", err
+	}
+	return why == "", h.String(), nil
 }

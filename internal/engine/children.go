@@ -1,0 +1,278 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// parentMarkerPrefix starts the hidden line that ties a sub-issue ralph created to its parent.
+const parentMarkerPrefix = "<!-- ralph:parent "
+
+func parentMarker(parent, part int) string {
+	return fmt.Sprintf("%s%d part %d -->", parentMarkerPrefix, parent, part)
+}
+
+var parentMarkerRE = regexp.MustCompile(`<!-- ralph:parent (\d+) part (\d+) -->`)
+
+// parseParent reads the parent and part of a sub-issue ralph created.
+func parseParent(body string) (parent, part int, ok bool) {
+	m := parentMarkerRE.FindStringSubmatch(body)
+	if m == nil {
+		return 0, 0, false
+	}
+	parent, _ = strconv.Atoi(m[1])
+	part, _ = strconv.Atoi(m[2])
+	return parent, part, true
+}
+
+// SubIssue is one part a triage split an issue into.
+type SubIssue struct {
+	Title     string
+	Body      string
+	BlockedBy []int // 1-based numbers of earlier parts that must be done first
+}
+
+var (
+	subHeading  = regexp.MustCompile(`(?m)^## Sub-issue: *(.+?)\s*$`)
+	blockedLine = regexp.MustCompile(`(?mi)^\W{0,3}blocked by:\s*(.+)$`)
+)
+
+// ParseSplit reads the "## Sub-issue: <title>" sections of a triage that decided to split an issue, with
+// their "Blocked by: 1, 2" lines (the parts, by number, that must be done first).
+func ParseSplit(doc string) ([]SubIssue, error) {
+	locs := subHeading.FindAllStringSubmatchIndex(doc, -1)
+	if len(locs) < 2 {
+		return nil, errors.New("a split needs at least two `## Sub-issue: <title>` sections")
+	}
+	subs := make([]SubIssue, 0, len(locs))
+	for i, l := range locs {
+		end := len(doc)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		body := doc[l[1]:end]
+		if j := regexp.MustCompile(`(?m)^#{1,2} `).FindStringIndex(body); j != nil {
+			body = body[:j[0]]
+		}
+		sub := SubIssue{Title: doc[l[2]:l[3]]}
+		for _, m := range blockedLine.FindAllStringSubmatch(body, -1) {
+			for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' || r == '#' }) {
+				k, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(f), "part"))
+				if err != nil || k < 1 || k > i {
+					return nil, fmt.Errorf("sub-issue %d (%q) is blocked by %q: name an earlier part by its number, 1 to %d", i+1, sub.Title, f, i)
+				}
+				if !slices.Contains(sub.BlockedBy, k) {
+					sub.BlockedBy = append(sub.BlockedBy, k)
+				}
+			}
+		}
+		sub.Body = strings.TrimSpace(blockedLine.ReplaceAllString(body, ""))
+		subs = append(subs, sub)
+	}
+	return subs, nil
+}
+
+// split creates the sub-issues, links them to the parent and to each other, and enrolls them. A rerun after
+// a crash finds the parts it already created by their marker and creates only the rest.
+func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) error {
+	existing := map[int]ghapi.Issue{}
+	linked := map[int]bool{}
+	kids, err := e.GitHub.SubIssues(ctx, ic.n)
+	if err != nil {
+		return fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+	}
+	for _, k := range kids {
+		if p, part, ok := parseParent(k.Body); ok && p == ic.n {
+			existing[part], linked[part] = k, true
+		}
+	}
+	if len(existing) < len(subs) {
+		// A part created just before a crash is not linked yet: look for it among the enrolled issues.
+		open, err := e.GitHub.Issues(ctx, ghapi.IssueFilter{State: "all", Labels: []string{workflow.LabelBuild}})
+		if err != nil {
+			return fmt.Errorf("looking for sub-issues already created: %w", err)
+		}
+		for _, is := range open {
+			if p, part, ok := parseParent(is.Body); ok && p == ic.n {
+				if _, seen := existing[part]; !seen {
+					existing[part] = is
+				}
+			}
+		}
+	}
+	children := make([]ghapi.Issue, len(subs))
+	for k, sub := range subs {
+		part := k + 1
+		child, ok := existing[part]
+		if !ok {
+			body := fmt.Sprintf("%s\n\n---\nPart %d of %d of #%d, split by ralph's triage.\n%s", sub.Body, part, len(subs), ic.n, parentMarker(ic.n, part))
+			if child, err = e.GitHub.CreateIssue(ctx, ghapi.NewIssue{Title: sub.Title, Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
+				return fmt.Errorf("creating sub-issue %d: %w", part, err)
+			}
+			e.checkpoint("after-sub-issue")
+		}
+		if !linked[part] {
+			if err := e.GitHub.AddSubIssue(ctx, ic.n, child.ID); err != nil {
+				return fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, ic.n, err)
+			}
+		}
+		children[k] = child
+	}
+	ic.rec.Children = nil
+	ic.rec.ChildDeps = map[string][]int{}
+	for k, sub := range subs {
+		child := children[k]
+		ic.rec.Children = append(ic.rec.Children, child.Number)
+		for _, b := range sub.BlockedBy {
+			blocker := children[b-1]
+			ic.rec.ChildDeps[strconv.Itoa(child.Number)] = append(ic.rec.ChildDeps[strconv.Itoa(child.Number)], blocker.Number)
+			if _, had := existing[k+1]; had {
+				continue // created by an earlier run, which linked its dependencies
+			}
+			if err := e.GitHub.AddBlockedBy(ctx, child.Number, blocker.ID); err != nil && !alreadyExists(err) {
+				return fmt.Errorf("recording that #%d is blocked by #%d: %w", child.Number, blocker.Number, err)
+			}
+		}
+	}
+	ic.dispatch = e.startable(ic, nil)
+	return nil
+}
+
+func alreadyExists(err error) bool {
+	var ge *ghapi.Error
+	return errors.As(err, &ge) && ge.Status == 422 && strings.Contains(strings.ToLower(ge.Message), "already")
+}
+
+// childState is a sub-issue's state as its parent sees it.
+func childState(is ghapi.Issue) workflow.State {
+	if st := stateLabels(is.LabelNames()); len(st) == 1 {
+		if is.State == "closed" && st[0] != workflow.Canceled {
+			return workflow.Done
+		}
+		return st[0]
+	}
+	if is.State == "closed" {
+		if is.StateReason == "not_planned" {
+			return workflow.Canceled
+		}
+		return workflow.Done
+	}
+	return "" // enrolled, not started
+}
+
+// startable lists the children that have not started and whose blockers are done: the ones a parent's run
+// dispatches. states nil: none has started (just split).
+func (e *Engine) startable(ic *issue, states map[int]workflow.State) []int {
+	done := func(n int) bool { s := states[n]; return s == workflow.Done || s == workflow.Canceled }
+	var out []int
+	for _, c := range ic.rec.Children {
+		if states[c] != "" {
+			continue
+		}
+		ready := true
+		for _, b := range ic.rec.ChildDeps[strconv.Itoa(c)] {
+			ready = ready && done(b)
+		}
+		if ready {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// errChildrenWaiting: a parent's children are not all there yet.
+var errChildrenWaiting = errors.New("waiting for sub-issues")
+
+// children is a parent's step: In Review when all its sub-issues are In Review or Done, Done when all are
+// Done; otherwise it waits, and starts the sub-issues whose blockers are done.
+func (e *Engine) children(ctx context.Context, ic *issue) error {
+	kids, err := e.GitHub.SubIssues(ctx, ic.n)
+	if err != nil {
+		return fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+	}
+	states := map[int]workflow.State{}
+	summary := map[string]string{}
+	allDone, allReview := len(kids) > 0, len(kids) > 0
+	for _, k := range kids {
+		s := childState(k)
+		states[k.Number] = s
+		summary[strconv.Itoa(k.Number)] = string(s)
+		finished := s == workflow.Done || s == workflow.Canceled
+		allDone = allDone && finished
+		allReview = allReview && (finished || s == workflow.InReview)
+	}
+	if len(ic.rec.Children) == 0 {
+		for _, k := range kids {
+			ic.rec.Children = append(ic.rec.Children, k.Number)
+		}
+	}
+	changed := !mapsEqual(summary, ic.rec.ChildStates)
+	ic.rec.ChildStates = summary
+	ic.dispatch = e.startable(ic, states)
+	switch {
+	case allDone:
+		return e.move(ctx, ic, workflow.Children, workflow.Done)
+	case allReview && ic.state == workflow.InProgress:
+		return e.move(ctx, ic, workflow.Children, workflow.InReview)
+	}
+	if changed {
+		return nil // record the children's new states; the parent stays where it is
+	}
+	return errChildrenWaiting
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// childSummary lists the sub-issues and their states: "#4 Done, #5 In Progress".
+func childSummary(rec Record) string {
+	var parts []string
+	for _, c := range rec.Children {
+		st := workflow.State(rec.ChildStates[strconv.Itoa(c)])
+		title := "not started"
+		if st != "" {
+			title = st.Title()
+		}
+		parts = append(parts, fmt.Sprintf("#%d %s", c, title))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// blocked says why a sub-issue that has not started must wait: the parts that block it are not done. Only
+// ralph's own sub-issues are asked (one request, before their first step); a sweep checks every issue.
+func (e *Engine) blocked(ctx context.Context, ic *issue) (string, error) {
+	if ic.rec.Parent == 0 || len(ic.rec.Steps) > 0 || ic.state.Kind() != workflow.Waiting || ic.state == workflow.InProgress {
+		return "", nil
+	}
+	blockers, err := e.GitHub.BlockedBy(ctx, ic.n)
+	if err != nil {
+		return "", fmt.Errorf("reading what blocks #%d: %w", ic.n, err)
+	}
+	var open []string
+	for _, b := range blockers {
+		if b.State == "open" {
+			open = append(open, "#"+strconv.Itoa(b.Number))
+		}
+	}
+	if len(open) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("#%d waits: it is blocked by %s", ic.n, strings.Join(open, ", ")), nil
+}
