@@ -36,9 +36,11 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 	for _, n := range r.issues {
 		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, Trigger{Command: CmdAdvance}, n)...)
 	}
+	// Advanced here: nothing is left for a matrix job (the summary lists what ran).
+	r.issues = []int{}
 	r.outputs()
 	err = errors.Join(errs...)
-	r.summary(fmt.Sprintf("Sweep: advanced %d issues.", len(r.issues)), err)
+	r.summary(fmt.Sprintf("Sweep: advanced %d issues.", len(r.results)), err)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
