@@ -212,8 +212,19 @@ func TestCLIAdvance(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(e.work, "README.md")); string(b) != "# demo\nwork in progress\n" {
 		t.Errorf("README.md is now %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(e.work, ".git", "ralph", "worktrees", "1")); err != nil {
-		t.Errorf("no worktree under the git directory: %v", err)
+	// The worktree is outside the checkout and outside .git (agent CLIs refuse to edit files below .git),
+	// under the person's cache directory.
+	cache := filepath.Join(e.home, ".cache")
+	for _, kv := range e.environ() {
+		if v, ok := strings.CutPrefix(kv, "XDG_CACHE_HOME="); ok && v != "" {
+			cache = v
+		}
+	}
+	if wts, _ := filepath.Glob(filepath.Join(cache, "ralph", "worktrees", "*", "1")); len(wts) != 1 {
+		t.Errorf("worktrees of #1 under %s: %v, want one", cache, wts)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, ".git", "ralph")); err == nil {
+		t.Errorf("ralph wrote into the checkout's .git directory")
 	}
 
 	// status reads what the runs recorded.

@@ -14,8 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+)
+
+// The usage every scripted model reports per turn.
+const (
+	fakeInputTokens  = agenttest.InputTokens
+	fakeOutputTokens = agenttest.OutputTokens
 )
 
 // agentsBin is where .ci/run installs the CLIs; RALPH_AGENTS_BIN names another directory.
@@ -112,13 +119,13 @@ func runPreset(t *testing.T, program string, setup func(t *testing.T, dir, artif
 func TestPresetClaudeRealCLI(t *testing.T) {
 	t.Parallel()
 	runPreset(t, "claude", func(t *testing.T, dir, artifact, home, content string) presetCase {
-		f, srv := newFakeAnthropic(t, "sk-ant-fake", artifact, content)
+		f := agenttest.NewAnthropic(t, "sk-ant-fake", artifact, content)
 		return presetCase{
 			cfg: config.Agent{Preset: "claude", Model: "claude-sonnet-4-5", MaxTurns: 10, MaxCost: 5},
-			env: []string{"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-fake",
+			env: []string{"ANTHROPIC_BASE_URL=" + f.URL, "ANTHROPIC_API_KEY=sk-ant-fake",
 				"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
-			turns: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.turns },
-			probs: func() []string { f.mu.Lock(); defer f.mu.Unlock(); return f.problems },
+			turns: f.Turns,
+			probs: f.Problems,
 		}
 	})
 }
@@ -168,12 +175,12 @@ func TestPresetClaudeTurnLimitRealCLI(t *testing.T) {
 	bin := agentsBin(t, "claude")
 	dir, home := t.TempDir(), t.TempDir()
 	artifact := filepath.Join(dir, "doc.md")
-	f, srv := newFakeAnthropic(t, "sk-ant-fake", artifact, "# Research\n")
+	f := agenttest.NewAnthropic(t, "sk-ant-fake", artifact, "# Research\n")
 	runner, err := New(config.Agent{Preset: "claude", MaxTurns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL,
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + f.URL,
 		"ANTHROPIC_API_KEY=sk-ant-fake", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	var out bytes.Buffer
 	res, err := runner.Run(context.Background(), Invocation{Command: "research", Artifact: artifact, Dir: dir,
@@ -182,9 +189,7 @@ func TestPresetClaudeTurnLimitRealCLI(t *testing.T) {
 	if !errors.As(err, &le) || res.Usage == nil || !res.Usage.HitTurnLimit || res.Usage.Turns != 1 {
 		t.Fatalf("Run = %+v, %v; want a turn-limit *LimitError after 1 turn\n%s", res.Usage, err, out.String())
 	}
-	f.mu.Lock()
-	turns := f.turns
-	f.mu.Unlock()
+	turns := f.Turns()
 	if _, err := os.Stat(artifact); err != nil || turns != 1 {
 		t.Errorf("artifact: %v, fake turns %d; want the file written in the one turn", err, turns)
 	}

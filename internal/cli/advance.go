@@ -32,9 +32,9 @@ func NewCmdAdvance(f *Factory, runF func(context.Context, *AdvanceOptions) error
 		Long: `Run the next step of an issue — exactly what the GitHub Action's run would do — on this
 machine: research, plan, review, one implementation phase, the pull request, or the merge check.
 
-The step runs in a detached git worktree under the repository's git directory
-(.git/ralph/worktrees/<issue>), so your checkout, its branch and your uncommitted changes are never
-touched. ralph reads .github/ralph.yml of your checkout, runs the configured agent with its output
+The step runs in a detached git worktree of the repository, kept in your cache directory
+(~/.cache/ralph/worktrees/<repo>-<id>/<issue> on Linux), so your checkout, its branch and your
+uncommitted changes are never touched. (Not under .git: agent CLIs refuse to edit files there.) ralph reads .github/ralph.yml of your checkout, runs the configured agent with its output
 shown here (with the elapsed time on a terminal), commits as your git identity, pushes the issue's
 branch, and records the step on the issue.
 

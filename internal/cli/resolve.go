@@ -225,7 +225,7 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 		Log:      log,
 		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),
-		AgentEnv: s.f.Environ(),
+		AgentEnv: agentEnviron(s.f.Environ()),
 		Secrets:  []string{s.token},
 		Now:      s.f.Now,
 		DryRun:   dryRun,
@@ -243,4 +243,17 @@ func (s *session) login(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("finding who you are on %s: %w", s.host, err)
 	}
 	return u.Login, nil
+}
+
+// agentEnviron is the environment the agent starts from on a person's machine: theirs, except that gh's
+// configuration (where `gh auth login` keeps their token) points at an empty directory, so that the agent
+// cannot borrow their login with `gh auth token`. ralph strips token variables itself (agent.Environ).
+func agentEnviron(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GH_CONFIG_DIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "GH_CONFIG_DIR="+filepath.Join(os.TempDir(), "ralph-agent-no-gh-config"))
 }

@@ -277,7 +277,9 @@ func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inp
 	if len(inputs) > 0 {
 		body["inputs"] = inputs
 	}
-	_, err := c.do(ctx, http.MethodPost, c.repoPath("actions", "workflows", workflow, "dispatches"), body, nil)
+	// Not repeated after a 5xx: GitHub may have started the run all the same, and a second dispatch would
+	// start a second run.
+	_, err := c.do(context.WithValue(ctx, createKey{}, true), http.MethodPost, c.repoPath("actions", "workflows", workflow, "dispatches"), body, nil)
 	return err
 }
 

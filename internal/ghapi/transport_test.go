@@ -342,11 +342,13 @@ func TestRetry(t *testing.T) {
 	}
 }
 
-// TestRetryPostBodyReachesServer checks a POST retried after 502s is applied once, with its body.
-func TestRetryPostBodyReachesServer(t *testing.T) {
+// TestRetryBodyReachesServer checks a write retried after 502s (a comment's edit) is applied once, with
+// its body sent whole on every try.
+func TestRetryBodyReachesServer(t *testing.T) {
 	t.Parallel()
 	srv := githubtest.New(t, githubtest.Options{})
 	n := srv.CreateIssue("alice", "t", "")
+	cm := srv.AddComment(n, "alice", "draft")
 	c := newClient(t, srv)
 	var (
 		mu     sync.Mutex
@@ -361,18 +363,51 @@ func TestRetryPostBodyReachesServer(t *testing.T) {
 		mu.Unlock()
 		return first(2, status(502, nil, "Server Error"))(w, r, k)
 	})
-	_ = n
-	if err := c.DispatchWorkflow(context.Background(), "ralph.yml", "main", map[string]string{"issue": "once, with feeling"}); err != nil {
-		t.Fatalf("DispatchWorkflow: %v", err)
+	if _, err := c.UpdateComment(context.Background(), cm.ID, "once, with feeling"); err != nil {
+		t.Fatalf("UpdateComment: %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := `{"inputs":{"issue":"once, with feeling"},"ref":"main"}`
+	want := `{"body":"once, with feeling"}`
 	if diff := cmp.Diff([]string{want, want, want}, bodies); diff != "" {
 		t.Errorf("bodies of the three tries (-want +got):\n%s", diff)
 	}
-	if ds := srv.Dispatches(); len(ds) != 1 || ds[0].Inputs["issue"] != "once, with feeling" {
-		t.Errorf("dispatches on the server: %+v", ds)
+	if got := srv.Comments(n); len(got) != 1 || got[0].Body != "once, with feeling" {
+		t.Errorf("comments on the server: %+v", got)
+	}
+}
+
+// TestCreatesNotRepeatedAfter5xx: a comment, an issue or a dispatch GitHub answered 502 to may exist all
+// the same, so the client does not send it again (its caller looks first).
+func TestCreatesNotRepeatedAfter5xx(t *testing.T) {
+	t.Parallel()
+	for name, create := range map[string]func(c *ghapi.Client) error{
+		"comment": func(c *ghapi.Client) error { _, err := c.CreateComment(context.Background(), 1, "x"); return err },
+		"issue": func(c *ghapi.Client) error {
+			_, err := c.CreateIssue(context.Background(), ghapi.NewIssue{Title: "x"})
+			return err
+		},
+		"dispatch": func(c *ghapi.Client) error { return c.DispatchWorkflow(context.Background(), "ralph.yml", "main", nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := githubtest.New(t, githubtest.Options{})
+			srv.CreateIssue("alice", "t", "")
+			hits := 0
+			srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodPost {
+					return false
+				}
+				hits++
+				return status(502, nil, "Server Error")(w, r, hits)
+			})
+			if err := create(newClient(t, srv)); err == nil {
+				t.Fatal("no error after a 502")
+			}
+			if hits != 1 {
+				t.Errorf("%d POSTs reached the server, want 1", hits)
+			}
+		})
 	}
 }
 

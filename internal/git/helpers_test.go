@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	f.git(t, checkout, "commit", "--quiet", "-m", "initial")
 	f.git(t, checkout, "push", "--quiet", "origin", "HEAD:refs/heads/main")
 	f.base = f.git(t, checkout, "rev-parse", "HEAD")
-	f.repo = &Repo{Dir: checkout, Runner: f.runner}
+	f.repo = &Repo{Dir: checkout, Runner: f.runner, WorktreeRoot: filepath.Join(root, "worktrees")}
 	return f
 }
 

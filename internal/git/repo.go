@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -26,6 +27,9 @@ type Repo struct {
 	Runner Runner
 	Auth   Auth
 	Remote string // default "origin"
+	// WorktreeRoot is where worktrees are made; "" is a directory of this repository's own under the
+	// user's cache directory (outside the checkout, and outside .git).
+	WorktreeRoot string
 }
 
 // hardening is passed to every git command ralph runs. The agent can write into
@@ -140,11 +144,34 @@ func (r *Repo) worktreePath(ctx context.Context, name string) (string, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
 		return "", fmt.Errorf("invalid worktree name %q", name)
 	}
+	root, err := r.worktreeRoot(ctx)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, name), nil
+}
+
+// worktreeRoot is the directory of the repository's worktrees: Repo.WorktreeRoot, or one of its own under
+// the user's cache directory. Not under .git: agent CLIs refuse to edit files there (Claude Code treats
+// anything below a .git directory as sensitive), and the worktree is where the agent works.
+func (r *Repo) worktreeRoot(ctx context.Context) (string, error) {
+	if r.WorktreeRoot != "" {
+		return r.WorktreeRoot, nil
+	}
 	common, err := r.GitCommonDir(ctx)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(common, "ralph", "worktrees", name), nil
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(common))
+	repo := filepath.Base(filepath.Dir(common)) // the checkout's directory name, for people who look
+	if filepath.Base(common) != ".git" {
+		repo = strings.TrimSuffix(filepath.Base(common), ".git")
+	}
+	return filepath.Join(cache, "ralph", "worktrees", fmt.Sprintf("%s-%x", repo, sum[:6])), nil
 }
 
 // registered reports whether git has a worktree record for path, and whether
@@ -179,7 +206,7 @@ func canonical(p string) string {
 }
 
 // Worktree returns a detached worktree called name, reset to startPoint (a SHA or
-// a ref), at <common git dir>/ralph/worktrees/<name>. A worktree left by an earlier
+// a ref), at <worktree root>/<name> (see worktreeRoot). A worktree left by an earlier
 // run (perhaps one that crashed) is reused after a hard reset and a clean; a stale
 // record whose directory is gone is pruned first. The user's checkout, its branch
 // and its index are never touched, and no local branch is created.

@@ -36,7 +36,7 @@ func TestWorktreeLeavesCheckoutAlone(t *testing.T) {
 	if !filepath.IsAbs(common) {
 		t.Errorf("GitCommonDir = %q, want an absolute path", common)
 	}
-	if got, want := canonical(w.Dir), canonical(filepath.Join(co, ".git", "ralph", "worktrees", "issue-7")); got != want {
+	if got, want := canonical(w.Dir), canonical(filepath.Join(f.repo.WorktreeRoot, "issue-7")); got != want {
 		t.Errorf("worktree dir = %q, want %q", got, want)
 	}
 	if got, err := w.HeadSHA(ctx); err != nil || got != f.base {
@@ -362,5 +362,28 @@ func TestParseRawRejectsGarbage(t *testing.T) {
 		if got, err := parseRaw([]byte(in)); err == nil {
 			t.Errorf("parseRaw(%q) = %v, want an error", in, got)
 		}
+	}
+}
+
+// TestDefaultWorktreeRoot: by default worktrees live outside the checkout and outside .git (agent CLIs
+// refuse to edit files below a .git directory), in a directory of the repository's own.
+func TestDefaultWorktreeRoot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	r := &Repo{Dir: f.repo.Dir, Runner: f.runner}
+	root, err := r.worktreeRoot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := r.worktreeRoot(ctx)
+	common, _ := r.GitCommonDir(ctx)
+	if root != again || strings.Contains(root, string(filepath.Separator)+".git"+string(filepath.Separator)) ||
+		strings.HasPrefix(root, filepath.Dir(common)) || !strings.Contains(filepath.Base(root), "checkout-") {
+		t.Errorf("default worktree root = %q (checkout %s)", root, filepath.Dir(common))
+	}
+	other := newFixture(t)
+	if o, _ := (&Repo{Dir: other.repo.Dir, Runner: other.runner}).worktreeRoot(ctx); o == root {
+		t.Errorf("two repositories share the worktree root %q", root)
 	}
 }

@@ -1,50 +1,74 @@
-package agent
-
-// A scripted Anthropic model for Claude Code, speaking the Messages API with streaming
-// (POST /v1/messages, "stream": true, Server-Sent Events) as Anthropic's API reference describes it:
-// message_start (with usage.input_tokens), content_block_start / content_block_delta / content_block_stop
-// for each block (text_delta for text, input_json_delta for a tool_use block's input), message_delta
-// (stop_reason and usage.output_tokens), message_stop.
+// Package agenttest holds scripted model servers that speak an agent CLI's vendor API on loopback, so that
+// tests can run the real CLIs through ralph's presets without a model.
+//
+// Anthropic speaks the Messages API with streaming (POST /v1/messages, "stream": true, Server-Sent Events)
+// as Anthropic's API reference describes it: message_start (with usage.input_tokens), content_block_start /
+// content_block_delta / content_block_stop for each block (text_delta for text, input_json_delta for a
+// tool_use block's input), message_delta (stop_reason and usage.output_tokens), message_stop.
 //
 // The script: when the conversation's last user message carries no tool_result, the model answers with a
 // tool_use of Claude Code's file-writing tool, asking it to write the artifact; after the tool_result it
 // answers with a short text and end_turn. Requests without tools (Claude Code's side requests, such as
 // titles) get a short text and are not counted as turns.
+package agenttest
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// Fixed usage the scripted models report per turn; the tests check ralph records exactly these.
+// Fixed usage the scripted models report per turn; tests check ralph records exactly these.
 const (
-	fakeInputTokens  = 1000
-	fakeOutputTokens = 50
+	InputTokens  = 1000
+	OutputTokens = 50
 )
 
-type fakeAnthropic struct {
-	t        *testing.T
+// Anthropic is the scripted model: a loopback server and what it saw.
+type Anthropic struct {
+	URL      string // the base URL, for ANTHROPIC_BASE_URL
 	key      string // the API key the CLI must send (x-api-key)
-	artifact string // the absolute path the model asks to write; must appear in the prompt
+	artifact string // the absolute path the model asks to write ("": the path the prompt names)
 	content  string // what it writes
 	mu       sync.Mutex
 	turns    int      // agent turns answered (requests with tools)
 	problems []string // requests the script did not expect
 }
 
-func newFakeAnthropic(t *testing.T, key, artifact, content string) (*fakeAnthropic, *httptest.Server) {
-	f := &fakeAnthropic{t: t, key: key, artifact: artifact, content: content}
+// NewAnthropic starts the scripted model; it stops when the test ends. With artifact "", the model asks
+// to write the document at the path the prompt gives (the indented absolute path of ralph's templates).
+func NewAnthropic(t testing.TB, key, artifact, content string) *Anthropic {
+	f := &Anthropic{key: key, artifact: artifact, content: content}
 	srv := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(srv.Close)
-	return f, srv
+	f.URL = srv.URL
+	return f
 }
 
-func (f *fakeAnthropic) problem(format string, args ...any) {
+// Turns is how many agent turns the model answered.
+func (f *Anthropic) Turns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.turns
+}
+
+// Problems lists what the script did not expect of the CLI's requests.
+func (f *Anthropic) Problems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.problems...)
+}
+
+// promptPath finds the document's path in ralph's prompt, as the request's JSON carries it: an absolute
+// path alone on an indented line.
+var promptPath = regexp.MustCompile(`\\n {4}(/[^\\"]+\.md)\\n`)
+
+func (f *Anthropic) problem(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
@@ -62,7 +86,7 @@ type anthropicRequest struct {
 	} `json:"tools"`
 }
 
-func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		// Claude Code may probe other endpoints (token counting, account checks); none is part of the script.
 		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not scripted"}}`, http.StatusNotFound)
@@ -95,10 +119,16 @@ func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("msg_%02d", f.turns)
 	f.mu.Unlock()
 	if !strings.Contains(string(last.Content), `"tool_result"`) {
-		if !strings.Contains(string(all), f.artifact) {
-			f.problem("the prompt does not name the artifact %s", f.artifact)
+		artifact := f.artifact
+		if artifact == "" {
+			if m := promptPath.FindStringSubmatch(string(all)); m != nil {
+				artifact = m[1]
+			}
 		}
-		input := map[string]string{"file_path": f.artifact, "content": f.content}
+		if artifact == "" || !strings.Contains(string(all), artifact) {
+			f.problem("the prompt does not name the artifact %q", artifact)
+		}
+		input := map[string]string{"file_path": artifact, "content": f.content}
 		f.respond(w, req, id, tool, input, "", "tool_use")
 		return
 	}
@@ -109,7 +139,7 @@ func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // respond streams one assistant message: a tool_use block when tool is set, else a text block.
-func (f *fakeAnthropic) respond(w http.ResponseWriter, req anthropicRequest, id, tool string, input any, text, stop string) {
+func (f *Anthropic) respond(w http.ResponseWriter, req anthropicRequest, id, tool string, input any, text, stop string) {
 	if !req.Stream {
 		// Claude Code streams its agent turns; answer anything else in the plain JSON form.
 		block := map[string]any{"type": "text", "text": text}
@@ -120,7 +150,7 @@ func (f *fakeAnthropic) respond(w http.ResponseWriter, req anthropicRequest, id,
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": req.Model,
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]int{"input_tokens": fakeInputTokens, "output_tokens": fakeOutputTokens},
+			"usage": map[string]int{"input_tokens": InputTokens, "output_tokens": OutputTokens},
 		})
 		return
 	}
@@ -136,7 +166,7 @@ func (f *fakeAnthropic) respond(w http.ResponseWriter, req anthropicRequest, id,
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]int{"input_tokens": fakeInputTokens, "output_tokens": 1},
+		"usage": map[string]int{"input_tokens": InputTokens, "output_tokens": 1},
 	}})
 	if tool != "" {
 		args, _ := json.Marshal(input)
@@ -153,6 +183,6 @@ func (f *fakeAnthropic) respond(w http.ResponseWriter, req anthropicRequest, id,
 	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	send("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]int{"output_tokens": fakeOutputTokens}})
+		"usage": map[string]int{"output_tokens": OutputTokens}})
 	send("message_stop", map[string]any{"type": "message_stop"})
 }
