@@ -191,7 +191,7 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 		st.Record, st.HasRecord = rec, ok
 		break
 	}
-	states := stateLabels(is.LabelNames())
+	states := workflow.StatesFromLabels(is.LabelNames())
 	switch {
 	case len(states) == 1:
 		st.State = states[0]
@@ -216,15 +216,6 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 	return st, nil
 }
 
-func stateLabels(labels []string) []workflow.State {
-	var out []workflow.State
-	for _, l := range labels {
-		if s, ok := workflow.StateFromLabel(l); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 func joinLabels(states []workflow.State) string {
 	var names []string
@@ -458,7 +449,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 	var items []pipelineItem
 	for _, is := range issues {
 		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg)}
-		states := stateLabels(is.LabelNames())
+		states := workflow.StatesFromLabels(is.LabelNames())
 		if len(states) > 0 {
 			it.state = states[0]
 		}

@@ -74,7 +74,7 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	if err != nil {
 		return Result{Issue: n}, err
 	}
-	if len(stateLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
+	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
 		return Result{Issue: n}, ErrNotEnrolled
 	}
 	if e.DryRun {
@@ -89,7 +89,7 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 		var held *HeldError
 		if errors.As(err, &held) {
 			state := workflow.State("")
-			if st := stateLabels(gi.LabelNames()); len(st) == 1 {
+			if st := workflow.StatesFromLabels(gi.LabelNames()); len(st) == 1 {
 				state = st[0]
 			}
 			msg := fmt.Sprintf("#%d is held by %s; nothing to do", n, held.Holder)
@@ -192,7 +192,7 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 	if ic.rec.Parent == 0 {
 		ic.rec.Parent, _, _ = parseParent(gi.Body)
 	}
-	if st := stateLabels(gi.LabelNames()); ic.rec.State != "" && (len(st) != 1 || st[0] != ic.rec.State) {
+	if st := workflow.StatesFromLabels(gi.LabelNames()); ic.rec.State != "" && (len(st) != 1 || st[0] != ic.rec.State) {
 		if ic.gh, err = e.peek(ctx, n); err != nil {
 			return nil, err
 		}
@@ -203,20 +203,11 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 	return ic, nil
 }
 
-func stateLabels(labels []string) []workflow.State {
-	var states []workflow.State
-	for _, l := range labels {
-		if s, ok := workflow.StateFromLabel(l); ok {
-			states = append(states, s)
-		}
-	}
-	return states
-}
 
 // resolveState decides the issue's state from its labels and the record, repairing the labels when they
 // disagree in a way the record settles.
 func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
-	states := stateLabels(ic.gh.LabelNames())
+	states := workflow.StatesFromLabels(ic.gh.LabelNames())
 	rec := ic.rec.State
 	switch {
 	case len(states) == 1:
@@ -476,7 +467,7 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
 // enrolled by a run that then ran no step.
 func (e *Engine) flush(ctx context.Context, ic *issue) error {
-	if st := stateLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
+	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
 		if err := e.setState(ctx, ic, ic.state); err != nil {
 			return err
 		}

@@ -153,7 +153,7 @@ func alreadyExists(err error) bool {
 
 // childState is a sub-issue's state as its parent sees it.
 func childState(is ghapi.Issue) workflow.State {
-	if st := stateLabels(is.LabelNames()); len(st) == 1 {
+	if st := workflow.StatesFromLabels(is.LabelNames()); len(st) == 1 {
 		if is.State == "closed" && st[0] != workflow.Canceled {
 			return workflow.Done
 		}

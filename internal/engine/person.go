@@ -119,7 +119,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 	if err != nil {
 		return Result{Issue: n}, err
 	}
-	if len(stateLabels(gi.LabelNames())) == 0 {
+	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 {
 		return Result{Issue: n}, inputErrorf("#%d is not enrolled: add the %s label first", n, workflow.LabelBuild)
 	}
 	if err := e.authorize(ctx, n, login, act); err != nil {

@@ -179,7 +179,7 @@ func priority(is ghapi.Issue) int {
 // Ready says whether an enrolled issue with these labels has a step ralph can run now: not at a gate, not
 // terminal, not in a lock state.
 func Ready(labels []string, cfg config.Config) bool {
-	states := stateLabels(labels)
+	states := workflow.StatesFromLabels(labels)
 	switch len(states) {
 	case 0:
 		return true // enrolled by the label, not started yet

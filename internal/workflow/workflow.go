@@ -338,3 +338,14 @@ func RunningState(step Event) (State, bool) {
 	}
 	return "", false
 }
+
+// StatesFromLabels lists the state labels among labels, as states, in their order.
+func StatesFromLabels(labels []string) []State {
+	var states []State
+	for _, l := range labels {
+		if s, ok := StateFromLabel(l); ok {
+			states = append(states, s)
+		}
+	}
+	return states
+}

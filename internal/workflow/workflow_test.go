@@ -448,3 +448,13 @@ func TestMermaidHighlight(t *testing.T) {
 		}
 	}
 }
+
+func TestStatesFromLabels(t *testing.T) {
+	got := StatesFromLabels([]string{"bug", "ralph:build", "ralph:in-review", "ralph:done", "ralph:nope"})
+	if diff := cmp.Diff([]State{InReview, Done}, got); diff != "" {
+		t.Errorf("StatesFromLabels (-want +got):\n%s", diff)
+	}
+	if got := StatesFromLabels(nil); len(got) != 0 {
+		t.Errorf("StatesFromLabels(nil) = %v", got)
+	}
+}
