@@ -216,7 +216,6 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 	return st, nil
 }
 
-
 func joinLabels(states []workflow.State) string {
 	var names []string
 	for _, s := range states {

@@ -203,7 +203,6 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 	return ic, nil
 }
 
-
 // resolveState decides the issue's state from its labels and the record, repairing the labels when they
 // disagree in a way the record settles.
 func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
