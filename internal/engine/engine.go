@@ -20,7 +20,6 @@ import (
 
 // GitHub is what the engine needs of GitHub; *ghapi.Client implements it.
 type GitHub interface {
-	Repository(ctx context.Context) (ghapi.Repository, error)
 	Issue(ctx context.Context, n int) (ghapi.Issue, error)
 	AddLabels(ctx context.Context, n int, labels ...string) error
 	SetLabels(ctx context.Context, n int, labels []string) error
