@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,13 +86,7 @@ func TestClaudePresetTurnLimit(t *testing.T) {
 // is not installed.
 func claudeResearch(t *testing.T, maxTurns int, content string) (*env, *agenttest.Anthropic, result) {
 	t.Helper()
-	bin := os.Getenv("RALPH_AGENTS_BIN")
-	if bin == "" {
-		bin, _ = filepath.Abs(filepath.Join("..", ".cache", "agents", "node_modules", ".bin"))
-	}
-	if _, err := os.Stat(filepath.Join(bin, "claude")); err != nil {
-		t.Skipf("Claude Code is not installed in %s: run .ci/run (its \"== agent CLIs\" step installs it) or set RALPH_AGENTS_BIN", bin)
-	}
+	bin := agentsBin(t, "claude")
 	model := agenttest.NewAnthropic(t, "sk-ant-fake", "", content)
 	e := newEnv(t, `agent:
   preset: claude

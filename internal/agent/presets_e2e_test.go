@@ -1,7 +1,7 @@
 package agent
 
 // The presets run the real CLIs from npm (installed by .ci/run into .cache/agents) against the scripted
-// local models of fake_anthropic_test.go, fake_openai_test.go and fake_gemini_test.go, on loopback only.
+// local models of internal/agent/agenttest, on loopback only.
 
 import (
 	"bytes"
@@ -133,14 +133,14 @@ func TestPresetClaudeRealCLI(t *testing.T) {
 func TestPresetCodexRealCLI(t *testing.T) {
 	t.Parallel()
 	runPreset(t, "codex", func(t *testing.T, dir, artifact, home, content string) presetCase {
-		f, srv := newFakeOpenAI(t, "sk-fake", artifact, content)
+		f := agenttest.NewOpenAI(t, "sk-fake", artifact, content)
 		// Codex reaches a custom endpoint through a model provider in its config; agent.args carries it.
-		provider := `model_providers.fake={name="fake", base_url="` + srv.URL + `/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`
+		provider := `model_providers.fake={name="fake", base_url="` + f.URL + `/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`
 		return presetCase{
 			cfg:   config.Agent{Preset: "codex", Model: "gpt-5.1-codex", MaxTurns: 10, Args: []string{"-c", provider, "-c", "model_provider=fake"}},
 			env:   []string{"OPENAI_API_KEY=sk-fake", "CODEX_HOME=" + t.TempDir()},
-			turns: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.turns },
-			probs: func() []string { f.mu.Lock(); defer f.mu.Unlock(); return f.problems },
+			turns: f.Turns,
+			probs: f.Problems,
 		}
 	})
 }
@@ -148,7 +148,7 @@ func TestPresetCodexRealCLI(t *testing.T) {
 func TestPresetGeminiRealCLI(t *testing.T) {
 	t.Parallel()
 	runPreset(t, "gemini", func(t *testing.T, dir, artifact, home, content string) presetCase {
-		f, srv := newFakeGemini(t, "fake-key", artifact, content)
+		f := agenttest.NewGemini(t, "fake-key", artifact, content)
 		// With GOOGLE_GEMINI_BASE_URL set, Gemini CLI takes the auth type to be "gateway", which headless
 		// mode refuses; the user settings pick the API key instead (GEMINI_API_KEY, passed through).
 		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
@@ -161,9 +161,9 @@ func TestPresetGeminiRealCLI(t *testing.T) {
 		return presetCase{
 			// A model named in the config also spares the CLI's model-routing side requests.
 			cfg:   config.Agent{Preset: "gemini", Model: "gemini-2.5-pro", MaxTurns: 10},
-			env:   []string{"GOOGLE_GEMINI_BASE_URL=" + srv.URL, "GEMINI_API_KEY=fake-key"},
-			turns: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.turns },
-			probs: func() []string { f.mu.Lock(); defer f.mu.Unlock(); return f.problems },
+			env:   []string{"GOOGLE_GEMINI_BASE_URL=" + f.URL, "GEMINI_API_KEY=fake-key"},
+			turns: f.Turns,
+			probs: f.Problems,
 		}
 	})
 }

@@ -64,6 +64,17 @@ func (f *Anthropic) Problems() []string {
 	return append([]string(nil), f.problems...)
 }
 
+// target is the document to write: the one given, or the one the prompt in request names.
+func target(artifact, request string) string {
+	if artifact != "" {
+		return artifact
+	}
+	if m := promptPath.FindStringSubmatch(request); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // promptPath finds the document's path in ralph's prompt, as the request's JSON carries it: an absolute
 // path alone on an indented line.
 var promptPath = regexp.MustCompile(`\\n {4}(/[^\\"]+\.md)\\n`)
@@ -119,12 +130,7 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("msg_%02d", f.turns)
 	f.mu.Unlock()
 	if !strings.Contains(string(last.Content), `"tool_result"`) {
-		artifact := f.artifact
-		if artifact == "" {
-			if m := promptPath.FindStringSubmatch(string(all)); m != nil {
-				artifact = m[1]
-			}
-		}
+		artifact := target(f.artifact, string(all))
 		if artifact == "" || !strings.Contains(string(all), artifact) {
 			f.problem("the prompt does not name the artifact %q", artifact)
 		}

@@ -1,4 +1,4 @@
-package agent
+package agenttest
 
 // A scripted Gemini model for Gemini CLI, speaking the Gemini API as Google's API reference describes it:
 // POST /v1beta/models/{model}:streamGenerateContent?alt=sse answers with Server-Sent Events whose data are
@@ -22,7 +22,9 @@ import (
 	"testing"
 )
 
-type fakeGemini struct {
+// Gemini is the scripted Gemini API model: a loopback server and what it saw.
+type Gemini struct {
+	URL      string // the base URL the CLI is pointed at
 	key      string // the API key the CLI must send (x-goog-api-key)
 	artifact string
 	content  string
@@ -31,20 +33,37 @@ type fakeGemini struct {
 	problems []string
 }
 
-func newFakeGemini(t *testing.T, key, artifact, content string) (*fakeGemini, *httptest.Server) {
-	f := &fakeGemini{key: key, artifact: artifact, content: content}
+// NewGemini starts the scripted model; it stops when the test ends. With artifact "", the model asks
+// to write the document at the path the prompt gives.
+func NewGemini(t testing.TB, key, artifact, content string) *Gemini {
+	f := &Gemini{key: key, artifact: artifact, content: content}
 	srv := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(srv.Close)
-	return f, srv
+	f.URL = srv.URL
+	return f
 }
 
-func (f *fakeGemini) problem(format string, args ...any) {
+// Turns is how many agent turns the model answered.
+func (f *Gemini) Turns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.turns
+}
+
+// Problems lists what the script did not expect of the CLI's requests.
+func (f *Gemini) Problems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.problems...)
+}
+
+func (f *Gemini) problem(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	model, method, ok := strings.Cut(strings.TrimPrefix(path, "/v1beta/models/"), ":")
 	if r.Method != http.MethodPost || !strings.HasPrefix(path, "/v1beta/models/") || !ok {
@@ -88,11 +107,12 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 		last, _ := json.Marshal(req.Contents[len(req.Contents)-1])
 		if !strings.Contains(string(last), `"functionResponse"`) {
 			all, _ := json.Marshal(req.Contents)
-			if !strings.Contains(string(all), f.artifact) {
-				f.problem("the prompt does not name the artifact %s", f.artifact)
+			artifact := target(f.artifact, string(all))
+			if artifact == "" || !strings.Contains(string(all), artifact) {
+				f.problem("the prompt does not name the artifact %q", artifact)
 			}
 			part = map[string]any{"functionCall": map[string]any{"name": "write_file",
-				"args": map[string]string{"file_path": f.artifact, "content": f.content}}}
+				"args": map[string]string{"file_path": artifact, "content": f.content}}}
 		} else {
 			part = map[string]any{"text": "I wrote the document."}
 		}
@@ -106,8 +126,8 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 		"candidates": []any{map[string]any{
 			"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0,
 		}},
-		"usageMetadata": map[string]int{"promptTokenCount": fakeInputTokens, "candidatesTokenCount": fakeOutputTokens,
-			"totalTokenCount": fakeInputTokens + fakeOutputTokens},
+		"usageMetadata": map[string]int{"promptTokenCount": InputTokens, "candidatesTokenCount": OutputTokens,
+			"totalTokenCount": InputTokens + OutputTokens},
 		"modelVersion": model,
 	}
 	b, _ := json.Marshal(resp)

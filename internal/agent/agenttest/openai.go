@@ -1,4 +1,4 @@
-package agent
+package agenttest
 
 // A scripted OpenAI model for Codex, speaking the Responses API with streaming (POST /v1/responses,
 // "stream": true, Server-Sent Events) as OpenAI's API reference describes it: response.created, then for
@@ -20,7 +20,9 @@ import (
 	"testing"
 )
 
-type fakeOpenAI struct {
+// OpenAI is the scripted Responses API model: a loopback server and what it saw.
+type OpenAI struct {
+	URL      string // the base URL the CLI is pointed at
 	key      string // the API key the CLI must send (Authorization: Bearer)
 	artifact string
 	content  string
@@ -29,20 +31,37 @@ type fakeOpenAI struct {
 	problems []string
 }
 
-func newFakeOpenAI(t *testing.T, key, artifact, content string) (*fakeOpenAI, *httptest.Server) {
-	f := &fakeOpenAI{key: key, artifact: artifact, content: content}
+// NewOpenAI starts the scripted model; it stops when the test ends. With artifact "", the model asks
+// to write the document at the path the prompt gives.
+func NewOpenAI(t testing.TB, key, artifact, content string) *OpenAI {
+	f := &OpenAI{key: key, artifact: artifact, content: content}
 	srv := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(srv.Close)
-	return f, srv
+	f.URL = srv.URL
+	return f
 }
 
-func (f *fakeOpenAI) problem(format string, args ...any) {
+// Turns is how many agent turns the model answered.
+func (f *OpenAI) Turns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.turns
+}
+
+// Problems lists what the script did not expect of the CLI's requests.
+func (f *OpenAI) Problems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.problems...)
+}
+
+func (f *OpenAI) problem(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
 		// Codex may ask for /v1/models; not scripted: it falls back to its built-in model metadata.
 		http.Error(w, `{"error":{"message":"not scripted","type":"invalid_request_error"}}`, http.StatusNotFound)
@@ -69,11 +88,12 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	var item map[string]any
 	if !strings.Contains(string(req.Input), `"function_call_output"`) {
-		if !strings.Contains(string(req.Input), f.artifact) {
-			f.problem("the prompt does not name the artifact %s", f.artifact)
+		artifact := target(f.artifact, string(req.Input))
+		if artifact == "" || !strings.Contains(string(req.Input), artifact) {
+			f.problem("the prompt does not name the artifact %q", artifact)
 		}
 		var patch strings.Builder
-		patch.WriteString("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: " + f.artifact + "\n")
+		patch.WriteString("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: " + artifact + "\n")
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(f.content, "\n"), "\n") {
 			patch.WriteString("+" + line)
 		}
@@ -106,9 +126,9 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	resp["status"] = "completed"
 	resp["output"] = []any{item}
 	resp["usage"] = map[string]any{
-		"input_tokens": fakeInputTokens, "input_tokens_details": map[string]int{"cached_tokens": 0},
-		"output_tokens": fakeOutputTokens, "output_tokens_details": map[string]int{"reasoning_tokens": 0},
-		"total_tokens": fakeInputTokens + fakeOutputTokens,
+		"input_tokens": InputTokens, "input_tokens_details": map[string]int{"cached_tokens": 0},
+		"output_tokens": OutputTokens, "output_tokens_details": map[string]int{"reasoning_tokens": 0},
+		"total_tokens": InputTokens + OutputTokens,
 	}
 	send("response.completed", map[string]any{"response": resp})
 }
