@@ -16,10 +16,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -30,38 +28,14 @@ const (
 )
 
 // Anthropic is the scripted model: a loopback server and what it saw.
-type Anthropic struct {
-	URL      string // the base URL, for ANTHROPIC_BASE_URL
-	key      string // the API key the CLI must send (x-api-key)
-	artifact string // the absolute path the model asks to write ("": the path the prompt names)
-	content  string // what it writes
-	mu       sync.Mutex
-	turns    int      // agent turns answered (requests with tools)
-	problems []string // requests the script did not expect
-}
+type Anthropic struct{ script }
 
 // NewAnthropic starts the scripted model; it stops when the test ends. With artifact "", the model asks
 // to write the document at the path the prompt gives (the indented absolute path of ralph's templates).
 func NewAnthropic(t testing.TB, key, artifact, content string) *Anthropic {
-	f := &Anthropic{key: key, artifact: artifact, content: content}
-	srv := httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(srv.Close)
-	f.URL = srv.URL
+	f := &Anthropic{script{key: key, artifact: artifact, content: content}}
+	f.start(t, f.serve)
 	return f
-}
-
-// Turns is how many agent turns the model answered.
-func (f *Anthropic) Turns() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.turns
-}
-
-// Problems lists what the script did not expect of the CLI's requests.
-func (f *Anthropic) Problems() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.problems...)
 }
 
 // target is the document to write: the one given, or the one the prompt in request names.
@@ -78,12 +52,6 @@ func target(artifact, request string) string {
 // promptPath finds the document's path in ralph's prompt, as the request's JSON carries it: an absolute
 // path alone on an indented line.
 var promptPath = regexp.MustCompile(`\\n {4}(/[^\\"]+\.md)\\n`)
-
-func (f *Anthropic) problem(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.problems = append(f.problems, fmt.Sprintf(format, args...))
-}
 
 type anthropicRequest struct {
 	Model    string `json:"model"`
@@ -125,10 +93,7 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	last := req.Messages[len(req.Messages)-1]
 	all, _ := json.Marshal(req.Messages)
-	f.mu.Lock()
-	f.turns++
-	id := fmt.Sprintf("msg_%02d", f.turns)
-	f.mu.Unlock()
+	id := fmt.Sprintf("msg_%02d", f.turn())
 	if !strings.Contains(string(last.Content), `"tool_result"`) {
 		artifact := target(f.artifact, string(all))
 		if artifact == "" || !strings.Contains(string(all), artifact) {

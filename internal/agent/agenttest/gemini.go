@@ -16,51 +16,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
 // Gemini is the scripted Gemini API model: a loopback server and what it saw.
-type Gemini struct {
-	URL      string // the base URL the CLI is pointed at
-	key      string // the API key the CLI must send (x-goog-api-key)
-	artifact string
-	content  string
-	mu       sync.Mutex
-	turns    int
-	problems []string
-}
+type Gemini struct{ script }
 
 // NewGemini starts the scripted model; it stops when the test ends. With artifact "", the model asks
 // to write the document at the path the prompt gives.
 func NewGemini(t testing.TB, key, artifact, content string) *Gemini {
-	f := &Gemini{key: key, artifact: artifact, content: content}
-	srv := httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(srv.Close)
-	f.URL = srv.URL
+	f := &Gemini{script{key: key, artifact: artifact, content: content}}
+	f.start(t, f.serve)
 	return f
-}
-
-// Turns is how many agent turns the model answered.
-func (f *Gemini) Turns() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.turns
-}
-
-// Problems lists what the script did not expect of the CLI's requests.
-func (f *Gemini) Problems() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.problems...)
-}
-
-func (f *Gemini) problem(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
 
 func (f *Gemini) serve(w http.ResponseWriter, r *http.Request) {
@@ -118,9 +86,7 @@ func (f *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if counted {
-		f.mu.Lock()
-		f.turns++
-		f.mu.Unlock()
+		f.turn()
 	}
 	resp := map[string]any{
 		"candidates": []any{map[string]any{

@@ -14,51 +14,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
 // OpenAI is the scripted Responses API model: a loopback server and what it saw.
-type OpenAI struct {
-	URL      string // the base URL the CLI is pointed at
-	key      string // the API key the CLI must send (Authorization: Bearer)
-	artifact string
-	content  string
-	mu       sync.Mutex
-	turns    int
-	problems []string
-}
+type OpenAI struct{ script }
 
 // NewOpenAI starts the scripted model; it stops when the test ends. With artifact "", the model asks
 // to write the document at the path the prompt gives.
 func NewOpenAI(t testing.TB, key, artifact, content string) *OpenAI {
-	f := &OpenAI{key: key, artifact: artifact, content: content}
-	srv := httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(srv.Close)
-	f.URL = srv.URL
+	f := &OpenAI{script{key: key, artifact: artifact, content: content}}
+	f.start(t, f.serve)
 	return f
-}
-
-// Turns is how many agent turns the model answered.
-func (f *OpenAI) Turns() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.turns
-}
-
-// Problems lists what the script did not expect of the CLI's requests.
-func (f *OpenAI) Problems() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.problems...)
-}
-
-func (f *OpenAI) problem(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
 
 func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
@@ -82,10 +50,7 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	f.mu.Lock()
-	f.turns++
-	turn := f.turns
-	f.mu.Unlock()
+	turn := f.turn()
 	var item map[string]any
 	if !strings.Contains(string(req.Input), `"function_call_output"`) {
 		artifact := target(f.artifact, string(req.Input))

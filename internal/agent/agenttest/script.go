@@ -1,0 +1,55 @@
+package agenttest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// script is what every scripted model has: its server, what it asks the CLI to write, and what it saw.
+type script struct {
+	URL      string // the base URL the CLI is pointed at
+	key      string // the API key the CLI must send
+	artifact string // the absolute path the model asks to write ("": the path the prompt names)
+	content  string // what it writes
+	mu       sync.Mutex
+	turns    int      // agent turns answered
+	problems []string // requests the script did not expect
+}
+
+// start serves h on loopback until the test ends.
+func (s *script) start(t testing.TB, h http.HandlerFunc) {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+}
+
+// Turns is how many agent turns the model answered.
+func (s *script) Turns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turns
+}
+
+// Problems lists what the script did not expect of the CLI's requests.
+func (s *script) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+func (s *script) problem(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+}
+
+// turn counts an agent turn and returns its number, from 1.
+func (s *script) turn() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns++
+	return s.turns
+}
