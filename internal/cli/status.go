@@ -263,7 +263,7 @@ func (st *issueStatus) next() string {
 	n := st.Number
 	switch st.State {
 	case "":
-		return fmt.Sprintf("enrollment: the next run puts it in %s (gh ralph advance %d)", firstStateOf(st.Config).Title(), n)
+		return fmt.Sprintf("enrollment: the next run puts it in %s (gh ralph advance %d)", engine.FirstState(st.Config).Title(), n)
 	case workflow.HumanNeeded:
 		return fmt.Sprintf("a person: fix what the issue's last ralph comment says, then gh ralph retry %d", n)
 	case workflow.Done, workflow.Canceled:
@@ -291,16 +291,6 @@ func (st *issueStatus) next() string {
 		return fmt.Sprintf("%s is running (or a run stopped mid-step; the next advance redoes it): gh ralph advance %d", ev, n)
 	}
 	return fmt.Sprintf("%s: gh ralph advance %d", ev, n)
-}
-
-func firstStateOf(c config.Config) workflow.State {
-	switch {
-	case c.Triage:
-		return workflow.Backlog
-	case c.Research:
-		return workflow.ResearchNeeded
-	}
-	return workflow.ReadyForPlan
 }
 
 // fields is every --json field of one issue.

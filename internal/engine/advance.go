@@ -62,7 +62,7 @@ func (e *Engine) dryRun(ic *issue) (Result, error) {
 		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
 			return Result{Issue: ic.n}, ErrNotEnrolled
 		}
-		ic.state = firstState(e.Config)
+		ic.state = FirstState(e.Config)
 		ic.rec.State = ic.state
 	}
 	return e.step(context.Background(), ic)
@@ -423,8 +423,8 @@ func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bo
 	return nil
 }
 
-// firstState is where enrollment puts an issue.
-func firstState(c config.Config) workflow.State {
+// FirstState is where enrollment puts an issue under config c.
+func FirstState(c config.Config) workflow.State {
 	switch {
 	case c.Triage:
 		return workflow.Backlog
@@ -452,7 +452,7 @@ func Slug(title string) string {
 // are written by the step that follows (its lock state, or its outcome), or by flush when no step runs, so
 // that enrolling costs no request of its own.
 func (e *Engine) enroll(ctx context.Context, ic *issue) error {
-	to := firstState(e.Config)
+	to := FirstState(e.Config)
 	e.fillRecord(ic)
 	if err := workflow.Check("", workflow.Enroll, to); err != nil {
 		return err

@@ -96,7 +96,7 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 		}
 		to := ic.rec.Before
 		if !to.Valid() || to == workflow.HumanNeeded {
-			to = firstState(e.Config)
+			to = FirstState(e.Config)
 		}
 		to = restartState(to)
 		ic.rec.FailedStep, ic.rec.Failures, ic.rec.Reason = "", 0, ""
