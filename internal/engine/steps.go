@@ -152,11 +152,11 @@ func (e *Engine) finish(ctx context.Context, ic *issue, ev workflow.Event, from 
 	if to == "" {
 		to = ic.state
 	}
+	msg := e.describe(ev, from, to, ic)
 	if to != workflow.HumanNeeded {
 		ic.rec.FailedStep, ic.rec.Failures = "", 0
-		ic.rec.Steps = append(ic.rec.Steps, Done{Step: ev, Note: e.describe(ev, from, to, ic)})
+		ic.rec.Steps = append(ic.rec.Steps, Done{Step: ev, Note: msg})
 	}
-	msg := e.describe(ev, from, to, ic)
 	if ic.takeover != "" {
 		msg += fmt.Sprintf(" (after taking over a stale lock: %s)", ic.takeover)
 	}
