@@ -25,9 +25,9 @@ func TestPush(t *testing.T) {
 	if err := w.Push(ctx, "ralph/issue-9", ""); err != nil {
 		t.Fatalf("Push new branch: %v", err)
 	}
-	sha, ok, err := f.repo.RemoteBranchSHA(ctx, "ralph/issue-9")
+	sha, ok, err := remoteSHA(ctx, f.repo, "ralph/issue-9")
 	if err != nil || !ok || sha != first {
-		t.Fatalf("RemoteBranchSHA = %q, %v, %v; want %q, true, nil", sha, ok, err, first)
+		t.Fatalf("remote branch = %q, %v, %v; want %q, true, nil", sha, ok, err, first)
 	}
 	// Repeating the same push (a crash after pushing) is harmless.
 	if err := w.Push(ctx, "ralph/issue-9", ""); err != nil {
@@ -54,7 +54,7 @@ func TestPush(t *testing.T) {
 			t.Errorf("%s: rejection = %+v", tt.name, rejected)
 		}
 	}
-	if sha, _, _ := f.repo.RemoteBranchSHA(ctx, "ralph/issue-9"); sha != second {
+	if sha, _, _ := remoteSHA(ctx, f.repo, "ralph/issue-9"); sha != second {
 		t.Errorf("remote branch = %s, want %s", sha, second)
 	}
 	if err := w.Push(ctx, "bad..name", ""); err == nil {
@@ -99,7 +99,7 @@ func TestPushNetworkErrorIsNotRejection(t *testing.T) {
 	}
 }
 
-func TestRemoteBranchSHAAndFetch(t *testing.T) {
+func TestRemoteHeadsAndFetch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
@@ -120,9 +120,9 @@ func TestRemoteBranchSHAAndFetch(t *testing.T) {
 		{"ralph/issue-99", "", false},
 	}
 	for _, tt := range tests {
-		sha, ok, err := f.repo.RemoteBranchSHA(ctx, tt.branch)
+		sha, ok, err := remoteSHA(ctx, f.repo, tt.branch)
 		if err != nil || sha != tt.wantSHA || ok != tt.wantOK {
-			t.Errorf("RemoteBranchSHA(%q) = %q, %v, %v; want %q, %v, nil", tt.branch, sha, ok, err, tt.wantSHA, tt.wantOK)
+			t.Errorf("RemoteHeads(%q) = %q, %v, %v; want %q, %v, nil", tt.branch, sha, ok, err, tt.wantSHA, tt.wantOK)
 		}
 	}
 
@@ -164,8 +164,8 @@ func TestAuthHeaderOnlyOnNetworkCommands(t *testing.T) {
 	if err := repo.Fetch(ctx, "+refs/heads/ralph/issue-13:refs/remotes/origin/ralph/issue-13"); err != nil {
 		t.Fatalf("Fetch with auth: %v", err)
 	}
-	if sha, ok, err := repo.RemoteBranchSHA(ctx, "ralph/issue-13"); err != nil || !ok || sha != want {
-		t.Fatalf("RemoteBranchSHA = %q, %v, %v; want %q", sha, ok, err, want)
+	if sha, ok, err := remoteSHA(ctx, repo, "ralph/issue-13"); err != nil || !ok || sha != want {
+		t.Fatalf("remote branch = %q, %v, %v; want %q", sha, ok, err, want)
 	}
 
 	network := map[string]bool{"push": true, "fetch": true, "ls-remote": true}
@@ -364,4 +364,11 @@ func TestDropPersistedCredentials(t *testing.T) {
 	if strings.Contains(cfg, "extraheader") || !strings.Contains(cfg, "user.name=Keep Me") {
 		t.Errorf("config after: %s", cfg)
 	}
+}
+
+// remoteSHA is where branch points on the remote, as RemoteHeads reads it.
+func remoteSHA(ctx context.Context, r *Repo, branch string) (string, bool, error) {
+	_, heads, err := r.RemoteHeads(ctx, branch)
+	sha, ok := heads[branch]
+	return sha, ok, err
 }

@@ -1,8 +1,6 @@
 package git
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -120,23 +118,6 @@ func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 		return fmt.Errorf("fetch: %w", err)
 	}
 	return nil
-}
-
-// RemoteBranchSHA asks the remote where branch points.
-func (r *Repo) RemoteBranchSHA(ctx context.Context, branch string) (sha string, exists bool, err error) {
-	ref := "refs/heads/" + branch
-	out, err := r.runAuth(ctx, r.Dir, "ls-remote", "--heads", r.remote(), ref)
-	if err != nil {
-		return "", false, fmt.Errorf("look up remote branch %s: %w", branch, err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		// ls-remote matches patterns by their tail, so check the whole name.
-		if s, name, ok := strings.Cut(sc.Text(), "\t"); ok && name == ref {
-			return s, true, nil
-		}
-	}
-	return "", false, nil
 }
 
 // worktreePath is where the worktree called name lives.

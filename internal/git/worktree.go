@@ -30,11 +30,6 @@ type Change struct {
 	LinkTarget string // where the link points, when Symlink
 }
 
-// Commit is one commit of a log.
-type Commit struct {
-	SHA, Subject string
-}
-
 // PushRejectedError is a push the remote refused: the lease did not hold, the
 // update was not a fast-forward, or a server-side rule declined it.
 type PushRejectedError struct {
@@ -269,31 +264,4 @@ func (w *Worktree) Diff(ctx context.Context, base string) (string, error) {
 		return "", fmt.Errorf("diff against %s: %w", base, err)
 	}
 	return string(out), nil
-}
-
-// ShowFile returns the content of path at rev, as stored (no filters applied).
-func (w *Worktree) ShowFile(ctx context.Context, rev, path string) ([]byte, error) {
-	out, err := w.run(ctx, nil, "cat-file", "blob", rev+":"+path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s at %s: %w", path, rev, err)
-	}
-	return out, nil
-}
-
-// Log lists the commits in base..HEAD, newest first.
-func (w *Worktree) Log(ctx context.Context, base string) ([]Commit, error) {
-	out, err := w.run(ctx, nil, "log", "-z", "--format=%H%x1f%s", base+"..HEAD", "--")
-	if err != nil {
-		return nil, fmt.Errorf("log since %s: %w", base, err)
-	}
-	var commits []Commit
-	for _, rec := range strings.Split(string(out), "\x00") {
-		rec = strings.TrimSpace(rec)
-		if rec == "" {
-			continue
-		}
-		sha, subject, _ := strings.Cut(rec, "\x1f")
-		commits = append(commits, Commit{SHA: sha, Subject: subject})
-	}
-	return commits, nil
 }

@@ -88,11 +88,6 @@ func (l *Locker) now() time.Time {
 	return time.Now().UTC()
 }
 
-func (l *Locker) message(issue int) (string, error) {
-	msg, _, err := l.lockMessage(issue)
-	return msg, err
-}
-
 // lockMessage is the lock commit's message, and the expiry it promises.
 func (l *Locker) lockMessage(issue int) (string, time.Time, error) {
 	h := l.Holder

@@ -297,7 +297,7 @@ func TestRenewalAndLoss(t *testing.T) {
 func TestParseHolder(t *testing.T) {
 	t.Parallel()
 	l := &Locker{Holder: Holder{Kind: "local", Host: "h", PID: 9, User: "mona"}, Lease: time.Minute, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
-	msg, err := l.message(4)
+	msg, _, err := l.lockMessage(4)
 	if err != nil {
 		t.Fatal(err)
 	}
