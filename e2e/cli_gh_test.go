@@ -57,7 +57,7 @@ func newCLIEnv(t *testing.T, configYAML string) *cliEnv {
 
 func newCLIEnvOn(t *testing.T, srv *githubtest.Server, configYAML string, vars map[string]string) *cliEnv {
 	t.Helper()
-	e := &cliEnv{env: &env{t: t, srv: srv, home: t.TempDir(), control: t.TempDir()}}
+	e := &cliEnv{env: &env{t: t, srv: srv, home: t.TempDir(), control: controlDir(t)}}
 	e.srv.SetPermission(maintainer, "admin")
 	e.work = filepath.Join(t.TempDir(), "work")
 	e.git("", "clone", "-q", e.srv.BareRepo, e.work)
@@ -75,7 +75,7 @@ func newCLIEnvOn(t *testing.T, srv *githubtest.Server, configYAML string, vars m
 		e.git(e.work, "commit", "-q", "-m", "add ralph config")
 		e.git(e.work, "push", "-q", "origin", "HEAD:main")
 	}
-	e.vars = map[string]string{"RALPH_TEST_CONTROL": e.control, "GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1"}
+	e.vars = map[string]string{"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control, "GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1"}
 	for k, v := range vars {
 		e.vars[k] = v
 	}
@@ -137,7 +137,7 @@ func (e *cliEnv) cli(name string, args ...string) result {
 }
 
 func agentConfig(t *testing.T) string {
-	return fmt.Sprintf("agent:\n  preset: command\n  command: %q\n", agentCommand(t))
+	return fmt.Sprintf("agent:\n  preset: command\n  command: %q\n", agentCommand(t)) + agentEnvYAML
 }
 
 // gh ralph advance does the Action's step from a person's checkout, whose branch, index and uncommitted
@@ -212,16 +212,22 @@ func TestCLIAdvance(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(e.work, "README.md")); string(b) != "# demo\nwork in progress\n" {
 		t.Errorf("README.md is now %q", b)
 	}
-	// The worktree is outside the checkout and outside .git (agent CLIs refuse to edit files below .git),
-	// under the person's cache directory.
+	// ralph's own repository is outside the checkout: in the person's cache directory, or, when gh ralph
+	// runs as root, in a directory of the run's own that is gone when it ends. The agent's copy of each step
+	// is removed when the step ends.
 	cache := filepath.Join(e.home, ".cache")
 	for _, kv := range e.environ() {
 		if v, ok := strings.CutPrefix(kv, "XDG_CACHE_HOME="); ok && v != "" {
 			cache = v
 		}
 	}
-	if wts, _ := filepath.Glob(filepath.Join(cache, "ralph", "worktrees", "*", "1")); len(wts) != 1 {
-		t.Errorf("worktrees of #1 under %s: %v, want one", cache, wts)
+	if os.Geteuid() != 0 {
+		if repos, _ := filepath.Glob(filepath.Join(cache, "ralph", "*", "git")); len(repos) != 1 {
+			t.Errorf("ralph's repositories under %s: %v, want one", cache, repos)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(cache, "ralph", "*", "agents", "*")); len(left) != 0 {
+		t.Errorf("agent copies left behind: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(e.work, ".git", "ralph")); err == nil {
 		t.Errorf("ralph wrote into the checkout's .git directory")
@@ -272,8 +278,8 @@ func TestCLIErrors(t *testing.T) {
 // Ctrl-C stops the agent and exits 130.
 func TestCLIInterrupt(t *testing.T) {
 	t.Parallel()
-	marker := filepath.Join(t.TempDir(), "started")
-	e := newCLIEnv(t, fmt.Sprintf("agent:\n  preset: command\n  command: %q\n", "touch "+marker+"; sleep 60"))
+	e := newCLIEnv(t, fmt.Sprintf("agent:\n  preset: command\n  command: %q\n", `touch "$RALPH_TEST_CONTROL/started"; sleep 60`)+agentEnvYAML)
+	marker := filepath.Join(e.control, "started")
 	n := e.srv.CreateIssue(maintainer, "Slow", "")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 	cmd := exec.Command(binary, "advance", fmt.Sprint(n))

@@ -11,7 +11,7 @@ import (
 )
 
 func baseConfig(t testing.TB, extra string) string {
-	return "agent:\n  preset: command\n  command: " + agentCommand(t) + "\n  timeout: 2m\nverify:\n  - test -f README.md\n" + extra
+	return "agent:\n  preset: command\n  command: " + agentCommand(t) + "\n  timeout: 2m\n" + agentEnvYAML + "verify:\n  - test -f README.md\n" + extra
 }
 
 const branch = "ralph/1-add-a-greeting"
@@ -198,8 +198,8 @@ func TestFullFlowAuto(t *testing.T) {
 // protocol's variables, and no credential.
 func TestPromptAndEnvironment(t *testing.T) {
 	t.Parallel()
-	dump := `sh -c 'env > "$RALPH_TEST_CONTROL/env"; git config --list --show-origin > "$RALPH_TEST_CONTROL/gitconfig"; exec sh ` + strings.TrimPrefix(agentCommand(t), "sh ") + `'`
-	e := newEnv(t, "agent:\n  preset: command\n  command: "+yamlQuote(dump)+"\n")
+	dump := `sh -c 'env > "$RALPH_TEST_CONTROL/env"; git config --list --show-origin > "$RALPH_TEST_CONTROL/gitconfig"; exec sh ` + agentScript(t) + `'`
+	e := newEnv(t, "agent:\n  preset: command\n  command: "+yamlQuote(dump)+"\n"+agentEnvYAML)
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Body text <!-- hidden --> here.")
 	if r := e.label(n, maintainer); r.exit != 0 {
 		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)

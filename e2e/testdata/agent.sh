@@ -5,6 +5,8 @@
 # sleep (seconds to work before answering: a slow agent). Its pid goes to agent.pid first, so that a test
 # can kill its process group.
 set -eu
+# Each run of ralph gives its agent a user of its own: files here must stay writable by the next one.
+umask 000
 ctl="$RALPH_TEST_CONTROL"
 echo $$ > "$ctl/agent.pid"
 echo "$RALPH_COMMAND $RALPH_ISSUE ${RALPH_PHASE:-} ${RALPH_PHASES:-}" >> "$ctl/invocations"
@@ -54,3 +56,6 @@ triage)
 *)
   echo "unknown command $RALPH_COMMAND" >&2; exit 2 ;;
 esac
+# Extra shell the test wants the agent to run after any command (extra_research, extra_plan, …): a hostile
+# agent's attempt at something.
+if [ -f "$ctl/extra_$RALPH_COMMAND" ]; then sh "$ctl/extra_$RALPH_COMMAND"; fi

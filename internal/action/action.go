@@ -4,6 +4,8 @@ package action
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,19 +130,11 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.links = gh
-	gitRepo := &git.Repo{Dir: workspace, Runner: git.ExecRunner{}, Auth: git.Auth{Token: token}}
-	if err := gitRepo.MarkSafe(ctx); err != nil {
-		a.Warningf("marking %s a safe git directory: %v", workspace, err)
+	store, sb, closeStore, err := r.workspaces(ctx, cfg, workspace, token)
+	if err != nil {
+		return err
 	}
-	if !dry {
-		removed, err := gitRepo.DropPersistedCredentials(ctx)
-		if err != nil {
-			return err
-		}
-		if len(removed) > 0 {
-			a.Noticef("removed the credential actions/checkout left in the checkout's git config (%s), so the agent cannot read it; ralph passes its own to each push. Use persist-credentials: false to avoid this.", removed[0])
-		}
-	}
+	defer closeStore()
 	runner, agentErr := agent.New(cfg.Agent)
 	runID, _ := strconv.ParseInt(r.getenv("GITHUB_RUN_ID"), 10, 64)
 	info := engine.RunInfo{Label: "ralph"}
@@ -148,20 +142,21 @@ func (r *runner) run(ctx context.Context) error {
 		info = engine.RunInfo{URL: gh.RunURL(runID), Label: fmt.Sprintf("Actions run %d", runID)}
 	}
 	eng := &engine.Engine{
-		GitHub:   gh,
-		Repo:     gitRepo,
-		Agent:    runner,
-		AgentErr: agentErr,
-		Config:   cfg,
-		Prompts:  prompts.New(workspace),
-		Lock:     r.locker(gh, cfg, runID),
-		Auth:     engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
-		Log:      actionLog{a: a, out: r.env.Stdout},
-		Run:      info,
-		Author:   git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
-		AgentEnv: r.env.Environ,
-		Secrets:  []string{token},
-		DryRun:   dry,
+		GitHub:     gh,
+		Workspaces: store,
+		Sandbox:    sb,
+		Agent:      runner,
+		AgentErr:   agentErr,
+		Config:     cfg,
+		Prompts:    prompts.New(workspace),
+		Lock:       r.locker(gh, cfg, runID),
+		Auth:       engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
+		Log:        actionLog{a: a, out: r.env.Stdout},
+		Run:        info,
+		Author:     git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
+		AgentEnv:   r.env.Environ,
+		Secrets:    []string{token},
+		DryRun:     dry,
 	}
 
 	if err := r.attachBoard(eng, cfg, gh.Endpoints(), transport); err != nil { // project.go
@@ -192,6 +187,11 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	if trig.Fork {
 		a.Infof("the pull request comes from a fork: ralph only moves the issues' states; no agent runs on its code")
+	}
+	if !dry && (trig.Command == CmdAdvance || trig.Command == CmdSweep && !cfg.Sweep.Matrix) {
+		if err := r.preflight(cfg, sb); err != nil {
+			return err
+		}
 	}
 	if len(trig.Issues) == 0 {
 		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)
@@ -462,8 +462,25 @@ type actionLog struct {
 
 func (l actionLog) Infof(format string, args ...any) { l.a.Infof(format, args...) }
 func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args...) }
-func (l actionLog) Output() io.Writer                { return l.out }
-func (l actionLog) Group(title string) func() {
+
+// Untrusted fences the output in a group with ::stop-commands:: and a token of its own, fresh each time,
+// so that no workflow command the agent prints (::set-output, ::add-mask, another ::stop-commands::) takes
+// effect; the token is printed only by ralph, and the agent cannot read ralph's output.
+func (l actionLog) Untrusted(title string) (io.Writer, func()) {
 	l.a.Group(title)
-	return l.a.EndGroup
+	token := randomToken()
+	fmt.Fprintf(l.out, "::stop-commands::%s\n", token)
+	return l.out, func() {
+		// On a line of its own, whatever the agent's last line was.
+		fmt.Fprintf(l.out, "\n::%s::\n", token)
+		l.a.EndGroup()
+	}
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return hex.EncodeToString(b)
 }

@@ -5,22 +5,33 @@ import (
 	"strings"
 )
 
-// credentialNames are the variables through which ralph (or the Actions runner)
-// holds a credential. Any INPUT_* variable is one too: action inputs, token among them.
-var credentialNames = map[string]bool{
-	"GITHUB_TOKEN":                   true,
-	"GH_TOKEN":                       true,
-	"GH_ENTERPRISE_TOKEN":            true,
-	"GITHUB_ENTERPRISE_TOKEN":        true,
-	"ACTIONS_RUNTIME_TOKEN":          true,
-	"ACTIONS_RUNTIME_URL":            true,
-	"ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
-	"ACTIONS_ID_TOKEN_REQUEST_URL":   true,
+// allowed are the variables of ralph's own environment the agent gets without asking: what programs need
+// to find each other, speak the locale and reach the network. Nothing else of ralph's environment
+// reaches it; agent.env names the rest.
+var allowed = map[string]bool{
+	"PATH": true, "LANG": true, "LANGUAGE": true, "TERM": true, "TZ": true, "COLORTERM": true, "NO_COLOR": true,
+	"CI": true, "SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "NODE_EXTRA_CA_CERTS": true,
+	"HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true, "http_proxy": true, "https_proxy": true, "no_proxy": true,
 }
 
-func isCredentialName(key string) bool {
+// CredentialNames are the variables through which ralph (or the Actions runner) holds a credential or a
+// channel to the runner; the agent never gets them, by allowlist or by agent.env.
+var CredentialNames = []string{
+	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+	"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+}
+
+// Forbidden says whether a variable may never reach the agent: a credential, a file command of the
+// runner, an action input (INPUT_*, the token among them) or the runner's own (ACTIONS_*: the runtime
+// token and cache URLs).
+func Forbidden(key string) bool {
 	k := strings.ToUpper(key)
-	return credentialNames[k] || strings.HasPrefix(k, "INPUT_")
+	for _, n := range CredentialNames {
+		if k == n {
+			return true
+		}
+	}
+	return strings.HasPrefix(k, "INPUT_") || strings.HasPrefix(k, "ACTIONS_")
 }
 
 // holdsSecret reports whether value contains one of the secrets.
@@ -33,30 +44,33 @@ func holdsSecret(value string, secrets []string) bool {
 	return false
 }
 
-// Environ builds the agent's environment from base (ralph's own). It removes every
-// credential: the variables named above, any INPUT_* variable, and any variable
-// whose value contains one of secrets, whatever its name. Then it adds extra
-// (agent.env): a key with a value sets it; a key with an empty value passes that
-// variable through from base, which is how a user hands the agent a secret of
-// their own. A credential removed above is never passed through or set, and a
-// value that contains a secret is never set.
+// Environ builds the agent's environment from base (ralph's own): the allowlisted variables (and LC_*),
+// then extra (agent.env): a key with a value sets it; a key with an empty value passes that variable
+// through from base, which is how a user hands the agent a secret of their own. A forbidden variable is
+// never passed, and no value that contains one of secrets (ralph's token), whatever its name.
 func Environ(base []string, secrets []string, extra map[string]string) []string {
 	keep := func(key, value string) bool {
-		return !isCredentialName(key) && !holdsSecret(value, secrets)
+		return !Forbidden(key) && !holdsSecret(value, secrets)
 	}
 	from := map[string]string{} // the last value of each key in base
-	var env []string
+	var order []string
 	for _, kv := range base {
 		key, value, ok := strings.Cut(kv, "=")
 		if !ok || key == "" {
 			continue
 		}
+		if _, seen := from[key]; !seen {
+			order = append(order, key)
+		}
 		from[key] = value
+	}
+	var env []string
+	for _, key := range order {
 		if _, overridden := extra[key]; overridden {
 			continue
 		}
-		if keep(key, value) {
-			env = append(env, kv)
+		if (allowed[key] || strings.HasPrefix(key, "LC_")) && keep(key, from[key]) {
+			env = append(env, key+"="+from[key])
 		}
 	}
 	keys := make([]string, 0, len(extra))
@@ -78,4 +92,23 @@ func Environ(base []string, secrets []string, extra map[string]string) []string 
 		}
 	}
 	return env
+}
+
+// Missing lists the variables agent.env passes through (an empty value) that ralph's environment does
+// not have or has empty: an API key the workflow forgot to give.
+func Missing(base []string, extra map[string]string) []string {
+	have := map[string]bool{}
+	for _, kv := range base {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			have[k] = true
+		}
+	}
+	var missing []string
+	for k, v := range extra {
+		if v == "" && !have[k] && !Forbidden(k) {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	return missing
 }

@@ -22,19 +22,29 @@ func TestEnviron(t *testing.T) {
 		want    []string
 	}{
 		{
-			name: "credential names removed",
+			name: "only the allowlist of ralph's environment",
 			base: []string{
 				"PATH=/bin", "GITHUB_TOKEN=a", "GH_TOKEN=b", "GH_ENTERPRISE_TOKEN=c", "GITHUB_ENTERPRISE_TOKEN=d",
 				"INPUT_TOKEN=e", "INPUT_CONFIG=.github/ralph.yml", "ACTIONS_RUNTIME_TOKEN=f", "ACTIONS_RUNTIME_URL=g",
 				"ACTIONS_ID_TOKEN_REQUEST_TOKEN=h", "ACTIONS_ID_TOKEN_REQUEST_URL=i", "github_token=j", "HOME=/root",
+				"GITHUB_ENV=/github/file_commands/set_env", "GITHUB_PATH=/github/file_commands/add_path",
+				"GITHUB_OUTPUT=/o", "GITHUB_STATE=/s", "GITHUB_STEP_SUMMARY=/ss", "RUNNER_TEMP=/github/runner_temp",
+				"GITHUB_WORKSPACE=/github/workspace", "LANG=C.UTF-8", "LC_CTYPE=C.UTF-8", "TERM=xterm", "OTHER=x",
 			},
-			want: []string{"PATH=/bin", "HOME=/root"},
+			want: []string{"PATH=/bin", "LANG=C.UTF-8", "LC_CTYPE=C.UTF-8", "TERM=xterm"},
+		},
+		{
+			name:  "agent.env cannot name the runner's channels",
+			base:  []string{"GITHUB_ENV=/f", "GITHUB_PATH=/p", "GITHUB_OUTPUT=/o", "ACTIONS_CACHE_URL=u", "INPUT_X=1"},
+			extra: map[string]string{"GITHUB_ENV": "", "GITHUB_PATH": "", "GITHUB_OUTPUT": "/x", "ACTIONS_CACHE_URL": "", "INPUT_X": ""},
+			want:  nil,
 		},
 		{
 			name:    "secret under another name removed",
-			base:    []string{"PATH=/bin", "COPY=" + secret, "URL=https://x:" + secret + "@host", "OTHER=fine"},
+			base:    []string{"PATH=/bin", "COPY=" + secret, "HTTPS_PROXY=https://x:" + secret + "@host", "LANG=fine"},
 			secrets: []string{"", secret},
-			want:    []string{"PATH=/bin", "OTHER=fine"},
+			extra:   map[string]string{"COPY": ""},
+			want:    []string{"PATH=/bin", "LANG=fine"},
 		},
 		{
 			name:  "pass-through and set",
@@ -51,9 +61,9 @@ func TestEnviron(t *testing.T) {
 		},
 		{
 			name:  "malformed entries dropped",
-			base:  []string{"NOEQUALS", "=bad", "OK=1"},
+			base:  []string{"NOEQUALS", "=bad", "TZ=UTC"},
 			extra: map[string]string{"BAD=KEY": "v"},
-			want:  []string{"OK=1"},
+			want:  []string{"TZ=UTC"},
 		},
 	}
 	for _, tt := range tests {
@@ -87,14 +97,23 @@ func TestAgentNeverSeesCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := out.String()
-	for _, bad := range []string{token, "GITHUB_TOKEN=", "INPUT_TOKEN=", "GH_TOKEN=", "SNEAKY_COPY=", "ACTIONS_RUNTIME_TOKEN=", "ACTIONS_ID_TOKEN_REQUEST_TOKEN="} {
+	for _, bad := range []string{token, "GITHUB_TOKEN=", "INPUT_TOKEN=", "GH_TOKEN=", "SNEAKY_COPY=", "ACTIONS_RUNTIME_TOKEN=", "ACTIONS_ID_TOKEN_REQUEST_TOKEN=", "GITHUB_REPOSITORY="} {
 		if strings.Contains(seen, bad) {
 			t.Errorf("agent environment contains %q", bad)
 		}
 	}
-	for _, good := range []string{"ANTHROPIC_API_KEY=sk-user", "AGENT_MODE=fast", "GITHUB_REPOSITORY=o/r", "RALPH_COMMAND=plan"} {
+	for _, good := range []string{"ANTHROPIC_API_KEY=sk-user", "AGENT_MODE=fast", "RALPH_COMMAND=plan"} {
 		if !strings.Contains(seen, good) {
 			t.Errorf("agent environment lacks %q", good)
 		}
+	}
+}
+
+func TestMissing(t *testing.T) {
+	t.Parallel()
+	base := []string{"ANTHROPIC_API_KEY=sk", "EMPTY=", "PATH=/bin"}
+	extra := map[string]string{"ANTHROPIC_API_KEY": "", "EMPTY": "", "ABSENT": "", "SET": "literal", "GITHUB_TOKEN": ""}
+	if diff := cmp.Diff([]string{"ABSENT", "EMPTY"}, Missing(base, extra)); diff != "" {
+		t.Errorf("Missing (-want +got):\n%s", diff)
 	}
 }

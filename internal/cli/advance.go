@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -126,7 +127,15 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	if err != nil {
 		return err
 	}
-	if eng.AgentErr != nil {
+	if !opts.DryRun {
+		// Before the issue is locked or changed: a missing CLI or API key, or a boundary that cannot be
+		// set up, is said here and counts no failure.
+		desc, err := agent.Preflight(eng.Config.Agent, f.Environ(), eng.Sandbox)
+		if err != nil {
+			return err
+		}
+		log.Infof("the agent runs as %s", desc)
+	} else if eng.AgentErr != nil {
 		log.Warnf("%v", eng.AgentErr)
 	}
 	for i := 0; i < maxLoop; i++ {

@@ -20,6 +20,8 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // session is one repository on one host, with a client that holds the token.
@@ -211,13 +213,21 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 	}
 	runner, agentErr := agent.New(cfg.Agent)
 	hostname, _ := os.Hostname()
+	var store *workspace.Store
+	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
+	if root != "" {
+		if store, sb, err = s.workspaces(ctx, cfg, root); err != nil {
+			return nil, err
+		}
+	}
 	eng := &engine.Engine{
-		GitHub:   s.gh,
-		Repo:     &git.Repo{Dir: root, Runner: git.ExecRunner{}, Auth: git.Auth{Token: s.pushToken(ctx, root)}},
-		Agent:    runner,
-		AgentErr: agentErr,
-		Config:   cfg,
-		Prompts:  prompts.New(root),
+		GitHub:     s.gh,
+		Workspaces: store,
+		Sandbox:    sb,
+		Agent:      runner,
+		AgentErr:   agentErr,
+		Config:     cfg,
+		Prompts:    prompts.New(root),
 		// The same atomic lock as the Action's (a ref on GitHub), held by this process.
 		Lock: &lock.Locker{API: s.gh, Lease: cfg.LockLease, Warnf: log.Warnf,
 			Holder: lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")}},
@@ -225,7 +235,7 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 		Log:      log,
 		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),
-		AgentEnv: agentEnviron(s.f.Environ()),
+		AgentEnv: s.f.Environ(),
 		Secrets:  []string{s.token},
 		Now:      s.f.Now,
 		DryRun:   dryRun,
@@ -245,15 +255,31 @@ func (s *session) login(ctx context.Context) (string, error) {
 	return u.Login, nil
 }
 
-// agentEnviron is the environment the agent starts from on a person's machine: theirs, except that gh's
-// configuration (where `gh auth login` keeps their token) points at an empty directory, so that the agent
-// cannot borrow their login with `gh auth token`. ralph strips token variables itself (agent.Environ).
-func agentEnviron(env []string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "GH_CONFIG_DIR=") {
-			out = append(out, kv)
-		}
+// workspaces opens ralph's repository for the checkout at root, kept in the user's cache directory, and
+// the agent's boundary: Landlock where the kernel has it (the agent is the user's own user), or, when gh
+// ralph runs as root, a user of the agent's own as in the Action.
+func (s *session) workspaces(ctx context.Context, cfg config.Config, root string) (*workspace.Store, sandbox.Config, error) {
+	cache, err := workspace.CacheDir(root)
+	if err != nil {
+		return nil, sandbox.Config{}, err
 	}
-	return append(out, "GH_CONFIG_DIR="+filepath.Join(os.TempDir(), "ralph-agent-no-gh-config"))
+	uid, gid := sandbox.PickIDs()
+	places, err := workspace.NewPlaces(cache, uid, gid)
+	if err != nil {
+		return nil, sandbox.Config{}, err
+	}
+	store, err := workspace.Open(ctx, workspace.Options{
+		GitDir: places.GitDir, Agents: places.Agents, Source: root,
+		Auth: git.Auth{Token: s.pushToken(ctx, root)}, Owner: places.Owner, Protected: cfg.Protected,
+	})
+	if err != nil {
+		return nil, sandbox.Config{}, err
+	}
+	sb := sandbox.Config{
+		Separate: places.Owner.UID != 0, UID: places.Owner.UID, GID: places.Owner.GID,
+		Writable:        filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
+		RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
+		ReapDescendants: true,
+	}
+	return store, sb, nil
 }

@@ -53,6 +53,12 @@ func (l *termLog) line(prefix, format string, args ...any) {
 // Output receives the agent's output.
 func (l *termLog) Output() io.Writer { return termOutput{l} }
 
+// Untrusted is a section of the agent's (or a verify command's) output.
+func (l *termLog) Untrusted(title string) (io.Writer, func()) {
+	end := l.Group(title)
+	return termOutput{l}, end
+}
+
 type termOutput struct{ l *termLog }
 
 func (o termOutput) Write(p []byte) (int, error) {

@@ -112,7 +112,17 @@ type Agent struct {
 	// MaxCost bounds the cost in US dollars of one agent run, as the CLI reports it (0 = no limit). Only
 	// Claude Code reports cost.
 	MaxCost float64 // max_cost
+	// Landlock is whether the kernel's Landlock must confine the agent's writes: "auto" (the default) uses
+	// it where the kernel has it and says so in the log; "required" makes a kernel without it an error,
+	// reported before the issue is touched.
+	Landlock string // landlock
 }
+
+// The values of agent.landlock.
+const (
+	LandlockAuto     = "auto"
+	LandlockRequired = "required"
+)
 
 // Sweep is the sweep: section.
 type Sweep struct {
@@ -140,11 +150,12 @@ func Default() Config {
 		// fail in every repository that is not a Go module.
 		Verify: []string{},
 		Agent: Agent{
-			Preset:  "claude",
-			Command: "",
-			Timeout: 30 * time.Minute,
-			Env:     map[string]string{},
-			Args:    []string{},
+			Preset:   "claude",
+			Command:  "",
+			Timeout:  30 * time.Minute,
+			Landlock: LandlockAuto,
+			Env:      map[string]string{},
+			Args:     []string{},
 		},
 		Sweep: Sweep{Max: 5, Matrix: false},
 	}

@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		Chain:          true,
 		ProtectedPaths: []string{".github/workflows/**"},
 		Verify:         []string{},
-		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}},
+		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}, Landlock: LandlockAuto},
 		Sweep:          Sweep{Max: 5, Matrix: false},
 		LockLease:      time.Hour,
 	}
@@ -108,11 +108,12 @@ lock_lease: 90m
 				ProtectedPaths: []string{".github/workflows/**", "**/*.pem", "go.sum"},
 				Verify:         []string{"go vet ./...", "go test ./..."},
 				Agent: Agent{
-					Preset:  "command",
-					Command: "my-agent --yes",
-					Timeout: 90 * time.Minute,
-					Env:     map[string]string{"ANTHROPIC_API_KEY": "", "LOG_LEVEL": "debug"},
-					Args:    []string{},
+					Preset:   "command",
+					Command:  "my-agent --yes",
+					Timeout:  90 * time.Minute,
+					Env:      map[string]string{"ANTHROPIC_API_KEY": "", "LOG_LEVEL": "debug"},
+					Args:     []string{},
+					Landlock: LandlockAuto,
 				},
 				Sweep:       Sweep{Max: 10, Matrix: true},
 				AllowedBots: []string{"renovate[bot]"},
@@ -125,6 +126,15 @@ lock_lease: 90m
 			want: func() Config {
 				c := Default()
 				c.Agent.Model, c.Agent.MaxTurns, c.Agent.Args, c.Agent.MaxCost = "claude-sonnet-4-5", 40, []string{"--effort", "high"}, 2.5
+				return c
+			}(),
+		},
+		{
+			name: "landlock required",
+			yaml: "agent:\n  preset: command\n  command: my-agent\n  landlock: required\n",
+			want: func() Config {
+				c := Default()
+				c.Agent.Preset, c.Agent.Command, c.Agent.Landlock = "command", "my-agent", LandlockRequired
 				return c
 			}(),
 		},
@@ -244,7 +254,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown key under agent, with a suggestion and the known keys",
 			yaml: "review: auto\n\nagent:\n  timout: 5m\n",
 			line: 4, column: 3, key: "agent.timout",
-			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env, model, max_turns, args, max_cost)`,
+			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env, model, max_turns, args, max_cost, landlock)`,
 		},
 		{
 			name: "unknown top-level key with nothing close",
@@ -396,6 +406,11 @@ func TestParseBad(t *testing.T) {
 			name: "max_cost in words",
 			yaml: "agent:\n  max_cost: five dollars\n",
 			line: 2, column: 13, key: "agent.max_cost", msg: `must be an amount in US dollars such as 2.50, not "five dollars"`,
+		},
+		{
+			name: "landlock off is not a choice",
+			yaml: "agent:\n  landlock: off\n",
+			line: 2, column: 13, key: "agent.landlock", msg: "auto",
 		},
 		{
 			name: "max_cost zero",

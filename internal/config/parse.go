@@ -33,7 +33,7 @@ var (
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
 		"agent", "sweep", "allowed_bots", "lock_lease", "project",
 	}
-	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost"}
+	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "landlock"}
 	sweepKeys = []string{"max", "matrix"}
 	presets   = []string{"claude", "codex", "gemini", "command"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
@@ -45,6 +45,7 @@ var (
 var credentialNames = []string{
 	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
 	"INPUT_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+	"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -292,6 +293,8 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 			a.Args, err = p.list(f.value, f.path, func(*yaml.Node, string, string) error { return nil })
 		case "max_cost":
 			a.MaxCost, err = p.money(f.value, f.path)
+		case "landlock":
+			a.Landlock, err = p.choice(f.value, f.path, []string{LandlockAuto, LandlockRequired})
 		}
 		if err != nil {
 			return err

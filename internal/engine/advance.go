@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // Result is what one run did to one issue.
@@ -43,14 +44,14 @@ type issue struct {
 	comments []ghapi.Comment
 	status   *ghapi.Comment
 	rec      Record
-	state    workflow.State  // from the labels, after repair; "" = not enrolled
-	trusted  map[string]bool // logins whose permission this run has checked
-	takeover string          // the stale lock holder this run took over from
-	to       workflow.State  // the step's outcome, recorded by commit
-	dispatch []int           // issues to start after this step (see Result.Dispatch)
-	saved    *Record         // the record as the step began, restored when the step fails
-	ws       *workspace      // the worktree of the step, once checked out
-	usage    *agent.Usage    // what the agent reported of this run's step (usage.go)
+	state    workflow.State       // from the labels, after repair; "" = not enrolled
+	trusted  map[string]bool      // logins whose permission this run has checked
+	takeover string               // the stale lock holder this run took over from
+	to       workflow.State       // the step's outcome, recorded by commit
+	dispatch []int                // issues to start after this step (see Result.Dispatch)
+	saved    *Record              // the record as the step began, restored when the step fails
+	ws       *workspace.Workspace // the agent's copy of the step, once made
+	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
 }
 
 // errLockLost cancels a step whose lease another run took over.
@@ -130,6 +131,11 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 		}
 	}
 	res, err := e.step(ctx, ic)
+	if ic.ws != nil {
+		if cerr := ic.ws.Close(); cerr != nil {
+			e.Log.Warnf("#%d: removing the agent's copy: %v", n, cerr)
+		}
+	}
 	if err == nil && ic.state != "" {
 		err = e.flush(ctx, ic)
 	}

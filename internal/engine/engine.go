@@ -15,7 +15,9 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // GitHub is what the engine needs of GitHub; *ghapi.Client implements it.
@@ -82,10 +84,10 @@ type Authorizer interface {
 type Logger interface {
 	Infof(format string, args ...any)
 	Warnf(format string, args ...any)
-	// Group starts a collapsible section; the returned function ends it.
-	Group(title string) func()
-	// Output receives the agent's and verify commands' output as it comes.
-	Output() io.Writer
+	// Untrusted starts a section for output that is not ralph's (the agent's, a verify command's), and
+	// returns where that output goes and the function that ends the section. In the Actions log no
+	// workflow command printed inside it takes effect.
+	Untrusted(title string) (io.Writer, func())
 }
 
 // RunInfo says who is running: an Actions run, or a person's terminal.
@@ -97,8 +99,13 @@ type RunInfo struct {
 // Engine advances issues of one repository.
 type Engine struct {
 	GitHub GitHub
-	Repo   *git.Repo // the repository checkout the worktrees are made from
-	Agent  agent.Runner
+	// Workspaces is ralph's own repository, from which each step's agent gets its copy and to which
+	// ralph alone commits.
+	Workspaces *workspace.Store
+	// Sandbox is the boundary the agent and the verify commands run in (its Writable are extra places,
+	// the step's copy, HOME and TMPDIR are added).
+	Sandbox sandbox.Config
+	Agent   agent.Runner
 	// AgentErr is why no agent can be run (a preset this build lacks); a step that needs the agent then
 	// fails before it changes anything.
 	AgentErr error

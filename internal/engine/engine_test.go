@@ -107,21 +107,3 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Errorf("ParseRecord accepted a broken record")
 	}
 }
-
-func TestEscapes(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		path, target string
-		want         bool
-	}{
-		{"link", "/etc/passwd", true},
-		{"a/link", "../../outside", true},
-		{"a/link", "../inside.txt", false},
-		{"link", "file.txt", false},
-	}
-	for _, tt := range tests {
-		if got := escapes(tt.path, tt.target); got != tt.want {
-			t.Errorf("escapes(%q, %q) = %v, want %v", tt.path, tt.target, got, tt.want)
-		}
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,7 +15,9 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // step runs the one step the issue's state calls for.
@@ -139,7 +140,7 @@ func (e *Engine) baseBranch(ctx context.Context) (string, error) {
 		return e.Config.BaseBranch, nil
 	}
 	// The remote's HEAD is its default branch: git says so without an API request.
-	def, _, err := e.Repo.RemoteHeads(ctx)
+	def, _, err := e.Workspaces.Repo().RemoteHeads(ctx)
 	if err != nil {
 		return "", fmt.Errorf("reading the default branch: %w", err)
 	}
@@ -274,19 +275,12 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	return res, serr
 }
 
-// pushCommitted pushes a commit ralph made but had not pushed when the step stopped, so no finished work is
-// lost. Only ralph's own commits (with a Ralph-Step trailer) are pushed: an agent's own unverified commits
-// are not.
+// pushCommitted pushes a commit ralph built and checked in this step but had not pushed when the step
+// stopped, so no finished work is lost. Nothing else is ever pushed: not the agent's own commits, whatever
+// their messages say, and not a ref the agent moved.
 func (e *Engine) pushCommitted(ctx context.Context, ic *issue) {
 	ws := ic.ws
-	if ws == nil {
-		return
-	}
-	head, err := ws.wt.HeadSHA(ctx)
-	if err != nil || head == ws.remoteOld || head == ws.start {
-		return
-	}
-	if _, found, err := ws.wt.FindTrailer(ctx, ws.start, trailerKey, ""); err != nil || !found {
+	if ws == nil || ws.Built() == "" {
 		return
 	}
 	if err := e.push(ctx, ic, ws); err != nil {
@@ -333,52 +327,25 @@ type agentFailure struct {
 func (a *agentFailure) Error() string { return a.err.Error() }
 func (a *agentFailure) Unwrap() error { return a.err }
 
-// workspace is a worktree on the issue's branch and what the branch was when the step began.
-type workspace struct {
-	wt        *git.Worktree
-	start     string // HEAD when the step began
-	remoteOld string // the branch's SHA on the remote, "" if it does not exist yet
-	base      string // the base branch's SHA
-}
-
 // trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").
 const trailerKey = "Ralph-Step"
 
 // done looks for the commit of step key on the branch: a run that crashed after pushing it left it there.
-func (e *Engine) done(ctx context.Context, ws *workspace, key string) (string, bool, error) {
-	sha, found, err := ws.wt.FindTrailer(ctx, ws.base, trailerKey, key)
+func (e *Engine) done(ctx context.Context, ws *workspace.Workspace, key string) (string, bool, error) {
+	sha, found, err := ws.FindStep(ctx, trailerKey, key)
 	if err != nil {
 		return "", false, fmt.Errorf("looking for the commit of %s: %w", key, err)
 	}
 	return sha, found, nil
 }
 
-// checkout gives a clean worktree at the tip of the issue's branch, or at the base when the branch is new.
-func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace, error) {
-	branch, base := ic.rec.Branch, ic.rec.Base
-	_, heads, err := e.Repo.RemoteHeads(ctx, branch, base)
+// checkout gives the agent a fresh copy of the issue's branch (of the base when the branch is new), with a
+// HOME and TMPDIR of its own.
+func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace.Workspace, error) {
+	ws, err := e.Workspaces.Prepare(ctx, ic.n, ic.rec.Branch, ic.rec.Base)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
 	}
-	sha, exists := heads[branch]
-	bsha, bexists := heads[base]
-	if !bexists {
-		return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
-	}
-	refspecs := []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}
-	start, old := bsha, ""
-	if exists {
-		refspecs = append(refspecs, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
-		start, old = sha, sha
-	}
-	if err := e.Repo.Fetch(ctx, refspecs...); err != nil {
-		return nil, err
-	}
-	wt, err := e.Repo.Worktree(ctx, strconv.Itoa(ic.n), start)
-	if err != nil {
-		return nil, fmt.Errorf("preparing the worktree: %w", err)
-	}
-	ws := &workspace{wt: wt, start: start, remoteOld: old, base: bsha}
 	ic.ws = ws
 	return ws, nil
 }
@@ -450,26 +417,23 @@ func ownerRepo(htmlURL string) string {
 }
 
 // runAgent renders the prompt and runs the agent once.
-func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace, command, artifact string, phase, phases int, d prompts.Data) error {
+func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
 	prompt, err := e.Prompts.Render(command, d)
 	if err != nil {
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
 	}
-	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
-	cfgGuard, err := e.guardGitConfig(ctx)
+	boundary, err := e.boundary(ws)
 	if err != nil {
 		return err
 	}
-	end := e.Log.Group(fmt.Sprintf("agent: %s for #%d", command, ic.n))
+	out, end := e.Log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
 	res, err := e.Agent.Run(ctx, agent.Invocation{
 		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
-		Dir: ws.wt.Dir, Prompt: prompt, Env: env, Timeout: e.Config.Agent.Timeout, Output: e.Log.Output(),
+		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout,
+		Output: out, Boundary: boundary,
 	})
 	end()
 	e.noteUsage(ic, command, res.Usage)
-	if gerr := cfgGuard(); gerr != nil {
-		return &StepError{Step: command, Reason: "the agent changed the repository's git configuration (which could redirect ralph's push); ralph restored it and pushed nothing", Err: gerr}
-	}
 	if err != nil && keepAfterTurnLimit(res) {
 		// What the agent produced before its turn limit is checked like any other step's work.
 		e.Log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", e.Config.Agent.MaxTurns)
@@ -493,81 +457,52 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace, command
 	return nil
 }
 
-// guardGitConfig remembers the repository's git config before the agent runs; the returned check restores
-// it and reports an error when the agent changed it. The worktree shares that config, and a rewritten
-// remote URL or url.*.insteadOf would send ralph's authenticated push elsewhere.
-func (e *Engine) guardGitConfig(ctx context.Context) (func() error, error) {
-	dir, err := e.Repo.GitCommonDir(ctx)
+// boundary is the agent's confinement for one step: the door's settings, with the step's copy, HOME and
+// TMPDIR as the only places it may write.
+func (e *Engine) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
+	cfg := e.Sandbox
+	cfg.Writable = append(ws.Writable(), e.Sandbox.Writable...)
+	b, err := sandbox.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("setting up the agent's boundary: %w", err)
 	}
-	path := filepath.Join(dir, "config")
-	before, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the git config: %w", err)
-	}
-	return func() error {
-		after, err := os.ReadFile(path)
-		if err == nil && string(after) == string(before) {
-			return nil
-		}
-		if werr := os.WriteFile(path, before, 0o644); werr != nil {
-			return fmt.Errorf("restoring %s: %w", path, werr)
-		}
-		return fmt.Errorf("%s was changed", path)
-	}, nil
+	return b, nil
 }
 
-// guard refuses changes to protected paths and symlinks that leave the worktree.
-func (e *Engine) guard(ctx context.Context, ws *workspace, step string) ([]git.Change, error) {
-	changes, err := ws.wt.Changes(ctx, ws.start)
+// agentEnv is the agent's environment: the allowlist of ralph's own, agent.env, and a HOME and TMPDIR of
+// its own.
+func (e *Engine) agentEnv(ws *workspace.Workspace) []string {
+	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
+	return append(env, "HOME="+ws.Home, "TMPDIR="+ws.Tmp)
+}
+
+// guard records the agent's files in ralph's own index and refuses a change to protected paths, gitlinks,
+// oversized files and symlinks that leave the repository.
+func (e *Engine) guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Change, error) {
+	changes, err := ws.Collect(ctx)
+	var refused *workspace.RefusedError
+	if errors.As(err, &refused) {
+		return nil, &StepError{Step: step, Reason: refused.Error() + "; nothing was pushed"}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("listing changes: %w", err)
-	}
-	var bad []string
-	for _, c := range changes {
-		if e.Config.Protected(c.Path) {
-			bad = append(bad, "`"+c.Path+"` (protected_paths)")
-			continue
-		}
-		if c.Symlink && escapes(c.Path, c.LinkTarget) {
-			bad = append(bad, fmt.Sprintf("`%s` (a symlink to `%s`, outside the repository)", c.Path, c.LinkTarget))
-		}
-	}
-	if len(bad) > 0 {
-		return nil, &StepError{Step: step, Reason: "the change touches paths ralph may not change: " + strings.Join(bad, ", ") + "; nothing was pushed"}
+		return nil, fmt.Errorf("reading the agent's changes: %w", err)
 	}
 	return changes, nil
 }
 
-func escapes(path, target string) bool {
-	if filepath.IsAbs(target) {
-		return true
-	}
-	joined := filepath.Clean(filepath.Join(filepath.Dir(path), target))
-	return joined == ".." || strings.HasPrefix(joined, "../")
-}
-
 // writeDoc runs a document step's agent and returns the document it wrote.
-func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace, command, rel string, d prompts.Data) (string, error) {
-	abs := filepath.Join(ws.wt.Dir, filepath.FromSlash(rel))
-	// An earlier iteration's document must not pass for this one's.
-	if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
+	if err := ws.Clear(rel); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return "", err
-	}
+	abs := filepath.Join(ws.Dir, filepath.FromSlash(rel))
 	d.Artifact = abs
 	if err := e.runAgent(ctx, ic, ws, command, abs, 0, 0, d); err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(abs)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", &StepError{Step: command, Reason: fmt.Sprintf("the agent did not write the document at %s (RALPH_ARTIFACT)", rel)}
-	}
+	b, err := ws.Document(rel)
 	if err != nil {
-		return "", err
+		return "", documentError(command, rel, err)
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return "", &StepError{Step: command, Reason: fmt.Sprintf("the document at %s is empty", rel)}
@@ -575,13 +510,27 @@ func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace, command
 	return string(b), nil
 }
 
-// commitDoc commits only the document (other edits of a document step are not its product), marked with the
-// step's key, and pushes.
-func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace, rel, subject, key string) error {
-	if _, err := e.guard(ctx, ws, "commit"); err != nil {
-		return err
+// documentError turns a document ralph could not read into the step's failure.
+func documentError(command, rel string, err error) error {
+	var de *workspace.DocumentError
+	switch {
+	case errors.Is(err, workspace.ErrNoDocument):
+		return &StepError{Step: command, Reason: fmt.Sprintf("the agent did not write the document at %s (RALPH_ARTIFACT)", rel)}
+	case errors.As(err, &de):
+		return &StepError{Step: command, Reason: de.Error()}
 	}
-	if _, _, err := ws.wt.CommitPaths(ctx, subject+"\n\n"+trailerKey+": "+key, e.Author, rel); err != nil {
+	return err
+}
+
+// commitDoc commits only the document, as ralph read and checked it (other edits of a document step are
+// not its product), marked with the step's key, and pushes.
+func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, subject, key string) error {
+	_, err := ws.CommitDocument(ctx, rel, []byte(doc), subject+"\n\n"+trailerKey+": "+key, e.Author)
+	var refused *workspace.RefusedError
+	if errors.As(err, &refused) {
+		return &StepError{Step: "commit", Reason: refused.Error() + "; nothing was pushed"}
+	}
+	if err != nil {
 		return fmt.Errorf("committing %s: %w", rel, err)
 	}
 	e.checkpoint("after-commit")
@@ -605,7 +554,7 @@ type docStep struct {
 // document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
 // step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
 // on the issue by that key, and repeats neither.
-func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace, st docStep, d prompts.Data) (string, Artifact, error) {
+func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
 	key := ic.rec.stepKey(st.kind)
 	_, found, err := e.done(ctx, ws, key)
 	if err != nil {
@@ -614,7 +563,9 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace, st docS
 	var doc string
 	if found {
 		e.Log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", ic.n, key)
-		doc = e.readBranchFile(ws, st.rel)
+		if doc, err = ws.Committed(ctx, st.rel); err != nil {
+			return "", Artifact{}, err
+		}
 	} else if doc, err = e.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
 		return "", Artifact{}, err
 	}
@@ -624,7 +575,7 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace, st docS
 		}
 	}
 	if !found {
-		if err := e.commitDoc(ctx, ic, ws, st.rel, st.subject, key); err != nil {
+		if err := e.commitDoc(ctx, ic, ws, st.rel, doc, st.subject, key); err != nil {
 			return "", Artifact{}, err
 		}
 	}
@@ -637,22 +588,14 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace, st docS
 	return doc, art, nil
 }
 
-func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace) error {
-	head, err := ws.wt.HeadSHA(ctx)
-	if err != nil {
-		return err
-	}
-	if head == ws.remoteOld {
-		return nil
-	}
-	if err := ws.wt.Push(ctx, ic.rec.Branch, ws.remoteOld); err != nil {
+func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
+	if err := ws.Push(ctx); err != nil {
 		var rej *git.PushRejectedError
 		if errors.As(err, &rej) {
 			return &StepError{Step: "push", Reason: fmt.Sprintf("the push to %s was refused (the branch moved, or a rule forbids it)", ic.rec.Branch), Err: err}
 		}
 		return fmt.Errorf("pushing %s: %w", ic.rec.Branch, err)
 	}
-	ws.remoteOld = head
 	return nil
 }
 
@@ -748,15 +691,14 @@ func ParsePhases(plan string) ([]Phase, error) {
 	return phases, nil
 }
 
-func (e *Engine) readBranchFile(ws *workspace, rel string) string {
-	if rel == "" {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(ws.wt.Dir, filepath.FromSlash(rel)))
+// readBranchFile reads an earlier document from ralph's repository at the commit the step began from
+// (never from the agent's copy); "" when it is not there.
+func (e *Engine) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
+	doc, err := ws.Committed(ctx, rel)
 	if err != nil {
-		return ""
+		e.Log.Warnf("reading %s: %v", rel, err)
 	}
-	return string(b)
+	return doc
 }
 
 func (e *Engine) plan(ctx context.Context, ic *issue) error {
@@ -772,10 +714,10 @@ func (e *Engine) plan(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	d.Research = e.readBranchFile(ws, ic.rec.Artifacts["research"].Path)
+	d.Research = e.readBranchFile(ctx, ws, ic.rec.Artifacts["research"].Path)
 	d.Feedback = ic.rec.Feedback
 	if d.Feedback != "" {
-		d.Plan = e.readBranchFile(ws, rel)
+		d.Plan = e.readBranchFile(ctx, ws, rel)
 	}
 	var phases []Phase
 	_, art, err := e.document(ctx, ic, ws, docStep{
@@ -821,7 +763,7 @@ func (e *Engine) review(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
+	d.Plan = e.readBranchFile(ctx, ws, ic.rec.Artifacts["plan"].Path)
 	var verdict string
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "review", command: "review", header: "## Plan Review", rel: artifactPath("reviews", ic, ""),
@@ -860,13 +802,18 @@ func (e *Engine) sendBack(ctx context.Context, ic *issue, ev workflow.Event, fee
 }
 
 // verify runs the configured commands in the worktree; all must pass.
-func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace, phase, phases int) error {
-	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
+// The commands run the agent's code, so they run inside the agent's boundary, and nothing they start
+// outlives them.
+func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
+	boundary, err := e.boundary(ws)
+	if err != nil {
+		return err
+	}
 	for _, cmd := range e.Config.Verify {
-		end := e.Log.Group("verify: " + cmd)
+		out, end := e.Log.Untrusted("verify: " + cmd)
 		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
-			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.wt.Dir, Env: env,
-			Timeout: e.Config.Agent.Timeout, Output: e.Log.Output(),
+			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
+			Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout, Output: out, Boundary: boundary,
 		})
 		end()
 		if err != nil {
@@ -900,7 +847,7 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
+	d.Plan = e.readBranchFile(ctx, ws, ic.rec.Artifacts["plan"].Path)
 	d.Phase, d.Phases = k+1, m
 	d.PhaseText = ph.Text
 	if d.PhaseText == "" {
@@ -929,7 +876,7 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 		return err
 	}
 	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, ph.Title, trailerKey, key)
-	head, _, err := ws.wt.CommitAll(ctx, msg, e.Author)
+	head, err := ws.Commit(ctx, msg, e.Author)
 	if err != nil {
 		return fmt.Errorf("committing phase %d: %w", k+1, err)
 	}
@@ -948,7 +895,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		if err != nil {
 			return err
 		}
-		diff, err := ws.wt.Diff(ctx, ws.base)
+		diff, err := ws.Diff(ctx)
 		if err != nil {
 			return err
 		}
@@ -956,7 +903,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		if err != nil {
 			return err
 		}
-		d.Plan = e.readBranchFile(ws, ic.rec.Artifacts["plan"].Path)
+		d.Plan = e.readBranchFile(ctx, ws, ic.rec.Artifacts["plan"].Path)
 		d.Diff = truncate(diff, 200000)
 		var verdict string
 		doc, art, err := e.document(ctx, ic, ws, docStep{
@@ -1110,12 +1057,8 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "ralph-triage-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	abs := filepath.Join(dir, "triage.md")
+	// The decision is not committed: it goes in the agent's TMPDIR.
+	abs := filepath.Join(ws.Tmp, "triage.md")
 	d, err := e.promptData(ctx, ic, abs)
 	if err != nil {
 		return err
@@ -1123,9 +1066,12 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(abs)
-	if err != nil {
+	b, err := workspace.ReadRegular(ws.Tmp, "triage.md", workspace.DefaultLimits.Document)
+	if errors.Is(err, workspace.ErrNoDocument) {
 		return &StepError{Step: "triage", Reason: "the agent did not write its decision at RALPH_ARTIFACT"}
+	}
+	if err != nil {
+		return documentError("triage", "RALPH_ARTIFACT", err)
 	}
 	m := decisionLine.FindAllStringSubmatch(string(b), -1)
 	if len(m) == 0 {

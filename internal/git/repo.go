@@ -2,8 +2,8 @@ package git
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,31 +19,120 @@ func (a Auth) basic() string {
 	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + a.Token))
 }
 
-// Repo is the user's repository (the checkout ralph was started in).
+// Repo is ralph's own git directory: a bare repository in a place the agent cannot write, whose object
+// store borrows the objects of the user's checkout (an alternate), so that it costs little disk and a fetch
+// brings only what the checkout lacks. ralph commits and pushes from here and nowhere else. Every command
+// runs with the system and global git config off, hooks and fsmonitor off, and git's own environment
+// variables from ralph's environment dropped, so nothing outside this directory steers it.
 type Repo struct {
-	Dir    string
+	GitDir string
+	URL    string // the remote
 	Runner Runner
 	Auth   Auth
-	Remote string // default "origin"
-	// WorktreeRoot is where worktrees are made; "" is a directory of this repository's own under the
-	// user's cache directory (outside the checkout, and outside .git).
-	WorktreeRoot string
 }
 
-// hardening is passed to every git command ralph runs. The agent can write into
-// the shared .git directory, so a hook or fsmonitor it planted must not run inside
-// ralph's own git commands, whose command line may carry the auth header and whose
-// environment is ralph's (which holds the token).
-var hardening = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor="}
+// hardening is passed to every git command ralph runs. The config that could run a program or redirect a
+// push is ralph's own (and empty), but these say so again on the command line, which no file overrides.
+var hardening = []string{
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.untrackedCache=false",
+	"-c", "core.attributesFile=/dev/null",
+	"-c", "core.excludesFile=/dev/null",
+	"-c", "credential.helper=",
+	"-c", "protocol.ext.allow=never",
+}
 
-// baseEnv keeps git's output parseable and stops it from prompting for a password.
-var baseEnv = []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0"}
+// baseEnv keeps git's output parseable, stops it from prompting for a password, and turns off every
+// config file but the repository's own.
+var baseEnv = []string{
+	"LC_ALL=C", "GIT_TERMINAL_PROMPT=0",
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+	"GIT_NO_REPLACE_OBJECTS=1", "GIT_OPTIONAL_LOCKS=0",
+}
 
-func (r *Repo) remote() string {
-	if r.Remote == "" {
-		return "origin"
+// Open makes (or reopens) ralph's repository at gitDir for the checkout at source: the remote is the
+// checkout's origin, read from its config file alone (no include, no other config), and the checkout's
+// objects are an alternate. A source of "" borrows nothing (url must then be given).
+func Open(ctx context.Context, runner Runner, gitDir, source, url string, auth Auth) (*Repo, error) {
+	// Commands that read a work tree run in it, where a relative GIT_DIR would be the agent's to make.
+	gitDir, err := filepath.Abs(gitDir)
+	if err != nil {
+		return nil, err
 	}
-	return r.Remote
+	r := &Repo{GitDir: gitDir, URL: url, Runner: runner, Auth: auth}
+	var common string
+	if source != "" {
+		c, err := CommonDir(source)
+		if err != nil {
+			return nil, err
+		}
+		common = c
+		if r.URL == "" {
+			out, err := r.run(ctx, "", nil, "config", "--file", filepath.Join(common, "config"), "--get", "remote.origin.url")
+			if err != nil {
+				return nil, fmt.Errorf("reading the remote of %s (remote.origin.url): %w", source, err)
+			}
+			r.URL = strings.TrimSpace(string(out))
+		}
+	}
+	if r.URL == "" {
+		return nil, errors.New("no remote: the checkout has no origin")
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+		if err := os.MkdirAll(gitDir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating ralph's git directory: %w", err)
+		}
+		// An empty template: no sample hooks, no info/exclude.
+		if _, err := r.run(ctx, "", nil, "init", "--quiet", "--bare", "--template=", gitDir); err != nil {
+			return nil, fmt.Errorf("creating ralph's git directory: %w", err)
+		}
+	}
+	alt := filepath.Join(gitDir, "objects", "info", "alternates")
+	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
+		return nil, err
+	}
+	content := ""
+	if common != "" {
+		content = filepath.Join(common, "objects") + "\n"
+	}
+	if err := os.WriteFile(alt, []byte(content), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the alternates of ralph's git directory: %w", err)
+	}
+	return r, nil
+}
+
+// CommonDir finds the git directory shared by the checkout's worktrees, reading .git and commondir
+// files itself rather than asking git (which would read the checkout's config).
+func CommonDir(source string) (string, error) {
+	dot := filepath.Join(source, ".git")
+	info, err := os.Stat(dot)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a git checkout: %w", source, err)
+	}
+	dir := dot
+	if !info.IsDir() {
+		b, err := os.ReadFile(dot)
+		if err != nil {
+			return "", err
+		}
+		target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+		if !ok {
+			return "", fmt.Errorf("%s is not a gitdir file", dot)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(source, target)
+		}
+		dir = target
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(dir, c)
+		}
+		dir = c
+	}
+	return filepath.Abs(dir)
 }
 
 func (r *Repo) redactor() redactor {
@@ -54,201 +143,164 @@ func (r *Repo) redactor() redactor {
 	return redactor{r.Auth.basic(), r.Auth.Token}
 }
 
-// run runs git in dir with the hardening options and the given env, and removes
-// the token from any error.
-func (r *Repo) run(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+// run runs git on ralph's repository with the hardening options; workTree, when set, is a directory git
+// reads as files only (its .git, if any, is not looked at). It removes the token from any error.
+func (r *Repo) run(ctx context.Context, workTree string, env []string, args ...string) ([]byte, error) {
 	full := append(append([]string{}, hardening...), args...)
-	out, err := r.Runner.Run(ctx, dir, append(append([]string{}, baseEnv...), env...), full...)
+	e := append([]string{}, baseEnv...)
+	if r.GitDir != "" {
+		e = append(e, "GIT_DIR="+r.GitDir)
+	}
+	if workTree != "" {
+		e = append(e, "GIT_WORK_TREE="+workTree)
+	}
+	out, err := r.Runner.Run(ctx, workTree, append(e, env...), full...)
 	return out, r.redactor().error(err)
 }
 
-// runAuth is run for commands that talk to the remote: the auth header is given
-// on this command line only, never written to a config file or a remote URL.
-func (r *Repo) runAuth(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	var auth []string
-	if r.Auth.Token != "" {
-		auth = []string{"-c", "http.extraheader=AUTHORIZATION: basic " + r.Auth.basic()}
+// authEnv hands git the credential through its environment (GIT_CONFIG_COUNT), never its command line,
+// which any process on the machine can read in /proc.
+func (r *Repo) authEnv() []string {
+	if r.Auth.Token == "" {
+		return nil
 	}
-	return r.run(ctx, dir, nil, append(auth, args...)...)
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + r.Auth.basic()}
 }
 
-// GitCommonDir returns the absolute path of the repository's common git directory
-// (the .git directory shared by all worktrees).
-func (r *Repo) GitCommonDir(ctx context.Context) (string, error) {
-	out, err := r.run(ctx, r.Dir, nil, "rev-parse", "--git-common-dir")
+// RemoteHeads reads the remote's default branch and the SHAs of the given branches in one ls-remote,
+// so a step learns all it needs of the remote in one round trip. A branch the remote lacks is absent from
+// the map.
+func (r *Repo) RemoteHeads(ctx context.Context, branches ...string) (defaultBranch string, shas map[string]string, err error) {
+	args := []string{"ls-remote", "--symref", r.URL, "HEAD"}
+	for _, b := range branches {
+		args = append(args, "refs/heads/"+b)
+	}
+	out, err := r.run(ctx, "", r.authEnv(), args...)
 	if err != nil {
-		return "", fmt.Errorf("find git directory: %w", err)
+		return "", nil, fmt.Errorf("reading the remote's branches: %w", err)
 	}
-	dir := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.Dir, dir)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("find git directory: %w", err)
-	}
-	return abs, nil
-}
-
-// MarkSafe adds Dir to the global safe.directory list unless it is there already.
-// The Action runs as root in a checkout owned by another user, which git refuses
-// to work in otherwise.
-func (r *Repo) MarkSafe(ctx context.Context) error {
-	dir, err := filepath.Abs(r.Dir)
-	if err != nil {
-		return fmt.Errorf("mark safe directory: %w", err)
-	}
-	// --get-all exits 1 when the key is unset; that is "not there", not a failure.
-	out, _ := r.run(ctx, "", nil, "config", "--global", "--get-all", "safe.directory")
+	shas = map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
-		if line == dir || line == "*" {
-			return nil
+		if target, ok := strings.CutPrefix(line, "ref: "); ok {
+			// "ref: refs/heads/main\tHEAD"
+			if ref, name, _ := strings.Cut(target, "\t"); name == "HEAD" {
+				defaultBranch = strings.TrimPrefix(ref, "refs/heads/")
+			}
+			continue
+		}
+		sha, name, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		for _, b := range branches {
+			if name == "refs/heads/"+b {
+				shas[b] = sha
+			}
 		}
 	}
-	if _, err := r.run(ctx, "", nil, "config", "--global", "--add", "safe.directory", dir); err != nil {
-		return fmt.Errorf("mark %s a safe directory: %w", dir, err)
+	if defaultBranch == "" {
+		return "", shas, errors.New("the remote did not say which branch is its default (HEAD)")
 	}
-	return nil
+	return defaultBranch, shas, nil
 }
 
-// Fetch fetches refspecs from the remote.
+// Fetch fetches refspecs from the remote into ralph's repository.
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
-	args := append([]string{"fetch", "--no-tags", r.remote()}, refspecs...)
-	if _, err := r.runAuth(ctx, r.Dir, args...); err != nil {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", r.URL}, refspecs...)
+	if _, err := r.run(ctx, "", r.authEnv(), args...); err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
 	return nil
 }
 
-// worktreePath is where the worktree called name lives.
-func (r *Repo) worktreePath(ctx context.Context, name string) (string, error) {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
-		return "", fmt.Errorf("invalid worktree name %q", name)
-	}
-	root, err := r.worktreeRoot(ctx)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, name), nil
+// PushRejectedError is a push the remote refused: the lease did not hold, the
+// update was not a fast-forward, or a server-side rule declined it.
+type PushRejectedError struct {
+	Branch string
+	Reason string // as git reports it, e.g. "stale info" or "pre-receive hook declined"
 }
 
-// worktreeRoot is the directory of the repository's worktrees: Repo.WorktreeRoot, or one of its own under
-// the user's cache directory. Not under .git: agent CLIs refuse to edit files there (Claude Code treats
-// anything below a .git directory as sensitive), and the worktree is where the agent works.
-func (r *Repo) worktreeRoot(ctx context.Context) (string, error) {
-	if r.WorktreeRoot != "" {
-		return r.WorktreeRoot, nil
-	}
-	common, err := r.GitCommonDir(ctx)
-	if err != nil {
-		return "", err
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sum := sha256.Sum256([]byte(common))
-	repo := filepath.Base(filepath.Dir(common)) // the checkout's directory name, for people who look
-	if filepath.Base(common) != ".git" {
-		repo = strings.TrimSuffix(filepath.Base(common), ".git")
-	}
-	return filepath.Join(cache, "ralph", "worktrees", fmt.Sprintf("%s-%x", repo, sum[:6])), nil
+func (e *PushRejectedError) Error() string {
+	return fmt.Sprintf("push to branch %s rejected: %s", e.Branch, e.Reason)
 }
 
-// registered reports whether git has a worktree record for path, and whether
-// that record is prunable (its directory is gone).
-func (r *Repo) registered(ctx context.Context, path string) (found, prunable bool, err error) {
-	out, err := r.run(ctx, r.Dir, nil, "worktree", "list", "--porcelain")
-	if err != nil {
-		return false, false, fmt.Errorf("list worktrees: %w", err)
+// Push pushes commit sha (one ralph built) to refs/heads/<branch> on the remote, but only if the branch
+// is still at expectOld; expectOld "" means the branch must not exist yet. If the branch already points at
+// sha the push succeeds, so repeating a push that went through is harmless. A refusal is a
+// *PushRejectedError.
+func (r *Repo) Push(ctx context.Context, sha, branch, expectOld string) error {
+	ref := "refs/heads/" + branch
+	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || strings.HasPrefix(branch, "-") {
+		return fmt.Errorf("invalid branch name %q", branch)
 	}
-	want := canonical(path)
-	var cur string
-	for _, line := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(line, "worktree "):
-			cur = canonical(strings.TrimPrefix(line, "worktree "))
-			if cur == want {
-				found = true
+	if !isSHA(sha) {
+		return fmt.Errorf("push: %q is not a commit id", sha)
+	}
+	out, err := r.run(ctx, "", r.authEnv(), "push", "--porcelain", "--no-verify",
+		"--force-with-lease="+ref+":"+expectOld, r.URL, sha+":"+ref)
+	if err == nil {
+		return nil
+	}
+	// The reason is the remote's text: it may repeat what it was sent.
+	if reason, ok := rejection(string(out)); ok {
+		return &PushRejectedError{Branch: branch, Reason: r.redactor().string(reason)}
+	}
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		if reason, ok := rejection(ce.Stderr); ok {
+			return &PushRejectedError{Branch: branch, Reason: reason}
+		}
+	}
+	return fmt.Errorf("push to branch %s: %w", branch, err)
+}
+
+func isSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// rejection finds a refused ref in push output: porcelain lines
+// "!\t<from>:<to>\t[rejected] (reason)" or the human form " ! [rejected] ... (reason)".
+func rejection(out string) (string, bool) {
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(line)
+		if !strings.HasPrefix(t, "!") {
+			continue
+		}
+		for _, kind := range []string{"[remote rejected]", "[rejected]"} {
+			if _, after, ok := strings.Cut(t, kind); ok {
+				reason := strings.TrimSpace(after)
+				reason = strings.TrimSuffix(strings.TrimPrefix(reason, "("), ")")
+				if reason == "" {
+					reason = strings.Trim(kind, "[]")
+				}
+				return reason, true
 			}
-		case cur == want && strings.HasPrefix(line, "prunable"):
-			prunable = true
 		}
 	}
-	return found, prunable, nil
+	return "", false
 }
 
-// canonical resolves symlinks (macOS's /tmp is one) so that paths compare equal.
-func canonical(p string) string {
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		return real
-	}
-	return filepath.Clean(p)
+// Signature names the author and committer of a commit.
+type Signature struct {
+	Name, Email string
 }
 
-// Worktree returns a detached worktree called name, reset to startPoint (a SHA or
-// a ref), at <worktree root>/<name> (see worktreeRoot). A worktree left by an earlier
-// run (perhaps one that crashed) is reused after a hard reset and a clean; a stale
-// record whose directory is gone is pruned first. The user's checkout, its branch
-// and its index are never touched, and no local branch is created.
-func (r *Repo) Worktree(ctx context.Context, name, startPoint string) (*Worktree, error) {
-	path, err := r.worktreePath(ctx, name)
-	if err != nil {
-		return nil, err
+// env sets the author and committer for one git command, without touching any config file.
+func (s Signature) env() []string {
+	var env []string
+	if s.Name != "" {
+		env = append(env, "GIT_AUTHOR_NAME="+s.Name, "GIT_COMMITTER_NAME="+s.Name)
 	}
-	found, prunable, err := r.registered(ctx, path)
-	if err != nil {
-		return nil, err
+	if s.Email != "" {
+		env = append(env, "GIT_AUTHOR_EMAIL="+s.Email, "GIT_COMMITTER_EMAIL="+s.Email)
 	}
-	_, statErr := os.Stat(filepath.Join(path, ".git"))
-	if found && !prunable && statErr == nil {
-		w := &Worktree{Dir: path, Repo: r}
-		if err := w.reset(ctx, startPoint); err != nil {
-			return nil, err
-		}
-		return w, nil
-	}
-	if found {
-		if _, err := r.run(ctx, r.Dir, nil, "worktree", "prune"); err != nil {
-			return nil, fmt.Errorf("prune stale worktree %s: %w", name, err)
-		}
-	}
-	// Whatever is left at path is not a worktree git knows about: junk from a crash.
-	if err := os.RemoveAll(path); err != nil {
-		return nil, fmt.Errorf("clear worktree directory: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create worktree directory: %w", err)
-	}
-	if _, err := r.run(ctx, r.Dir, nil, "worktree", "add", "--detach", path, startPoint); err != nil {
-		return nil, fmt.Errorf("add worktree %s at %s: %w", name, startPoint, err)
-	}
-	return &Worktree{Dir: path, Repo: r}, nil
-}
-
-// RemoveWorktree removes the worktree called name and its directory. Removing one
-// that does not exist is not an error.
-func (r *Repo) RemoveWorktree(ctx context.Context, name string) error {
-	path, err := r.worktreePath(ctx, name)
-	if err != nil {
-		return err
-	}
-	found, prunable, err := r.registered(ctx, path)
-	if err != nil {
-		return err
-	}
-	if found && !prunable {
-		if _, err := r.run(ctx, r.Dir, nil, "worktree", "remove", "--force", "--force", path); err != nil {
-			return fmt.Errorf("remove worktree %s: %w", name, err)
-		}
-	}
-	if err := os.RemoveAll(path); err != nil {
-		return fmt.Errorf("remove worktree %s: %w", name, err)
-	}
-	if found {
-		if _, err := r.run(ctx, r.Dir, nil, "worktree", "prune"); err != nil {
-			return fmt.Errorf("prune worktree %s: %w", name, err)
-		}
-	}
-	return nil
+	return env
 }

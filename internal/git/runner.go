@@ -1,6 +1,6 @@
-// Package git manages ralph's worktrees, commits and pushes by running the git
-// CLI through an injected Runner, so that the user's own checkout is never touched
-// and the push token never lands in a git config file.
+// Package git is ralph's own git repository: fetches, trees, commits and pushes, by running the git CLI
+// through an injected Runner, with no config but the repository's own and the push token only ever in
+// git's environment.
 package git
 
 import (
@@ -39,7 +39,7 @@ func (e ExecRunner) Run(ctx context.Context, dir string, env []string, args ...s
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), e.Env...), env...)
+	cmd.Env = append(append(inherited(), e.Env...), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -53,6 +53,18 @@ func (e ExecRunner) Run(ctx context.Context, dir string, env []string, args ...s
 		return stdout.Bytes(), &CommandError{Args: args, Stderr: stderr.String(), Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// inherited is ralph's environment without git's own variables (GIT_DIR, GIT_TRACE2_*, GIT_CONFIG_*…),
+// so that git's behaviour depends only on what ralph passes.
+func inherited() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // CommandError is a failed git command.

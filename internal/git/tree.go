@@ -1,0 +1,298 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Checkout writes the files of commit into workTree (an empty directory), recording them in index, one
+// of ralph's own index files. The work tree gets no .git of ralph's.
+func (r *Repo) Checkout(ctx context.Context, index, workTree, commit string) error {
+	if _, err := r.run(ctx, workTree, []string{"GIT_INDEX_FILE=" + index}, "read-tree", "--reset", "-u", commit); err != nil {
+		return fmt.Errorf("checking out %s: %w", short(commit), err)
+	}
+	return nil
+}
+
+// ReadTree sets index to commit's tree without touching any file.
+func (r *Repo) ReadTree(ctx context.Context, index, commit string) error {
+	if _, err := r.run(ctx, "", []string{"GIT_INDEX_FILE=" + index}, "read-tree", commit); err != nil {
+		return fmt.Errorf("reading the tree of %s: %w", short(commit), err)
+	}
+	return nil
+}
+
+// AddAll records in index every file of workTree as it is now (all of them, or only paths), the way
+// `git add --all` does: workTree is read as files, with ralph's config, never the directory's own.
+func (r *Repo) AddAll(ctx context.Context, index, workTree string, paths ...string) error {
+	args := []string{"add", "--all", "--"}
+	args = append(args, paths...)
+	if _, err := r.run(ctx, workTree, []string{"GIT_INDEX_FILE=" + index}, args...); err != nil {
+		return fmt.Errorf("recording the agent's files: %w", err)
+	}
+	return nil
+}
+
+// AddBlob records content at path in index as a regular file, without reading any file of the agent's:
+// the content is what ralph read and checked.
+func (r *Repo) AddBlob(ctx context.Context, index, path string, content []byte) error {
+	tmp, err := os.CreateTemp(r.GitDir, "blob-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	out, err := r.run(ctx, "", nil, "hash-object", "-w", "--no-filters", "--", tmp.Name())
+	if err != nil {
+		return fmt.Errorf("storing %s: %w", path, err)
+	}
+	sha := strings.TrimSpace(string(out))
+	if _, err := r.run(ctx, "", []string{"GIT_INDEX_FILE=" + index}, "update-index", "--add", "--cacheinfo", "100644,"+sha+","+path); err != nil {
+		return fmt.Errorf("recording %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteTree writes index as a tree and returns its id.
+func (r *Repo) WriteTree(ctx context.Context, index string) (string, error) {
+	out, err := r.run(ctx, "", []string{"GIT_INDEX_FILE=" + index}, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("writing the tree: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// CommitTree makes a commit of tree on parent, as author, and returns its id. No ref moves.
+func (r *Repo) CommitTree(ctx context.Context, tree, parent, msg string, author Signature) (string, error) {
+	out, err := r.run(ctx, "", author.env(), "commit-tree", tree, "-p", parent, "-m", msg)
+	if err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// TreeOf returns the tree of a commit.
+func (r *Repo) TreeOf(ctx context.Context, commit string) (string, error) {
+	out, err := r.run(ctx, "", nil, "rev-parse", "--verify", commit+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("reading the tree of %s: %w", short(commit), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Change is one path whose entry differs between two trees (renames appear as a delete and an add).
+type Change struct {
+	Path             string
+	Status           string // "A", "M", "D" or "T" (type change)
+	OldMode, NewMode string // "100644", "100755", "120000" (symlink), "160000" (gitlink), "000000" (absent)
+	OldSHA, NewSHA   string
+}
+
+// Changes lists what differs between trees (or commits) from and to, entry by entry.
+func (r *Repo) Changes(ctx context.Context, from, to string) ([]Change, error) {
+	out, err := r.run(ctx, "", nil, "diff-tree", "-r", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", "--no-textconv", from, to, "--")
+	if err != nil {
+		return nil, fmt.Errorf("comparing trees: %w", err)
+	}
+	return parseRaw(out)
+}
+
+// parseRaw parses `git diff-tree --raw -z --no-renames` output:
+// ":<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0".
+func parseRaw(out []byte) ([]Change, error) {
+	s := strings.TrimSuffix(string(out), "\x00")
+	if s == "" {
+		return nil, nil
+	}
+	fields := strings.Split(s, "\x00")
+	var changes []Change
+	for i := 0; i < len(fields); i++ {
+		head := fields[i]
+		meta := strings.Fields(strings.TrimPrefix(head, ":"))
+		if !strings.HasPrefix(head, ":") || len(meta) != 5 || meta[4] == "" {
+			return nil, fmt.Errorf("unexpected diff output %q", head)
+		}
+		if i+1 >= len(fields) {
+			return nil, fmt.Errorf("diff output ends after %q", head)
+		}
+		i++
+		changes = append(changes, Change{Path: fields[i], Status: meta[4][:1], OldMode: meta[0], NewMode: meta[1], OldSHA: meta[2], NewSHA: meta[3]})
+	}
+	return changes, nil
+}
+
+// Entry is one entry of a tree, listed recursively.
+type Entry struct {
+	Path string
+	Mode string
+	SHA  string
+	Size int64 // -1 for a gitlink
+}
+
+// Entries lists every blob and gitlink of a tree, with sizes.
+func (r *Repo) Entries(ctx context.Context, tree string) ([]Entry, error) {
+	out, err := r.run(ctx, "", nil, "ls-tree", "-r", "-z", "-l", "--full-tree", tree)
+	if err != nil {
+		return nil, fmt.Errorf("listing the tree: %w", err)
+	}
+	var entries []Entry
+	for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if rec == "" {
+			continue
+		}
+		meta, path, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 {
+			return nil, fmt.Errorf("unexpected ls-tree output %q", rec)
+		}
+		size := int64(-1)
+		if f[3] != "-" {
+			if size, err = strconv.ParseInt(f[3], 10, 64); err != nil {
+				return nil, fmt.Errorf("unexpected ls-tree size %q", rec)
+			}
+		}
+		entries = append(entries, Entry{Path: path, Mode: f[0], SHA: f[2], Size: size})
+	}
+	return entries, nil
+}
+
+// Blob returns a blob's content, refusing one larger than max bytes.
+func (r *Repo) Blob(ctx context.Context, sha string, max int64) ([]byte, error) {
+	out, err := r.run(ctx, "", nil, "cat-file", "-s", sha)
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", short(sha), err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", short(sha), err)
+	}
+	if n > max {
+		return nil, fmt.Errorf("blob %s is %d bytes, more than %d", short(sha), n, max)
+	}
+	b, err := r.run(ctx, "", nil, "cat-file", "blob", sha)
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", short(sha), err)
+	}
+	return b, nil
+}
+
+// File returns the content of path at commit; found is false when the commit has no such file.
+func (r *Repo) File(ctx context.Context, commit, path string, max int64) (content []byte, found bool, err error) {
+	out, err := r.run(ctx, "", nil, "rev-parse", "--verify", "--quiet", commit+":"+path)
+	if err != nil {
+		return nil, false, nil
+	}
+	b, err := r.Blob(ctx, strings.TrimSpace(string(out)), max)
+	return b, err == nil, err
+}
+
+// FindTrailer finds the newest commit reachable from head but not from base whose message has the trailer
+// line "key: value" (value "": any value); found is false when there is none.
+func (r *Repo) FindTrailer(ctx context.Context, head, base, key, value string) (sha string, found bool, err error) {
+	if head == base {
+		return "", false, nil
+	}
+	out, err := r.run(ctx, "", nil, "log", "--format=%H%x00%B%x1e", head, "--not", base, "--")
+	if err != nil {
+		return "", false, fmt.Errorf("git log: %w", err)
+	}
+	want := key + ": " + value
+	for _, rec := range strings.Split(string(out), "\x1e") {
+		hash, msg, ok := strings.Cut(strings.TrimLeft(rec, "\n"), "\x00")
+		if !ok {
+			continue
+		}
+		for _, line := range strings.Split(msg, "\n") {
+			line = strings.TrimSpace(line)
+			if line == want || (value == "" && strings.HasPrefix(line, key+": ")) {
+				return hash, true, nil
+			}
+		}
+	}
+	return "", false, nil
+}
+
+// Diff returns `git diff base...head`: what head's commits change since they left base.
+func (r *Repo) Diff(ctx context.Context, base, head string) (string, error) {
+	out, err := r.run(ctx, "", nil, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base+"..."+head, "--")
+	if err != nil {
+		return "", fmt.Errorf("diff against %s: %w", short(base), err)
+	}
+	return string(out), nil
+}
+
+// InitCopy gives workTree (which Checkout filled from commit with index) a git repository of the
+// agent's own: a shallow clone of commit alone, with HEAD detached at commit and index as its index, so
+// that `git status`, `git diff` and `git log` work there from the start. It borrows nothing of ralph's (the
+// agent's user may not be able to read ralph's objects), and nothing ralph does later reads it.
+func (r *Repo) InitCopy(ctx context.Context, workTree, index, commit string) error {
+	ref := "refs/heads/ralph-copy-" + filepath.Base(filepath.Dir(workTree))
+	if _, err := r.run(ctx, "", nil, "update-ref", ref, commit); err != nil {
+		return fmt.Errorf("giving the agent's copy a repository: %w", err)
+	}
+	defer func() { _, _ = r.run(context.WithoutCancel(ctx), "", nil, "update-ref", "-d", ref) }()
+	dot := filepath.Join(workTree, ".git")
+	abs, err := filepath.Abs(r.GitDir)
+	if err != nil {
+		return err
+	}
+	// A file:// URL: git then speaks its protocol (which knows --depth) instead of copying the directory.
+	if _, err := r.run(ctx, "", nil, "clone", "--quiet", "--bare", "--depth=1", "--no-tags", "--template=",
+		"--branch", strings.TrimPrefix(ref, "refs/heads/"), "file://"+abs, dot); err != nil {
+		return fmt.Errorf("giving the agent's copy a repository: %w", err)
+	}
+	// Not bare, and without ralph's repository as a remote: the agent has nothing of ralph's to push to.
+	for _, args := range [][]string{{"config", "core.bare", "false"}, {"config", "--remove-section", "remote.origin"}} {
+		if _, err := r.run(ctx, "", []string{"GIT_DIR=" + dot}, args...); err != nil {
+			return fmt.Errorf("giving the agent's copy a repository: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dot, "HEAD"), []byte(commit+"\n"), 0o644); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(index)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dot, "index"), b, 0o644)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 && isSHA(sha) {
+		return sha[:12]
+	}
+	return sha
+}
+
+// Candidates lists the paths of workTree that may differ from index: untracked files that are not ignored,
+// and tracked files whose recorded state (size, time) changed. It reads no file's content.
+func (r *Repo) Candidates(ctx context.Context, index, workTree string) ([]string, error) {
+	env := []string{"GIT_INDEX_FILE=" + index}
+	others, err := r.run(ctx, workTree, env, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, fmt.Errorf("listing the agent's files: %w", err)
+	}
+	modified, err := r.run(ctx, workTree, env, "diff-files", "--name-only", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("listing the agent's changes: %w", err)
+	}
+	var paths []string
+	for _, b := range [][]byte{others, modified} {
+		for _, p := range strings.Split(string(b), "\x00") {
+			if p != "" {
+				paths = append(paths, p)
+			}
+		}
+	}
+	return paths, nil
+}

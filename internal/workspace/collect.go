@@ -1,0 +1,272 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/ralph-dev/gh-ralph/internal/git"
+)
+
+// RefusedError is a change ralph will not commit: each entry names a path and why.
+type RefusedError struct {
+	Paths []string
+}
+
+func (e *RefusedError) Error() string {
+	return "the change touches paths ralph may not change: " + strings.Join(e.Paths, ", ")
+}
+
+// Collect records every file of the agent's copy in ralph's own index, as files (the copy's .git, config,
+// attributes and hooks are not consulted), and checks the resulting tree against the branch. It returns
+// what changed; a *RefusedError says what may not be committed. Every process of the agent must be gone
+// before it is called, so that what is checked is what is committed.
+func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
+	r := w.store.repo
+	if info, err := os.Lstat(w.Dir); err != nil || !info.IsDir() {
+		return nil, &RefusedError{Paths: []string{"the agent's copy is no longer a directory"}}
+	}
+	candidates, err := r.Candidates(ctx, w.index, w.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var refused []string
+	for _, p := range candidates {
+		if why := w.inspect(p); why != "" {
+			refused = append(refused, fmt.Sprintf("`%s` (%s)", p, why))
+		}
+	}
+	if len(refused) > 0 {
+		return nil, &RefusedError{Paths: refused}
+	}
+	if err := r.AddAll(ctx, w.index, w.Dir); err != nil {
+		return nil, err
+	}
+	tree, err := r.WriteTree(ctx, w.index)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := r.Changes(ctx, w.head, tree)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.check(ctx, tree); err != nil {
+		return nil, err
+	}
+	w.tree = tree
+	return changes, nil
+}
+
+// inspect looks at one file of the agent's copy without following it: too large, or (when the agent has
+// a user of its own) not the agent's file (a hard link to one of ralph's), is refused.
+func (w *Workspace) inspect(rel string) string {
+	info, err := os.Lstat(filepath.Join(w.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return ""
+	}
+	if !info.Mode().IsRegular() {
+		return ""
+	}
+	if max := w.store.opts.Limits.File; info.Size() > max {
+		return fmt.Sprintf("%d bytes, more than the limit of %d", info.Size(), max)
+	}
+	if o := w.store.opts.Owner; o.UID != 0 {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != o.UID {
+			return "a file the agent does not own (a hard link?)"
+		}
+	}
+	return ""
+}
+
+// check refuses a tree that changes, against the commit the step builds on, a protected path in any way
+// (added, modified, deleted, renamed away, mode changed), any gitlink, a file over the size limits, or that
+// holds a symlink which is absolute or resolves outside the repository.
+func (w *Workspace) check(ctx context.Context, tree string) error {
+	r := w.store.repo
+	lim := w.store.opts.Limits
+	changes, err := r.Changes(ctx, w.head, tree)
+	if err != nil {
+		return err
+	}
+	entries, err := r.Entries(ctx, tree)
+	if err != nil {
+		return err
+	}
+	byPath := make(map[string]git.Entry, len(entries))
+	for _, e := range entries {
+		byPath[e.Path] = e
+	}
+	var refused []string
+	var total int64
+	changed := map[string]bool{}
+	for _, c := range changes {
+		changed[c.Path] = true
+		if w.store.opts.Protected(c.Path) {
+			refused = append(refused, fmt.Sprintf("`%s` (protected_paths: %s)", c.Path, verb(c)))
+			continue
+		}
+		if c.OldMode == "160000" || c.NewMode == "160000" {
+			refused = append(refused, fmt.Sprintf("`%s` (a submodule: ralph does not change gitlinks)", c.Path))
+			continue
+		}
+		if c.Status == "D" {
+			continue
+		}
+		if e, ok := byPath[c.Path]; ok && e.Size > 0 {
+			if e.Size > lim.File {
+				refused = append(refused, fmt.Sprintf("`%s` (%d bytes, more than the limit of %d)", c.Path, e.Size, lim.File))
+			}
+			total += e.Size
+		}
+	}
+	if total > lim.Total {
+		refused = append(refused, fmt.Sprintf("the change adds %d bytes, more than the limit of %d", total, lim.Total))
+	}
+	bad, err := w.escapingLinks(ctx, byPath, changed)
+	if err != nil {
+		return err
+	}
+	refused = append(refused, bad...)
+	if len(refused) > 0 {
+		return &RefusedError{Paths: refused}
+	}
+	return nil
+}
+
+func verb(c git.Change) string {
+	switch {
+	case c.Status == "A":
+		return "added"
+	case c.Status == "D":
+		return "deleted or renamed away"
+	case c.Status == "T" || c.OldMode != c.NewMode:
+		return "mode or type changed"
+	}
+	return "modified"
+}
+
+// escapingLinks resolves every symlink of the tree through the tree itself (a chain of relative links
+// included) and names those that are absolute or end outside the repository. A link the step did not touch
+// that escaped already before the step is left alone: it is not the agent's doing.
+func (w *Workspace) escapingLinks(ctx context.Context, byPath map[string]git.Entry, changed map[string]bool) ([]string, error) {
+	r := w.store.repo
+	targets := map[string]string{}
+	target := func(sha string) (string, error) {
+		if t, ok := targets[sha]; ok {
+			return t, nil
+		}
+		b, err := r.Blob(ctx, sha, 4096)
+		if err != nil {
+			return "", err
+		}
+		targets[sha] = string(b)
+		return string(b), nil
+	}
+	var links []string
+	for p, e := range byPath {
+		if e.Mode == "120000" {
+			links = append(links, p)
+		}
+	}
+	sort.Strings(links)
+	var bad []string
+	var before map[string]git.Entry
+	for _, p := range links {
+		esc, err := escapes(p, byPath, target)
+		if err != nil {
+			return nil, err
+		}
+		if !esc {
+			continue
+		}
+		if !changed[p] {
+			if before == nil {
+				entries, err := r.Entries(ctx, w.head)
+				if err != nil {
+					return nil, err
+				}
+				before = map[string]git.Entry{}
+				for _, e := range entries {
+					before[e.Path] = e
+				}
+			}
+			if old, err := escapes(p, before, target); err != nil {
+				return nil, err
+			} else if old {
+				continue
+			}
+		}
+		t, _ := target(byPath[p].SHA)
+		bad = append(bad, fmt.Sprintf("`%s` (a symlink to `%s`, which resolves outside the repository)", p, t))
+	}
+	return bad, nil
+}
+
+// maxHops bounds a chain of links, as the kernel does (40).
+const maxHops = 40
+
+var errLoop = errors.New("symlink loop")
+
+// escapes resolves the link at p within the tree: true when it is absolute, climbs above the root, or
+// loops.
+func escapes(p string, tree map[string]git.Entry, target func(sha string) (string, error)) (bool, error) {
+	e, ok := tree[p]
+	if !ok || e.Mode != "120000" {
+		return false, nil
+	}
+	stack := split(path.Dir(p))
+	t, err := target(e.SHA)
+	if err != nil {
+		return false, err
+	}
+	if strings.HasPrefix(t, "/") {
+		return true, nil
+	}
+	queue := split(t)
+	hops := 0
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) == 0 {
+				return true, nil
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		stack = append(stack, c)
+		next, ok := tree[strings.Join(stack, "/")]
+		if !ok || next.Mode != "120000" {
+			continue
+		}
+		if hops++; hops > maxHops {
+			return true, nil
+		}
+		t, err := target(next.SHA)
+		if err != nil {
+			return false, err
+		}
+		if strings.HasPrefix(t, "/") {
+			return true, nil
+		}
+		stack = stack[:len(stack)-1]
+		queue = append(split(t), queue...)
+	}
+	return false, nil
+}
+
+func split(p string) []string {
+	if p == "." || p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}

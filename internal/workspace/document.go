@@ -1,0 +1,104 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// DocumentError is a document the agent left that ralph will not read.
+type DocumentError struct {
+	Path   string
+	Reason string
+}
+
+func (e *DocumentError) Error() string { return fmt.Sprintf("the document at %s %s", e.Path, e.Reason) }
+
+// ErrNoDocument: the agent wrote no document at the path.
+var ErrNoDocument = errors.New("no document")
+
+// Document reads a document the agent wrote in its copy (rel, slash-separated, inside the copy). Only a
+// regular file counts: no FIFO, device, socket or symlink, and no symlinked directory on the way. It is
+// opened without following links and without blocking, and read up to the document limit, so a hostile
+// file fails the step at once, in bounded memory.
+func (w *Workspace) Document(rel string) ([]byte, error) {
+	return readRegular(w.Dir, rel, w.store.opts.Limits.Document)
+}
+
+// ReadRegular reads rel under root the way [Workspace.Document] does: for documents the agent writes
+// outside its copy (a triage decision in its TMPDIR).
+func ReadRegular(root, rel string, max int64) ([]byte, error) { return readRegular(root, rel, max) }
+
+func readRegular(root, rel string, max int64) ([]byte, error) {
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel))), "/")
+	for _, p := range parts {
+		if p == ".." || p == "" || strings.HasPrefix(rel, "/") {
+			return nil, &DocumentError{Path: rel, Reason: "is not a path inside the agent's directory"}
+		}
+	}
+	dirFlags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Open(root, dirFlags, 0)
+	if err != nil {
+		return nil, &DocumentError{Path: rel, Reason: "cannot be read: the agent's directory is not a directory"}
+	}
+	for _, p := range parts[:len(parts)-1] {
+		next, err := unix.Openat(fd, p, dirFlags, 0)
+		unix.Close(fd)
+		if errors.Is(err, unix.ENOENT) {
+			return nil, ErrNoDocument
+		}
+		if err != nil {
+			return nil, &DocumentError{Path: rel, Reason: "is behind a symlink or something that is not a directory (" + p + ")"}
+		}
+		fd = next
+	}
+	ffd, err := unix.Openat(fd, parts[len(parts)-1], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	unix.Close(fd)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, ErrNoDocument
+	case errors.Is(err, unix.ELOOP):
+		return nil, &DocumentError{Path: rel, Reason: "is a symlink; ralph reads only a regular file"}
+	case err != nil:
+		return nil, &DocumentError{Path: rel, Reason: "cannot be opened: " + err.Error()}
+	}
+	f := os.NewFile(uintptr(ffd), rel)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, &DocumentError{Path: rel, Reason: "cannot be read: " + err.Error()}
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &DocumentError{Path: rel, Reason: fmt.Sprintf("is not a regular file (%s)", kind(info.Mode()))}
+	}
+	if info.Size() > max {
+		return nil, &DocumentError{Path: rel, Reason: fmt.Sprintf("is %d bytes, more than the limit of %d", info.Size(), max)}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &DocumentError{Path: rel, Reason: "cannot be read: " + err.Error()}
+	}
+	if int64(len(b)) > max {
+		return nil, &DocumentError{Path: rel, Reason: fmt.Sprintf("is more than the limit of %d bytes", max)}
+	}
+	return b, nil
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return m.Type().String()
+}

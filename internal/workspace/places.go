@@ -1,0 +1,74 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/git"
+)
+
+func commonDirOf(source string) (string, error) { return git.CommonDir(source) }
+
+// Places is where one run keeps ralph's repository and the agents' areas, and who the agent is.
+type Places struct {
+	GitDir string
+	Agents string
+	Owner  Owner // zero: the agent is ralph's own user
+	temp   string
+}
+
+// NewPlaces chooses the places for a run. As root (the Action's container), the agent runs as uid:gid and
+// everything lives in a fresh directory under the system's temporary directory that belongs to root and
+// that the agent may read (its own repository borrows ralph's objects) but not write. Otherwise the agent
+// is ralph's own user: ralph's repository is kept in cacheDir between runs, and Landlock is what keeps
+// the agent out of it.
+func NewPlaces(cacheDir string, uid, gid int) (Places, error) {
+	if os.Geteuid() != 0 {
+		if err := os.MkdirAll(cacheDir, 0o700); err != nil {
+			return Places{}, fmt.Errorf("creating ralph's cache directory: %w", err)
+		}
+		return Places{GitDir: filepath.Join(cacheDir, "git"), Agents: filepath.Join(cacheDir, "agents")}, nil
+	}
+	root, err := os.MkdirTemp("", "ralph-")
+	if err != nil {
+		return Places{}, err
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		return Places{}, err
+	}
+	p := Places{GitDir: filepath.Join(root, "git"), Agents: filepath.Join(root, "agents"), Owner: Owner{UID: uid, GID: gid}, temp: root}
+	if err := os.Mkdir(p.Agents, 0o755); err != nil {
+		return Places{}, err
+	}
+	return p, nil
+}
+
+// Close removes what the run made that is not kept.
+func (p Places) Close() error {
+	if p.temp == "" {
+		return nil
+	}
+	return removeAll(p.temp)
+}
+
+// CacheDir is where gh ralph keeps ralph's repository for the checkout at source, between runs: a
+// directory of its own under the user's cache directory, named after the checkout.
+func CacheDir(source string) (string, error) {
+	common, err := commonDirOf(source)
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(common))
+	name := filepath.Base(filepath.Dir(common)) // the checkout's directory name, for people who look
+	if filepath.Base(common) != ".git" {
+		name = strings.TrimSuffix(filepath.Base(common), ".git")
+	}
+	return filepath.Join(cache, "ralph", fmt.Sprintf("%s-%x", name, sum[:6])), nil
+}

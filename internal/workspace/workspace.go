@@ -1,0 +1,300 @@
+// Package workspace is where one step's agent works and how its work becomes a pushed commit. ralph keeps
+// its own git directory and index where the agent cannot write; the agent gets a copy of the repository of
+// its own (with its own HOME and TMPDIR), which ralph afterwards reads as files only: it records them in its
+// own index, checks that exact tree against the base, commits it itself and pushes that commit.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ralph-dev/gh-ralph/internal/git"
+)
+
+// Limits cap what ralph accepts from the agent.
+type Limits struct {
+	File     int64 // bytes of one file in the change
+	Total    int64 // bytes of all files the change adds or modifies
+	Document int64 // bytes of a document (research, plan, review)
+}
+
+// DefaultLimits: GitHub itself refuses files over 100 MiB and warns at 50 MiB.
+var DefaultLimits = Limits{File: 25 << 20, Total: 200 << 20, Document: 1 << 20}
+
+// Owner is the agent's identity when it runs as a user of its own; its copy, HOME and TMPDIR are given to
+// it. Zero: the agent is ralph's own user (gh ralph on a laptop).
+type Owner struct {
+	UID, GID int
+}
+
+// Options say where ralph keeps its repository and the agents' copies.
+type Options struct {
+	GitDir string // ralph's own git directory; the agent must not be able to write there
+	Agents string // where each issue's agent area is made: <Agents>/<issue>/{repo,home,tmp}
+	Source string // the user's checkout: its objects are borrowed and its origin is the remote
+	URL    string // the remote, when not the checkout's origin
+	Auth   git.Auth
+	Runner git.Runner
+	Owner  Owner
+	// Protected says whether a path is one the agent may not change (protected_paths).
+	Protected func(path string) bool
+	Limits    Limits
+}
+
+// Store is ralph's repository and the place where agent areas are made.
+type Store struct {
+	opts Options
+	repo *git.Repo
+}
+
+// Open opens (or makes) ralph's repository.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Limits == (Limits{}) {
+		opts.Limits = DefaultLimits
+	}
+	if opts.Protected == nil {
+		opts.Protected = func(string) bool { return false }
+	}
+	if opts.Runner == nil {
+		opts.Runner = git.ExecRunner{}
+	}
+	// ralph runs git in the agent's copy: a relative path would be resolved there.
+	for _, p := range []*string{&opts.GitDir, &opts.Agents} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
+	repo, err := git.Open(ctx, opts.Runner, opts.GitDir, opts.Source, opts.URL, opts.Auth)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{opts: opts, repo: repo}, nil
+}
+
+// Repo is ralph's repository.
+func (s *Store) Repo() *git.Repo { return s.repo }
+
+// Workspace is one step's agent area: the agent's copy of the branch, its HOME and TMPDIR, and ralph's
+// record of what the branch was and what ralph has built on it.
+type Workspace struct {
+	Dir  string // the agent's copy of the repository, its working directory
+	Home string // its HOME
+	Tmp  string // its TMPDIR
+
+	Branch    string
+	Base      string // the base branch's commit
+	Start     string // the branch's commit when the step began (Base for a new branch)
+	RemoteOld string // the branch's commit on the remote, "" while it does not exist
+
+	store *Store
+	area  string
+	index string // ralph's own index for this area
+	head  string // the commit ralph's next commit builds on: Start, then what ralph built
+	built string // the last commit ralph built in this step ("" none)
+	tree  string // the tree the last Collect checked
+}
+
+// Prepare gives the agent of issue a fresh area at the tip of branch (or at base when the branch does not
+// exist yet): ralph fetches both, writes the files into the agent's copy, and gives that copy a git
+// repository of the agent's own.
+func (s *Store) Prepare(ctx context.Context, issue int, branch, base string) (*Workspace, error) {
+	_, heads, err := s.repo.RemoteHeads(ctx, branch, base)
+	if err != nil {
+		return nil, err
+	}
+	bsha, ok := heads[base]
+	if !ok {
+		return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
+	}
+	refspecs := []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}
+	start, old := bsha, ""
+	if sha, ok := heads[branch]; ok {
+		refspecs = append(refspecs, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
+		start, old = sha, sha
+	}
+	if err := s.repo.Fetch(ctx, refspecs...); err != nil {
+		return nil, err
+	}
+	area := filepath.Join(s.opts.Agents, strconv.Itoa(issue))
+	if err := removeAll(area); err != nil {
+		return nil, fmt.Errorf("clearing the agent area of #%d: %w", issue, err)
+	}
+	w := &Workspace{
+		Dir: filepath.Join(area, "repo"), Home: filepath.Join(area, "home"), Tmp: filepath.Join(area, "tmp"),
+		Branch: branch, Base: bsha, Start: start, RemoteOld: old,
+		store: s, area: area, index: filepath.Join(s.opts.GitDir, "index-"+strconv.Itoa(issue)), head: start,
+	}
+	if err := os.MkdirAll(area, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{w.Dir, w.Home, w.Tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	_ = os.Remove(w.index)
+	if err := s.repo.Checkout(ctx, w.index, w.Dir, start); err != nil {
+		return nil, err
+	}
+	if err := s.repo.InitCopy(ctx, w.Dir, w.index, start); err != nil {
+		return nil, err
+	}
+	if o := s.opts.Owner; o.UID != 0 {
+		for _, d := range []string{w.Dir, w.Home, w.Tmp} {
+			if err := chownTree(d, o.UID, o.GID); err != nil {
+				return nil, fmt.Errorf("giving the agent its area: %w", err)
+			}
+		}
+	}
+	return w, nil
+}
+
+// Writable are the directories the agent may write: its copy, HOME and TMPDIR.
+func (w *Workspace) Writable() []string { return []string{w.Dir, w.Home, w.Tmp} }
+
+// Close removes the agent area (ralph's repository keeps what it built).
+func (w *Workspace) Close() error {
+	_ = os.Remove(w.index)
+	return removeAll(w.area)
+}
+
+// Committed returns the content of a file at the commit the step began from, as ralph's repository has
+// it ("" when there is none): earlier documents come from there, never from the agent's copy.
+func (w *Workspace) Committed(ctx context.Context, rel string) (string, error) {
+	if rel == "" {
+		return "", nil
+	}
+	b, found, err := w.store.repo.File(ctx, w.head, rel, w.store.opts.Limits.Document)
+	if err != nil || !found {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// FindStep finds the commit of a step on the branch (by its trailer), left by a run that stopped after
+// pushing it. Only commits on the remote branch count; the agent's own history is never read.
+func (w *Workspace) FindStep(ctx context.Context, key, value string) (string, bool, error) {
+	return w.store.repo.FindTrailer(ctx, w.Start, w.Base, key, value)
+}
+
+// Diff is the branch's change against the base, as pushed.
+func (w *Workspace) Diff(ctx context.Context) (string, error) {
+	return w.store.repo.Diff(ctx, w.Base, w.head)
+}
+
+// CommitDocument commits one document that ralph has read and checked (content), on top of the branch, as
+// a blob ralph writes itself: nothing else of the agent's copy goes into the commit.
+func (w *Workspace) CommitDocument(ctx context.Context, rel string, content []byte, msg string, author git.Signature) (string, error) {
+	r := w.store.repo
+	if err := r.ReadTree(ctx, w.index, w.head); err != nil {
+		return "", err
+	}
+	if err := r.AddBlob(ctx, w.index, rel, content); err != nil {
+		return "", err
+	}
+	tree, err := r.WriteTree(ctx, w.index)
+	if err != nil {
+		return "", err
+	}
+	if err := w.check(ctx, tree); err != nil {
+		return "", err
+	}
+	return w.commit(ctx, tree, msg, author)
+}
+
+// Commit commits the tree the last Collect checked.
+func (w *Workspace) Commit(ctx context.Context, msg string, author git.Signature) (string, error) {
+	if w.tree == "" {
+		return "", errors.New("commit: nothing was collected")
+	}
+	return w.commit(ctx, w.tree, msg, author)
+}
+
+func (w *Workspace) commit(ctx context.Context, tree, msg string, author git.Signature) (string, error) {
+	sha, err := w.store.repo.CommitTree(ctx, tree, w.head, msg, author)
+	if err != nil {
+		return "", err
+	}
+	w.head, w.built = sha, sha
+	return sha, nil
+}
+
+// Built is the commit ralph built in this step and has not pushed yet ("" when there is none).
+func (w *Workspace) Built() string {
+	if w.built == w.RemoteOld {
+		return ""
+	}
+	return w.built
+}
+
+// Push pushes the commit ralph built, if the branch is still where the step found it.
+func (w *Workspace) Push(ctx context.Context) error {
+	if w.built == "" || w.built == w.RemoteOld {
+		return nil
+	}
+	if err := w.store.repo.Push(ctx, w.built, w.Branch, w.RemoteOld); err != nil {
+		return err
+	}
+	w.RemoteOld = w.built
+	return nil
+}
+
+// removeAll removes a tree even where an agent took away its own write permission.
+func removeAll(path string) error {
+	err := os.RemoveAll(path)
+	if err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, werr error) error {
+		if werr == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}
+
+// chownTree gives every file under dir to uid:gid without following symlinks.
+func chownTree(dir string, uid, gid int) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
+
+// Clear removes any file at rel in the agent's copy (an earlier iteration's document must not pass for
+// this one's) and makes its directories, the agent's own, so the agent can write the document there.
+func (w *Workspace) Clear(rel string) error {
+	abs := filepath.Join(w.Dir, filepath.FromSlash(rel))
+	if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	dir := filepath.Dir(abs)
+	var made []string
+	for d := dir; d != w.Dir && len(d) > len(w.Dir); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if o := w.store.opts.Owner; o.UID != 0 {
+		for _, d := range made {
+			if err := os.Lchown(d, o.UID, o.GID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
