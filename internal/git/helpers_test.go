@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,101 +10,159 @@ import (
 	"testing"
 )
 
-// fixture is a bare origin, a clone of it (the user's checkout) with one commit on
-// main pushed, and a Repo on the clone. git runs with a private HOME and no system
-// config, passed through the runner so that tests can run in parallel.
+// fixture is a bare origin whose main has one commit, the user's checkout (a clone of it), and ralph's
+// repository opened on that checkout. ralph's runner gets a private, empty HOME; the test's own git
+// commands (setup, and the checks of what ralph did) run with a runner of their own.
 type fixture struct {
-	runner ExecRunner
-	home   string
-	origin string
-	repo   *Repo
-	base   string // the SHA of main
+	root     string
+	home     string
+	origin   string
+	checkout string
+	base     string // main's commit
+	runner   ExecRunner
+	repo     *Repo
 }
+
+// setupEnv is the environment of the test's own git commands: no config file at all, and an identity.
+func setupEnv(home string) []string {
+	return []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+	}
+}
+
+var sig = Signature{Name: "ralph", Email: "ralph@example.com"}
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	if err := os.Mkdir(home, 0o755); err != nil {
+	f := &fixture{root: root, home: filepath.Join(root, "home"), origin: filepath.Join(root, "origin.git"), checkout: filepath.Join(root, "checkout")}
+	mkdir(t, f.home)
+	f.runner = ExecRunner{Env: []string{"HOME=" + f.home, "XDG_CONFIG_HOME=" + filepath.Join(f.home, ".config")}}
+	f.git(t, root, "init", "--quiet", "--bare", "--initial-branch=main", f.origin)
+	f.git(t, root, "clone", "--quiet", f.origin, f.checkout)
+	writeFile(t, filepath.Join(f.checkout, "README.md"), "hello\n")
+	writeFile(t, filepath.Join(f.checkout, ".gitignore"), "*.log\n")
+	f.git(t, f.checkout, "add", ".")
+	f.git(t, f.checkout, "commit", "--quiet", "-m", "initial")
+	f.git(t, f.checkout, "push", "--quiet", "origin", "HEAD:refs/heads/main")
+	f.base = f.git(t, f.checkout, "rev-parse", "HEAD")
+	repo, err := Open(context.Background(), f.runner, filepath.Join(root, "ralph.git"), f.checkout, "", Auth{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	gitconfig := filepath.Join(home, ".gitconfig")
-	writeFile(t, gitconfig, "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n")
-	f := &fixture{
-		runner: ExecRunner{Env: []string{
-			"HOME=" + home,
-			"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-			"GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=" + gitconfig,
-		}},
-		home:   home,
-		origin: filepath.Join(root, "origin.git"),
-	}
-	checkout := filepath.Join(root, "checkout")
-	f.git(t, root, "init", "--quiet", "--bare", f.origin)
-	f.git(t, root, "clone", "--quiet", f.origin, checkout)
-	writeFile(t, filepath.Join(checkout, "README.md"), "hello\n")
-	writeFile(t, filepath.Join(checkout, ".gitignore"), "*.log\n")
-	f.git(t, checkout, "add", ".")
-	f.git(t, checkout, "commit", "--quiet", "-m", "initial")
-	f.git(t, checkout, "push", "--quiet", "origin", "HEAD:refs/heads/main")
-	f.base = f.git(t, checkout, "rev-parse", "HEAD")
-	f.repo = &Repo{Dir: checkout, Runner: f.runner, WorktreeRoot: filepath.Join(root, "worktrees")}
+	f.repo = repo
 	return f
 }
 
-// git runs git in dir and returns its trimmed stdout, failing the test on error.
+// git runs the test's own git in dir and returns its trimmed stdout.
 func (f *fixture) git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := f.runner.Run(context.Background(), dir, nil, args...)
+	return runGit(t, setupEnv(f.home), dir, args...)
+}
+
+// ralph runs the test's own git on ralph's repository (to look at what ralph did).
+func (f *fixture) ralph(t *testing.T, args ...string) string {
+	t.Helper()
+	return runGit(t, append(setupEnv(f.home), "GIT_DIR="+f.repo.GitDir), "", args...)
+}
+
+// remoteSHA is where branch points in the bare repository at dir ("" when nowhere).
+func (f *fixture) remoteSHA(t *testing.T, bare, branch string) string {
+	t.Helper()
+	out, _ := ExecRunner{Env: setupEnv(f.home)}.Run(context.Background(), bare, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	return strings.TrimSpace(string(out))
+}
+
+// commitFile builds, in ralph's repository, a commit on parent that writes name with content.
+func (f *fixture) commitFile(t *testing.T, r *Repo, parent, name, content, msg string) string {
+	t.Helper()
+	ctx := context.Background()
+	index := filepath.Join(t.TempDir(), "index")
+	if err := r.ReadTree(ctx, index, parent); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddBlob(ctx, index, name, []byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.WriteTree(ctx, index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := r.CommitTree(ctx, tree, parent, msg, sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha
+}
+
+func runGit(t *testing.T, env []string, dir string, args ...string) string {
+	t.Helper()
+	out, err := ExecRunner{Env: env}.Run(context.Background(), dir, nil, args...)
 	if err != nil {
 		t.Fatalf("git %v: %v", args, err)
 	}
 	return strings.TrimSpace(string(out))
 }
 
-// commit makes a commit in dir that writes name with content.
-func (f *fixture) commit(t *testing.T, dir, name, content string) string {
+func mkdir(t *testing.T, dir string) {
 	t.Helper()
-	writeFile(t, filepath.Join(dir, name), content)
-	f.git(t, dir, "add", "--all")
-	f.git(t, dir, "commit", "--quiet", "-m", "write "+name)
-	return f.git(t, dir, "rev-parse", "HEAD")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdir(t, filepath.Dir(path))
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
+// writeScript writes an executable shell script.
+func writeScript(t *testing.T, path, body string) {
+	t.Helper()
+	writeFile(t, path, "#!/bin/sh\n"+body+"\n")
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// recordingRunner records every command line and runs it with the real runner.
+func basic(token string) string {
+	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+}
+
+// call is one command a recordingRunner saw.
+type call struct {
+	args, env []string
+}
+
+// recordingRunner records every command line and environment and runs it with the real runner.
 type recordingRunner struct {
 	next  Runner
 	mu    sync.Mutex
-	calls [][]string
+	calls []call
 }
 
 func (r *recordingRunner) Run(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	r.mu.Lock()
-	r.calls = append(r.calls, append([]string(nil), args...))
+	r.calls = append(r.calls, call{append([]string(nil), args...), append([]string(nil), env...)})
 	r.mu.Unlock()
 	return r.next.Run(ctx, dir, env, args...)
 }
 
-func (r *recordingRunner) recorded() [][]string {
+func (r *recordingRunner) recorded() []call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([][]string(nil), r.calls...)
+	return append([]call(nil), r.calls...)
 }
 
-func chmodX(path string) error { return os.Chmod(path, 0o755) }
+// funcRunner answers every command with a function of its arguments.
+type funcRunner func(args []string) ([]byte, error)
+
+func (f funcRunner) Run(_ context.Context, _ string, _ []string, args ...string) ([]byte, error) {
+	return f(args)
+}
