@@ -174,6 +174,16 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 
+	// Every command that may run a step checks, before it touches an issue, that the agent can run.
+	switch trig.Command {
+	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep:
+		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
+			break
+		}
+		if err := r.preflight(cfg, sb); err != nil {
+			return err
+		}
+	}
 	switch trig.Command {
 	case CmdSweep:
 		return r.sweep(ctx, eng, gh, cfg)
@@ -187,11 +197,6 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	if trig.Fork {
 		a.Infof("the pull request comes from a fork: ralph only moves the issues' states; no agent runs on its code")
-	}
-	if !dry && (trig.Command == CmdAdvance || trig.Command == CmdSweep && !cfg.Sweep.Matrix) {
-		if err := r.preflight(cfg, sb); err != nil {
-			return err
-		}
 	}
 	if len(trig.Issues) == 0 {
 		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)

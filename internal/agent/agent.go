@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 // Invocation is one run of the agent for one step.
@@ -22,10 +23,15 @@ type Invocation struct {
 	Dir      string // the worktree, the process's working directory
 	// Prompt is given on stdin and in a temporary file outside Dir named by
 	// RALPH_PROMPT_FILE, which is removed afterwards.
-	Prompt  string
+	Prompt string
+	// TempDir is the agent's TMPDIR, where the prompt file is written readable by all, so that an
+	// agent running as another user can read it; "" writes it, private, in ralph's own.
+	TempDir string
 	Env     []string // base environment, already filtered by Environ
 	Timeout time.Duration
 	Output  io.Writer // the agent's stdout and stderr, streamed as they come
+	// Boundary confines the agent's processes and kills what they leave; nil runs the agent directly.
+	Boundary *sandbox.Boundary
 }
 
 // Result is how a run of the agent ended.

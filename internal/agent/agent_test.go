@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 // baseEnv is what a scripted agent needs to find sh, cat and sleep.
@@ -401,4 +404,133 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(%+v) (-want +got):\n%s", tt.cfg, diff)
 		}
 	}
+}
+
+// buildRalph builds ralph's binary, the supervisor of a confined agent, into a directory anyone can traverse.
+func buildRalph(t *testing.T) string {
+	t.Helper()
+	dir := openDir(t, -1)
+	exe := filepath.Join(dir, "gh-ralph")
+	build := exec.Command("go", "build", "-o", exe, "../../cmd/gh-ralph")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build gh-ralph: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// openDir is a new directory that uid (when not -1) owns and anyone can traverse, which t.TempDir is not.
+func openDir(t *testing.T, uid int) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "ralph-agent-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if uid >= 0 {
+		if err := os.Chown(d, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func TestRunThroughBoundary(t *testing.T) {
+	t.Parallel()
+	ralph := buildRalph(t)
+	// As root, the agent runs as another uid: each subtest has one no process has, as Reap kills all of a
+	// uid's processes.
+	separate := os.Geteuid() == 0 && runtime.GOOS == "linux"
+	owner := func(uid int) int {
+		if separate {
+			return uid
+		}
+		return -1
+	}
+
+	t.Run("protocol", func(t *testing.T) {
+		t.Parallel()
+		uid, _ := sandbox.PickIDs()
+		dir, spy, tmp := openDir(t, owner(uid)), openDir(t, owner(uid)), openDir(t, owner(uid))
+		b, err := sandbox.New(sandbox.Config{Separate: separate, UID: uid, GID: uid, Writable: []string{dir, spy, tmp}, Launcher: ralph})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := `
+printf 'UID=%s\n' "$(id -u)"
+for v in RALPH_COMMAND RALPH_ISSUE RALPH_ARTIFACT; do
+  eval "printf '%s=%s\n' $v \"\${$v-unset}\""
+done
+cat > "$SPY/stdin"
+cp "$RALPH_PROMPT_FILE" "$SPY/promptfile"
+printf '%s' "$RALPH_PROMPT_FILE" > "$SPY/promptpath"
+`
+		var out bytes.Buffer
+		inv := Invocation{
+			Command: "research", Issue: 42, Artifact: filepath.Join(dir, "doc.md"), Prompt: "Research issue 42.\n",
+			Dir: dir, TempDir: tmp, Env: append(baseEnv(), "SPY="+spy), Timeout: time.Minute, Output: &out, Boundary: b,
+		}
+		res, err := (&Command{Shell: script}).Run(context.Background(), inv)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v\n%s", res, err, out.String())
+		}
+		want := map[string]string{"UID": strconv.Itoa(os.Geteuid()), "RALPH_COMMAND": "research", "RALPH_ISSUE": "42", "RALPH_ARTIFACT": inv.Artifact}
+		if separate {
+			want["UID"] = strconv.Itoa(uid)
+		}
+		if diff := cmp.Diff(want, parseLines(out.String())); diff != "" {
+			t.Errorf("agent saw (-want +got):\n%s", diff)
+		}
+		for _, f := range []string{"stdin", "promptfile"} {
+			if b, err := os.ReadFile(filepath.Join(spy, f)); err != nil || string(b) != inv.Prompt {
+				t.Errorf("prompt on %s: got %q (%v), want %q", f, b, err, inv.Prompt)
+			}
+		}
+		path, _ := os.ReadFile(filepath.Join(spy, "promptpath"))
+		if filepath.Dir(string(path)) != tmp {
+			t.Errorf("prompt file %s is not in the agent's TMPDIR %s", path, tmp)
+		}
+		if _, err := os.Stat(string(path)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("prompt file %s still exists after the run (%v)", path, err)
+		}
+	})
+
+	t.Run("what escaped is killed after the grace period", func(t *testing.T) {
+		t.Parallel()
+		if !separate {
+			t.Skip("needs root: switching the agent to another uid (as the same user, only ralph's whole program, its subreaper, can find what escaped)")
+		}
+		uid, _ := sandbox.PickIDs()
+		dir := openDir(t, uid)
+		b, err := sandbox.New(sandbox.Config{Separate: true, UID: uid, GID: uid, Writable: []string{dir}, Launcher: ralph})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Deaf to SIGTERM, so that the supervisor dies with it at the SIGKILL, before it can clean up.
+		script := `setsid sh -c 'while :; do echo x >> "$0/escaped"; sleep 0.05; done' "$PWD" &
+trap '' TERM
+while [ ! -s escaped ]; do sleep 0.01; done
+sleep 300`
+		inv := Invocation{Dir: dir, Env: baseEnv(), Timeout: 500 * time.Millisecond, Boundary: b}
+		res, err := (&Command{Shell: script, Grace: 200 * time.Millisecond}).Run(context.Background(), inv)
+		if !res.TimedOut || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Run = %+v, %v; want timed out", res, err)
+		}
+		size := func() int64 {
+			info, err := os.Stat(filepath.Join(dir, "escaped"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.Size()
+		}
+		before := size()
+		time.Sleep(300 * time.Millisecond)
+		if after := size(); after != before {
+			t.Errorf("the escaped process still writes: %d bytes, then %d", before, after)
+			_, _ = b.Reap()
+		}
+	})
 }

@@ -32,7 +32,9 @@ var _ Runner = (*Command)(nil)
 // Run runs the agent in its own process group and waits for it. On timeout or
 // when ctx ends, the whole group gets SIGTERM, then SIGKILL after Grace. When the
 // agent exits, anything it left running in its group is killed, so that no stray
-// process changes the worktree while ralph commits it.
+// process changes the worktree while ralph commits it. With inv.Boundary, the
+// agent runs confined, under a supervisor that shares its group, and whatever
+// left the group is killed too.
 func (c *Command) Run(ctx context.Context, inv Invocation) (Result, error) {
 	return process{argv: []string{"sh", "-c", c.Shell}, grace: c.Grace}.run(ctx, inv)
 }
@@ -54,7 +56,7 @@ func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 	if info, err := os.Stat(inv.Dir); err != nil || !info.IsDir() {
 		return Result{}, fmt.Errorf("agent working directory %q is not a directory", inv.Dir)
 	}
-	promptFile, err := writePrompt(inv.Dir, inv.Prompt)
+	promptFile, err := writePrompt(inv.Dir, inv.TempDir, inv.Prompt)
 	if err != nil {
 		return Result{}, err
 	}
@@ -77,13 +79,19 @@ func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cmd := exec.Command(program, c.argv[1:]...)
+	var cmd *exec.Cmd
+	if inv.Boundary != nil {
+		// The supervisor leads the process group; the agent is in it.
+		cmd = inv.Boundary.Command(program, c.argv[1:])
+	} else {
+		cmd = exec.Command(program, c.argv[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	cmd.Dir = inv.Dir
 	cmd.Env = env
 	cmd.Stdin = stdin
 	cmd.Stdout = outW
 	cmd.Stderr = outW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	out := inv.Output
 	if out == nil {
@@ -144,6 +152,12 @@ func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 		waitErr = c.stop(pgid, waited, copied)
 		res.Duration = time.Since(start)
 	}
+	var reapErr error
+	if inv.Boundary != nil {
+		// What escaped the group (setsid, a killed supervisor's orphans) goes too, before the
+		// worktree is read.
+		_, reapErr = inv.Boundary.Reap()
+	}
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):
@@ -159,6 +173,8 @@ func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 
 	switch {
+	case reapErr != nil:
+		return res, fmt.Errorf("stop what the agent left running: %w", reapErr)
 	case res.Usage != nil && (res.Usage.OverBudget || res.Usage.HitTurnLimit) && !res.TimedOut && !res.Interrupted:
 		return res, &LimitError{Usage: *res.Usage, MaxTurns: c.limits.MaxTurns, MaxCost: c.limits.MaxCost}
 	case res.TimedOut:
@@ -205,10 +221,12 @@ func (c process) stop(pgid int, waited <-chan error, copied <-chan struct{}) err
 	return err
 }
 
-// writePrompt writes the prompt to a private temporary file that is not inside
-// dir, where the agent's changes would pick it up.
-func writePrompt(dir, prompt string) (string, error) {
-	f, err := os.CreateTemp("", "ralph-prompt-*.md")
+// writePrompt writes the prompt to a temporary file in tmp that is not inside
+// dir, where the agent's changes would pick it up. In tmp, the agent's own
+// TMPDIR, the file is readable by all, for an agent running as another user;
+// with tmp "", it is private, in ralph's TMPDIR.
+func writePrompt(dir, tmp, prompt string) (string, error) {
+	f, err := os.CreateTemp(tmp, "ralph-prompt-*.md")
 	if err != nil {
 		return "", fmt.Errorf("create prompt file: %w", err)
 	}
@@ -217,6 +235,13 @@ func writePrompt(dir, prompt string) (string, error) {
 		f.Close()
 		os.Remove(name)
 		return "", fmt.Errorf("temporary directory %s is inside the worktree %s; set TMPDIR elsewhere", filepath.Dir(name), dir)
+	}
+	if tmp != "" {
+		if err := f.Chmod(0o644); err != nil {
+			f.Close()
+			os.Remove(name)
+			return "", fmt.Errorf("create prompt file: %w", err)
+		}
 	}
 	if _, err := f.WriteString(prompt); err != nil {
 		f.Close()

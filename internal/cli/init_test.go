@@ -176,3 +176,28 @@ func (e *testEnv) client() *ghapi.Client {
 	}
 	return c
 }
+
+// Every checkout in the workflows users copy leaves no credential behind: ralph pushes with its own, and
+// a persisted one would be one more thing to keep from the agent.
+func TestWorkflowsDoNotPersistCredentials(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	b, err := templates.ReadFile("templates/workflow.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["init's workflow"] = string(b)
+	for _, name := range []string{"ralph.yml", "sweep.yml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["examples/"+name] = string(b)
+	}
+	for name, text := range files {
+		checkouts := strings.Count(text, "uses: actions/checkout@")
+		if checkouts == 0 || strings.Count(text, "persist-credentials: false") != checkouts {
+			t.Errorf("%s: %d checkouts, not each with persist-credentials: false", name, checkouts)
+		}
+	}
+}

@@ -9,10 +9,13 @@ import (
 	"strings"
 )
 
+// noFsync: the agent's copy is thrown away after the step, so waiting for the disk to sync it buys nothing.
+var noFsync = []string{"-c", "core.fsync=none"}
+
 // Checkout writes the files of commit into workTree (an empty directory), recording them in index, one
 // of ralph's own index files. The work tree gets no .git of ralph's.
 func (r *Repo) Checkout(ctx context.Context, index, workTree, commit string) error {
-	if _, err := r.run(ctx, workTree, []string{"GIT_INDEX_FILE=" + index}, "read-tree", "--reset", "-u", commit); err != nil {
+	if _, err := r.run(ctx, workTree, []string{"GIT_INDEX_FILE=" + index}, append(noFsync, "read-tree", "--reset", "-u", commit)...); err != nil {
 		return fmt.Errorf("checking out %s: %w", short(commit), err)
 	}
 	return nil
@@ -247,8 +250,9 @@ func (r *Repo) InitCopy(ctx context.Context, workTree, index, commit string) err
 		return err
 	}
 	// A file:// URL: git then speaks its protocol (which knows --depth) instead of copying the directory.
-	if _, err := r.run(ctx, "", nil, "clone", "--quiet", "--bare", "--depth=1", "--no-tags", "--template=",
-		"--branch", strings.TrimPrefix(ref, "refs/heads/"), "file://"+abs, dot); err != nil {
+	clone := append(noFsync, "clone", "--quiet", "--bare", "--depth=1", "--no-tags", "--template=",
+		"--branch", strings.TrimPrefix(ref, "refs/heads/"), "file://"+abs, dot)
+	if _, err := r.run(ctx, "", nil, clone...); err != nil {
 		return fmt.Errorf("giving the agent's copy a repository: %w", err)
 	}
 	// Not bare, and without ralph's repository as a remote: the agent has nothing of ralph's to push to.

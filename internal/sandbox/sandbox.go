@@ -1,0 +1,219 @@
+// Package sandbox confines the agent and the verify commands, which run the agent's code, to a boundary the
+// kernel enforces: another uid with no groups, writes only where Landlock allows them, and nothing of theirs
+// left running once they are done.
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// AgentUID and AgentGID are the agent's ids when Config.Separate leaves them unset: high enough to belong to
+// no one in the Action's container, and neither root nor 1001, which owns the runner's mounts.
+const (
+	AgentUID = 61000
+	AgentGID = 61000
+)
+
+// runnerUID owns the GitHub runner's workspace and temp mounts; an agent with that uid could write them.
+const runnerUID = 1001
+
+// SupervisorCommand is the argv[1] that makes ralph's main run [SupervisorMain] instead of the CLI.
+const SupervisorCommand = "__ralph-sandbox"
+
+// Exit codes of the supervisor when it, rather than the agent, failed.
+const (
+	// ExitSetup: the boundary could not be set up, and the agent was not started.
+	ExitSetup = 126
+	// ExitCleanup: the agent ran, but processes it left kept appearing and could not all be killed.
+	ExitCleanup = 125
+)
+
+// Config is the boundary one step's agent runs in.
+type Config struct {
+	// Separate runs the agent as UID/GID with no supplementary groups. It needs ralph to be root (the
+	// Action's container).
+	Separate bool
+	// UID and GID are the agent's ids when Separate; 0 means AgentUID/AgentGID. They must not be 0 or 1001
+	// (1001 owns the runner's mounts).
+	UID, GID int
+	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
+	// HOME, its TMPDIR. /dev/null and the like are added.
+	Writable []string
+	// RequireLandlock makes a kernel without Landlock an error instead of a warning.
+	RequireLandlock bool
+	// ReapDescendants makes Reap, when not Separate, kill every process descended from ralph that is
+	// still running, which is what catches the agent's orphans once Prepare made ralph their subreaper.
+	// Only a whole program that runs nothing else at the time (ralph's doors) may set it: inside a test
+	// binary it would kill the other tests' processes.
+	ReapDescendants bool
+	// Launcher is ralph's own executable, run as the supervisor; "" means os.Executable().
+	Launcher string
+	// Logf is where whether Landlock is in force is said, once; nil says nothing.
+	Logf func(format string, args ...any)
+
+	// noLandlock pretends the kernel has no Landlock, for tests.
+	noLandlock bool
+}
+
+// Boundary runs commands confined as its Config says.
+type Boundary struct {
+	separate        bool
+	uid, gid        int
+	writable        []string
+	reapDescendants bool
+	launcher        string
+	abi             int
+	why             string // why there is no Landlock, when abi is 0
+}
+
+// New checks cfg and finds out what this kernel can enforce. It does not touch the filesystem.
+func New(cfg Config) (*Boundary, error) {
+	b := &Boundary{separate: cfg.Separate, reapDescendants: cfg.ReapDescendants, launcher: cfg.Launcher}
+	if cfg.Separate {
+		if runtime.GOOS != "linux" {
+			return nil, fmt.Errorf("running the agent as another user needs Linux, not %s", runtime.GOOS)
+		}
+		if os.Geteuid() != 0 {
+			return nil, errors.New("running the agent as another user needs ralph to run as root")
+		}
+		b.uid, b.gid = cfg.UID, cfg.GID
+		if b.uid == 0 {
+			b.uid = AgentUID
+		}
+		if b.gid == 0 {
+			b.gid = AgentGID
+		}
+		for _, id := range []struct {
+			name string
+			v    int
+		}{{"uid", b.uid}, {"gid", b.gid}} {
+			if id.v < 0 || id.v == runnerUID {
+				return nil, fmt.Errorf("agent %s %d is not allowed (not root, not %d, which owns the runner's files)", id.name, id.v, runnerUID)
+			}
+		}
+	}
+	for _, w := range cfg.Writable {
+		if !filepath.IsAbs(w) {
+			return nil, fmt.Errorf("writable directory %q is not an absolute path", w)
+		}
+		b.writable = append(b.writable, filepath.Clean(w))
+	}
+	if b.launcher == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find ralph's executable to supervise the agent: %w", err)
+		}
+		b.launcher = exe
+	}
+	b.abi, b.why = landlockABI()
+	if cfg.noLandlock {
+		b.abi, b.why = 0, "turned off for a test"
+	}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	switch {
+	case b.abi > 0:
+		logf("landlock: ABI %d, the agent writes only under %s", b.abi, b.writableList())
+	case cfg.RequireLandlock:
+		return nil, fmt.Errorf("landlock is required (sandbox.require_landlock) but not available: %s", b.why)
+	default:
+		logf("landlock: not available (%s); the agent can write wherever its uid may", b.why)
+	}
+	return b, nil
+}
+
+// ABI is the Landlock ABI the boundary enforces; 0 means none.
+func (b *Boundary) ABI() int { return b.abi }
+
+// Describe is the boundary in one line, for logs.
+func (b *Boundary) Describe() string {
+	who := "same user as ralph"
+	if b.separate {
+		who = fmt.Sprintf("uid %d, gid %d, no groups", b.uid, b.gid)
+	}
+	if b.abi == 0 {
+		return fmt.Sprintf("%s; no landlock (%s), writes not confined", who, b.why)
+	}
+	s := fmt.Sprintf("%s; landlock ABI %d, writes confined to %s and terminal-like devices", who, b.abi, b.writableList())
+	if b.abi >= 6 {
+		s += ", signals and abstract sockets confined to its own processes"
+	}
+	return s
+}
+
+func (b *Boundary) writableList() string {
+	if len(b.writable) == 0 {
+		return "nothing"
+	}
+	return strings.Join(b.writable, ", ")
+}
+
+// Command is program with args, run under the boundary by the supervisor, ralph's own executable. The
+// caller sets Dir, Env, Stdin, Stdout and Stderr, and signals the process group, which the supervisor and
+// the agent share. The supervisor also starts a session, so the agent has no controlling terminal to push
+// input into (TIOCSTI) or read from.
+//
+// The supervisor's argv is readable by every process: it holds no secret, only the boundary's settings.
+func (b *Boundary) Command(program string, args []string) *exec.Cmd {
+	argv := []string{b.launcher, SupervisorCommand}
+	if b.separate {
+		argv = append(argv, "-separate", "-uid", strconv.Itoa(b.uid), "-gid", strconv.Itoa(b.gid))
+	}
+	if b.abi > 0 {
+		argv = append(argv, "-landlock")
+	}
+	for _, w := range b.writable {
+		argv = append(argv, "-writable", w)
+	}
+	argv = append(argv, "--", program)
+	argv = append(argv, args...)
+	return &exec.Cmd{Path: b.launcher, Args: argv, SysProcAttr: sessionAttr()}
+}
+
+// spec is the boundary as the supervisor receives it on its command line, and the command to run in it.
+type spec struct {
+	separate bool
+	uid, gid int
+	landlock bool
+	writable []string
+	program  string
+	args     []string
+}
+
+// parseSpec reads the arguments Command gives the supervisor.
+func parseSpec(args []string) (spec, error) {
+	var s spec
+	fs := flag.NewFlagSet(SupervisorCommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&s.separate, "separate", false, "run the command as -uid and -gid, with no groups")
+	fs.IntVar(&s.uid, "uid", 0, "the command's uid")
+	fs.IntVar(&s.gid, "gid", 0, "the command's gid")
+	fs.BoolVar(&s.landlock, "landlock", false, "confine writes with Landlock, or fail")
+	fs.Func("writable", "a directory the command may write (repeated)", func(v string) error {
+		s.writable = append(s.writable, v)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return spec{}, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return spec{}, errors.New("no command to run")
+	}
+	if s.separate && (s.uid <= 0 || s.gid <= 0 || s.uid == runnerUID || s.gid == runnerUID) {
+		return spec{}, fmt.Errorf("uid %d, gid %d not allowed for the agent", s.uid, s.gid)
+	}
+	s.program, s.args = rest[0], rest[1:]
+	return s, nil
+}

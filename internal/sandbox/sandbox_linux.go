@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// reapTimeout bounds how long processes of the agent may keep appearing while they are being killed
+// (a fork bomb outrunning the kills) before that is an error.
+const reapTimeout = 10 * time.Second
+
+// landlockABI is the kernel's Landlock ABI version, or 0 and why there is none.
+func landlockABI() (int, string) {
+	v, err := ll.LandlockGetABIVersion()
+	switch {
+	case err != nil:
+		return 0, fmt.Sprintf("landlock_create_ruleset: %v", err)
+	case v < 1:
+		return 0, fmt.Sprintf("landlock_create_ruleset reported ABI %d", v)
+	}
+	return v, ""
+}
+
+// Prepare protects ralph's own process from an agent that runs as the same user, and is called first in
+// main for every command. Not dumpable: a same-uid process cannot read /proc/<ralph>/environ or mem, where
+// ralph's tokens are, nor ptrace ralph. Child subreaper: what the agent leaves behind by double-forking or
+// setsid comes back to ralph, which Reap can then find, instead of to init.
+func Prepare() error {
+	var errs []error
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		errs = append(errs, fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err))
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		errs = append(errs, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Reap makes sure nothing of the agent is still running once the supervised command has ended, which
+// matters when the supervisor itself was killed (SIGKILL after the grace period) before it could clean up.
+// Separate, it kills every process of the agent's uid; otherwise, with ReapDescendants, every process
+// descended from ralph. It is safe to call more than once.
+func (b *Boundary) Reap() (killed int, err error) {
+	t := target{uid: -1}
+	switch {
+	case b.separate:
+		t.uid = b.uid
+	case b.reapDescendants:
+		t.root = os.Getpid()
+	default:
+		return 0, nil
+	}
+	return sweep(t, reapTimeout)
+}
+
+// writeRights are the Landlock rights the boundary handles, at an ABI: everything that changes the
+// filesystem. Reading and executing are not handled, so they stay allowed everywhere.
+func writeRights(abi int) landlock.AccessFSSet {
+	r := landlock.AccessFSSet(ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+		ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
+		ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym)
+	if abi >= 2 {
+		r |= ll.AccessFSRefer // git renames its objects and lock files across directories
+	}
+	if abi >= 3 {
+		r |= ll.AccessFSTruncate
+	}
+	return r
+}
+
+// confine applies Landlock to this process, all its threads, and so to every process it starts: writes
+// only under writable and to the devices; from ABI 6, no signals to and no abstract unix sockets of
+// processes outside the domain (ralph, on a laptop). The network is left open: the agent needs its model's
+// API, and a token it could send there is not in its environment.
+func confine(abi int, writable []string) error {
+	rights := writeRights(abi)
+	var scoped landlock.ScopedSet
+	if abi >= 6 {
+		scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
+	}
+	cfg, err := landlock.NewConfig(rights, scoped)
+	if err != nil {
+		return err
+	}
+	// The character devices every program may write, outside Writable (/dev/pts for the terminals it
+	// opens with /dev/ptmx). Not /dev/shm: on a laptop it holds other programs' shared memory.
+	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+	rules := []landlock.Rule{
+		landlock.PathAccess(rights&(ll.AccessFSWriteFile|ll.AccessFSTruncate), devices...).IgnoreIfMissing(),
+	}
+	if len(writable) > 0 {
+		rules = append(rules, landlock.PathAccess(rights, writable...))
+	}
+	return cfg.Restrict(rules...)
+}

@@ -1,0 +1,93 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/git"
+)
+
+// BenchmarkStep measures what the boundary's git side costs one step of ralph, apart from the agent: make
+// the agent's copy of a branch (fetch, checkout, the copy's own shallow repository), read back its change
+// as files into ralph's own index, check the tree, commit, and remove the copy. The repository has 2,000
+// files of 4 KiB (8 MiB), a mid-sized project. It reports the copy's disk use beside the time.
+//
+//	go test ./internal/workspace -run '^$' -bench Step -benchtime 20x
+func BenchmarkStep(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	origin := filepath.Join(root, "origin.git")
+	seed := filepath.Join(root, "seed")
+	run := func(dir string, args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+root, "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run(root, "init", "-q", "--bare", "--initial-branch=main", origin)
+	run(root, "init", "-q", "--initial-branch=main", seed)
+	content := make([]byte, 4096)
+	for i := range content {
+		content[i] = byte('a' + i%26)
+	}
+	for i := 0; i < 2000; i++ {
+		p := filepath.Join(seed, fmt.Sprintf("dir%02d", i%40), fmt.Sprintf("file%04d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, append([]byte(fmt.Sprint(i)), content...), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run(seed, "add", "-A")
+	run(seed, "commit", "-q", "-m", "seed")
+	run(seed, "push", "-q", origin, "HEAD:refs/heads/main")
+	run(seed, "remote", "add", "origin", origin)
+
+	store, err := Open(ctx, Options{GitDir: filepath.Join(root, "ralph.git"), Agents: filepath.Join(root, "agents"), Source: seed, Runner: git.ExecRunner{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var disk int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, err := store.Prepare(ctx, 1, "ralph/1-bench", "main")
+		if err != nil {
+			b.Fatal(err)
+		}
+		disk = du(w.area)
+		if err := os.WriteFile(filepath.Join(w.Dir, "dir00", "new.txt"), []byte("phase\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Collect(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Commit(ctx, "phase", git.Signature{Name: "ralph", Email: "r@r"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(disk)/(1<<20), "MiB-copy")
+}
+
+func du(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
