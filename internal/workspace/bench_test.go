@@ -14,11 +14,17 @@ import (
 
 // BenchmarkStep measures what the boundary's git side costs one step of ralph, apart from the agent: make
 // the agent's copy of a branch (fetch, checkout, the copy's own shallow repository), read back its change
-// as files into ralph's own index, check the tree, commit, and remove the copy. The repository has 2,000
-// files of 4 KiB (8 MiB), a mid-sized project. It reports the copy's disk use beside the time.
+// as files into ralph's own index, check the tree, commit, and remove the copy. The repositories have 20
+// and 2,000 files of 4 KiB (8 MiB, a mid-sized project). It reports the copy's disk use beside the time.
 //
 //	go test ./internal/workspace -run '^$' -bench Step -benchtime 20x
 func BenchmarkStep(b *testing.B) {
+	for _, files := range []int{20, 2000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) { benchmarkStep(b, files) })
+	}
+}
+
+func benchmarkStep(b *testing.B, files int) {
 	ctx := context.Background()
 	root := b.TempDir()
 	origin := filepath.Join(root, "origin.git")
@@ -37,7 +43,7 @@ func BenchmarkStep(b *testing.B) {
 	for i := range content {
 		content[i] = byte('a' + i%26)
 	}
-	for i := 0; i < 2000; i++ {
+	for i := 0; i < files; i++ {
 		p := filepath.Join(seed, fmt.Sprintf("dir%02d", i%40), fmt.Sprintf("file%04d.txt", i))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			b.Fatal(err)
