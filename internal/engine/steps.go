@@ -389,19 +389,17 @@ func artifactPath(kind string, ic *issue, suffix string) string {
 }
 
 func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
+	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
+	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
+	hidden := hidTitle.Add(hidBody)
 	d := prompts.Data{
 		Repository: ownerRepo(ic.gh.HTMLURL),
-		Issue: prompts.Issue{
-			Number: ic.n,
-			Title:  prompts.Sanitize(ic.gh.Title, prompts.MaxTitle),
-			Body:   prompts.Sanitize(ic.gh.Body, prompts.MaxBody),
-			URL:    ic.gh.HTMLURL,
-		},
-		Artifact:  artifact,
-		Branch:    ic.rec.Branch,
-		Base:      ic.rec.Base,
-		Verify:    e.Config.Verify,
-		Protected: e.Config.ProtectedPaths,
+		Issue:      prompts.Issue{Number: ic.n, Title: title, Body: body, URL: ic.gh.HTMLURL},
+		Artifact:   artifact,
+		Branch:     ic.rec.Branch,
+		Base:       ic.rec.Base,
+		Verify:     e.Config.Verify,
+		Protected:  e.Config.ProtectedPaths,
 	}
 	for _, c := range ic.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
@@ -416,8 +414,11 @@ func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (pr
 			d.Omitted++
 			continue
 		}
-		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: prompts.Sanitize(c.Body, prompts.MaxComment)})
+		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
+		hidden = hidden.Add(hid)
+		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
 	}
+	d.Hidden = hidden.String()
 	return d, nil
 }
 
