@@ -352,7 +352,7 @@ func (e *env) comment(n int, body, user string) result {
 }
 
 // invariants hold after every run: at most one state label (exactly one once the status comment exists),
-// at most one status comment, each artifact comment posted once.
+// at most one status comment of ralph's own, each artifact comment posted once.
 func (e *env) invariants(n int) {
 	e.t.Helper()
 	var states []string
@@ -364,7 +364,7 @@ func (e *env) invariants(n int) {
 	status := 0
 	markers := map[string]int{}
 	for _, c := range e.srv.Comments(n) {
-		if strings.HasPrefix(c.Body, "<!-- ralph:status -->") {
+		if isStatus(c) {
 			status++
 		}
 		if m := artifactMarker.FindString(c.Body); m != "" {
@@ -444,12 +444,18 @@ func (e *env) wantState(n int, want workflow.State) {
 	}
 }
 
+// isStatus says whether c is ralph's status comment: the marker, in a comment ralph (the token's account)
+// wrote. Anyone can post a comment that starts with the marker; ralph ignores those.
+func isStatus(c githubtest.Comment) bool {
+	return c.User == githubtest.BotLogin && strings.HasPrefix(c.Body, "<!-- ralph:status -->")
+}
+
 // statusComment returns the one status comment.
 func (e *env) statusComment(n int) string {
 	e.t.Helper()
 	var found []string
 	for _, c := range e.srv.Comments(n) {
-		if strings.HasPrefix(c.Body, "<!-- ralph:status -->") {
+		if isStatus(c) {
 			found = append(found, c.Body)
 		}
 	}
