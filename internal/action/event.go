@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -243,7 +244,8 @@ func branchIssue(ref, prefix string) int {
 func HelpText(unknown string) string {
 	var b strings.Builder
 	if unknown != "" {
-		fmt.Fprintf(&b, "ralph does not know the command `%s`.", unknown)
+		// The command is whatever its commenter wrote: quoted inert, it can mention or reference nothing.
+		fmt.Fprintf(&b, "ralph does not know the command `%s`.", strings.ReplaceAll(engine.Inert(unknown), "`", "'"))
 	} else {
 		b.WriteString("ralph needs a command after `/ralph`.")
 	}

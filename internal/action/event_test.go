@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -200,5 +201,17 @@ func TestClosedIssues(t *testing.T) {
 	got := ClosedIssues("Closes #1, fixes: #2\nResolved #3 and closes #1; see #4")
 	if diff := cmp.Diff([]int{1, 2, 3}, got); diff != "" {
 		t.Errorf("ClosedIssues (-want +got):\n%s", diff)
+	}
+}
+
+// TestHelpTextQuotesInert: anyone can comment `/ralph <word>`; ralph's reply quotes the word, which must
+// not make ralph mention someone or reference an issue.
+func TestHelpTextQuotesInert(t *testing.T) {
+	t.Parallel()
+	for _, word := range []string{"@mona", "x`@mona`", "fixes#2", "https://github.com/octo/demo/issues/2"} {
+		got := HelpText(word)
+		if strings.Contains(got, "@mona") || strings.Contains(got, "#2") || strings.Contains(got, "https://") {
+			t.Errorf("HelpText(%q) = %q", word, got)
+		}
 	}
 }

@@ -436,9 +436,10 @@ func FirstState(c config.Config) workflow.State {
 
 var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 
-// Slug makes a branch- and file-name-safe short form of an issue title.
+// Slug makes a branch- and file-name-safe short form of an issue title, one that forms no reference to
+// another issue (see inertSlug).
 func Slug(title string) string {
-	s := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	s := inertSlug(strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-"))
 	if len(s) > 40 {
 		s = strings.TrimRight(s[:40], "-")
 	}

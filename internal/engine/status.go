@@ -81,7 +81,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			if p.SHA != "" {
 				mark, sha = "x", " — "+short(p.SHA)
 			}
-			fmt.Fprintf(&b, "- [%s] Phase %d: %s%s\n", mark, i+1, p.Title, sha)
+			fmt.Fprintf(&b, "- [%s] Phase %d: %s%s\n", mark, i+1, Inert(p.Title), sha)
 		}
 	}
 

@@ -712,7 +712,7 @@ func (e *Engine) research(ctx context.Context, ic *issue) error {
 	}
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "research", command: "research", header: "## Research Document",
-		rel: artifactPath("research", ic, ""), subject: fmt.Sprintf("ralph: research for #%d %s", ic.n, ic.gh.Title),
+		rel: artifactPath("research", ic, ""), subject: fmt.Sprintf("ralph: research for #%d %s", ic.n, Inert(ic.gh.Title)),
 	}, d)
 	if err != nil {
 		return err
@@ -781,7 +781,7 @@ func (e *Engine) plan(ctx context.Context, ic *issue) error {
 	var phases []Phase
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "plan", command: "plan", header: "## Implementation Plan", rel: rel,
-		subject: fmt.Sprintf("ralph: plan for #%d %s", ic.n, ic.gh.Title),
+		subject: fmt.Sprintf("ralph: plan for #%d %s", ic.n, Inert(ic.gh.Title)),
 		check:   func(doc string) (err error) { phases, err = ParsePhases(doc); return err },
 	}, d)
 	if err != nil {
@@ -826,7 +826,7 @@ func (e *Engine) review(ctx context.Context, ic *issue) error {
 	var verdict string
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "review", command: "review", header: "## Plan Review", rel: artifactPath("reviews", ic, ""),
-		subject: fmt.Sprintf("ralph: plan review for #%d %s", ic.n, ic.gh.Title),
+		subject: fmt.Sprintf("ralph: plan review for #%d %s", ic.n, Inert(ic.gh.Title)),
 		check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
 	}, d)
 	if err != nil {
@@ -929,7 +929,7 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 	if _, err := e.guard(ctx, ws, "implement"); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, ph.Title, trailerKey, key)
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ph.Title), trailerKey, key)
 	head, _, err := ws.wt.CommitAll(ctx, msg, e.Author)
 	if err != nil {
 		return fmt.Errorf("committing phase %d: %w", k+1, err)
@@ -963,7 +963,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		doc, art, err := e.document(ctx, ic, ws, docStep{
 			kind: "self-review", command: "self-review", header: "## Self-Review",
 			rel:     artifactPath("reviews", ic, "-self-review"),
-			subject: fmt.Sprintf("ralph: self-review for #%d %s", ic.n, ic.gh.Title),
+			subject: fmt.Sprintf("ralph: self-review for #%d %s", ic.n, Inert(ic.gh.Title)),
 			check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
 		}, d)
 		if err != nil {
@@ -995,7 +995,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 	}
 	if pr == nil || pr.State != "open" {
 		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
-			Title: fmt.Sprintf("%s (#%d)", ic.gh.Title, ic.n),
+			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
 			Body:  e.pullBody(ic),
 			Head:  ic.rec.Branch,
 			Base:  ic.rec.Base,
@@ -1024,10 +1024,10 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 
 func (e *Engine) pullBody(ic *issue) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, ic.gh.Title, len(ic.rec.Phases))
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, Inert(ic.gh.Title), len(ic.rec.Phases))
 	b.WriteString("## Phases\n\n")
 	for i, p := range ic.rec.Phases {
-		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, p.Title, short(p.SHA))
+		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
 	}
 	b.WriteString("\n## Documents\n\n")
 	for _, kind := range []string{"research", "plan", "review", "self-review"} {
