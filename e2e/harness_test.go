@@ -66,7 +66,13 @@ func agentCommand(t testing.TB) string {
 // newEnv makes a repository whose default branch holds the given .github/ralph.yml.
 func newEnv(t testing.TB, configYAML string) *env {
 	t.Helper()
-	e := &env{t: t, srv: githubtest.New(t, githubtest.Options{}), home: t.TempDir(), control: t.TempDir()}
+	return newEnvWith(t, configYAML, githubtest.Options{})
+}
+
+// newEnvWith is newEnv on a test server made with opts.
+func newEnvWith(t testing.TB, configYAML string, opts githubtest.Options) *env {
+	t.Helper()
+	e := &env{t: t, srv: githubtest.New(t, opts), home: t.TempDir(), control: t.TempDir()}
 	e.srv.SetPermission(maintainer, "admin")
 	seed := filepath.Join(t.TempDir(), "seed")
 	e.git("", "clone", "-q", e.srv.BareRepo, seed)
@@ -364,7 +370,7 @@ func (e *env) invariants(n int) {
 	status := 0
 	markers := map[string]int{}
 	for _, c := range e.srv.Comments(n) {
-		if isStatus(c) {
+		if e.isStatus(c) {
 			status++
 		}
 		if m := artifactMarker.FindString(c.Body); m != "" {
@@ -446,8 +452,8 @@ func (e *env) wantState(n int, want workflow.State) {
 
 // isStatus says whether c is ralph's status comment: the marker, in a comment ralph (the token's account)
 // wrote. Anyone can post a comment that starts with the marker; ralph ignores those.
-func isStatus(c githubtest.Comment) bool {
-	return c.User == githubtest.BotLogin && strings.HasPrefix(c.Body, "<!-- ralph:status -->")
+func (e *env) isStatus(c githubtest.Comment) bool {
+	return c.User == e.srv.TokenLogin() && strings.HasPrefix(c.Body, "<!-- ralph:status -->")
 }
 
 // statusComment returns the one status comment.
@@ -455,7 +461,7 @@ func (e *env) statusComment(n int) string {
 	e.t.Helper()
 	var found []string
 	for _, c := range e.srv.Comments(n) {
-		if isStatus(c) {
+		if e.isStatus(c) {
 			found = append(found, c.Body)
 		}
 	}

@@ -156,6 +156,7 @@ func (r *runner) run(ctx context.Context) error {
 		Prompts:  prompts.New(workspace),
 		Lock:     r.locker(gh, cfg, runID),
 		Auth:     engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
+		Identity: engine.OnceIdentity(gh.Viewer),
 		Log:      actionLog{a: a, out: r.env.Stdout},
 		Run:      info,
 		Author:   git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},

@@ -175,11 +175,8 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
 	}
 	ic := &issue{n: n, gh: gi, comments: comments}
-	for i := range comments {
-		if strings.HasPrefix(comments[i].Body, StatusMarker) {
-			ic.status = &comments[i]
-			break
-		}
+	if err := e.findStatus(ctx, ic); err != nil {
+		return nil, err
 	}
 	if ic.status != nil {
 		rec, ok, err := ParseRecord(ic.status.Body)
@@ -352,20 +349,22 @@ func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body stri
 	if !strings.Contains(body, marker) {
 		body = body + "\n\n" + marker
 	}
-	for i, c := range ic.comments {
-		if !strings.Contains(c.Body, marker) {
-			continue
-		}
-		if c.Body == body {
-			return c, nil
-		}
-		cm, err := e.GitHub.UpdateComment(ctx, c.ID, body)
-		if err == nil {
-			ic.comments[i] = cm
-		}
-		return cm, err
+	// Only a comment of ralph's own: anyone can post one that carries the marker.
+	i, err := e.ownComment(ctx, ic, func(b string) bool { return strings.Contains(b, marker) })
+	if err != nil {
+		return ghapi.Comment{}, err
 	}
-	return e.createComment(ctx, ic, marker, body)
+	if i < 0 {
+		return e.createComment(ctx, ic, marker, body)
+	}
+	if c := ic.comments[i]; c.Body == body {
+		return c, nil
+	}
+	cm, err := e.GitHub.UpdateComment(ctx, ic.comments[i].ID, body)
+	if err == nil {
+		ic.comments[i] = cm
+	}
+	return cm, err
 }
 
 // createComment posts a comment that carries marker. When the answer is an error, GitHub may have posted it
@@ -383,7 +382,10 @@ func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body stri
 		}
 		found := false
 		for _, c := range comments {
-			if strings.Contains(c.Body, marker) {
+			if !strings.Contains(c.Body, marker) {
+				continue
+			}
+			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {
 				cm, found = c, true
 			}
 		}

@@ -106,6 +106,9 @@ type Engine struct {
 	Prompts  *prompts.Set
 	Lock     Locker
 	Auth     Authorizer
+	// Identity asks GitHub which account ralph's token writes as (see author.go; ActionsBot needs no
+	// asking); nil: never asked.
+	Identity func(ctx context.Context) (string, error)
 	Log      Logger
 	Run      RunInfo
 	Author   git.Signature
