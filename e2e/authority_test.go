@@ -70,6 +70,48 @@ func TestForgedRecordIgnored(t *testing.T) {
 	}
 }
 
+// TestTriageCannotMoveTheState: someone with triage permission (labels, nothing more) moves the state label
+// from Plan in Review to In Progress. The record decides: the next run puts the label back, says so in the
+// status comment, and implements nothing no one approved.
+func TestTriageCannotMoveTheState(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: interactive\nresearch: false\n"))
+	e.srv.SetPermission("trina", "triage")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	e.wantState(n, workflow.PlanInReview)
+	inv := len(e.invocations())
+
+	e.srv.RemoveLabel(n, workflow.PlanInReview.Label(), "trina")
+	e.srv.AddLabel(n, workflow.InProgress.Label(), "trina")
+	r := e.run("schedule", map[string]any{"schedule": "17 * * * *"}, nil)
+	e.invariants(n)
+	if r.exit != 0 {
+		t.Fatalf("sweep: exit %d\n%s", r.exit, r.stdout)
+	}
+	if got := e.invocations()[inv:]; len(got) != 0 {
+		t.Errorf("the agent ran %q on a plan no one approved", got)
+	}
+	e.wantState(n, workflow.PlanInReview)
+	if subjects, _ := e.branch(branch); len(matching(subjects, "Phase")) != 0 {
+		t.Errorf("a phase was pushed: %v", subjects)
+	}
+	status := e.statusComment(n)
+	if !strings.Contains(status, "`ralph:in-progress`") || !strings.Contains(status, "put back") {
+		t.Errorf("the status comment does not say the label was repaired:\n%s", status)
+	}
+
+	// The same with a dispatch: the label is a view, the run reads the record.
+	e.srv.RemoveLabel(n, workflow.PlanInReview.Label(), "trina")
+	e.srv.AddLabel(n, workflow.InReview.Label(), "trina")
+	e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n)}), nil)
+	e.invariants(n)
+	e.wantState(n, workflow.PlanInReview)
+	if got := e.invocations()[inv:]; len(got) != 0 {
+		t.Errorf("the agent ran %q", got)
+	}
+}
+
 // TestIssueTextFormsNoReference: an issue titled "…, fixes #1" gets a pull request and commits whose text
 // closes, mentions and references no other issue and no one: merging it leaves #1 open.
 func TestIssueTextFormsNoReference(t *testing.T) {
@@ -200,5 +242,37 @@ func TestRecordOfAnotherToken(t *testing.T) {
 				t.Errorf("%d viewer queries in one run, want at most %d", got, tt.viewers)
 			}
 		})
+	}
+}
+
+// TestTriageCannotMoveSubIssues: a parent split into sub-issues follows their records, not their labels: a
+// triage user who moves the sub-issues' labels to Done and In Review does not move the parent.
+func TestTriageCannotMoveSubIssues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "triage: true\nresearch: false\nreview: skip\nself_review: false\n"))
+	e.srv.SetPermission("trina", "triage")
+	e.setControl("phases", "1")
+	e.setControl("triage-1", "Too big.\n\nDECISION: split\n\n## Sub-issue: Add the parser\n\nParse it.\n\n## Sub-issue: Use the parser\n\nWire it.\n\nBlocked by: 1\n")
+	parent := e.srv.CreateIssue("octocat", "Big feature", "Do all of it.")
+	e.label(parent, maintainer)
+	e.chain(20)
+	kids := e.srv.SubIssues(parent)
+	if len(kids) != 2 {
+		t.Fatalf("sub-issues %v", kids)
+	}
+	first, second := kids[0], kids[1]
+	e.wantState(first, workflow.InReview)
+	e.wantState(parent, workflow.InProgress)
+
+	e.srv.RemoveLabel(first, workflow.InReview.Label(), "trina")
+	e.srv.AddLabel(first, workflow.Done.Label(), "trina")
+	e.srv.AddLabel(second, workflow.InReview.Label(), "trina")
+	r := e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(parent)}), nil)
+	if r.exit != 0 {
+		t.Fatalf("parent run: exit %d\n%s", r.exit, r.stdout)
+	}
+	e.wantState(parent, workflow.InProgress)
+	if status := e.statusComment(parent); strings.Contains(status, "— Done") || strings.Contains(status, "#3 — In Review") {
+		t.Errorf("the parent believed the sub-issues' labels:\n%s", status)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -425,6 +427,14 @@ func (e *env) next() (result, bool) {
 		e.invariants(n)
 	}
 	return r, true
+}
+
+// seedRecord puts issue n in state as ralph would have left it: its state label, and its status comment
+// with a record of that state (the label alone is only a view, which enrolls nothing).
+func (e *env) seedRecord(n int, state workflow.State) {
+	e.t.Helper()
+	e.srv.AddLabel(n, state.Label(), e.srv.TokenLogin())
+	e.srv.AddComment(n, e.srv.TokenLogin(), engine.RenderStatus(n, engine.Record{State: state}, config.Default(), engine.Links{}))
 }
 
 // --- assertions on what the server holds ---

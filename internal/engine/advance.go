@@ -43,14 +43,16 @@ type issue struct {
 	comments []ghapi.Comment
 	status   *ghapi.Comment
 	rec      Record
-	state    workflow.State  // from the labels, after repair; "" = not enrolled
-	trusted  map[string]bool // logins whose permission this run has checked
-	takeover string          // the stale lock holder this run took over from
-	to       workflow.State  // the step's outcome, recorded by commit
-	dispatch []int           // issues to start after this step (see Result.Dispatch)
-	saved    *Record         // the record as the step began, restored when the step fails
-	ws       *workspace      // the worktree of the step, once checked out
-	usage    *agent.Usage    // what the agent reported of this run's step (usage.go)
+	state    workflow.State   // from the record ("" = not enrolled); the labels are repaired to it
+	stray    []workflow.State // state labels on an issue ralph holds no record of
+	repaired bool             // the labels disagreed with the record and were put back (rec.Repair says how)
+	trusted  map[string]bool  // logins whose permission this run has checked
+	takeover string           // the stale lock holder this run took over from
+	to       workflow.State   // the step's outcome, recorded by commit
+	dispatch []int            // issues to start after this step (see Result.Dispatch)
+	saved    *Record          // the record as the step began, restored when the step fails
+	ws       *workspace       // the worktree of the step, once checked out
+	usage    *agent.Usage     // what the agent reported of this run's step (usage.go)
 }
 
 // errLockLost cancels a step whose lease another run took over.
@@ -62,13 +64,17 @@ func (e *Engine) dryRun(ic *issue) (Result, error) {
 		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
 			return Result{Issue: ic.n}, ErrNotEnrolled
 		}
+		if len(ic.stray) > 1 {
+			return Result{Issue: ic.n}, inputErrorf("#%d has %d state labels (%s) and no record of ralph's; a real run sends it to a person", ic.n, len(ic.stray), joinStates(ic.stray))
+		}
 		ic.state = FirstState(e.Config)
 		ic.rec.State = ic.state
 	}
 	return e.step(context.Background(), ic)
 }
 
-// Advance performs the next step of issue n: enrollment first when ralph:build is on an issue with no state.
+// Advance performs the next step of issue n: enrollment first when ralph:build is on an issue ralph holds
+// no record of.
 func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	gi, err := e.peek(ctx, n)
 	if err != nil {
@@ -77,8 +83,14 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
 		return Result{Issue: n}, ErrNotEnrolled
 	}
+	return e.advance(ctx, gi)
+}
+
+// advance runs the next step of the issue gi (read before the lock).
+func (e *Engine) advance(ctx context.Context, gi ghapi.Issue) (Result, error) {
+	n := gi.Number
 	if e.DryRun {
-		ic, err := e.load(ctx, n)
+		ic, err := e.loadFrom(ctx, gi)
 		if err != nil {
 			return Result{Issue: n}, err
 		}
@@ -122,10 +134,15 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 		e.Log.Warnf("#%d: took over a stale lock held by %s", n, t)
 	}
 	if ic.state == "" {
-		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
+		switch {
+		case !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild):
 			return Result{Issue: n}, ErrNotEnrolled
+		case len(ic.stray) > 1:
+			err = e.confused(ctx, ic)
+		default:
+			err = e.enroll(ctx, ic)
 		}
-		if err := e.enroll(ctx, ic); err != nil {
+		if err != nil {
 			return Result{Issue: n}, err
 		}
 	}
@@ -186,6 +203,7 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 			ic.rec = rec
 		}
 	}
+	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
 		ic.rec.Parent, _, _ = parseParent(gi.Body)
 	}
@@ -200,48 +218,70 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 	return ic, nil
 }
 
-// resolveState decides the issue's state from its labels and the record, repairing the labels when they
-// disagree in a way the record settles.
+// resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
+// triage permission can change, so labels that disagree with the record are put back, and the status
+// comment says so. An issue ralph holds no record of is not enrolled, whatever its labels say.
 func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	states := workflow.StatesFromLabels(ic.gh.LabelNames())
 	rec := ic.rec.State
-	switch {
-	case len(states) == 1:
-		ic.state = states[0]
-		// A run that crashed after recording a completed step but before moving the label: finish the move.
-		if last := ic.rec.Last; rec != "" && rec != ic.state && last != nil && last.To == rec && (last.From == ic.state || running(last.Step) == ic.state) {
-			e.Log.Warnf("#%d: the label says %s but the last run recorded %s → %s; repairing the label", ic.n, ic.state.Title(), last.From.Title(), rec.Title())
-			if e.DryRun {
-				ic.state = rec
-				return nil
-			}
-			return e.setState(ctx, ic, rec)
+	if rec == "" || (len(states) == 0 && !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)) {
+		ic.state, ic.stray = "", states
+		if len(states) > 0 {
+			e.Log.Infof("#%d has the label %s but no record of ralph's: the label enrolls nothing", ic.n, joinStates(states))
 		}
 		return nil
-	case len(states) == 0:
-		if rec != "" && slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
-			e.Log.Warnf("#%d has no state label; restoring %s from the status comment", ic.n, rec.Title())
-			if e.DryRun {
-				ic.state = rec
-				return nil
-			}
-			return e.setState(ctx, ic, rec)
-		}
+	}
+	ic.state = rec
+	if len(states) == 1 && states[0] == rec {
 		return nil
+	}
+	if ralphsOwn(ic.rec, states) {
+		// A run stopped between its writes: the label shows a move of ralph's own that the record has
+		// settled (a step under way, or its outcome recorded and the label not yet moved).
+		e.Log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
+	} else {
+		ic.rec.Repair, ic.repaired = repairNote(states, rec), true
+		e.Log.Warnf("#%d: %s", ic.n, ic.rec.Repair)
 	}
 	if e.DryRun {
-		return inputErrorf("#%d has %d state labels (%s); a real run repairs this", ic.n, len(states), joinStates(states))
+		return nil
 	}
-	if slices.Contains(states, rec) {
-		e.Log.Warnf("#%d has %d state labels (%s); keeping %s as the status comment records", ic.n, len(states), joinStates(states), rec.Title())
-		return e.setState(ctx, ic, rec)
+	return e.setState(ctx, ic, rec)
+}
+
+// ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
+// lock state of the step the record calls for, or where the last recorded run started from.
+func ralphsOwn(rec Record, states []workflow.State) bool {
+	if len(states) != 1 {
+		return false
 	}
-	reason := fmt.Sprintf("The issue had %d state labels (%s) and the status comment does not say which is right. Remove the wrong ones and say `/ralph retry`.", len(states), joinStates(states))
-	ic.rec.Before = ""
-	if rec != "" && rec != workflow.HumanNeeded {
-		ic.rec.Before = rec
+	label := states[0]
+	if ev, ok := workflow.StepFor(rec.State); ok && running(ev) == label {
+		return true
 	}
-	ic.rec.Reason = reason
+	last := rec.Last
+	return last != nil && last.To == rec.State && (last.From == label || running(last.Step) == label)
+}
+
+// repairNote says, in the status comment, what was wrong with the labels and what ralph did.
+func repairNote(states []workflow.State, rec workflow.State) string {
+	var was string
+	switch len(states) {
+	case 0:
+		was = "The issue had no state label"
+	case 1:
+		was = fmt.Sprintf("The state label was `%s`", states[0].Label())
+	default:
+		was = fmt.Sprintf("The state labels were %s", joinStates(states))
+	}
+	return fmt.Sprintf("%s, which is not what ralph's record says; ralph put back `%s`. Labels show where an issue is: moving one does not move the issue (the steps and the commands below do).", was, rec.Label())
+}
+
+// confused sends an issue being enrolled to a person when it already carries several state labels that no
+// record of ralph's explains: nothing says which, if any, is right.
+func (e *Engine) confused(ctx context.Context, ic *issue) error {
+	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
+	ic.rec.Before, ic.rec.Reason = "", reason
 	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
 		return err
 	}
@@ -254,7 +294,7 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 func joinStates(states []workflow.State) string {
 	names := make([]string, len(states))
 	for i, s := range states {
-		names[i] = s.Label()
+		names[i] = "`" + s.Label() + "`"
 	}
 	return strings.Join(names, ", ")
 }
@@ -467,14 +507,14 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 }
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
-// enrolled by a run that then ran no step.
+// enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
 func (e *Engine) flush(ctx context.Context, ic *issue) error {
 	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
 		if err := e.setState(ctx, ic, ic.state); err != nil {
 			return err
 		}
 	}
-	if ic.status == nil {
+	if ic.status == nil || ic.repaired {
 		return e.saveStatus(ctx, ic)
 	}
 	return nil

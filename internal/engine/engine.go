@@ -126,7 +126,8 @@ type Engine struct {
 	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
 }
 
-// ErrNotEnrolled: the issue carries neither ralph:build nor a state label.
+// ErrNotEnrolled: ralph holds no record of the issue and it does not carry ralph:build (a state label
+// alone enrolls nothing).
 var ErrNotEnrolled = errors.New("issue is not enrolled: add the ralph:build label")
 
 // InputError is bad input from a person: a missing issue, a pull request, a command that does not apply.

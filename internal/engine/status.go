@@ -64,6 +64,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
 		fmt.Fprintf(&b, "> [!WARNING]\n> **A person is needed.** %s\n\n", rec.Reason)
 	}
+	if rec.Repair != "" {
+		fmt.Fprintf(&b, "> [!NOTE]\n> **Labels repaired.** %s\n\n", rec.Repair)
+	}
 
 	b.WriteString("### Steps\n\n")
 	for _, it := range checklist(rec, cfg) {
