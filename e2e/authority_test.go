@@ -112,6 +112,41 @@ func TestTriageCannotMoveTheState(t *testing.T) {
 	}
 }
 
+// TestClosedPullRequestMovesOnlyWhatRalphOwns: a closed pull request whose body says "Closes #N" neither
+// enrolls #N (whose ralph:build a triage user added and ralph refused) nor runs a step of an enrolled issue
+// whose record does not name that pull request.
+func TestClosedPullRequestMovesOnlyWhatRalphOwns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "chain: false\n"))
+	e.srv.SetPermission("trina", "triage")
+	refused := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	if r := e.label(refused, "trina"); r.exit != 0 || !strings.Contains(r.stdout, "@trina may not enroll") {
+		t.Fatalf("a triage user's label: exit %d\n%s", r.exit, r.stdout)
+	}
+	enrolled := e.srv.CreateIssue("octocat", "Add a farewell", "")
+	e.label(enrolled, maintainer) // research; chain: false stops there
+	e.wantState(enrolled, workflow.ReadyForPlan)
+	inv := len(e.invocations())
+
+	for _, pr := range []githubtest.Pull{
+		{Number: 40, Body: "Closes #" + itoa(refused), Head: "feature", Merged: true},
+		{Number: 41, Body: "Fixes #" + itoa(enrolled), Head: "feature", Merged: true},
+		{Number: 42, Body: "A look-alike of ralph's branch.", Head: "ralph/" + itoa(enrolled) + "-add-a-farewell", Merged: false},
+	} {
+		r := e.run("pull_request", pullClosedEvent(t, pr), nil)
+		if r.exit != 0 {
+			t.Fatalf("pull request #%d closed: exit %d\n%s", pr.Number, r.exit, r.stdout)
+		}
+	}
+	if got := e.invocations()[inv:]; len(got) != 0 {
+		t.Errorf("a closed pull request ran the agent: %q", got)
+	}
+	if slices.ContainsFunc(e.srv.Labels(refused), isStateLabel) || e.commentsStarting(refused, "<!-- ralph:status -->") != 0 {
+		t.Errorf("a closed pull request enrolled #%d: labels %v", refused, e.srv.Labels(refused))
+	}
+	e.wantState(enrolled, workflow.ReadyForPlan)
+}
+
 // TestIssueTextFormsNoReference: an issue titled "…, fixes #1" gets a pull request and commits whose text
 // closes, mentions and references no other issue and no one: merging it leaves #1 open.
 func TestIssueTextFormsNoReference(t *testing.T) {
@@ -197,6 +232,23 @@ func TestHiddenLinkReferenceDefinitions(t *testing.T) {
 			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
 		}
 	}
+}
+
+// TestEditedCommentCommandIgnored: comment commands act when the comment is created, not when it is edited
+// (an edit event carries the comment's new body, which its author, or anyone who may edit it, chose).
+func TestEditedCommentCommandIgnored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: interactive\nresearch: false\n"))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	e.wantState(n, workflow.PlanInReview)
+	ev := commentEvent(t, n, "/ralph approve", maintainer)
+	ev["action"] = "edited"
+	r := e.run("issue_comment", ev, nil)
+	if r.exit != 0 || !strings.Contains(r.stdout, "only new comments carry commands") {
+		t.Fatalf("edited comment: exit %d\n%s", r.exit, r.stdout)
+	}
+	e.wantState(n, workflow.PlanInReview)
 }
 
 // TestRecordOfAnotherToken: with a GitHub App's token ralph writes as "<app>[bot]", with a personal access

@@ -83,16 +83,56 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
 		return Result{Issue: n}, ErrNotEnrolled
 	}
-	return e.advance(ctx, gi)
+	return e.advance(ctx, gi, nil)
 }
 
-// advance runs the next step of the issue gi (read before the lock).
-func (e *Engine) advance(ctx context.Context, gi ghapi.Issue) (Result, error) {
+// ClosedPull is a pull request that was closed (merged or not), as its event names it.
+type ClosedPull struct {
+	Number int
+	Head   string // its head branch
+	// SameRepo: the head branch is in this repository (not a fork's).
+	SameRepo bool
+}
+
+// PullClosed takes the merge step of issue n for a pull request that was closed, and only when ralph's
+// record of n names that pull request: n is enrolled and In Review, and the pull request is the one ralph
+// opened from n's branch in this repository. It never enrolls an issue and never runs the agent: anyone
+// who can open a pull request can close one, and write what they like in its body.
+func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, error) {
+	gi, err := e.peek(ctx, n)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
+		return Result{Issue: n, Message: fmt.Sprintf("#%d is not enrolled; a pull request enrolls nothing", n)}, nil
+	}
+	return e.advance(ctx, gi, func(ic *issue) string {
+		switch {
+		case ic.state == "":
+			return fmt.Sprintf("#%d is not enrolled (ralph holds no record of it); a pull request enrolls nothing", n)
+		case !pr.SameRepo || pr.Head != ic.rec.Branch || (ic.rec.PR != 0 && ic.rec.PR != pr.Number):
+			return fmt.Sprintf("pull request #%d (%s) is not the one ralph opened for #%d from %s; nothing to do", pr.Number, pr.Head, n, ic.rec.Branch)
+		case ic.state != workflow.InReview:
+			return fmt.Sprintf("#%d is %s, not In Review: a closed pull request moves it only from In Review", n, ic.state.Title())
+		}
+		return ""
+	})
+}
+
+// advance runs the next step of the issue gi (read before the lock). gate, when set, is asked under the
+// lock, once the record is read: a reason not to go on, or "" to go on; an issue ralph holds no record of
+// passes only a nil gate, which enrolls it.
+func (e *Engine) advance(ctx context.Context, gi ghapi.Issue, gate func(*issue) string) (Result, error) {
 	n := gi.Number
 	if e.DryRun {
 		ic, err := e.loadFrom(ctx, gi)
 		if err != nil {
 			return Result{Issue: n}, err
+		}
+		if gate != nil {
+			if why := gate(ic); why != "" {
+				return Result{Issue: n, From: ic.state, State: ic.state, Message: why}, nil
+			}
 		}
 		return e.dryRun(ic)
 	}
@@ -132,6 +172,16 @@ func (e *Engine) advance(ctx context.Context, gi ghapi.Issue) (Result, error) {
 	if t := lease.TookOver(); t != "" {
 		ic.takeover = t
 		e.Log.Warnf("#%d: took over a stale lock held by %s", n, t)
+	}
+	if gate != nil {
+		if why := gate(ic); why != "" {
+			e.Log.Infof("%s", why)
+			res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
+			if ic.state != "" {
+				err = e.flush(ctx, ic)
+			}
+			return res, err
+		}
 	}
 	if ic.state == "" {
 		switch {
