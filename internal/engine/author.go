@@ -28,22 +28,29 @@ const ActionsBot = "github-actions[bot]"
 // authored says whether c was written by ralph, or by someone with write access, so that ralph may believe
 // what it holds and edit it.
 func (e *Engine) authored(ctx context.Context, ic *issue, c ghapi.Comment) (bool, error) {
-	login := c.User.Login
+	may := func(ctx context.Context, login string) (bool, error) { return e.trusted(ctx, ic, login) }
+	return WroteRecord(ctx, c.User, may, e.Identity)
+}
+
+// WroteRecord says whether a comment by u counts as ralph's (see above). may says whether a login may drive
+// ralph (people with write access, bots in allowed_bots; an Authorizer's Authorize); identity, when not nil,
+// gives the account of ralph's token.
+func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context, login string) (bool, error), identity func(ctx context.Context) (string, error)) (bool, error) {
 	switch {
-	case login == "":
+	case u.Login == "":
 		return false, nil
-	case login == ActionsBot:
+	case u.Login == ActionsBot:
 		return true, nil
 	}
-	ok, err := e.trusted(ctx, ic, login) // people with write access; bots in allowed_bots
-	if err != nil || ok || !c.User.IsBot() || e.Identity == nil {
+	ok, err := may(ctx, u.Login)
+	if err != nil || ok || !u.IsBot() || identity == nil {
 		return ok, err
 	}
-	me, err := e.Identity(ctx)
+	me, err := identity(ctx)
 	if err != nil {
 		return false, fmt.Errorf("asking GitHub which account ralph's token is: %w", err)
 	}
-	return strings.EqualFold(login, me), nil
+	return strings.EqualFold(u.Login, me), nil
 }
 
 // ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
