@@ -328,3 +328,44 @@ func TestTriageCannotMoveSubIssues(t *testing.T) {
 		t.Errorf("the parent believed the sub-issues' labels:\n%s", status)
 	}
 }
+
+// TestPullRequestNotRalphs: only the pull request ralph opened moves its issue. A fork's pull request from a
+// branch named like ralph's, a pull request of this repository from ralph's branch that is not the one ralph
+// opened, and a pull_request_target event move nothing; ralph's own, merged, makes the issue Done.
+func TestPullRequestNotRalphs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\nself_review: false\n"))
+	e.setControl("phases", "1")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	e.chain(5)
+	e.wantState(n, workflow.InReview)
+	ours := e.srv.Pulls()[0]
+	inv := len(e.invocations())
+
+	fork := pullClosedEvent(t, githubtest.Pull{Number: 50, Head: ours.Head, Body: "Closes #" + itoa(n), Merged: true})
+	head := fork["pull_request"].(map[string]any)["head"].(map[string]any)
+	head["repo"].(map[string]any)["full_name"] = "mallory/demo"
+	head["repo"].(map[string]any)["fork"] = true
+	other := pullClosedEvent(t, githubtest.Pull{Number: 51, Head: ours.Head, Merged: true})
+	for _, ev := range []struct {
+		name    string
+		payload map[string]any
+	}{{"pull_request", fork}, {"pull_request", other}, {"pull_request_target", pullClosedEvent(t, ours)}} {
+		r := e.run(ev.name, ev.payload, nil)
+		e.invariants(n)
+		if r.exit != 0 || r.outputs["step"] != "" {
+			t.Errorf("%s: exit %d, step %q\n%s", ev.name, r.exit, r.outputs["step"], r.stdout)
+		}
+		e.wantState(n, workflow.InReview)
+	}
+	e.srv.MergePull(ours.Number)
+	merged := e.srv.Pulls()[0]
+	if r := e.run("pull_request", pullClosedEvent(t, merged), nil); r.exit != 0 || r.outputs["step"] != "merge" {
+		t.Fatalf("ralph's pull request merged: exit %d, step %q\n%s", r.exit, r.outputs["step"], r.stdout)
+	}
+	e.wantState(n, workflow.Done)
+	if got := e.invocations()[inv:]; len(got) != 0 {
+		t.Errorf("a closed pull request ran the agent: %q", got)
+	}
+}
