@@ -122,7 +122,7 @@ func BenchmarkCostSweep(b *testing.B) {
 			n := e.srv.CreateIssue("octocat", fmt.Sprintf("Issue %d", k), "")
 			e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 			if s := states[k%len(states)]; s != "" {
-				e.srv.AddLabel(n, s.Label(), maintainer)
+				e.seedRecord(n, s)
 			}
 		}
 		before := len(e.srv.Requests())

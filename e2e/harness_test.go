@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -92,7 +94,13 @@ func controlDir(t testing.TB) string {
 // newEnv makes a repository whose default branch holds the given .github/ralph.yml.
 func newEnv(t testing.TB, configYAML string) *env {
 	t.Helper()
-	e := &env{t: t, srv: githubtest.New(t, githubtest.Options{}), home: t.TempDir(), control: controlDir(t)}
+	return newEnvWith(t, configYAML, githubtest.Options{})
+}
+
+// newEnvWith is newEnv on a test server made with opts.
+func newEnvWith(t testing.TB, configYAML string, opts githubtest.Options) *env {
+	t.Helper()
+	e := &env{t: t, srv: githubtest.New(t, opts), home: t.TempDir(), control: controlDir(t)}
 	e.srv.SetPermission(maintainer, "admin")
 	seed := filepath.Join(t.TempDir(), "seed")
 	e.git("", "clone", "-q", e.srv.BareRepo, seed)
@@ -417,7 +425,7 @@ func (e *env) comment(n int, body, user string) result {
 }
 
 // invariants hold after every run: at most one state label (exactly one once the status comment exists),
-// at most one status comment, each artifact comment posted once.
+// at most one status comment of ralph's own, each artifact comment posted once.
 func (e *env) invariants(n int) {
 	e.t.Helper()
 	var states []string
@@ -429,7 +437,7 @@ func (e *env) invariants(n int) {
 	status := 0
 	markers := map[string]int{}
 	for _, c := range e.srv.Comments(n) {
-		if strings.HasPrefix(c.Body, "<!-- ralph:status -->") {
+		if e.isStatus(c) {
 			status++
 		}
 		if m := artifactMarker.FindString(c.Body); m != "" {
@@ -486,6 +494,14 @@ func (e *env) next() (result, bool) {
 	return r, true
 }
 
+// seedRecord puts issue n in state as ralph would have left it: its state label, and its status comment
+// with a record of that state (the label alone is only a view, which enrolls nothing).
+func (e *env) seedRecord(n int, state workflow.State) {
+	e.t.Helper()
+	e.srv.AddLabel(n, state.Label(), e.srv.TokenLogin())
+	e.srv.AddComment(n, e.srv.TokenLogin(), engine.RenderStatus(n, engine.Record{State: state}, config.Default(), engine.Links{}))
+}
+
 // --- assertions on what the server holds ---
 
 func (e *env) state(n int) workflow.State {
@@ -509,12 +525,18 @@ func (e *env) wantState(n int, want workflow.State) {
 	}
 }
 
+// isStatus says whether c is ralph's status comment: the marker, in a comment ralph (the token's account)
+// wrote. Anyone can post a comment that starts with the marker; ralph ignores those.
+func (e *env) isStatus(c githubtest.Comment) bool {
+	return c.User == e.srv.TokenLogin() && strings.HasPrefix(c.Body, "<!-- ralph:status -->")
+}
+
 // statusComment returns the one status comment.
 func (e *env) statusComment(n int) string {
 	e.t.Helper()
 	var found []string
 	for _, c := range e.srv.Comments(n) {
-		if strings.HasPrefix(c.Body, "<!-- ralph:status -->") {
+		if e.isStatus(c) {
 			found = append(found, c.Body)
 		}
 	}

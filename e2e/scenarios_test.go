@@ -347,9 +347,9 @@ func TestSweep(t *testing.T) {
 	e.srv.CreateIssue("octocat", "Not enrolled", "")
 	e.srv.AddLabel(a, workflow.LabelBuild, maintainer)
 	e.srv.AddLabel(b, workflow.LabelBuild, maintainer)
-	e.srv.AddLabel(b, workflow.PlanInReview.Label(), maintainer)
+	e.seedRecord(b, workflow.PlanInReview)
 	e.srv.AddLabel(c, workflow.LabelBuild, maintainer)
-	e.srv.AddLabel(c, workflow.ReadyForPlan.Label(), maintainer)
+	e.seedRecord(c, workflow.ReadyForPlan)
 	e.srv.AddLabel(d, workflow.LabelBuild, maintainer)
 	schedule := map[string]any{"schedule": "17 * * * *"}
 

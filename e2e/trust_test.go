@@ -159,7 +159,7 @@ func TestHiddenInstructionsStripped(t *testing.T) {
 			t.Errorf("the prompt contains %q", bad)
 		}
 	}
-	for _, want := range []string{"Please add a greeting.", "Zerowidth and bidi text.", "truncated by ralph", "Keep it short.", "1 comment(s) by people without write permission"} {
+	for _, want := range []string{"Please add a greeting.", "Zerowidth and bidi text.", "truncated by ralph", "Keep it short.", "1 comment(s) by people without write permission", "ralph removed from the text above what GitHub does not show a reader: 1 HTML comment"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the prompt lacks %q", want)
 		}

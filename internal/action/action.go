@@ -151,6 +151,7 @@ func (r *runner) run(ctx context.Context) error {
 		Prompts:    prompts.New(workspace),
 		Lock:       r.locker(gh, cfg, runID),
 		Auth:       engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
+		Identity:   engine.OnceIdentity(gh.Viewer),
 		Log:        actionLog{a: a, out: r.env.Stdout},
 		Run:        info,
 		Author:     git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
@@ -194,9 +195,6 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		_, err := gh.CreateComment(ctx, n, HelpText(trig.Reason))
 		return err
-	}
-	if trig.Fork {
-		a.Infof("the pull request comes from a fork: ralph only moves the issues' states; no agent runs on its code")
 	}
 	if len(trig.Issues) == 0 {
 		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)
@@ -249,8 +247,10 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 	switch trig.Command {
 	case CmdEnroll:
 		res, err = eng.Enroll(ctx, n, trig.Actor)
-	case CmdAdvance, CmdMerge:
+	case CmdAdvance:
 		res, err = eng.Advance(ctx, n)
+	case CmdMerge:
+		res, err = eng.PullClosed(ctx, n, trig.Pull)
 	case CmdApprove, CmdRetry, CmdReject:
 		switch trig.Command {
 		case CmdApprove:

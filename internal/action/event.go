@@ -3,10 +3,10 @@ package action
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -34,7 +34,8 @@ type Trigger struct {
 	Actor   string // the person whose action this is
 	Reason  string // reject's reason; for CmdHelp, the unknown command
 	Why     string // why there is nothing to do, for the log
-	Fork    bool   // a pull request from a fork: only move states
+	// Pull is the closed pull request of CmdMerge.
+	Pull engine.ClosedPull
 }
 
 // event holds the fields of the payloads ralph reads.
@@ -145,30 +146,24 @@ func ParseEvent(name string, payload []byte, branchPrefix string) (Trigger, erro
 		if ev.Action != "closed" {
 			return Trigger{Why: fmt.Sprintf("pull_request %q: only a closed pull request moves an issue", ev.Action)}, nil
 		}
+		// Only ralph's own pull request moves an issue: the one it opened from the issue's branch, in this
+		// repository. Its body counts for nothing ("Closes #N" is anyone's to write); the engine checks the
+		// branch and the number against the issue's record.
 		pr := ev.PullRequest
-		issues := ClosedIssues(pr.Body)
-		if n := branchIssue(pr.Head.Ref, branchPrefix); n > 0 && !containsInt(issues, n) {
-			issues = append(issues, n)
-		}
-		if len(issues) == 0 {
-			return Trigger{Why: fmt.Sprintf("pull request #%d closes no issue ralph knows", pr.Number)}, nil
-		}
 		fork := pr.Head.Repo == nil || pr.Head.Repo.Fork || (pr.Base.Repo != nil && pr.Head.Repo.FullName != pr.Base.Repo.FullName)
-		return Trigger{Command: CmdMerge, Issues: issues, Actor: sender, Fork: fork}, nil
+		if fork {
+			return Trigger{Why: fmt.Sprintf("pull request #%d comes from another repository; ralph's come from its own branches", pr.Number)}, nil
+		}
+		n := branchIssue(pr.Head.Ref, branchPrefix)
+		if n == 0 {
+			return Trigger{Why: fmt.Sprintf("pull request #%d is not from a ralph branch (%sN-…)", pr.Number, branchPrefix)}, nil
+		}
+		return Trigger{Command: CmdMerge, Issues: []int{n}, Actor: sender, Pull: engine.ClosedPull{Number: pr.Number, Head: pr.Head.Ref, SameRepo: true}}, nil
 
 	case "pull_request_target":
 		return Trigger{Why: "ralph never acts on pull_request_target events: they run with secrets on code from forks"}, nil
 	}
 	return Trigger{Why: fmt.Sprintf("ralph has nothing to do for %q events", name)}, nil
-}
-
-func containsInt(s []int, n int) bool {
-	for _, v := range s {
-		if v == n {
-			return true
-		}
-	}
-	return false
 }
 
 func inputInt(v any) (int, error) {
@@ -212,20 +207,6 @@ func ParseComment(body string) (Command, string, bool) {
 	return CmdHelp, fields[0], true
 }
 
-var closesRE = regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b`)
-
-// ClosedIssues lists the issue numbers a pull request body closes with GitHub's keywords.
-func ClosedIssues(body string) []int {
-	var out []int
-	for _, m := range closesRE.FindAllStringSubmatch(body, -1) {
-		n, err := strconv.Atoi(m[1])
-		if err == nil && !containsInt(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // branchIssue reads N from a ralph branch name "<prefix>N-slug".
 func branchIssue(ref, prefix string) int {
 	if prefix == "" || !strings.HasPrefix(ref, prefix) {
@@ -243,7 +224,8 @@ func branchIssue(ref, prefix string) int {
 func HelpText(unknown string) string {
 	var b strings.Builder
 	if unknown != "" {
-		fmt.Fprintf(&b, "ralph does not know the command `%s`.", unknown)
+		// The command is whatever its commenter wrote: quoted inert, it can mention or reference nothing.
+		fmt.Fprintf(&b, "ralph does not know the command `%s`.", strings.ReplaceAll(engine.Inert(unknown), "`", "'"))
 	} else {
 		b.WriteString("ralph needs a command after `/ralph`.")
 	}

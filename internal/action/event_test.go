@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
 
 // payload loads one of GitHub's real webhook payloads (testdata/events, from GitHub's published examples)
@@ -118,34 +121,57 @@ func TestParseEvent(t *testing.T) {
 			wantErr: true,
 		},
 		{
-			name: "merged pull request closes its issues", event: "pull_request",
+			name: "merged pull request of a ralph branch: its issue, whatever its body says", event: "pull_request",
 			payload: payload(t, "pull_request.closed", func(m map[string]any) {
 				pr := obj(m, "pull_request")
+				pr["number"] = 12.0
 				pr["body"] = "Summary\n\nCloses #5\nfixes #9"
 				obj(pr, "head")["ref"] = "ralph/5-thing"
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdMerge, Issues: []int{5, 9}, Actor: "mona"},
+			want: Trigger{Command: CmdMerge, Issues: []int{5}, Actor: "mona", Pull: engine.ClosedPull{Number: 12, Head: "ralph/5-thing", SameRepo: true}},
 		},
 		{
 			name: "closed unmerged pull request of a ralph branch", event: "pull_request",
 			payload: payload(t, "pull_request.closed-unmerged", func(m map[string]any) {
 				pr := obj(m, "pull_request")
+				pr["number"] = 13.0
 				pr["body"] = nil
 				obj(pr, "head")["ref"] = "ralph/8-thing"
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdMerge, Issues: []int{8}, Actor: "mona"},
+			want: Trigger{Command: CmdMerge, Issues: []int{8}, Actor: "mona", Pull: engine.ClosedPull{Number: 13, Head: "ralph/8-thing", SameRepo: true}},
 		},
 		{
-			name: "pull request that closes nothing", event: "pull_request",
+			name: "a body's closing keywords enroll and move nothing", event: "pull_request",
 			payload: payload(t, "pull_request.closed", func(m map[string]any) {
 				pr := obj(m, "pull_request")
-				pr["body"] = "no keywords"
+				pr["body"] = "Closes #5"
 				obj(pr, "head")["ref"] = "feature"
 				pr["number"] = 2.0
 			}),
-			want: Trigger{Why: "pull request #2 closes no issue ralph knows"},
+			want: Trigger{Why: "pull request #2 is not from a ralph branch (ralph/N-…)"},
+		},
+		{
+			name: "a fork's branch named like ralph's", event: "pull_request",
+			payload: payload(t, "pull_request.closed", func(m map[string]any) {
+				pr := obj(m, "pull_request")
+				pr["number"] = 3.0
+				head := obj(pr, "head")
+				head["ref"] = "ralph/5-thing"
+				obj(head, "repo")["full_name"] = "mallory/Hello-World"
+				obj(head, "repo")["fork"] = true
+			}),
+			want: Trigger{Why: "pull request #3 comes from another repository; ralph's come from its own branches"},
+		},
+		{
+			name: "an edited comment carries no command", event: "issue_comment",
+			payload: payload(t, "issue_comment.created", func(m map[string]any) {
+				m["action"] = "edited"
+				obj(m, "comment")["body"] = "/ralph approve"
+				delete(obj(m, "issue"), "pull_request")
+			}),
+			want: Trigger{Why: `issue_comment "edited": only new comments carry commands`},
 		},
 		{name: "schedule sweeps", event: "schedule", payload: []byte(`{"schedule":"17 * * * *"}`), want: Trigger{Command: CmdSweep}},
 		{name: "pull_request_target is refused", event: "pull_request_target", payload: payload(t, "pull_request.closed", nil),
@@ -195,10 +221,14 @@ func TestParseComment(t *testing.T) {
 	}
 }
 
-func TestClosedIssues(t *testing.T) {
+// TestHelpTextQuotesInert: anyone can comment `/ralph <word>`; ralph's reply quotes the word, which must
+// not make ralph mention someone or reference an issue.
+func TestHelpTextQuotesInert(t *testing.T) {
 	t.Parallel()
-	got := ClosedIssues("Closes #1, fixes: #2\nResolved #3 and closes #1; see #4")
-	if diff := cmp.Diff([]int{1, 2, 3}, got); diff != "" {
-		t.Errorf("ClosedIssues (-want +got):\n%s", diff)
+	for _, word := range []string{"@mona", "x`@mona`", "fixes#2", "https://github.com/octo/demo/issues/2"} {
+		got := HelpText(word)
+		if strings.Contains(got, "@mona") || strings.Contains(got, "#2") || strings.Contains(got, "https://") {
+			t.Errorf("HelpText(%q) = %q", word, got)
+		}
 	}
 }

@@ -232,6 +232,7 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 		Lock: &lock.Locker{API: s.gh, Lease: cfg.LockLease, Warnf: log.Warnf,
 			Holder: lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")}},
 		Auth:     engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
+		Identity: engine.OnceIdentity(s.gh.Viewer),
 		Log:      log,
 		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),

@@ -180,8 +180,19 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
 	}
 	st := &issueStatus{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", Config: cfg, UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
+	// Only ralph's own record counts, as in a run: one that ralph, or someone with write access, wrote.
+	may := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
+	identity := engine.OnceIdentity(gh.Viewer)
 	for _, c := range comments {
 		if !strings.HasPrefix(c.Body, engine.StatusMarker) {
+			continue
+		}
+		own, err := engine.WroteRecord(ctx, c.User, may, identity)
+		if err != nil {
+			return nil, fmt.Errorf("checking who wrote a status comment of #%d: %w", n, err)
+		}
+		if !own {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("ignored a comment by @%s that starts with ralph's status marker: only ralph's own record counts", c.User.Login))
 			continue
 		}
 		rec, ok, err := engine.ParseRecord(c.Body)
@@ -191,17 +202,16 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 		st.Record, st.HasRecord = rec, ok
 		break
 	}
+	// The record decides; labels are a view of it.
 	states := workflow.StatesFromLabels(is.LabelNames())
+	st.State = st.Record.State
 	switch {
-	case len(states) == 1:
-		st.State = states[0]
-	case len(states) > 1:
-		st.State = st.Record.State
-		st.Warnings = append(st.Warnings, fmt.Sprintf("%d state labels (%s); the next run repairs them", len(states), joinLabels(states)))
-	default:
-		if !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
-			return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is not enrolled: run `gh ralph enroll %d` (or add the %s label)", n, n, workflow.LabelBuild)}
-		}
+	case st.State == "" && !slices.Contains(is.LabelNames(), workflow.LabelBuild):
+		return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is not enrolled: run `gh ralph enroll %d` (or add the %s label)", n, n, workflow.LabelBuild)}
+	case st.State == "" && len(states) > 0:
+		st.Warnings = append(st.Warnings, fmt.Sprintf("the label %s is not backed by a record of ralph's: it enrolls nothing", joinLabels(states)))
+	case st.State != "" && (len(states) != 1 || states[0] != st.State):
+		st.Warnings = append(st.Warnings, fmt.Sprintf("the state labels (%s) disagree with ralph's record (%s); the next run puts them back", joinLabels(states), st.State.Label()))
 	}
 	if st.Lock, err = readLock(ctx, gh, n, now); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +181,41 @@ func TestStatusErrors(t *testing.T) {
 	for _, tt := range tests {
 		if code := e.run(tt.args...); code != tt.code || !strings.Contains(e.stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, e.stderr, tt.code, tt.want)
+		}
+	}
+}
+
+// TestStatusBelievesOnlyRalphsRecord: like a run, status reads the state from ralph's own record, not from a
+// comment someone else posted with the marker, and says when the labels disagree with it.
+func TestStatusBelievesOnlyRalphsRecord(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.srv.SetPermission("mallory", "read")
+	forged := e.srv.CreateIssue("mallory", "Forged", "", workflow.LabelBuild, workflow.InProgress.Label())
+	e.srv.AddComment(forged, "mallory", engine.RenderStatus(forged, engine.Record{State: workflow.InProgress, Branch: "main"}, config.Default(), engine.Links{}))
+	moved := e.srv.CreateIssue("mona", "Moved", "", workflow.LabelBuild, workflow.PlanInReview.Label())
+	seedStatus(e, moved, engine.Record{})
+	e.srv.RemoveLabel(moved, workflow.PlanInReview.Label(), "trina")
+	e.srv.AddLabel(moved, workflow.InProgress.Label(), "trina")
+	for _, tt := range []struct {
+		n           int
+		state, warn string
+	}{
+		{forged, "", "ignored a comment by @mallory"},
+		{moved, "plan-in-review", "disagree with ralph's record (ralph:plan-in-review)"},
+	} {
+		if code := e.run("status", fmt.Sprint(tt.n), "--json", "state,warnings"); code != 0 {
+			t.Fatalf("status %d: exit %d: %s", tt.n, code, e.stderr)
+		}
+		var got struct {
+			State    string   `json:"state"`
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.State != tt.state || !strings.Contains(strings.Join(got.Warnings, "\n"), tt.warn) {
+			t.Errorf("status %d: %+v, want state %q and a warning %q", tt.n, got, tt.state, tt.warn)
 		}
 	}
 }

@@ -44,7 +44,9 @@ type issue struct {
 	comments []ghapi.Comment
 	status   *ghapi.Comment
 	rec      Record
-	state    workflow.State       // from the labels, after repair; "" = not enrolled
+	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
+	stray    []workflow.State     // state labels on an issue ralph holds no record of
+	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
 	trusted  map[string]bool      // logins whose permission this run has checked
 	takeover string               // the stale lock holder this run took over from
 	to       workflow.State       // the step's outcome, recorded by commit
@@ -63,13 +65,17 @@ func (e *Engine) dryRun(ic *issue) (Result, error) {
 		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
 			return Result{Issue: ic.n}, ErrNotEnrolled
 		}
+		if len(ic.stray) > 1 {
+			return Result{Issue: ic.n}, inputErrorf("#%d has %d state labels (%s) and no record of ralph's; a real run sends it to a person", ic.n, len(ic.stray), joinStates(ic.stray))
+		}
 		ic.state = FirstState(e.Config)
 		ic.rec.State = ic.state
 	}
 	return e.step(context.Background(), ic)
 }
 
-// Advance performs the next step of issue n: enrollment first when ralph:build is on an issue with no state.
+// Advance performs the next step of issue n: enrollment first when ralph:build is on an issue ralph holds
+// no record of.
 func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	gi, err := e.peek(ctx, n)
 	if err != nil {
@@ -78,10 +84,56 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
 		return Result{Issue: n}, ErrNotEnrolled
 	}
+	return e.advance(ctx, gi, nil)
+}
+
+// ClosedPull is a pull request that was closed (merged or not), as its event names it.
+type ClosedPull struct {
+	Number int
+	Head   string // its head branch
+	// SameRepo: the head branch is in this repository (not a fork's).
+	SameRepo bool
+}
+
+// PullClosed takes the merge step of issue n for a pull request that was closed, and only when ralph's
+// record of n names that pull request: n is enrolled and In Review, and the pull request is the one ralph
+// opened from n's branch in this repository. It never enrolls an issue and never runs the agent: anyone
+// who can open a pull request can close one, and write what they like in its body.
+func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, error) {
+	gi, err := e.peek(ctx, n)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
+		return Result{Issue: n, Message: fmt.Sprintf("#%d is not enrolled; a pull request enrolls nothing", n)}, nil
+	}
+	return e.advance(ctx, gi, func(ic *issue) string {
+		switch {
+		case ic.state == "":
+			return fmt.Sprintf("#%d is not enrolled (ralph holds no record of it); a pull request enrolls nothing", n)
+		case !pr.SameRepo || pr.Head != ic.rec.Branch || (ic.rec.PR != 0 && ic.rec.PR != pr.Number):
+			return fmt.Sprintf("pull request #%d (%s) is not the one ralph opened for #%d from %s; nothing to do", pr.Number, pr.Head, n, ic.rec.Branch)
+		case ic.state != workflow.InReview:
+			return fmt.Sprintf("#%d is %s, not In Review: a closed pull request moves it only from In Review", n, ic.state.Title())
+		}
+		return ""
+	})
+}
+
+// advance runs the next step of the issue gi (read before the lock). gate, when set, is asked under the
+// lock, once the record is read: a reason not to go on, or "" to go on; an issue ralph holds no record of
+// passes only a nil gate, which enrolls it.
+func (e *Engine) advance(ctx context.Context, gi ghapi.Issue, gate func(*issue) string) (Result, error) {
+	n := gi.Number
 	if e.DryRun {
-		ic, err := e.load(ctx, n)
+		ic, err := e.loadFrom(ctx, gi)
 		if err != nil {
 			return Result{Issue: n}, err
+		}
+		if gate != nil {
+			if why := gate(ic); why != "" {
+				return Result{Issue: n, From: ic.state, State: ic.state, Message: why}, nil
+			}
 		}
 		return e.dryRun(ic)
 	}
@@ -122,11 +174,26 @@ func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
 		ic.takeover = t
 		e.Log.Warnf("#%d: took over a stale lock held by %s", n, t)
 	}
-	if ic.state == "" {
-		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
-			return Result{Issue: n}, ErrNotEnrolled
+	if gate != nil {
+		if why := gate(ic); why != "" {
+			e.Log.Infof("%s", why)
+			res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
+			if ic.state != "" {
+				err = e.flush(ctx, ic)
+			}
+			return res, err
 		}
-		if err := e.enroll(ctx, ic); err != nil {
+	}
+	if ic.state == "" {
+		switch {
+		case !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild):
+			return Result{Issue: n}, ErrNotEnrolled
+		case len(ic.stray) > 1:
+			err = e.confused(ctx, ic)
+		default:
+			err = e.enroll(ctx, ic)
+		}
+		if err != nil {
 			return Result{Issue: n}, err
 		}
 	}
@@ -181,11 +248,8 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
 	}
 	ic := &issue{n: n, gh: gi, comments: comments}
-	for i := range comments {
-		if strings.HasPrefix(comments[i].Body, StatusMarker) {
-			ic.status = &comments[i]
-			break
-		}
+	if err := e.findStatus(ctx, ic); err != nil {
+		return nil, err
 	}
 	if ic.status != nil {
 		rec, ok, err := ParseRecord(ic.status.Body)
@@ -195,6 +259,7 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 			ic.rec = rec
 		}
 	}
+	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
 		ic.rec.Parent, _, _ = parseParent(gi.Body)
 	}
@@ -209,48 +274,70 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 	return ic, nil
 }
 
-// resolveState decides the issue's state from its labels and the record, repairing the labels when they
-// disagree in a way the record settles.
+// resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
+// triage permission can change, so labels that disagree with the record are put back, and the status
+// comment says so. An issue ralph holds no record of is not enrolled, whatever its labels say.
 func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	states := workflow.StatesFromLabels(ic.gh.LabelNames())
 	rec := ic.rec.State
-	switch {
-	case len(states) == 1:
-		ic.state = states[0]
-		// A run that crashed after recording a completed step but before moving the label: finish the move.
-		if last := ic.rec.Last; rec != "" && rec != ic.state && last != nil && last.To == rec && (last.From == ic.state || running(last.Step) == ic.state) {
-			e.Log.Warnf("#%d: the label says %s but the last run recorded %s → %s; repairing the label", ic.n, ic.state.Title(), last.From.Title(), rec.Title())
-			if e.DryRun {
-				ic.state = rec
-				return nil
-			}
-			return e.setState(ctx, ic, rec)
+	if rec == "" || (len(states) == 0 && !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)) {
+		ic.state, ic.stray = "", states
+		if len(states) > 0 {
+			e.Log.Infof("#%d has the label %s but no record of ralph's: the label enrolls nothing", ic.n, joinStates(states))
 		}
 		return nil
-	case len(states) == 0:
-		if rec != "" && slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
-			e.Log.Warnf("#%d has no state label; restoring %s from the status comment", ic.n, rec.Title())
-			if e.DryRun {
-				ic.state = rec
-				return nil
-			}
-			return e.setState(ctx, ic, rec)
-		}
+	}
+	ic.state = rec
+	if len(states) == 1 && states[0] == rec {
 		return nil
+	}
+	if ralphsOwn(ic.rec, states) {
+		// A run stopped between its writes: the label shows a move of ralph's own that the record has
+		// settled (a step under way, or its outcome recorded and the label not yet moved).
+		e.Log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
+	} else {
+		ic.rec.Repair, ic.repaired = repairNote(states, rec), true
+		e.Log.Warnf("#%d: %s", ic.n, ic.rec.Repair)
 	}
 	if e.DryRun {
-		return inputErrorf("#%d has %d state labels (%s); a real run repairs this", ic.n, len(states), joinStates(states))
+		return nil
 	}
-	if slices.Contains(states, rec) {
-		e.Log.Warnf("#%d has %d state labels (%s); keeping %s as the status comment records", ic.n, len(states), joinStates(states), rec.Title())
-		return e.setState(ctx, ic, rec)
+	return e.setState(ctx, ic, rec)
+}
+
+// ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
+// lock state of the step the record calls for, or where the last recorded run started from.
+func ralphsOwn(rec Record, states []workflow.State) bool {
+	if len(states) != 1 {
+		return false
 	}
-	reason := fmt.Sprintf("The issue had %d state labels (%s) and the status comment does not say which is right. Remove the wrong ones and say `/ralph retry`.", len(states), joinStates(states))
-	ic.rec.Before = ""
-	if rec != "" && rec != workflow.HumanNeeded {
-		ic.rec.Before = rec
+	label := states[0]
+	if ev, ok := workflow.StepFor(rec.State); ok && running(ev) == label {
+		return true
 	}
-	ic.rec.Reason = reason
+	last := rec.Last
+	return last != nil && last.To == rec.State && (last.From == label || running(last.Step) == label)
+}
+
+// repairNote says, in the status comment, what was wrong with the labels and what ralph did.
+func repairNote(states []workflow.State, rec workflow.State) string {
+	var was string
+	switch len(states) {
+	case 0:
+		was = "The issue had no state label"
+	case 1:
+		was = fmt.Sprintf("The state label was `%s`", states[0].Label())
+	default:
+		was = fmt.Sprintf("The state labels were %s", joinStates(states))
+	}
+	return fmt.Sprintf("%s, which is not what ralph's record says; ralph put back `%s`. Labels show where an issue is: moving one does not move the issue (the steps and the commands below do).", was, rec.Label())
+}
+
+// confused sends an issue being enrolled to a person when it already carries several state labels that no
+// record of ralph's explains: nothing says which, if any, is right.
+func (e *Engine) confused(ctx context.Context, ic *issue) error {
+	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
+	ic.rec.Before, ic.rec.Reason = "", reason
 	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
 		return err
 	}
@@ -263,7 +350,7 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 func joinStates(states []workflow.State) string {
 	names := make([]string, len(states))
 	for i, s := range states {
-		names[i] = s.Label()
+		names[i] = "`" + s.Label() + "`"
 	}
 	return strings.Join(names, ", ")
 }
@@ -358,20 +445,22 @@ func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body stri
 	if !strings.Contains(body, marker) {
 		body = body + "\n\n" + marker
 	}
-	for i, c := range ic.comments {
-		if !strings.Contains(c.Body, marker) {
-			continue
-		}
-		if c.Body == body {
-			return c, nil
-		}
-		cm, err := e.GitHub.UpdateComment(ctx, c.ID, body)
-		if err == nil {
-			ic.comments[i] = cm
-		}
-		return cm, err
+	// Only a comment of ralph's own: anyone can post one that carries the marker.
+	i, err := e.ownComment(ctx, ic, func(b string) bool { return strings.Contains(b, marker) })
+	if err != nil {
+		return ghapi.Comment{}, err
 	}
-	return e.createComment(ctx, ic, marker, body)
+	if i < 0 {
+		return e.createComment(ctx, ic, marker, body)
+	}
+	if c := ic.comments[i]; c.Body == body {
+		return c, nil
+	}
+	cm, err := e.GitHub.UpdateComment(ctx, ic.comments[i].ID, body)
+	if err == nil {
+		ic.comments[i] = cm
+	}
+	return cm, err
 }
 
 // createComment posts a comment that carries marker. When the answer is an error, GitHub may have posted it
@@ -389,7 +478,10 @@ func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body stri
 		}
 		found := false
 		for _, c := range comments {
-			if strings.Contains(c.Body, marker) {
+			if !strings.Contains(c.Body, marker) {
+				continue
+			}
+			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {
 				cm, found = c, true
 			}
 		}
@@ -442,9 +534,10 @@ func FirstState(c config.Config) workflow.State {
 
 var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 
-// Slug makes a branch- and file-name-safe short form of an issue title.
+// Slug makes a branch- and file-name-safe short form of an issue title, one that forms no reference to
+// another issue (see inertSlug).
 func Slug(title string) string {
-	s := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	s := inertSlug(strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-"))
 	if len(s) > 40 {
 		s = strings.TrimRight(s[:40], "-")
 	}
@@ -470,14 +563,14 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 }
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
-// enrolled by a run that then ran no step.
+// enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
 func (e *Engine) flush(ctx context.Context, ic *issue) error {
 	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
 		if err := e.setState(ctx, ic, ic.state); err != nil {
 			return err
 		}
 	}
-	if ic.status == nil {
+	if ic.status == nil || ic.repaired {
 		return e.saveStatus(ctx, ic)
 	}
 	return nil

@@ -151,8 +151,40 @@ func alreadyExists(err error) bool {
 	return errors.As(err, &ge) && ge.Status == 422 && strings.Contains(strings.ToLower(ge.Message), "already")
 }
 
-// childState is a sub-issue's state as its parent sees it.
-func childState(is ghapi.Issue) workflow.State {
+// childState is a sub-issue's state as its parent sees it: closed is done (or canceled); open, what ralph's
+// record of it says. Its labels are a view anyone with triage permission can change, so they are believed
+// only while they show what the parent last saw; a sub-issue whose label moved since is read from its
+// record (one request, for the sub-issue that moved, which is the one that dispatched the parent).
+func (e *Engine) childState(ctx context.Context, ic *issue, k ghapi.Issue) (workflow.State, error) {
+	s := labelState(k)
+	if k.State == "closed" || s == "" || string(s) == ic.rec.ChildStates[strconv.Itoa(k.Number)] {
+		return s, nil
+	}
+	comments, err := e.GitHub.Comments(ctx, k.Number)
+	if err != nil {
+		return "", fmt.Errorf("reading the record of sub-issue #%d: %w", k.Number, err)
+	}
+	child := &issue{n: k.Number, gh: k, comments: comments, trusted: ic.trusted}
+	if err := e.findStatus(ctx, child); err != nil {
+		return "", err
+	}
+	ic.trusted = child.trusted
+	if child.status == nil {
+		return "", nil
+	}
+	rec, _, err := ParseRecord(child.status.Body)
+	if err != nil {
+		e.Log.Warnf("#%d: sub-issue #%d: %v", ic.n, k.Number, err)
+		return "", nil
+	}
+	if rec.State != s {
+		e.Log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", ic.n, k.Number, s.Title(), rec.State.Title())
+	}
+	return rec.State, nil
+}
+
+// labelState is a sub-issue's state as its labels and its open or closed state show it.
+func labelState(is ghapi.Issue) workflow.State {
 	if st := workflow.StatesFromLabels(is.LabelNames()); len(st) == 1 {
 		if is.State == "closed" && st[0] != workflow.Canceled {
 			return workflow.Done
@@ -202,7 +234,10 @@ func (e *Engine) children(ctx context.Context, ic *issue) error {
 	summary := map[string]string{}
 	allDone, allReview := len(kids) > 0, len(kids) > 0
 	for _, k := range kids {
-		s := childState(k)
+		s, err := e.childState(ctx, ic, k)
+		if err != nil {
+			return err
+		}
 		states[k.Number] = s
 		summary[strconv.Itoa(k.Number)] = string(s)
 		finished := s == workflow.Done || s == workflow.Canceled

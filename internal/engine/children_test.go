@@ -90,8 +90,8 @@ func TestChildState(t *testing.T) {
 		{ghapi.Issue{State: "closed", StateReason: "completed"}, "done"},
 	}
 	for _, tt := range tests {
-		if got := string(childState(tt.is)); got != tt.want {
-			t.Errorf("childState(%+v) = %q, want %q", tt.is, got, tt.want)
+		if got := string(labelState(tt.is)); got != tt.want {
+			t.Errorf("labelState(%+v) = %q, want %q", tt.is, got, tt.want)
 		}
 	}
 }

@@ -113,6 +113,9 @@ type Engine struct {
 	Prompts  *prompts.Set
 	Lock     Locker
 	Auth     Authorizer
+	// Identity asks GitHub which account ralph's token writes as (see author.go; ActionsBot needs no
+	// asking); nil: never asked.
+	Identity func(ctx context.Context) (string, error)
 	Log      Logger
 	Run      RunInfo
 	Author   git.Signature
@@ -130,7 +133,8 @@ type Engine struct {
 	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
 }
 
-// ErrNotEnrolled: the issue carries neither ralph:build nor a state label.
+// ErrNotEnrolled: ralph holds no record of the issue and it does not carry ralph:build (a state label
+// alone enrolls nothing).
 var ErrNotEnrolled = errors.New("issue is not enrolled: add the ralph:build label")
 
 // InputError is bad input from a person: a missing issue, a pull request, a command that does not apply.

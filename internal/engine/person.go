@@ -130,6 +130,9 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		if err != nil {
 			return Result{Issue: n}, err
 		}
+		if ic.state == "" {
+			return Result{Issue: n}, inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", n, workflow.LabelBuild)
+		}
 		return Result{Issue: n, From: ic.state, State: ic.state, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
 	}
 	lease, err := e.Lock.Acquire(ctx, n)
@@ -148,6 +151,9 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 	ic, err := e.load(ctx, n)
 	if err != nil {
 		return Result{Issue: n}, err
+	}
+	if ic.state == "" {
+		return Result{Issue: n}, inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", n, workflow.LabelBuild)
 	}
 	from := ic.state
 	if err := change(ic); err != nil {

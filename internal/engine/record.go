@@ -38,6 +38,8 @@ type Record struct {
 	FailedStep workflow.Event `json:"failed_step,omitempty"`
 	Failures   int            `json:"failures,omitempty"` // consecutive failures of FailedStep
 	Reason     string         `json:"reason,omitempty"`   // why a person is needed
+	// Repair says how this run put the labels back to the record's state (someone had moved them).
+	Repair string `json:"repair,omitempty"`
 
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
 	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which

@@ -64,6 +64,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
 		fmt.Fprintf(&b, "> [!WARNING]\n> **A person is needed.** %s\n\n", rec.Reason)
 	}
+	if rec.Repair != "" {
+		fmt.Fprintf(&b, "> [!NOTE]\n> **Labels repaired.** %s\n\n", rec.Repair)
+	}
 
 	b.WriteString("### Steps\n\n")
 	for _, it := range checklist(rec, cfg) {
@@ -81,7 +84,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			if p.SHA != "" {
 				mark, sha = "x", " — "+short(p.SHA)
 			}
-			fmt.Fprintf(&b, "- [%s] Phase %d: %s%s\n", mark, i+1, p.Title, sha)
+			fmt.Fprintf(&b, "- [%s] Phase %d: %s%s\n", mark, i+1, Inert(p.Title), sha)
 		}
 	}
 

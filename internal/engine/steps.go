@@ -356,19 +356,17 @@ func artifactPath(kind string, ic *issue, suffix string) string {
 }
 
 func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
+	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
+	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
+	hidden := hidTitle.Add(hidBody)
 	d := prompts.Data{
 		Repository: ownerRepo(ic.gh.HTMLURL),
-		Issue: prompts.Issue{
-			Number: ic.n,
-			Title:  prompts.Sanitize(ic.gh.Title, prompts.MaxTitle),
-			Body:   prompts.Sanitize(ic.gh.Body, prompts.MaxBody),
-			URL:    ic.gh.HTMLURL,
-		},
-		Artifact:  artifact,
-		Branch:    ic.rec.Branch,
-		Base:      ic.rec.Base,
-		Verify:    e.Config.Verify,
-		Protected: e.Config.ProtectedPaths,
+		Issue:      prompts.Issue{Number: ic.n, Title: title, Body: body, URL: ic.gh.HTMLURL},
+		Artifact:   artifact,
+		Branch:     ic.rec.Branch,
+		Base:       ic.rec.Base,
+		Verify:     e.Config.Verify,
+		Protected:  e.Config.ProtectedPaths,
 	}
 	for _, c := range ic.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
@@ -383,8 +381,11 @@ func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (pr
 			d.Omitted++
 			continue
 		}
-		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: prompts.Sanitize(c.Body, prompts.MaxComment)})
+		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
+		hidden = hidden.Add(hid)
+		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
 	}
+	d.Hidden = hidden.String()
 	return d, nil
 }
 
@@ -654,7 +655,7 @@ func (e *Engine) research(ctx context.Context, ic *issue) error {
 	}
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "research", command: "research", header: "## Research Document",
-		rel: artifactPath("research", ic, ""), subject: fmt.Sprintf("ralph: research for #%d %s", ic.n, ic.gh.Title),
+		rel: artifactPath("research", ic, ""), subject: fmt.Sprintf("ralph: research for #%d %s", ic.n, Inert(ic.gh.Title)),
 	}, d)
 	if err != nil {
 		return err
@@ -722,7 +723,7 @@ func (e *Engine) plan(ctx context.Context, ic *issue) error {
 	var phases []Phase
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "plan", command: "plan", header: "## Implementation Plan", rel: rel,
-		subject: fmt.Sprintf("ralph: plan for #%d %s", ic.n, ic.gh.Title),
+		subject: fmt.Sprintf("ralph: plan for #%d %s", ic.n, Inert(ic.gh.Title)),
 		check:   func(doc string) (err error) { phases, err = ParsePhases(doc); return err },
 	}, d)
 	if err != nil {
@@ -767,7 +768,7 @@ func (e *Engine) review(ctx context.Context, ic *issue) error {
 	var verdict string
 	_, art, err := e.document(ctx, ic, ws, docStep{
 		kind: "review", command: "review", header: "## Plan Review", rel: artifactPath("reviews", ic, ""),
-		subject: fmt.Sprintf("ralph: plan review for #%d %s", ic.n, ic.gh.Title),
+		subject: fmt.Sprintf("ralph: plan review for #%d %s", ic.n, Inert(ic.gh.Title)),
 		check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
 	}, d)
 	if err != nil {
@@ -875,7 +876,7 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 	if _, err := e.guard(ctx, ws, "implement"); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, ph.Title, trailerKey, key)
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ph.Title), trailerKey, key)
 	head, err := ws.Commit(ctx, msg, e.Author)
 	if err != nil {
 		return fmt.Errorf("committing phase %d: %w", k+1, err)
@@ -909,7 +910,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 		doc, art, err := e.document(ctx, ic, ws, docStep{
 			kind: "self-review", command: "self-review", header: "## Self-Review",
 			rel:     artifactPath("reviews", ic, "-self-review"),
-			subject: fmt.Sprintf("ralph: self-review for #%d %s", ic.n, ic.gh.Title),
+			subject: fmt.Sprintf("ralph: self-review for #%d %s", ic.n, Inert(ic.gh.Title)),
 			check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
 		}, d)
 		if err != nil {
@@ -941,7 +942,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 	}
 	if pr == nil || pr.State != "open" {
 		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
-			Title: fmt.Sprintf("%s (#%d)", ic.gh.Title, ic.n),
+			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
 			Body:  e.pullBody(ic),
 			Head:  ic.rec.Branch,
 			Base:  ic.rec.Base,
@@ -970,10 +971,10 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {
 
 func (e *Engine) pullBody(ic *issue) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, ic.gh.Title, len(ic.rec.Phases))
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, Inert(ic.gh.Title), len(ic.rec.Phases))
 	b.WriteString("## Phases\n\n")
 	for i, p := range ic.rec.Phases {
-		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, p.Title, short(p.SHA))
+		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
 	}
 	b.WriteString("\n## Documents\n\n")
 	for _, kind := range []string{"research", "plan", "review", "self-review"} {

@@ -622,3 +622,19 @@ func TestWebURLs(t *testing.T) {
 		})
 	}
 }
+
+// TestViewer: the token's account, from GraphQL, whatever kind of token it is.
+func TestViewer(t *testing.T) {
+	t.Parallel()
+	for _, login := range []string{"", "ralph-app[bot]", "octo-ralph"} {
+		srv := githubtest.New(t, githubtest.Options{TokenLogin: login})
+		got, err := newClient(t, srv).Viewer(context.Background())
+		want := login
+		if want == "" {
+			want = githubtest.BotLogin
+		}
+		if err != nil || got != want {
+			t.Errorf("Viewer() = %q, %v; want %q", got, err, want)
+		}
+	}
+}

@@ -38,6 +38,10 @@ type Options struct {
 	APIPrefix string
 	// Token is the only credential accepted, as "token <T>" or "Bearer <T>"; default "test-token".
 	Token string
+	// TokenLogin is the account the token belongs to: what the server writes as when the token creates a
+	// comment, an issue or a label event; default BotLogin (the Actions token). A GitHub App's token writes
+	// as "<app>[bot]", a personal access token as its user.
+	TokenLogin string
 	// TLS serves HTTPS; CACertPEM gives the certificate to trust (for SSL_CERT_FILE).
 	TLS bool
 	// Now is the server's clock; default time.Now. Timestamps are kept to the second, like GitHub's.
@@ -180,6 +184,9 @@ func New(t testing.TB, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.TokenLogin == "" {
+		opts.TokenLogin = BotLogin
+	}
 	opts.APIPrefix = strings.TrimSuffix(opts.APIPrefix, "/")
 	sp, err := loadSpec()
 	if err != nil {
@@ -196,6 +203,7 @@ func New(t testing.TB, opts Options) *Server {
 		perms:      map[string]string{},
 		runs:       map[int64]*run{},
 	}
+	s.knowUser(opts.TokenLogin)
 	s.handlers = s.routes()
 	for route, h := range s.graphRoutes() {
 		s.handlers[route] = h
@@ -407,6 +415,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // now is the clock to the second, as GitHub's timestamps are.
+// TokenLogin is the account the server's token belongs to (Options.TokenLogin).
+func (s *Server) TokenLogin() string { return s.opts.TokenLogin }
+
 func (s *Server) now() time.Time { return s.opts.Now().UTC().Truncate(time.Second) }
 
 func (s *Server) newID() int64 {

@@ -228,7 +228,7 @@ func (queryRoot) resolve(x *executor, field string, args map[string]any) any {
 		}
 		return ownerObject{login: login, org: isOrg}
 	case "viewer":
-		return fields{"User", map[string]any{"login": BotLogin}}
+		return fields{"User", map[string]any{"login": x.s.opts.TokenLogin}}
 	case "node":
 		id, _ := args["id"].(string)
 		if o := x.node(id); o != nil {

@@ -391,9 +391,9 @@ func sortIssues(list []*issue, by, direction string, comments func(int) int) {
 func (s *Server) createIssue(c *call) (int, any) {
 	title, _ := c.str("title")
 	body, _ := c.str("body")
-	is := s.newIssue(BotLogin, title, body)
+	is := s.newIssue(s.opts.TokenLogin, title, body)
 	for _, l := range labelNames(c.body["labels"]) {
-		s.addLabel(is, l, BotLogin)
+		s.addLabel(is, l, s.opts.TokenLogin)
 	}
 	c.w.Header().Set("Location", fmt.Sprintf("%s/issues/%d", s.repoAPI(), is.number))
 	return http.StatusCreated, s.issueJSON(is)
@@ -423,7 +423,7 @@ func (s *Server) updateIssue(c *call) (int, any) {
 		s.setState(is, v, reason)
 	}
 	if _, ok := c.body["labels"]; ok {
-		s.setLabels(is, labelNames(c.body["labels"]), BotLogin)
+		s.setLabels(is, labelNames(c.body["labels"]), s.opts.TokenLogin)
 	}
 	is.updated = s.now()
 	return http.StatusOK, s.issueJSON(is)
@@ -598,7 +598,7 @@ func (s *Server) addIssueLabels(c *call) (int, any) {
 		return notFound()
 	}
 	for _, n := range labelNames(c.body["labels"]) {
-		s.addLabel(is, n, BotLogin)
+		s.addLabel(is, n, s.opts.TokenLogin)
 	}
 	return http.StatusOK, s.labelsJSON(is.labels)
 }
@@ -608,7 +608,7 @@ func (s *Server) setIssueLabels(c *call) (int, any) {
 	if is == nil {
 		return notFound()
 	}
-	s.setLabels(is, labelNames(c.body["labels"]), BotLogin)
+	s.setLabels(is, labelNames(c.body["labels"]), s.opts.TokenLogin)
 	return http.StatusOK, s.labelsJSON(is.labels)
 }
 
@@ -617,7 +617,7 @@ func (s *Server) clearIssueLabels(c *call) (int, any) {
 	if is == nil {
 		return notFound()
 	}
-	s.setLabels(is, nil, BotLogin)
+	s.setLabels(is, nil, s.opts.TokenLogin)
 	return http.StatusNoContent, nil
 }
 
@@ -626,7 +626,7 @@ func (s *Server) removeIssueLabel(c *call) (int, any) {
 	if is == nil {
 		return notFound()
 	}
-	if !s.removeLabel(is, c.params["name"], BotLogin) {
+	if !s.removeLabel(is, c.params["name"], s.opts.TokenLogin) {
 		return http.StatusNotFound, errorBody("Label does not exist")
 	}
 	return http.StatusOK, s.labelsJSON(is.labels)
@@ -705,7 +705,7 @@ func (s *Server) createComment(c *call) (int, any) {
 		return notFound()
 	}
 	body, _ := c.str("body")
-	cm := s.addComment(is.number, BotLogin, body)
+	cm := s.addComment(is.number, s.opts.TokenLogin, body)
 	is.updated = cm.created
 	c.w.Header().Set("Location", fmt.Sprintf("%s/issues/comments/%d", s.repoAPI(), cm.id))
 	return http.StatusCreated, s.commentJSON(cm)
@@ -868,7 +868,7 @@ func (s *Server) createPull(c *call) (int, any) {
 		return validationFailed(map[string]any{"resource": "PullRequest", "code": "custom",
 			"message": fmt.Sprintf("No commits between %s and %s", base, head)})
 	}
-	is := s.newIssue(BotLogin, title, body)
+	is := s.newIssue(s.opts.TokenLogin, title, body)
 	is.pull = &pull{head: head, base: base, draft: c.boolean("draft"), headSHA: headSHA, maintainerCanModify: true}
 	c.w.Header().Set("Location", fmt.Sprintf("%s/pulls/%d", s.repoAPI(), is.number))
 	return http.StatusCreated, s.pullJSON(is, true)
@@ -1278,7 +1278,7 @@ func (s *Server) getRun(c *call) (int, any) {
 }
 
 func (s *Server) getUser(c *call) (int, any) {
-	u := s.userJSON(BotLogin)
+	u := s.userJSON(s.opts.TokenLogin)
 	for k, v := range map[string]any{
 		"name": nil, "company": nil, "blog": "", "location": nil, "email": nil, "hireable": nil, "bio": nil,
 		"public_repos": 0, "public_gists": 0, "followers": 0, "following": 0,

@@ -475,6 +475,22 @@ func TestComments(t *testing.T) {
 	}
 }
 
+// TestTokenLogin: what the token writes is written as the token's account.
+func TestTokenLogin(t *testing.T) {
+	s := newServer(t, Options{TokenLogin: "ralph-app[bot]"})
+	s.CreateIssue("alice", "t", "")
+	r := do(t, s, "POST", "/repos/octo/demo/issues/1/comments", map[string]any{"body": "hi"})
+	want(t, r, 201)
+	if got := decode[struct{ User ghUser }](t, r).User; got != (ghUser{"ralph-app[bot]", "Bot"}) {
+		t.Errorf("comment by %+v", got)
+	}
+	want(t, do(t, s, "POST", "/repos/octo/demo/issues/1/labels", map[string]any{"labels": []string{"x"}}), 200)
+	events := decode[[]struct{ Actor ghUser }](t, do(t, s, "GET", "/repos/octo/demo/issues/1/events", nil))
+	if len(events) != 1 || events[0].Actor.Login != "ralph-app[bot]" {
+		t.Errorf("label events %+v", events)
+	}
+}
+
 // pushBranch makes a commit on top of the default branch through the API and points
 // a new branch at it.
 func pushBranch(t *testing.T, s *Server, branch string) string {

@@ -32,10 +32,13 @@ type Data struct {
 	Repository string
 	Issue      Issue
 	Comments   []Comment
-	Omitted    int    // comments left out because their authors may not drive ralph
-	Artifact   string // where the document must be written (absolute)
-	Branch     string
-	Base       string
+	Omitted    int // comments left out because their authors may not drive ralph
+	// Hidden says what was removed from the issue's text because GitHub does not show it (Removed.String);
+	// "" when nothing was.
+	Hidden   string
+	Artifact string // where the document must be written (absolute)
+	Branch   string
+	Base     string
 
 	Research  string // the research document, for plan
 	Plan      string // the plan, for review, implement and self-review

@@ -53,6 +53,20 @@ func TestRenderBuiltins(t *testing.T) {
 			}
 		})
 	}
+	d := sample()
+	d.Hidden = "1 HTML comment"
+	for _, cmd := range Commands() {
+		got, err := s.Render(cmd, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got, "ralph removed from the text above what GitHub does not show a reader: 1 HTML comment.") {
+			t.Errorf("%s prompt does not say hidden text was removed", cmd)
+		}
+		if plain, _ := s.Render(cmd, sample()); strings.Contains(plain, "ralph removed") {
+			t.Errorf("%s prompt says text was removed when none was", cmd)
+		}
+	}
 	if _, err := s.Render("deploy", sample()); err == nil {
 		t.Error("Render of an unknown command: no error")
 	}

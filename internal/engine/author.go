@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+)
+
+// ActionsBot is the account the Actions token (GITHUB_TOKEN) writes as. Only the repository's own workflows
+// hold that token, and only people with write access change them, so what it wrote counts as ralph's.
+const ActionsBot = "github-actions[bot]"
+
+// Anyone who can comment on an issue can post a comment that starts with ralph's markers. What ralph reads
+// back from a comment (the record, above all: state, phase, branch, counts) is believed only when ralph
+// wrote the comment, or someone with write access did, and ralph edits no other comment. Who wrote a comment
+// comes with the comments ralph lists anyway, so the check costs no request in the usual case:
+//
+//   - ActionsBot: ralph's own account with the Actions token, no request;
+//   - a person: someone with write access (the permission check ralph makes of people, once per login and
+//     run) — the user of a personal access token ralph runs with is one;
+//   - another bot: one allowed_bots lets drive ralph, or the account of ralph's own token (a GitHub App's
+//     token writes as "<app>[bot]"), which ralph asks GitHub for once per run (Engine.Identity), and only
+//     when it meets such a comment.
+
+// authored says whether c was written by ralph, or by someone with write access, so that ralph may believe
+// what it holds and edit it.
+func (e *Engine) authored(ctx context.Context, ic *issue, c ghapi.Comment) (bool, error) {
+	may := func(ctx context.Context, login string) (bool, error) { return e.trusted(ctx, ic, login) }
+	return WroteRecord(ctx, c.User, may, e.Identity)
+}
+
+// WroteRecord says whether a comment by u counts as ralph's (see above). may says whether a login may drive
+// ralph (people with write access, bots in allowed_bots; an Authorizer's Authorize); identity, when not nil,
+// gives the account of ralph's token.
+func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context, login string) (bool, error), identity func(ctx context.Context) (string, error)) (bool, error) {
+	switch {
+	case u.Login == "":
+		return false, nil
+	case u.Login == ActionsBot:
+		return true, nil
+	}
+	ok, err := may(ctx, u.Login)
+	if err != nil || ok || !u.IsBot() || identity == nil {
+		return ok, err
+	}
+	me, err := identity(ctx)
+	if err != nil {
+		return false, fmt.Errorf("asking GitHub which account ralph's token is: %w", err)
+	}
+	return strings.EqualFold(u.Login, me), nil
+}
+
+// ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
+// are passed over (and reported once, by findStatus, for the status marker).
+func (e *Engine) ownComment(ctx context.Context, ic *issue, match func(body string) bool) (int, error) {
+	for i, c := range ic.comments {
+		if !match(c.Body) {
+			continue
+		}
+		ok, err := e.authored(ctx, ic, c)
+		if err != nil {
+			return -1, err
+		}
+		if ok {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+// findStatus sets ic.status to ralph's status comment, and names in the log every other comment that
+// starts with the status marker: ralph neither believes nor edits those.
+func (e *Engine) findStatus(ctx context.Context, ic *issue) error {
+	for i, c := range ic.comments {
+		if !strings.HasPrefix(c.Body, StatusMarker) {
+			continue
+		}
+		ok, err := e.authored(ctx, ic, c)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok:
+			e.Log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", ic.n, c.User.Login, c.HTMLURL)
+		case ic.status == nil:
+			ic.status = &ic.comments[i]
+		}
+	}
+	return nil
+}
+
+// OnceIdentity asks who at most once (until it answers): a token's account does not change during a run.
+func OnceIdentity(ask func(ctx context.Context) (string, error)) func(ctx context.Context) (string, error) {
+	var (
+		mu    sync.Mutex
+		login string
+	)
+	return func(ctx context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if login != "" {
+			return login, nil
+		}
+		l, err := ask(ctx)
+		if err == nil {
+			login = l
+		}
+		return l, err
+	}
+}

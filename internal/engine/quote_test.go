@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"regexp"
+	"testing"
+)
+
+// reference is what GitHub links or acts on in a pull request, a commit message or a comment: an issue
+// number (#2, GH-2, owner/repo#2), an issue's URL, an @-mention.
+var reference = regexp.MustCompile(`(?i)#\d|\bGH-\d|(^|\W)@\w|https?://`)
+
+func TestInert(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"Add a greeting", "Add a greeting"},
+		{"Add a greeting, fixes #2", "Add a greeting, fixes ＃2"},
+		{"closes octo/demo#12 and resolves GH-7", "closes octo/demo＃12 and resolves GH‑7"},
+		{"Fixes https://github.com/octo/demo/issues/2", "Fixes https：//github.com/octo/demo/issues/2"},
+		{"cc @mona and @octo/team, not mona@example.com", "cc ＠mona and ＠octo/team, not mona@example.com"},
+		{"(@mona) @@hubot", "(＠mona) @＠hubot"},
+		{"C# and #hashtag stay", "C# and #hashtag stay"},
+		{"two\nlines\r", "two lines "},
+	}
+	for _, tt := range tests {
+		got := Inert(tt.in)
+		if got != tt.want {
+			t.Errorf("Inert(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if m := reference.FindString(got); m != "" {
+			t.Errorf("Inert(%q) = %q still holds a reference: %q", tt.in, got, m)
+		}
+	}
+}
+
+func TestSlugFormsNoReference(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"Add a greeting", "add-a-greeting"},
+		{"Add a greeting, fixes #2 and GH-3", "add-a-greeting-fixes-2-and-3"},
+		{"gh-1 gh-2 first", "1-2-first"},
+		{"Use the gh CLI", "use-the-gh-cli"},
+		{"cc @mona", "cc-mona"},
+	}
+	for _, tt := range tests {
+		if got := Slug(tt.in); got != tt.want {
+			t.Errorf("Slug(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
