@@ -6,9 +6,11 @@ require (
 	github.com/cli/go-gh/v2 v2.17.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/go-cmp v0.7.0
+	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/rhysd/actionlint v1.7.12
 	github.com/sethvargo/go-githubactions v1.4.0
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/sys v0.49.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -69,7 +71,7 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
 	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
 )

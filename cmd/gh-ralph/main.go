@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,16 +11,25 @@ import (
 	"github.com/cli/go-gh/v2/pkg/term"
 
 	"github.com/ralph-dev/gh-ralph/internal/cli"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	// The supervisor of a confined agent is this same binary, started by ralph with a hidden argument.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.SupervisorCommand {
+		os.Exit(sandbox.SupervisorMain(os.Args[2:]))
+	}
 	os.Exit(run())
 }
 
 func run() int {
+	// First, before any agent runs: one running as the same user must not read ralph's memory.
+	if err := sandbox.Prepare(); err != nil {
+		fmt.Fprintf(os.Stderr, "warning: protecting ralph from the agent: %v\n", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := term.FromEnv()
