@@ -43,7 +43,8 @@ type Config struct {
 	// Action's container).
 	Separate bool
 	// UID and GID are the agent's ids when Separate; 0 means AgentUID/AgentGID. They must not be 0 or 1001
-	// (1001 owns the runner's mounts).
+	// (1001 owns the runner's mounts). Reap kills every process of UID: two agents that run at once must
+	// not share one (PickIDs).
 	UID, GID int
 	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
 	// HOME, its TMPDIR. /dev/null and the like are added.

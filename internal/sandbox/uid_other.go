@@ -1,0 +1,6 @@
+//go:build !unix
+
+package sandbox
+
+// PickIDs is AgentUID and AgentGID here: the agent never runs as another user outside Linux.
+func PickIDs() (uid, gid int) { return AgentUID, AgentGID }
