@@ -27,11 +27,11 @@ func agentsBin(t *testing.T, program string) string {
 // presetResearch runs the label run of a new issue through the built binary with the given agent config
 // and extra environment, and checks what every preset must do there: the document the scripted model had
 // the CLI write is committed and posted, and the usage it reported is recorded.
-func presetResearch(t *testing.T, agentYAML string, env map[string]string, home func(string), turns func() int, problems func() []string, content string) {
+func presetResearch(t *testing.T, agentYAML string, env map[string]string, setup func(*env), turns func() int, problems func() []string, content string) {
 	t.Helper()
 	e := newEnv(t, agentYAML)
-	if home != nil {
-		home(e.home)
+	if setup != nil {
+		setup(e)
 	}
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
@@ -67,30 +67,31 @@ func TestCodexPresetThroughTheAction(t *testing.T) {
 	provider := `model_providers.fake={name="fake", base_url="` + model.URL + `/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`
 	cfg := "agent:\n  preset: codex\n  model: gpt-5.1-codex\n  max_turns: 10\n  timeout: 3m\n" +
 		"  args: [\"-c\", " + yamlQuote(provider) + ", \"-c\", \"model_provider=fake\"]\n" +
-		"  env:\n    OPENAI_API_KEY: \"\"\n    CODEX_HOME: \"\"\n"
+		"  env:\n    OPENAI_API_KEY: \"\"\n"
+	// Codex keeps its state in $CODEX_HOME, by default under HOME: the agent's own.
 	presetResearch(t, cfg, map[string]string{
-		"PATH": bin + ":" + os.Getenv("PATH"), "OPENAI_API_KEY": "sk-fake", "CODEX_HOME": t.TempDir(),
+		"PATH": bin + ":" + os.Getenv("PATH"), "OPENAI_API_KEY": "sk-fake",
 	}, nil, model.Turns, model.Problems, content)
 }
 
 // TestGeminiPresetThroughTheAction: the real Gemini CLI, pointed at a scripted Gemini API model with
-// GOOGLE_GEMINI_BASE_URL; its user settings choose the API key (a custom base URL otherwise makes it expect a
-// gateway login, which headless mode refuses).
+// GOOGLE_GEMINI_BASE_URL; settings choose the API key (a custom base URL otherwise makes it expect a gateway
+// login, which headless mode refuses). The agent's HOME is its own and fresh each step, so the settings come
+// as system settings, GEMINI_CLI_SYSTEM_SETTINGS_PATH, passed through agent.env.
 func TestGeminiPresetThroughTheAction(t *testing.T) {
 	t.Parallel()
 	bin := agentsBin(t, "gemini")
 	const content = "# Research: greeting\n\nWritten by Gemini CLI for ralph.\n"
 	model := agenttest.NewGemini(t, "fake-key", "", content)
 	cfg := "agent:\n  preset: gemini\n  model: gemini-2.5-pro\n  max_turns: 10\n  timeout: 3m\n" +
-		"  env:\n    GEMINI_API_KEY: \"\"\n    GOOGLE_GEMINI_BASE_URL: \"\"\n"
+		"  env:\n    GEMINI_API_KEY: \"\"\n    GOOGLE_GEMINI_BASE_URL: \"\"\n    GEMINI_CLI_SYSTEM_SETTINGS_PATH: \"\"\n"
+	// Gemini CLI reads system settings only from a path no other user can write: not under /tmp.
+	settings, err := filepath.Abs("testdata/gemini-system-settings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	presetResearch(t, cfg, map[string]string{
 		"PATH": bin + ":" + os.Getenv("PATH"), "GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": model.URL,
-	}, func(home string) {
-		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}, model.Turns, model.Problems, content)
+		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": settings,
+	}, nil, model.Turns, model.Problems, content)
 }

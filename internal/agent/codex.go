@@ -24,6 +24,21 @@ func codexArgs(cfg config.Agent) []string {
 	return args
 }
 
+// codexInBoundary is argv with Codex's own sandbox off (danger-full-access) when ralph's boundary holds
+// the agent: Codex builds its sandbox with namespaces and mounts, which Landlock forbids a confined process
+// (and Docker's default seccomp profile forbids in the Action's container), so every write of Codex's would
+// fail there. ralph's boundary confines its writes to its copy, HOME and TMPDIR instead; unlike Codex's
+// workspace-write, it leaves the network open.
+func codexInBoundary(argv []string) []string {
+	out := append([]string(nil), argv...)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--sandbox" && out[i+1] == "workspace-write" {
+			out[i+1] = "danger-full-access"
+		}
+	}
+	return out
+}
+
 // codexParser reads `codex exec --json`: thread and turn events, items (agent messages, commands run,
 // file changes, tool calls) as they start and complete, and turn.completed with the turn's token usage.
 // Codex reports no count of model requests, so a turn here is one action or message it reports.

@@ -20,8 +20,12 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 		if cfg.Command != "" {
 			program = strings.Fields(cfg.Command)[0]
 		}
-		if _, err := lookPath(program, Environ(env, nil, cfg.Env)); err != nil {
+		path, err := lookPath(program, Environ(env, nil, cfg.Env))
+		switch {
+		case err != nil:
 			problems = append(problems, err.Error())
+		case sb.Separate && !sandbox.CanReach(path, sb.UID, sb.GID):
+			problems = append(problems, fmt.Sprintf("the agent's user (uid %d) cannot run %s: install it where every user can (npm install -g puts it in /usr/local)", sb.UID, path))
 		}
 	}
 	if missing := Missing(env, cfg.Env); len(missing) > 0 {

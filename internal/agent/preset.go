@@ -60,7 +60,11 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 	case "gemini":
 		parser = &geminiParser{model: p.Model}
 	}
-	return process{argv: p.Argv, grace: p.Grace, parser: parser, limits: p.Limits}.run(ctx, inv)
+	argv := p.Argv
+	if p.Name == "codex" && inv.Boundary != nil && inv.Boundary.Enforced() {
+		argv = codexInBoundary(argv)
+	}
+	return process{argv: argv, grace: p.Grace, parser: parser, limits: p.Limits}.run(ctx, inv)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 // The usage every scripted model reports per turn.
@@ -50,9 +52,23 @@ type presetCase struct {
 // preset must do: the document is written where RALPH_ARTIFACT says, with the CLI's own file tool; the
 // usage ralph records is what the fake model reported; the log shows readable progress, not JSON.
 func runPreset(t *testing.T, program string, setup func(t *testing.T, dir, artifact, home, content string) presetCase) {
+	t.Run("direct", func(t *testing.T) { runPresetIn(t, program, false, setup) })
+	// Inside the agent's boundary, as the engine runs it: Landlock, the supervisor and, as root, a user of
+	// the agent's own with its own HOME and TMPDIR.
+	t.Run("confined", func(t *testing.T) { runPresetIn(t, program, true, setup) })
+}
+
+func runPresetIn(t *testing.T, program string, confined bool, setup func(t *testing.T, dir, artifact, home, content string) presetCase) {
 	bin := agentsBin(t, program)
-	dir := t.TempDir()
-	home := t.TempDir()
+	separate := confined && os.Geteuid() == 0
+	uid := -1
+	if separate {
+		uid, _ = sandbox.PickIDs()
+	}
+	dir, home, tmp := t.TempDir(), t.TempDir(), os.TempDir()
+	if confined {
+		dir, home, tmp = openDir(t, uid), openDir(t, uid), openDir(t, uid)
+	}
 	rel := "thoughts/shared/research/2026-11-22-GH-0042-fake.md"
 	artifact := filepath.Join(dir, rel)
 	if err := os.MkdirAll(filepath.Dir(artifact), 0o755); err != nil {
@@ -75,12 +91,29 @@ func runPreset(t *testing.T, program string, setup func(t *testing.T, dir, artif
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The key reaches the CLI through Environ, as in the engine: GitHub's token does not.
-	base := append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "GITHUB_TOKEN=ghs_secret", "TMPDIR=" + os.TempDir()}, pc.env...)
+	// The key reaches the CLI through Environ, as in the engine: named in agent.env (passed through), while
+	// GitHub's token does not; HOME and TMPDIR are the agent's own, as the engine sets them.
+	base := append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "GITHUB_TOKEN=ghs_secret"}, pc.env...)
+	passed := map[string]string{}
+	for _, kv := range pc.env {
+		k, _, _ := strings.Cut(kv, "=")
+		passed[k] = ""
+	}
+	env := append(Environ(base, []string{"ghs_secret"}, passed), "HOME="+home, "TMPDIR="+tmp)
+	var boundary *sandbox.Boundary
+	if confined {
+		if separate {
+			chownAll(t, dir, uid)
+			chownAll(t, home, uid)
+		}
+		if boundary, err = sandbox.New(sandbox.Config{Separate: separate, UID: uid, GID: uid, Writable: []string{dir, home, tmp}, Launcher: buildRalph(t)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out bytes.Buffer
 	res, err := runner.Run(context.Background(), Invocation{
-		Command: "research", Issue: 42, Artifact: artifact, Dir: dir, Prompt: prompt,
-		Env: Environ(base, []string{"ghs_secret"}, nil), Timeout: 3 * time.Minute, Output: &out,
+		Command: "research", Issue: 42, Artifact: artifact, Dir: dir, Prompt: prompt, TempDir: tmp,
+		Env: env, Timeout: 3 * time.Minute, Output: &out, Boundary: boundary,
 	})
 	log := out.String()
 	if err != nil {
@@ -116,6 +149,20 @@ func runPreset(t *testing.T, program string, setup func(t *testing.T, dir, artif
 	t.Logf("%s usage: %s\n%s", program, u, log)
 }
 
+// chownAll gives every file under dir to uid, as the workspace gives the agent its copy.
+func chownAll(t *testing.T, dir string, uid int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestPresetClaudeRealCLI(t *testing.T) {
 	t.Parallel()
 	runPreset(t, "claude", func(t *testing.T, dir, artifact, home, content string) presetCase {
@@ -138,7 +185,7 @@ func TestPresetCodexRealCLI(t *testing.T) {
 		provider := `model_providers.fake={name="fake", base_url="` + f.URL + `/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`
 		return presetCase{
 			cfg:   config.Agent{Preset: "codex", Model: "gpt-5.1-codex", MaxTurns: 10, Args: []string{"-c", provider, "-c", "model_provider=fake"}},
-			env:   []string{"OPENAI_API_KEY=sk-fake", "CODEX_HOME=" + t.TempDir()},
+			env:   []string{"OPENAI_API_KEY=sk-fake"}, // CODEX_HOME: under HOME, by default
 			turns: f.Turns,
 			probs: f.Problems,
 		}

@@ -137,6 +137,9 @@ func New(cfg Config) (*Boundary, error) {
 // ABI is the Landlock ABI the boundary enforces; 0 means none.
 func (b *Boundary) ABI() int { return b.abi }
 
+// Enforced says whether the kernel holds the agent apart at all: another uid, or Landlock.
+func (b *Boundary) Enforced() bool { return b.separate || b.abi > 0 }
+
 // Describe is the boundary in one line, for logs.
 func (b *Boundary) Describe() string {
 	who := "same user as ralph"
