@@ -10,8 +10,9 @@ platforms=(
   darwin-amd64 darwin-arm64
   freebsd-amd64 freebsd-arm64
   linux-386 linux-amd64 linux-arm linux-arm64
-  windows-386 windows-amd64 windows-arm64
 )
+# No Windows build: ralph runs the agent in POSIX process groups and confines it with Unix users and Linux
+# Landlock, which have no Windows counterpart. On Windows, use gh ralph from WSL.
 
 rm -rf dist
 mkdir -p dist
