@@ -62,9 +62,43 @@ func Run(ctx context.Context, env Env) error {
 			a.Errorf("%s", err)
 		}
 		r.summary("failed", err)
-		return &ExitError{Code: 1, Err: err}
+		code := 1
+		if isAuth(err) {
+			code = ExitAuth
+		}
+		return &ExitError{Code: code, Err: err}
 	}
 	return nil
+}
+
+// ExitAuth is the exit status of a run whose token is missing or refused, as gh exits when it is not
+// authenticated.
+const ExitAuth = 4
+
+// AuthError is a token that is missing (or that GitHub refused): what gh calls not being authenticated.
+type AuthError struct{ Msg string }
+
+func (e *AuthError) Error() string { return e.Msg }
+
+func isAuth(err error) bool {
+	var ae *AuthError
+	var api *ghapi.Error
+	return errors.As(err, &ae) || errors.As(err, &api) && api.Status == 401
+}
+
+// ghLoginHint is gh's own advice to a person who is not logged in.
+const ghLoginHint = "To get started with GitHub CLI, please run:  gh auth login\n" +
+	"Alternatively, populate the GH_TOKEN environment variable with a GitHub API authentication token."
+
+// noToken says what to do about an empty token input: in a workflow, a secret that is not set; outside
+// GitHub Actions, a person running the action by hand without a gh login.
+func (r *runner) noToken() error {
+	if r.getenv("GITHUB_ACTIONS") != "true" {
+		return &AuthError{Msg: "no GitHub token: INPUT_TOKEN is empty. Outside GitHub Actions, run the action with your gh login's token: " +
+			"INPUT_TOKEN=$(gh auth token) gh-ralph action\n" + ghLoginHint}
+	}
+	return &AuthError{Msg: "the token input is empty: the secret it names is probably not set in this repository (Settings → Secrets and variables → Actions). " +
+		"Leave token: out to use the Actions token, or set the secret (gh secret set NAME)"}
 }
 
 type runner struct {
@@ -83,7 +117,7 @@ func (r *runner) run(ctx context.Context) error {
 	a := r.a
 	token := strings.TrimSpace(a.GetInput("token"))
 	if token == "" {
-		return errors.New("the token input is empty: pass `token: ${{ github.token }}` or a personal access token")
+		return r.noToken()
 	}
 	a.AddMask(token)
 
@@ -358,21 +392,33 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 }
 
 func (r *runner) outputs() {
-	a := r.a
 	if r.issues != nil {
 		b, _ := json.Marshal(r.issues)
-		a.SetOutput("issues", string(b))
+		r.setOutput("issues", string(b))
 	}
 	if len(r.results) == 0 {
 		return
 	}
 	res := r.results[len(r.results)-1]
-	a.SetOutput("issue", strconv.Itoa(res.Issue))
-	a.SetOutput("step", string(res.Step))
-	a.SetOutput("from_state", string(res.From))
-	a.SetOutput("state", string(res.State))
-	a.SetOutput("pr_url", res.PRURL)
-	a.SetOutput("paused", strconv.FormatBool(res.Paused))
+	r.setOutput("issue", strconv.Itoa(res.Issue))
+	r.setOutput("step", string(res.Step))
+	r.setOutput("from_state", string(res.From))
+	r.setOutput("state", string(res.State))
+	r.setOutput("pr_url", res.PRURL)
+	r.setOutput("paused", strconv.FormatBool(res.Paused))
+	u := runUsage(r.results)
+	r.setOutput("cost", strconv.FormatFloat(u.CostUSD, 'f', -1, 64))
+	r.setOutput("tokens", strconv.Itoa(u.InputTokens+u.OutputTokens))
+}
+
+// setOutput sets an output of the step; outside GitHub Actions (no GITHUB_OUTPUT file to write) it prints
+// name=value on standard output instead.
+func (r *runner) setOutput(name, value string) {
+	if r.getenv("GITHUB_OUTPUT") == "" {
+		fmt.Fprintf(r.env.Stdout, "%s=%s\n", name, value)
+		return
+	}
+	r.a.SetOutput(name, value)
 }
 
 func (r *runner) summary(note string, err error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
 
@@ -40,4 +41,15 @@ func usageSummary(results []engine.Result) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// runUsage is what the agent reported over every step of this run.
+func runUsage(results []engine.Result) agent.Usage {
+	var total agent.Usage
+	for _, res := range results {
+		if res.Usage != nil {
+			total = total.Add(*res.Usage)
+		}
+	}
+	return total
 }
