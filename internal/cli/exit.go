@@ -38,10 +38,12 @@ func flagErrorf(cmd *cobra.Command, format string, args ...any) error {
 	return &FlagError{Err: fmt.Errorf(format, args...), Usage: cmd.UsageString()}
 }
 
-// AuthError: no token for the host, or GitHub did not accept it.
+// AuthError: no token for the host, or GitHub did not accept it. Hint is what to do, in gh's words (see
+// authHint); "" for the plain one.
 type AuthError struct {
 	Host string
 	Err  error
+	Hint string
 }
 
 func (e *AuthError) Error() string { return e.Err.Error() }
@@ -89,10 +91,15 @@ func Exit(err error, stderr io.Writer) int {
 		}
 		return ExitUsage
 	case errors.As(err, &authErr):
-		fmt.Fprintf(stderr, "%v\nTo authenticate, run `gh auth login --hostname %s`, or set GH_TOKEN (GH_ENTERPRISE_TOKEN for GitHub Enterprise Server).\n", authErr.Err, authErr.Host)
+		hint := authErr.Hint
+		if hint == "" {
+			hint = authHint(authErr.Host, func(string) string { return "" })
+		}
+		fmt.Fprintf(stderr, "%v\n%s\n", authErr.Err, hint)
 		return ExitAuth
 	case errors.As(err, &apiErr) && apiErr.Status == http.StatusUnauthorized:
-		fmt.Fprintf(stderr, "%v\nGitHub did not accept the token: run `gh auth login` (or check GH_TOKEN / GH_ENTERPRISE_TOKEN).\n", err)
+		// gh's own words for a token GitHub refuses.
+		fmt.Fprintf(stderr, "%v\nTry authenticating with:  gh auth login\n(or check GH_TOKEN, GH_ENTERPRISE_TOKEN for GitHub Enterprise Server)\n", err)
 		return ExitAuth
 	case errors.As(err, &refused):
 		fmt.Fprintf(stderr, "%v; nothing was done\n", refused)
@@ -109,6 +116,22 @@ func Exit(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "error: %v\n", err)
 	return ExitError
+}
+
+// authHint is what gh itself says to someone who is not logged in: in a workflow, in other automation, and
+// at a terminal (with the host, when it is not github.com, and its variable).
+func authHint(host string, getenv func(string) string) string {
+	switch {
+	case getenv("GITHUB_ACTIONS") == "true":
+		return "gh: To use GitHub CLI in a GitHub Actions workflow, set the GH_TOKEN environment variable. Example:\n  env:\n    GH_TOKEN: ${{ github.token }}"
+	case getenv("CI") != "":
+		return "gh: To use GitHub CLI in automation, set the GH_TOKEN environment variable."
+	case host != "" && host != "github.com":
+		return "To get started with GitHub CLI, please run:  gh auth login --hostname " + host + "\n" +
+			"Alternatively, populate the GH_ENTERPRISE_TOKEN environment variable with a GitHub API authentication token."
+	}
+	return "To get started with GitHub CLI, please run:  gh auth login\n" +
+		"Alternatively, populate the GH_TOKEN environment variable with a GitHub API authentication token."
 }
 
 // silentExit carries an exit code for an outcome the command already printed.

@@ -164,6 +164,26 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// In a clone with no gh login (no GH_REPO, no token, no stored login), gh knows no host, so the remotes
+// name no repository: what is wrong is the login, said in gh's words, exit 4.
+func TestNotLoggedInClone(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	for _, k := range []string{"GH_HOST", "GH_REPO", "GH_ENTERPRISE_TOKEN"} {
+		delete(e.env, k)
+	}
+	for _, args := range [][]string{{"status"}, {"status", "1"}, {"advance", "1"}, {"init"}} {
+		code := e.run(args...)
+		if code != ExitAuth || !strings.Contains(e.stderr.String(), "not logged in to GitHub\nTo get started with GitHub CLI, please run:  gh auth login\n") {
+			t.Errorf("%v: exit %d, want 4 and gh's words:\n%s", args, code, e.stderr)
+		}
+	}
+	e.env["CI"] = "true"
+	if code := e.run("status"); code != ExitAuth || !strings.Contains(e.stderr.String(), "gh: To use GitHub CLI in automation, set the GH_TOKEN environment variable.") {
+		t.Errorf("in CI: exit %d: %s", code, e.stderr)
+	}
+}
+
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{}
@@ -215,8 +235,9 @@ func TestExit(t *testing.T) {
 	}{
 		{nil, 0, ""},
 		{&FlagError{Err: errors.New("bad flag"), Usage: "Usage:\n  gh ralph x\n"}, ExitUsage, "bad flag\n\nUsage:\n  gh ralph x\n"},
-		{&AuthError{Host: "github.com", Err: errors.New("no GitHub token for github.com")}, ExitAuth, "run `gh auth login --hostname github.com`"},
-		{fmt.Errorf("reading: %w", &ghapi.Error{Method: "GET", Path: "/user", Status: 401, Message: "Bad credentials"}), ExitAuth, "run `gh auth login`"},
+		{&AuthError{Host: "github.com", Err: errors.New("no GitHub token for github.com")}, ExitAuth, "no GitHub token for github.com\nTo get started with GitHub CLI, please run:  gh auth login\nAlternatively, populate the GH_TOKEN environment variable"},
+		{&AuthError{Host: "ghe.example.com", Err: errors.New("no GitHub token for ghe.example.com")}, ExitAuth, "please run:  gh auth login --hostname ghe.example.com\nAlternatively, populate the GH_ENTERPRISE_TOKEN"},
+		{fmt.Errorf("reading: %w", &ghapi.Error{Method: "GET", Path: "/user", Status: 401, Message: "Bad credentials"}), ExitAuth, "Try authenticating with:  gh auth login"},
 		{&engine.InputError{Msg: "issue #9 does not exist in this repository"}, ExitError, "issue #9 does not exist in this repository\n"},
 		{&engine.InputError{Msg: "#9 is a pull request; ralph works on issues"}, ExitError, "#9 is a pull request"},
 		{&engine.RefusedError{Login: "eve", Action: engine.ActApprove}, ExitError, "@eve may not approve"},
