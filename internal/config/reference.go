@@ -1,0 +1,66 @@
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+// The annotated configuration: every key with its default and what it does. It is the one source of the
+// README's configuration reference and of the file `gh ralph init` writes (tests keep both equal to it).
+//
+//go:embed reference.yml.tmpl
+var referenceTmpl string
+
+var reference = template.Must(template.New("reference").Funcs(template.FuncMap{
+	"quote": strconv.Quote,
+	// pad fills out to the comment column: width is what the value may take before it.
+	"pad": func(s string, width int) string { return strings.Repeat(" ", max(1, width-len(s))) },
+}).Parse(referenceTmpl))
+
+// AgentChoice is what `gh ralph init` asks of the agent: the preset, the command (for preset command or
+// to replace a preset's program) and the variables of agent.env to pass through (its API key).
+type AgentChoice struct {
+	Preset  string
+	Command string
+	Keys    []string
+}
+
+// Reference is the annotated configuration with every key at its default, except the agent's choice.
+// Reference(AgentChoice{Preset: "claude"}) is the documented reference.
+func Reference(a AgentChoice) []byte {
+	if a.Preset == "" {
+		a.Preset = Default().Agent.Preset
+	}
+	var b bytes.Buffer
+	if err := reference.Execute(&b, a); err != nil {
+		panic(err) // the template is compiled in; a test executes it
+	}
+	return b.Bytes()
+}
+
+// Keys are the dotted names of every setting the file may hold, in the order the parser lists them.
+func Keys() []string {
+	var keys []string
+	for _, k := range topKeys {
+		switch k {
+		case "agent":
+			for _, a := range agentKeys {
+				keys = append(keys, "agent."+a)
+			}
+		case "sweep":
+			for _, s := range sweepKeys {
+				keys = append(keys, "sweep."+s)
+			}
+		case "project":
+			for _, p := range projectKeys {
+				keys = append(keys, "project."+p)
+			}
+		default:
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

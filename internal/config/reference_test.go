@@ -1,0 +1,86 @@
+package config
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// The reference is the defaults, says so for every key (with a comment), and the README shows it.
+func TestReference(t *testing.T) {
+	t.Parallel()
+	ref := string(Reference(AgentChoice{}))
+	got, err := Parse(DefaultPath, []byte(ref))
+	if err != nil {
+		t.Fatalf("the reference does not parse: %v\n%s", err, ref)
+	}
+	if diff := cmp.Diff(Default(), got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("the reference is not the defaults (-default +reference):\n%s", diff)
+	}
+	// Every key, commented. A section's own line ("agent:") has no comment of its own.
+	lines := strings.Split(ref, "\n")
+	for _, key := range Keys() {
+		parts := strings.Split(key, ".")
+		name := parts[len(parts)-1]
+		indent := strings.Repeat("  ", len(parts)-1)
+		re := regexp.MustCompile(`^(# )?` + regexp.QuoteMeta(indent) + `(# {0,2})?` + regexp.QuoteMeta(name) + `:( .*\S)?\s+# \S`)
+		found := false
+		for _, l := range lines {
+			if re.MatchString(l) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("the reference has no commented line for %s", key)
+		}
+	}
+	// Comments start in one column, so the file reads as a table.
+	for _, l := range lines {
+		if i := strings.Index(l, " # "); i > 0 && !strings.HasPrefix(strings.TrimSpace(l), "#") && i != 25 && !strings.HasPrefix(strings.TrimSpace(l), "- ") {
+			t.Errorf("comment not at column 26: %q", l)
+		}
+	}
+
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	_, block, ok2 := strings.Cut(after, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no ```yaml block under ## Configuration")
+	}
+	if block != ref {
+		t.Errorf("the README's configuration block differs from the reference (internal/config/reference.yml.tmpl):\n--- README\n%s\n--- reference\n%s", block, ref)
+	}
+}
+
+// A choice of agent changes only the agent: the preset, its command, the key it passes through.
+func TestReferenceWithAgent(t *testing.T) {
+	t.Parallel()
+	for _, a := range []AgentChoice{
+		{Preset: "claude", Keys: []string{"ANTHROPIC_API_KEY"}},
+		{Preset: "codex", Keys: []string{"OPENAI_API_KEY"}},
+		{Preset: "gemini", Keys: []string{"GEMINI_API_KEY"}},
+		{Preset: "command", Command: `my-agent --yes "and more"`},
+	} {
+		got, err := Parse(DefaultPath, Reference(a))
+		if err != nil {
+			t.Errorf("%+v: %v\n%s", a, err, Reference(a))
+			continue
+		}
+		want := Default()
+		want.Agent.Preset, want.Agent.Command = a.Preset, a.Command
+		for _, k := range a.Keys {
+			want.Agent.Env[k] = ""
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%+v (-want +got):\n%s", a, diff)
+		}
+	}
+}
