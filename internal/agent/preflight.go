@@ -28,7 +28,8 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 			problems = append(problems, fmt.Sprintf("the agent's user (uid %d) cannot run %s: install it where every user can (npm install -g puts it in /usr/local)", sb.UID, path))
 		}
 	}
-	if missing := Missing(env, cfg.Env); len(missing) > 0 {
+	missing := Missing(env, cfg.Env)
+	if len(missing) > 0 {
 		problems = append(problems, fmt.Sprintf("agent.env passes %s through, but ralph's environment does not have it: set it in the workflow step's env (from a secret), or remove it from agent.env", strings.Join(missing, ", ")))
 	}
 	b, err := sandbox.New(sb)
@@ -36,7 +37,18 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {
-		return "", fmt.Errorf("the agent cannot run here, so ralph left the issue alone: %s", strings.Join(problems, "; "))
+		return "", &PreflightError{Problems: problems, Missing: missing}
 	}
 	return b.Describe(), nil
+}
+
+// PreflightError is what Preflight found, each problem on its own (gh ralph doctor shows one a line);
+// Missing are the variables agent.env passes through that are not set, for a door to say where to set them.
+type PreflightError struct {
+	Problems []string
+	Missing  []string
+}
+
+func (e *PreflightError) Error() string {
+	return "the agent cannot run here, so ralph left the issue alone: " + strings.Join(e.Problems, "; ")
 }
