@@ -80,6 +80,7 @@ type Server struct {
 	faults     faults        // what to do to answers after the handler, see faults.go
 	graphql    *graphQLState // see graphql.go and projects.go
 	graph      issueGraph    // sub-issues and dependencies, see issuegraph.go
+	actions    actionsState  // Actions settings, secrets and workflows, see actions.go
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }
@@ -202,6 +203,7 @@ func New(t testing.TB, opts Options) *Server {
 		userIDs:    map[string]int64{BotLogin: 41898282},
 		perms:      map[string]string{},
 		runs:       map[int64]*run{},
+		actions:    newActionsState(),
 	}
 	s.knowUser(opts.TokenLogin)
 	s.handlers = s.routes()

@@ -108,8 +108,20 @@ func (s *Server) routes() map[string]handler {
 		"GET " + repo + "/collaborators/{username}/permission":         h(s.getPermission, nil),
 		"POST " + repo + "/actions/workflows/{workflow_id}/dispatches": h(s.dispatch, nil, "ref", "inputs", "return_run_details"),
 		"GET " + repo + "/actions/runs/{run_id}":                       h(s.getRun, nil),
-		"GET /user":                                                    h(s.getUser, nil),
-		"GET /rate_limit":                                              h(s.getRateLimit, nil),
+		"GET " + repo + "/actions/permissions":                         h(s.getActionsPermissions, nil),
+		"PUT " + repo + "/actions/permissions":                         h(s.putActionsPermissions, nil, "enabled", "allowed_actions", "sha_pinning_required"),
+		"GET " + repo + "/actions/permissions/workflow":                h(s.getWorkflowPermissions, nil),
+		"PUT " + repo + "/actions/permissions/workflow":                h(s.putWorkflowPermissions, nil, "default_workflow_permissions", "can_approve_pull_request_reviews"),
+		"GET " + repo + "/actions/secrets":                             h(s.listSecrets, pageParams),
+		"GET " + repo + "/actions/secrets/public-key":                  h(s.getSecretsPublicKey, nil),
+		"GET " + repo + "/actions/secrets/{secret_name}":               h(s.getSecret, nil),
+		"PUT " + repo + "/actions/secrets/{secret_name}":               h(s.putSecret, nil, "encrypted_value", "key_id"),
+		"DELETE " + repo + "/actions/secrets/{secret_name}":            h(s.deleteSecret, nil),
+		"GET " + repo + "/actions/organization-secrets":                h(s.listOrgSecrets, pageParams),
+		"GET " + repo + "/actions/workflows":                           h(s.listWorkflows, pageParams),
+		"GET " + repo + "/actions/workflows/{workflow_id}":             h(s.getWorkflow, nil),
+		"GET /user":       h(s.getUser, nil),
+		"GET /rate_limit": h(s.getRateLimit, nil),
 	}
 }
 

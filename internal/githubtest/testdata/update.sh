@@ -40,7 +40,8 @@ src, out = sys.argv[1], sys.argv[2]
 KEEP = re.compile(
     r"^/repos/\{owner\}/\{repo\}$"
     r"|^/repos/\{owner\}/\{repo\}/(issues|labels|pulls|git|branches|commits|collaborators"
-    r"|contents|compare|merges|statuses|milestones|actions/workflows|actions/runs)(/|$)"
+    r"|contents|compare|merges|statuses|milestones|actions/workflows|actions/runs"
+    r"|actions/permissions|actions/secrets|actions/organization-secrets)(/|$)"
     r"|^/(user|rate_limit|meta)$|^/users/\{username\}$"
 )
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
