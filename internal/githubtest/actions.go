@@ -40,14 +40,15 @@ type workflowFile struct {
 	created, up time.Time
 }
 
-// newActionsState is a new repository's: Actions on for all actions, the Actions token read-only by
-// default and not allowed to create pull requests (GitHub's defaults since 2023).
+// newActionsState is a repository set up for ralph: Actions on for all actions, the Actions token
+// read-only by default (GitHub's default since 2023) and allowed to create pull requests (GitHub's default
+// is not: SetWorkflowPermissions makes a repository as GitHub creates it).
 func newActionsState() actionsState {
 	pub, priv, err := box.GenerateKey(rand.Reader)
 	if err != nil {
 		panic(err)
 	}
-	return actionsState{enabled: true, allowed: "all", defaultPerms: "read", publicKey: pub, privateKey: priv,
+	return actionsState{enabled: true, allowed: "all", defaultPerms: "read", canApprovePRs: true, publicKey: pub, privateKey: priv,
 		secrets: map[string]*secret{}, workflows: map[string]*workflowFile{}, nextWorkflowID: 161335}
 }
 

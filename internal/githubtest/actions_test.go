@@ -23,8 +23,12 @@ func TestActionsSettingsAndSecrets(t *testing.T) {
 	}
 	var wp map[string]any
 	_ = json.Unmarshal(r.body, &wp)
-	if wp["default_workflow_permissions"] != "read" || wp["can_approve_pull_request_reviews"] != false {
-		t.Errorf("a new repository's defaults: %v", wp)
+	if wp["default_workflow_permissions"] != "read" || wp["can_approve_pull_request_reviews"] != true {
+		t.Errorf("the test repository's defaults: %v", wp)
+	}
+	s.SetWorkflowPermissions("read", false)
+	if r := do(t, s, "POST", repo+"/pulls", map[string]any{"title": "x", "head": "main", "base": "main"}); r.status != 403 {
+		t.Errorf("the Actions token opened a pull request where Actions may not: %d %s", r.status, r.body)
 	}
 	if r := do(t, s, "PUT", repo+"/actions/permissions/workflow", map[string]any{"can_approve_pull_request_reviews": true}); r.status != 204 || !s.CanCreatePulls() {
 		t.Errorf("PUT workflow permissions: %d %s", r.status, r.body)

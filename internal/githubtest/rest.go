@@ -849,6 +849,9 @@ func (s *Server) listPulls(c *call) (int, any) {
 }
 
 func (s *Server) createPull(c *call) (int, any) {
+	if s.opts.TokenLogin == BotLogin && !s.actions.canApprovePRs {
+		return http.StatusForbidden, errorBody("GitHub Actions is not permitted to create or approve pull requests.")
+	}
 	title, _ := c.str("title")
 	head, _ := c.str("head")
 	base, _ := c.str("base")
