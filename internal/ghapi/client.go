@@ -225,6 +225,8 @@ type Error struct {
 	Status  int
 	Message string
 	Details []string
+	// Hint is what to do, for an answer that a repository setting or a missing permission explains.
+	Hint string
 }
 
 func (e *Error) Error() string {
@@ -234,6 +236,9 @@ func (e *Error) Error() string {
 	}
 	if len(e.Details) > 0 {
 		msg += " (" + strings.Join(e.Details, "; ") + ")"
+	}
+	if e.Hint != "" {
+		msg += "; " + e.Hint
 	}
 	return msg
 }
@@ -257,6 +262,7 @@ func (c *Client) wrap(method, u string, err error) error {
 		if rl := primaryRateLimit(he.StatusCode, he.Headers); rl != "" {
 			e.Message = rl
 		}
+		e.Hint = hint(he.StatusCode, he.Message)
 		return e
 	}
 	return fmt.Errorf("%s %s: %w", method, c.short(u), err)
