@@ -6,7 +6,13 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/gh-ralph ./cmd/gh-ralph
+# The version is stamped into the binary: the VERSION file (the release workflow checks that a v* tag
+# matches it), or the RALPH_VERSION build argument; the commit when the build context has one.
+ARG RALPH_VERSION=""
+ARG RALPH_COMMIT=""
+RUN version="${RALPH_VERSION:-$(cat VERSION)}" \
+ && commit="${RALPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || true)}" \
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${version} -X main.commit=${commit}" -o /out/gh-ralph ./cmd/gh-ralph
 
 # Node.js for the agent CLIs of the claude, codex and gemini presets, installed from npm at the versions
 # the presets were proven with (README: "Installing the CLIs" has the sizes and times).

@@ -6,6 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tag="${1:?usage: script/build.sh <tag>}"
+# The commit is stamped too: gh ralph init pins ralph's action to it in the workflow it writes.
+commit="$(git rev-parse HEAD)"
+if [ "${tag#v}" != "$(cat VERSION)" ]; then
+  echo "script/build.sh: the tag $tag does not match VERSION ($(cat VERSION)): update VERSION first" >&2
+  exit 1
+fi
 platforms=(
   darwin-amd64 darwin-arm64
   freebsd-amd64 freebsd-arm64
@@ -23,5 +29,5 @@ for p in "${platforms[@]}"; do
   if [ "$goos" = windows ]; then ext=".exe"; fi
   out="dist/gh-ralph_${tag}_${p}${ext}"
   echo "building $out"
-  GOOS="$goos" GOARCH="$goarch" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${tag#v}" -o "$out" ./cmd/gh-ralph
+  GOOS="$goos" GOARCH="$goarch" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${tag#v} -X main.commit=${commit}" -o "$out" ./cmd/gh-ralph
 done

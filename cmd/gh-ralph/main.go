@@ -14,8 +14,13 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are stamped at build time with -ldflags "-X main.version=… -X main.commit=…"
+// (script/build.sh for releases, the Dockerfile for the Action's image); a build without them reads
+// what Go recorded of the module and its commit (buildinfo.go).
+var (
+	version = ""
+	commit  = ""
+)
 
 func main() {
 	// The supervisor of a confined agent is this same binary, started by ralph with a hidden argument.
@@ -34,9 +39,10 @@ func run() int {
 	defer stop()
 	t := term.FromEnv()
 	width, _, _ := t.Size()
+	v, c := buildVersion(version, commit)
 	f := &cli.Factory{
-		Getenv: os.Getenv, Environ: os.Environ, Stdout: os.Stdout, Stderr: os.Stderr, Version: version,
-		StdoutTTY: t.IsTerminalOutput(), StderrTTY: term.IsTerminal(os.Stderr) || term.IsColorForced(),
+		Getenv: os.Getenv, Environ: os.Environ, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: v, Commit: c,
+		StdinTTY: term.IsTerminal(os.Stdin), StdoutTTY: t.IsTerminalOutput(), StderrTTY: term.IsTerminal(os.Stderr) || term.IsColorForced(),
 		Color: t.IsColorEnabled(), Width: width,
 	}
 	return cli.Exit(cli.Execute(ctx, f, nil), os.Stderr)

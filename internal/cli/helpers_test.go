@@ -54,6 +54,11 @@ type testEnv struct {
 	stdout *lockedBuffer
 	stderr *lockedBuffer
 	tty    bool
+	// stdin is what the person types; ttyIn makes it a terminal (with tty, init asks).
+	stdin string
+	ttyIn bool
+	// gh records the gh commands a command runs (gh secret set), as gh would run them: it reads stdin.
+	gh [][]string
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -109,8 +114,12 @@ func (e *testEnv) factory() *Factory {
 			}
 			return out
 		},
-		Stdout: e.stdout, Stderr: e.stderr, Version: "test",
-		StdoutTTY: e.tty, StderrTTY: false, Width: 100,
+		Stdin: strings.NewReader(e.stdin), Stdout: e.stdout, Stderr: e.stderr, Version: "test",
+		StdinTTY: e.ttyIn, StdoutTTY: e.tty, StderrTTY: false, Width: 100,
+		RunGH: func(_ context.Context, args ...string) error {
+			e.gh = append(e.gh, args)
+			return nil
+		},
 		Dir: e.dir,
 		Now: func() time.Time { return e.now },
 		RepoFromRemotes: func() (repository.Repository, error) {

@@ -6,21 +6,30 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"text/template"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// The files init writes. templates/workflow.yml is examples/ralph.yml (a test keeps them equal).
+// The files init writes: templates/workflow.yml, rendered for the agent, is examples/ralph.yml for
+// claude (a test keeps them equal); the config is config.Reference, the README's reference.
 //
-//go:embed templates/workflow.yml templates/config.yml
+//go:embed templates/workflow.yml
 var templates embed.FS
+
+// The template's own delimiters are [[ ]]: a workflow is full of ${{ }}.
+var workflowTemplate = template.Must(template.New("workflow.yml").Delims("[[", "]]").ParseFS(templates, "templates/workflow.yml"))
 
 // WorkflowPath is where init writes the workflow.
 const WorkflowPath = ".github/workflows/ralph.yml"
@@ -32,32 +41,54 @@ type InitOptions struct {
 	// Project also creates the state field on the board of the config's project: section (a config that
 	// differs from init's is then kept, not an error: it is where the board is named).
 	Project bool
+	// Agent is the preset (claude, codex, gemini or command); "" asks on a terminal, else keeps the
+	// config's or takes claude. Command is agent.command.
+	Agent, Command string
+	// SetSecret sets the agent's API key as a repository secret with gh secret set (which asks for it on
+	// a terminal, or reads it from standard input); on a terminal init asks first.
+	SetSecret bool
+	// Prompt: init may ask (standard input and output are terminals and no --agent was given).
+	Prompt bool
 }
 
-// NewCmdInit builds `gh ralph init [--force]`.
+// NewCmdInit builds `gh ralph init`.
 func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
 	opts := &InitOptions{}
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Set up ralph in this repository: the workflow, the config and the labels",
+		Short: "Set up ralph in this repository: the workflow, the config, the labels, the agent's secret",
 		Long: `Write .github/workflows/ralph.yml (ralph's workflow: the ralph:build label, /ralph comments,
 its own workflow_dispatch chain, an hourly sweep and closed pull requests, one run at a time per
-issue, least-privilege permissions) and .github/ralph.yml (every setting at its default, with
-comments), and create ralph's labels in the repository with their colours and descriptions.
+issue, least-privilege permissions) and .github/ralph.yml (every setting with its default and a
+comment), create ralph's labels with their colours and descriptions, and check the repository's
+Actions settings that ralph needs, saying what to change and where.
+
+init asks which agent runs the steps (claude, codex, gemini, or a command of your own), or takes
+--agent. For a preset it passes the CLI's API key to the agent (agent.env and the workflow's env),
+and offers to store it as a repository secret with gh secret set (--set-secret: without asking).
 
 init can be run again: a file that is already as init writes it, and a label that exists, are
 left alone. A file you changed is not overwritten unless you pass --force. Commit and push the
-two files yourself.
+two files yourself, then run gh ralph doctor.
 
 With --project, init also creates the single-select field of the project board named in
 .github/ralph.yml (project: owner, number, field) with the 11 workflow states as options; a field
 that exists is left alone. gh's token needs the project scope: gh auth refresh -s project.`,
 		Example: `  $ gh ralph init
+  $ gh ralph init --agent codex --set-secret
+  $ gh ralph init --agent command --agent-command "my-agent --yes"
   $ gh ralph init --force
   $ gh ralph init --project`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if opts.Agent != "" && !slices.Contains(presetNames, opts.Agent) {
+				return flagErrorf(cmd, "unknown agent %q for --agent; use one of: %s", opts.Agent, strings.Join(presetNames, ", "))
+			}
+			if opts.Agent == "command" && strings.TrimSpace(opts.Command) == "" {
+				return flagErrorf(cmd, "--agent command needs --agent-command, the shell command that runs your agent")
+			}
+			opts.Prompt = opts.Agent == "" && f.StdinTTY && f.StdoutTTY
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -66,8 +97,16 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "Overwrite files that differ from what init writes")
 	cmd.Flags().BoolVar(&opts.Project, "project", false, "Also create the state field on the config's project board")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The agent: `claude`, codex, gemini or command (default: ask, or the config's)")
+	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `command` that runs your agent")
+	cmd.Flags().BoolVar(&opts.SetSecret, "set-secret", false, "Store the agent's API key as a repository secret (gh secret set) without asking")
+	_ = cmd.RegisterFlagCompletionFunc("agent", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return presetNames, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
+
+var presetNames = []string{"claude", "codex", "gemini", "command"}
 
 // Labels are ralph's labels as init creates them.
 func Labels() []ghapi.Label {
@@ -105,16 +144,43 @@ type initFile struct {
 	content []byte
 }
 
-func initFiles() []initFile {
-	wf, err := templates.ReadFile("templates/workflow.yml")
-	if err != nil {
-		panic(err) // embedded
+// choice is the agent init sets up: for a preset, its first key variable is passed through.
+func choice(preset, command string) config.AgentChoice {
+	c := config.AgentChoice{Preset: preset, Command: command}
+	if vars := agent.KeyVars[preset]; len(vars) > 0 {
+		c.Keys = vars[:1]
 	}
-	cfg, err := templates.ReadFile("templates/config.yml")
-	if err != nil {
-		panic(err)
+	return c
+}
+
+// choiceOf is the agent of an existing config, so that init run again writes the same files.
+func choiceOf(cfg config.Config) config.AgentChoice {
+	c := config.AgentChoice{Preset: cfg.Agent.Preset, Command: cfg.Agent.Command}
+	for _, v := range agent.KeyVars[cfg.Agent.Preset] {
+		if _, ok := cfg.Agent.Env[v]; ok {
+			c.Keys = append(c.Keys, v)
+		}
 	}
-	return []initFile{{WorkflowPath, wf}, {config.DefaultPath, cfg}}
+	return c
+}
+
+// renderWorkflow is ralph's workflow for the agent's keys, using ralph's action at action.
+func renderWorkflow(keys []string, action string) []byte {
+	var b bytes.Buffer
+	if err := workflowTemplate.Execute(&b, map[string]any{"Keys": keys, "Action": action}); err != nil {
+		panic(err) // embedded; a test renders it
+	}
+	return b.Bytes()
+}
+
+// actionRef is how the workflow names ralph's action: pinned to the commit this gh ralph was released
+// from, with its version in a comment, or the major version tag for a build that does not know its commit.
+func (f *Factory) actionRef() string {
+	v := strings.TrimPrefix(f.Version, "v")
+	if f.Commit != "" && len(f.Commit) == 40 && v != "" && v != "dev" {
+		return doctor.ActionRef + "@" + f.Commit + " # v" + v
+	}
+	return doctor.ActionRef + "@v1"
 }
 
 func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
@@ -127,13 +193,26 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	existing, cfgErr := loadConfig(root)
 	var cfg config.Config
 	if opts.Project {
 		if cfg, err = projectConfig(root); err != nil { // project.go
 			return err
 		}
 	}
-	files := initFiles()
+	ch := choice("claude", "")
+	_, statErr := os.Stat(filepath.Join(root, config.DefaultPath))
+	switch {
+	case opts.Agent != "":
+		ch = choice(opts.Agent, opts.Command)
+	case opts.Prompt:
+		if ch, err = askAgent(f); err != nil {
+			return err
+		}
+	case statErr == nil && cfgErr == nil:
+		ch = choiceOf(existing)
+	}
+	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef())}, {config.DefaultPath, config.Reference(ch)}}
 	type plan struct {
 		file   initFile
 		action string // create, unchanged, overwrite, keep
@@ -159,7 +238,7 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		}
 	}
 	if len(changed) > 0 {
-		return fmt.Errorf("%s already exist(s) and differ(s) from what init writes; nothing was changed. Use --force to overwrite", strings.Join(changed, " and "))
+		return fmt.Errorf("%s already exist(s) and differ(s) from what init writes; nothing was changed. Use --force to overwrite (or gh ralph doctor to check your own)", strings.Join(changed, " and "))
 	}
 	for _, p := range plans {
 		if p.action == "keep" {
@@ -210,6 +289,118 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(f.Stderr, "next: commit and push %s and %s, set agent: in %s, then gh ralph enroll N\n", WorkflowPath, config.DefaultPath, config.DefaultPath)
+	secretDone, err := initSecret(ctx, f, s, opts, ch)
+	if err != nil {
+		return err
+	}
+	wf, err := doctor.ParseWorkflow(WorkflowPath, files[0].content)
+	if err != nil {
+		return err
+	}
+	if p, err := os.ReadFile(filepath.Join(root, WorkflowPath)); err == nil {
+		if own, err := doctor.ParseWorkflow(WorkflowPath, p); err == nil && own != nil {
+			wf = own
+		}
+	}
+	var todo []string
+	for _, fd := range doctor.Problems(doctor.Settings(ctx, s.gh, wf)) {
+		todo = append(todo, fd.Msg+": "+fd.Fix)
+	}
+	fmt.Fprintln(f.Stderr, "next:")
+	step := 0
+	say := func(format string, args ...any) {
+		step++
+		fmt.Fprintf(f.Stderr, "  %d. %s\n", step, fmt.Sprintf(format, args...))
+	}
+	say("commit and push the two files: git add %s %s && git commit -m \"Set up ralph\" && git push", WorkflowPath, config.DefaultPath)
+	if len(ch.Keys) > 0 && !secretDone {
+		say("store the agent's API key as a repository secret: gh secret set %s", ch.Keys[0])
+	}
+	for _, t := range todo {
+		say("%s", t)
+	}
+	say("check the setup: gh ralph doctor")
+	say("add the %s label to an issue (or gh ralph enroll N); gh ralph status shows where it is", workflow.LabelBuild)
 	return nil
+}
+
+// askAgent asks which agent runs the steps.
+func askAgent(f *Factory) (config.AgentChoice, error) {
+	in := f.stdin()
+	fmt.Fprint(f.Stderr, "? Which agent runs the steps: claude, codex, gemini or command (your own program)? (claude) ")
+	answer, err := readLine(in)
+	if err != nil {
+		return config.AgentChoice{}, err
+	}
+	preset := strings.ToLower(strings.TrimSpace(answer))
+	if preset == "" {
+		preset = "claude"
+	}
+	if !slices.Contains(presetNames, preset) {
+		return config.AgentChoice{}, fmt.Errorf("unknown agent %q: answer claude, codex, gemini or command (or pass --agent)", preset)
+	}
+	command := ""
+	if preset == "command" {
+		fmt.Fprint(f.Stderr, "? The shell command that runs your agent (it reads the prompt on standard input): ")
+		if command, err = readLine(in); err != nil {
+			return config.AgentChoice{}, err
+		}
+		if command = strings.TrimSpace(command); command == "" {
+			return config.AgentChoice{}, errors.New("the agent command is empty: pass --agent command --agent-command \"my-agent --yes\"")
+		}
+	}
+	return choice(preset, command), nil
+}
+
+// initSecret stores the agent's key as a repository secret with gh secret set, when the user agrees (or
+// passed --set-secret) and the repository has no such secret yet; it says whether the secret is there.
+func initSecret(ctx context.Context, f *Factory, s *session, opts *InitOptions, ch config.AgentChoice) (bool, error) {
+	if len(ch.Keys) == 0 {
+		return true, nil
+	}
+	name := ch.Keys[0]
+	names, err := s.gh.SecretNames(ctx)
+	if err == nil && slices.Contains(names, name) {
+		fmt.Fprintf(f.Stderr, "  the secret %s is set in %s (gh secret set %s replaces it)\n", name, s.fullName(), name)
+		return true, nil
+	}
+	set := opts.SetSecret
+	if !set && opts.Prompt {
+		fmt.Fprintf(f.Stderr, "? Store the agent's API key as the repository secret %s now, with gh secret set? (Y/n) ", name)
+		answer, err := readLine(f.stdin())
+		if err != nil {
+			return false, err
+		}
+		a := strings.ToLower(strings.TrimSpace(answer))
+		set = a == "" || a == "y" || a == "yes"
+	}
+	if !set {
+		return false, nil
+	}
+	repo := s.host + "/" + s.fullName()
+	if err := f.runGH(ctx, "secret", "set", name, "--repo", repo); err != nil {
+		return false, fmt.Errorf("gh secret set %s --repo %s: %w (run it yourself to store the key)", name, repo, err)
+	}
+	return true, nil
+}
+
+// readLine reads one line of an answer; end of input is an empty answer.
+func readLine(r io.Reader) (string, error) {
+	var b []byte
+	one := make([]byte, 1)
+	for {
+		n, err := r.Read(one)
+		if n > 0 {
+			if one[0] == '\n' {
+				return string(b), nil
+			}
+			b = append(b, one[0])
+		}
+		if errors.Is(err, io.EOF) {
+			return string(b), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
 }

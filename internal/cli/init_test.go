@@ -88,8 +88,21 @@ func TestInit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the written config does not parse: %v", err)
 	}
-	if diff := cmp.Diff(config.Default(), cfg, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("the written config is not the defaults (-default +written):\n%s", diff)
+	want := config.Default()
+	want.Agent.Env["ANTHROPIC_API_KEY"] = ""
+	if diff := cmp.Diff(want, cfg, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("the written config is not the defaults with claude's key (-want +written):\n%s", diff)
+	}
+	if string(cfgBytes) != string(config.Reference(config.AgentChoice{Preset: "claude", Keys: []string{"ANTHROPIC_API_KEY"}})) {
+		t.Errorf("the written config is not the reference:\n%s", cfgBytes)
+	}
+	for _, want := range []string{"model:", "max_turns:", "max_cost:", "landlock:", "lock_lease:", "project:"} {
+		if !strings.Contains(string(cfgBytes), want) {
+			t.Errorf("the written config does not mention %s", want)
+		}
+	}
+	if strings.Contains(string(cfgBytes), "not built in yet") {
+		t.Errorf("the written config says the presets are not built in:\n%s", cfgBytes)
 	}
 
 	c := e.client()
@@ -158,7 +171,7 @@ func TestReleaseWorkflowLints(t *testing.T) {
 	}
 	lint(t, p)
 	b, _ := os.ReadFile(p)
-	for _, want := range []string{"cli/gh-extension-precompile@v2", "build_script_override: script/build.sh", `- "v*"`} {
+	for _, want := range []string{"cli/gh-extension-precompile@", "build_script_override: script/build.sh", `- "v*"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("release.yml has no %q", want)
 		}
@@ -198,6 +211,86 @@ func TestWorkflowsDoNotPersistCredentials(t *testing.T) {
 		checkouts := strings.Count(text, "uses: actions/checkout@")
 		if checkouts == 0 || strings.Count(text, "persist-credentials: false") != checkouts {
 			t.Errorf("%s: %d checkouts, not each with persist-credentials: false", name, checkouts)
+		}
+	}
+}
+
+// init takes the agent by flag, passes its key in the config and the workflow, stores it as a secret
+// with gh secret set when asked to, and says what to change in the repository's settings.
+func TestInitAgentSecretAndSettings(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.srv.SetWorkflowPermissions("read", false)
+	if code := e.run("init", "--agent", "codex", "--set-secret"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	cfgBytes, _ := os.ReadFile(filepath.Join(e.dir, ".github", "ralph.yml"))
+	cfg, err := config.Parse(".github/ralph.yml", cfgBytes)
+	if err != nil || cfg.Agent.Preset != "codex" || len(cfg.Agent.Env) != 1 || cfg.Agent.Env["OPENAI_API_KEY"] != "" {
+		t.Errorf("config: %+v, %v", cfg.Agent, err)
+	}
+	wf, _ := os.ReadFile(filepath.Join(e.dir, ".github", "workflows", "ralph.yml"))
+	if !strings.Contains(string(wf), "OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}") || strings.Contains(string(wf), "ANTHROPIC") {
+		t.Errorf("the workflow does not pass codex's key:\n%s", wf)
+	}
+	host := strings.TrimPrefix(e.srv.ServerURL, "https://")
+	if want := [][]string{{"secret", "set", "OPENAI_API_KEY", "--repo", host + "/octo/demo"}}; !cmp.Equal(e.gh, want) {
+		t.Errorf("gh ran %v, want %v", e.gh, want)
+	}
+	for _, want := range []string{
+		"GitHub Actions may not create pull requests in octo/demo",
+		"Settings → Actions", // the hint names the settings page
+		"Allow GitHub Actions to create and approve pull requests",
+		"can_approve_pull_request_reviews=true",
+		"gh ralph doctor",
+	} {
+		if want == "Settings → Actions" {
+			want = e.srv.ServerURL + "/octo/demo/settings/actions"
+		}
+		if !strings.Contains(e.stderr.String(), want) {
+			t.Errorf("init's next steps do not say %q:\n%s", want, e.stderr)
+		}
+	}
+	if strings.Contains(e.stderr.String(), "gh secret set OPENAI_API_KEY") {
+		t.Errorf("init asks to set a secret it set:\n%s", e.stderr)
+	}
+
+	// Run again without --agent: the config's agent is kept, nothing changes.
+	e.gh = nil
+	if code := e.run("init"); code != 0 || e.stdout.String() != "" {
+		t.Errorf("init again: exit %d: %s%s", code, e.stdout, e.stderr)
+	}
+}
+
+// On a terminal, init asks for the agent and whether to store its key; the answer "n" leaves the secret
+// to the person, and the next steps say how.
+func TestInitAsks(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		answers string
+		key     string
+		set     bool
+	}{
+		{"gemini\ny\n", "GEMINI_API_KEY", true},
+		{"\nn\n", "ANTHROPIC_API_KEY", false},
+	} {
+		e := newTestEnv(t)
+		e.stdin, e.ttyIn, e.tty = tt.answers, true, true
+		if code := e.run("init"); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tt.answers, code, e.stderr)
+		}
+		if !strings.Contains(e.stderr.String(), "? Which agent runs the steps") {
+			t.Errorf("%q: init did not ask:\n%s", tt.answers, e.stderr)
+		}
+		cfgBytes, _ := os.ReadFile(filepath.Join(e.dir, ".github", "ralph.yml"))
+		if !strings.Contains(string(cfgBytes), "    "+tt.key+": \"\"") {
+			t.Errorf("%q: the config does not pass %s:\n%s", tt.answers, tt.key, cfgBytes)
+		}
+		if got := len(e.gh) == 1; got != tt.set {
+			t.Errorf("%q: gh ran %v", tt.answers, e.gh)
+		}
+		if !tt.set && !strings.Contains(e.stderr.String(), "gh secret set "+tt.key) {
+			t.Errorf("%q: the next steps do not say how to store the key:\n%s", tt.answers, e.stderr)
 		}
 	}
 }

@@ -4,7 +4,10 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/repository"
@@ -17,14 +20,17 @@ import (
 type Factory struct {
 	Getenv  func(string) string
 	Environ func() []string
+	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer
-	Version string
+	// Version is ralph's version and Commit the commit it was built from ("" when unknown), both
+	// stamped at build time.
+	Version, Commit string
 
 	// StdoutTTY and StderrTTY say whether the streams are terminals: tables and colour on stdout, the
 	// progress line on stderr. Color enables colour on stdout; Width is the terminal's width (0: 80).
-	StdoutTTY, StderrTTY, Color bool
-	Width                       int
+	StdinTTY, StdoutTTY, StderrTTY, Color bool
+	Width                                 int
 	// Dir is the working directory, the user's checkout; "" is the process's.
 	Dir string
 	// Now is the clock; nil: time.Now.
@@ -40,6 +46,33 @@ type Factory struct {
 	StoredToken func(host string) string
 	// ConfiguredHost is the one host gh is logged in to, or "" when it is not exactly one.
 	ConfiguredHost func() string
+	// RunGH runs gh with args, on the process's standard streams (gh secret set asks for the secret
+	// there); nil: the gh that runs this extension (GH_PATH), else gh on PATH.
+	RunGH func(ctx context.Context, args ...string) error
+}
+
+func (f *Factory) stdin() io.Reader {
+	if f.Stdin == nil {
+		return strings.NewReader("")
+	}
+	return f.Stdin
+}
+
+func (f *Factory) runGH(ctx context.Context, args ...string) error {
+	if f.RunGH != nil {
+		return f.RunGH(ctx, args...)
+	}
+	gh := f.Getenv("GH_PATH")
+	if gh == "" {
+		p, err := exec.LookPath("gh")
+		if err != nil {
+			return fmt.Errorf("gh is not installed: %w", err)
+		}
+		gh = p
+	}
+	cmd := exec.CommandContext(ctx, gh, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.stdin(), f.Stdout, f.Stderr
+	return cmd.Run()
 }
 
 func (f *Factory) now() time.Time {
@@ -76,6 +109,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		SilenceErrors: true,
 		Version:       f.Version,
 	}
+	root.SetVersionTemplate(versionText(f.Version, f.Commit))
 	root.SetOut(f.Stdout)
 	root.SetErr(f.Stderr)
 	root.PersistentFlags().StringP("repo", "R", "", "Select another repository using the `[HOST/]OWNER/REPO` format")
@@ -91,6 +125,8 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		NewCmdRetry(f, nil),
 		NewCmdSweep(f, nil),
 		NewCmdInit(f, nil),
+		NewCmdDoctor(f, nil),
+		NewCmdVersion(f),
 		NewCmdAction(f, nil),
 	)
 	return root
@@ -138,6 +174,38 @@ This is what the action's container runs; you do not normally run it yourself.`,
 				return runF(cmd.Context(), opts)
 			}
 			return action.Run(cmd.Context(), opts.Env)
+		},
+	}
+}
+
+// versionText is what gh ralph version prints, as gh version does: the version (with the commit it was
+// built from, when known) and the release's page.
+func versionText(version, commit string) string {
+	v := strings.TrimPrefix(version, "v")
+	line := "gh ralph version " + v
+	if len(commit) >= 7 {
+		line += " (commit " + commit[:7] + ")"
+	}
+	line += "\n"
+	if v != "dev" && v != "" {
+		line += "https://github.com/ralph-dev/gh-ralph/releases/tag/v" + v + "\n"
+	}
+	return line
+}
+
+// NewCmdVersion builds `gh ralph version`.
+func NewCmdVersion(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Show gh ralph's version",
+		Long: `Show gh ralph's version and the commit it was built from, as stamped when it was built (a release,
+the Action's image, or go install at a version); dev for a build that was not stamped.`,
+		Example: `  $ gh ralph version
+  $ gh ralph --version`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprint(f.Stdout, versionText(f.Version, f.Commit))
+			return err
 		},
 	}
 }

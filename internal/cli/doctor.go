@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+)
+
+// DoctorOptions are `gh ralph doctor`'s.
+type DoctorOptions struct {
+	Repo string
+}
+
+// NewCmdDoctor builds `gh ralph doctor`.
+func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that ralph can run here and in GitHub Actions, and say what to fix",
+		Long: `Check everything ralph needs, one line each, and say for every problem what to do:
+
+- .github/ralph.yml is valid;
+- the agent: its CLI is on your PATH (with its version), the API key variables agent.env passes
+  through are set here, and the agent's boundary can be set up (what gh ralph advance needs);
+- the workflow that runs ralph: it exists, can be dispatched (for the chain), gives the Actions
+  token contents, issues, pull-requests and actions: write, passes the API key and, with a board,
+  the project token to ralph's step;
+- on GitHub: your token may push, ralph's labels exist, the workflow is on the default branch and
+  active, the secrets it reads are set, GitHub Actions are enabled and may create pull requests.
+
+The Action runs the checks that cost no request at the start of every run, before it writes
+anything. Exit status: 0 when nothing is wrong, 1 when something is, 4 when you are not logged in.`,
+		Example: `  $ gh ralph doctor
+  $ gh ralph doctor -R octo/demo`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return doctorRun(cmd.Context(), f, opts)
+		},
+	}
+	return cmd
+}
+
+func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
+	root, err := f.checkout(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := f.session(opts.Repo)
+	if err != nil {
+		return err
+	}
+	var findings []doctor.Finding
+	cfg, err := loadConfig(root)
+	switch _, statErr := os.Stat(filepath.Join(root, config.DefaultPath)); {
+	case err != nil:
+		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix that line (the README's Configuration section lists every key)"})
+		cfg = config.Default()
+	case statErr != nil:
+		findings = append(findings, doctor.Finding{Problem: true, Msg: config.DefaultPath + " does not exist, so ralph runs on the defaults (agent: claude, with no API key)", Fix: "gh ralph init writes it"})
+	default:
+		findings = append(findings, doctor.Finding{Msg: config.DefaultPath + " is valid"})
+	}
+	wf, err := doctor.FindWorkflow(root)
+	if err != nil {
+		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix the workflow's YAML (actionlint shows where)"})
+	} else {
+		findings = append(findings, doctor.WorkflowFile(wf, cfg)...)
+	}
+	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
+	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
+	findings = append(findings, doctor.Agent(ctx, cfg.Agent, f.Environ(), sb, doctor.Here)...)
+	findings = append(findings, doctor.Repository(ctx, s.gh, cfg, wf)...)
+	for _, fd := range findings {
+		fmt.Fprintln(f.Stdout, fd.String())
+	}
+	problems := len(doctor.Problems(findings))
+	if problems == 0 {
+		fmt.Fprintf(f.Stderr, "ralph is ready in %s: add the ralph:build label to an issue (or gh ralph enroll N)\n", s.fullName())
+		return nil
+	}
+	fmt.Fprintf(f.Stderr, "%d problem%s found in %s; run gh ralph doctor again once fixed\n", problems, plural(problems), s.fullName())
+	return &silentExit{code: ExitError}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,359 @@
+// Package doctor checks that ralph can run in a repository and says, for each problem, what to do: the
+// config, the agent, the workflow file, and, with a GitHub client, the token, the repository's settings,
+// secrets and labels. gh ralph doctor runs them all; the Action runs those that cost no request before it
+// writes anything.
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// Finding is one thing checked: what was found and, for a problem, what to do.
+type Finding struct {
+	Problem bool
+	Msg     string
+	Fix     string
+}
+
+// String is the finding on one line: "✓ msg" or "X msg: fix".
+func (f Finding) String() string {
+	if !f.Problem {
+		return "✓ " + f.Msg
+	}
+	if f.Fix == "" {
+		return "X " + f.Msg
+	}
+	return "X " + f.Msg + ": " + f.Fix
+}
+
+func ok(format string, args ...any) Finding { return Finding{Msg: fmt.Sprintf(format, args...)} }
+
+func problem(msg, fix string) Finding { return Finding{Problem: true, Msg: msg, Fix: fix} }
+
+// Problems are the findings that are problems.
+func Problems(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Problem {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Place is where the agent would run: here (gh ralph advance) or in the Action; the advice differs.
+type Place int
+
+const (
+	Here Place = iota
+	InAction
+)
+
+// Agent checks that the agent can run: agent.Preflight (the CLI on the agent's PATH, the variables agent.env
+// passes through, the boundary), the CLI's version, and that a preset's CLI gets an API key at all.
+func Agent(ctx context.Context, cfg config.Agent, env []string, sb sandbox.Config, where Place) []Finding {
+	var fs []Finding
+	name := cfg.Preset
+	if cfg.Preset == "command" {
+		name = "the agent command"
+	}
+	_, err := agent.Preflight(cfg, env, sb)
+	var pe *agent.PreflightError
+	switch {
+	case errors.As(err, &pe):
+		for _, p := range pe.Problems {
+			if strings.HasPrefix(p, "agent.env passes ") && len(pe.Missing) > 0 {
+				fs = append(fs, missingKeys(pe.Missing, where))
+				continue
+			}
+			fs = append(fs, problem(p, ""))
+		}
+	case err != nil:
+		fs = append(fs, problem(err.Error(), ""))
+	}
+	if err == nil {
+		v, verr := agent.Version(ctx, cfg, env)
+		switch {
+		case verr != nil:
+			fs = append(fs, problem(verr.Error(), "check that the CLI runs: "+agent.Programs[cfg.Preset]+" --version"))
+		case v != "":
+			fs = append(fs, ok("agent: %s", v))
+		default:
+			fs = append(fs, ok("agent: %s (%s)", name, orQuote(cfg.Command)))
+		}
+	}
+	if msg := agent.NoKey(cfg); msg != "" {
+		fs = append(fs, problem(msg, "in "+config.DefaultPath))
+	} else if err == nil && len(cfg.Env) > 0 {
+		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Env), ", ")))
+	}
+	return fs
+}
+
+func orQuote(s string) string {
+	if s == "" {
+		return "its CLI"
+	}
+	return s
+}
+
+// missingKeys says where to set the variables agent.env passes through.
+func missingKeys(missing []string, where Place) Finding {
+	msg := fmt.Sprintf("agent.env passes %s through, but it is not set", strings.Join(missing, ", "))
+	if where == InAction {
+		var lines []string
+		for _, m := range missing {
+			lines = append(lines, fmt.Sprintf("%s: ${{ secrets.%s }}", m, m))
+		}
+		return problem(msg, "give it to ralph's step in the workflow (env: "+strings.Join(lines, ", ")+") and store the secret (gh secret set "+missing[0]+")")
+	}
+	return problem(msg+" here", "export "+missing[0]+"=… in your shell before gh ralph advance (only needed to run steps on this machine)")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// WorkflowFile checks the workflow that runs ralph, as it is in the checkout: that it exists, that the
+// chain can dispatch it, that the Actions token gets the permissions ralph needs, and that it gives ralph's
+// step what agent.env passes through and the project token a board needs.
+func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
+	if wf == nil {
+		return []Finding{problem("no workflow in .github/workflows uses "+ActionRef, "run gh ralph init, which writes .github/workflows/ralph.yml, then commit and push it")}
+	}
+	var fs []Finding
+	switch {
+	case wf.Dispatchable:
+		fs = append(fs, ok("%s runs ralph and can be dispatched (workflow_dispatch with an issue input)", wf.Path))
+	case cfg.Chain:
+		fs = append(fs, problem(wf.Path+" has no workflow_dispatch trigger with an issue input, so ralph cannot start its next step (chain: true)",
+			"add on: workflow_dispatch: inputs: issue: {required: true} (as gh ralph init writes it), or set chain: false in "+config.DefaultPath))
+	default:
+		fs = append(fs, ok("%s runs ralph", wf.Path))
+	}
+	if wf.Permissions != nil {
+		var missing []string
+		for _, s := range Scopes {
+			if s == "actions" && !cfg.Chain {
+				continue
+			}
+			if wf.Permissions[s] != "write" {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) > 0 {
+			var lines []string
+			for _, m := range missing {
+				lines = append(lines, m+": write")
+			}
+			fs = append(fs, problem(fmt.Sprintf("%s does not give the Actions token %s", wf.Path, strings.Join(lines, ", ")),
+				"add them under permissions: in "+wf.Path+" (ralph pushes branches, writes issues, opens pull requests and dispatches its workflow)"))
+		} else {
+			fs = append(fs, ok("%s gives the token contents, issues, pull-requests and actions: write", wf.Path))
+		}
+	}
+	for _, k := range sortedKeys(cfg.Agent.Env) {
+		if cfg.Agent.Env[k] != "" {
+			continue
+		}
+		if _, ok := wf.Env[k]; !ok {
+			fs = append(fs, problem(fmt.Sprintf("%s does not give ralph's step %s, which agent.env passes to the agent", wf.Path, k),
+				fmt.Sprintf("add env: %s: ${{ secrets.%s }} to the step that uses %s", k, k, ActionRef)))
+		}
+	}
+	if cfg.Project != nil && strings.TrimSpace(wf.With["project_token"]) == "" {
+		fs = append(fs, problem(fmt.Sprintf("project: is set in %s, but %s passes no project_token, so the board is not updated (the Actions token cannot reach Projects)", config.DefaultPath, wf.Path),
+			"store a token with the project scope (gh secret set RALPH_PROJECT_TOKEN) and add project_token: ${{ secrets.RALPH_PROJECT_TOKEN }} under with:"))
+	}
+	return fs
+}
+
+// GitHub is what the checks read of GitHub; *ghapi.Client implements it.
+type GitHub interface {
+	Access(ctx context.Context) (ghapi.Access, error)
+	Labels(ctx context.Context) ([]ghapi.Label, error)
+	Workflow(ctx context.Context, file string) (ghapi.Workflow, error)
+	SecretNames(ctx context.Context) ([]string, error)
+	ActionsPermissions(ctx context.Context) (ghapi.ActionsPermissions, error)
+	WorkflowPermissions(ctx context.Context) (ghapi.WorkflowPermissions, error)
+	Owner() string
+	Repo() string
+	Endpoints() ghapi.Endpoints
+}
+
+var _ GitHub = (*ghapi.Client)(nil)
+
+// LabelNames are ralph's labels: ralph:build, the state labels and ralph:needs-iteration.
+func LabelNames() []string {
+	names := []string{workflow.LabelBuild}
+	for _, s := range workflow.States() {
+		names = append(names, s.Label())
+	}
+	return append(names, workflow.LabelNeedsIteration)
+}
+
+// Repository checks, with the person's token, what ralph needs of the repository on GitHub: that the token
+// may push (and, a classic token, push workflow files and reach a board), ralph's labels, the workflow on
+// the default branch, the secrets it reads, and the Actions settings.
+func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow) []Finding {
+	full := gh.Owner() + "/" + gh.Repo()
+	var fs []Finding
+	access, err := gh.Access(ctx)
+	switch {
+	case err != nil:
+		fs = append(fs, problem("reading "+full+": "+err.Error(), ""))
+	case !access.Push:
+		fs = append(fs, problem("your token cannot push to "+full, "ask for write access: ralph pushes branches and writes issues as you"))
+	default:
+		fs = append(fs, ok("your token can push to %s", full))
+	}
+	if access.Scopes != nil {
+		if !slices.Contains(access.Scopes, "workflow") {
+			fs = append(fs, problem("your token lacks the workflow scope, which pushing .github/workflows/ralph.yml needs", "gh auth refresh -s workflow"))
+		}
+		if cfg.Project != nil && !slices.Contains(access.Scopes, "project") {
+			fs = append(fs, problem("your token lacks the project scope, which the board of project: needs", "gh auth refresh -s project"))
+		}
+	}
+	have, err := gh.Labels(ctx)
+	if err != nil {
+		fs = append(fs, problem("listing the labels: "+err.Error(), ""))
+	} else {
+		exists := map[string]bool{}
+		for _, l := range have {
+			exists[strings.ToLower(l.Name)] = true
+		}
+		var missing []string
+		for _, n := range LabelNames() {
+			if !exists[strings.ToLower(n)] {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			fs = append(fs, problem(fmt.Sprintf("%d of ralph's %d labels are missing (%s)", len(missing), len(LabelNames()), strings.Join(missing, ", ")), "gh ralph init creates them"))
+		} else {
+			fs = append(fs, ok("all %d of ralph's labels exist", len(LabelNames())))
+		}
+	}
+	if wf != nil {
+		w, err := gh.Workflow(ctx, wf.File())
+		switch {
+		case errors.Is(err, ghapi.ErrNotFound):
+			fs = append(fs, problem(wf.Path+" is not on the default branch on GitHub, so nothing runs it", "commit and push it to the default branch"))
+		case err != nil:
+			fs = append(fs, problem("reading the workflow "+wf.File()+": "+err.Error(), ""))
+		case w.State != "active":
+			fs = append(fs, problem(fmt.Sprintf("the workflow %s is %s", wf.Path, strings.ReplaceAll(w.State, "_", " ")), "gh workflow enable "+wf.File()))
+		default:
+			fs = append(fs, ok("%s is active on GitHub", wf.Path))
+		}
+		fs = append(fs, secrets(ctx, gh, wf)...)
+	}
+	return append(fs, Settings(ctx, gh, wf)...)
+}
+
+// Settings checks the repository's Actions settings that ralph needs: Actions enabled for its actions, the
+// Actions token's permissions (when the workflow sets none), and, when ralph runs with the Actions token,
+// that Actions may open pull requests.
+func Settings(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
+	full := gh.Owner() + "/" + gh.Repo()
+	settings := strings.TrimSuffix(gh.Endpoints().Server, "/") + "/" + full + "/settings/actions"
+	var fs []Finding
+	ap, err := gh.ActionsPermissions(ctx)
+	switch {
+	case err != nil:
+		fs = append(fs, notReadable("the repository's Actions permissions", err, settings))
+	case !ap.Enabled:
+		fs = append(fs, problem("GitHub Actions are disabled in "+full, "enable them in "+settings+" (Actions permissions)"))
+	case ap.AllowedActions == "local_only":
+		fs = append(fs, problem(full+" allows only its own actions, so "+ActionRef+" and actions/checkout cannot run", "allow them in "+settings+" (Actions permissions)"))
+	default:
+		fs = append(fs, ok("GitHub Actions are enabled (%s actions allowed)", orAll(ap.AllowedActions)))
+	}
+	if ap.SHAPinning && wf != nil {
+		fs = append(fs, ok("the repository requires actions pinned by commit SHA: keep every uses: in %s pinned", wf.Path))
+	}
+	wp, err := gh.WorkflowPermissions(ctx)
+	switch {
+	case err != nil:
+		fs = append(fs, notReadable("the Actions token's default permissions", err, settings))
+	default:
+		if wf != nil && wf.Permissions == nil && wp.Default != "write" {
+			fs = append(fs, problem(wf.Path+" sets no permissions: and the Actions token is read-only by default here",
+				"add permissions: contents, issues, pull-requests, actions: write to "+wf.Path+" (as gh ralph init writes it)"))
+		}
+		if wf == nil || wf.ActionsToken() {
+			if !wp.CanCreatePulls {
+				fs = append(fs, problem("GitHub Actions may not create pull requests in "+full+", so ralph's pr step would fail",
+					"in "+settings+" under Workflow permissions, check \"Allow GitHub Actions to create and approve pull requests\" "+
+						"(or: gh api -X PUT repos/"+full+"/actions/permissions/workflow -F can_approve_pull_request_reviews=true), or give ralph a GitHub App's token"))
+			} else {
+				fs = append(fs, ok("GitHub Actions may create pull requests; they start no pull_request workflows, so your CI does not run on them (README: CI on ralph's pull requests)"))
+			}
+		}
+	}
+	return fs
+}
+
+func orAll(s string) string {
+	if s == "" {
+		return "all"
+	}
+	return s
+}
+
+// notReadable: GitHub answers the Actions settings only to a repository admin.
+func notReadable(what string, err error, settings string) Finding {
+	var api *ghapi.Error
+	if errors.As(err, &api) && (api.Status == 403 || api.Status == 404) {
+		return problem("cannot read "+what+" (GitHub shows them only to admins)", "ask an admin to check "+settings)
+	}
+	return problem("reading "+what+": "+err.Error(), "")
+}
+
+// secrets checks that the secrets the workflow gives ralph's step exist.
+func secrets(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
+	want := map[string]string{} // secret -> what it is for
+	for k, v := range wf.Env {
+		if s := SecretOf(v); s != "" {
+			want[s] = "env " + k
+		}
+	}
+	for _, in := range []string{"token", "project_token"} {
+		if s := SecretOf(wf.With[in]); s != "" {
+			want[s] = "input " + in
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	names, err := gh.SecretNames(ctx)
+	if err != nil {
+		return []Finding{problem("listing the repository's secrets: "+err.Error(), "check that "+strings.Join(sortedKeys(want), ", ")+" are set (gh secret list)")}
+	}
+	var fs []Finding
+	for _, s := range sortedKeys(want) {
+		if slices.Contains(names, s) {
+			fs = append(fs, ok("the secret %s is set (%s of ralph's step)", s, want[s]))
+			continue
+		}
+		fs = append(fs, problem(fmt.Sprintf("the secret %s, which %s gives ralph's step as %s, is not set", s, wf.Path, want[s]), "gh secret set "+s))
+	}
+	return fs
+}
