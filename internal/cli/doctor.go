@@ -61,10 +61,10 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		return err
 	}
 	var findings []doctor.Finding
-	cfg, err := loadConfig(root)
+	cfg, cfgErr := loadConfig(root)
 	switch _, statErr := os.Stat(filepath.Join(root, config.DefaultPath)); {
-	case err != nil:
-		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix that line (the README's Configuration section lists every key)"})
+	case cfgErr != nil:
+		findings = append(findings, doctor.Finding{Problem: true, Msg: cfgErr.Error(), Fix: "fix that line (the README's Configuration section lists every key); the agent is checked once the config is valid"})
 		cfg = config.Default()
 	case statErr != nil:
 		findings = append(findings, doctor.Finding{Problem: true, Msg: config.DefaultPath + " does not exist, so ralph runs on the defaults (agent: claude, with no API key)", Fix: "gh ralph init writes it"})
@@ -79,7 +79,9 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	}
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
 	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
-	findings = append(findings, doctor.Agent(ctx, cfg.Agent, f.Environ(), sb, doctor.Here)...)
+	if cfgErr == nil {
+		findings = append(findings, doctor.Agent(ctx, cfg.Agent, f.Environ(), sb, doctor.Here)...)
+	}
 	findings = append(findings, doctor.Repository(ctx, s.gh, cfg, wf)...)
 	for _, fd := range findings {
 		fmt.Fprintln(f.Stdout, fd.String())

@@ -172,7 +172,7 @@ func TestNotLoggedInClone(t *testing.T) {
 	for _, k := range []string{"GH_HOST", "GH_REPO", "GH_ENTERPRISE_TOKEN"} {
 		delete(e.env, k)
 	}
-	for _, args := range [][]string{{"status"}, {"status", "1"}, {"advance", "1"}, {"init"}} {
+	for _, args := range [][]string{{"status"}, {"status", "1"}, {"advance", "1"}, {"init"}, {"doctor"}} {
 		code := e.run(args...)
 		if code != ExitAuth || !strings.Contains(e.stderr.String(), "not logged in to GitHub\nTo get started with GitHub CLI, please run:  gh auth login\n") {
 			t.Errorf("%v: exit %d, want 4 and gh's words:\n%s", args, code, e.stderr)

@@ -163,7 +163,7 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 				lines = append(lines, m+": write")
 			}
 			fs = append(fs, problem(fmt.Sprintf("%s does not give the Actions token %s", wf.Path, strings.Join(lines, ", ")),
-				"add them under permissions: in "+wf.Path+" (ralph pushes branches, writes issues, opens pull requests and dispatches its workflow)"))
+				"set "+strings.Join(lines, ", ")+" under permissions: in "+wf.Path+" (ralph pushes branches, writes issues, opens pull requests and dispatches its workflow)"))
 		} else {
 			fs = append(fs, ok("%s gives the token contents, issues, pull-requests and actions: write", wf.Path))
 		}
@@ -245,9 +245,12 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 				missing = append(missing, n)
 			}
 		}
-		if len(missing) > 0 {
+		switch {
+		case len(missing) == len(LabelNames()):
+			fs = append(fs, problem(fmt.Sprintf("none of ralph's %d labels exist", len(missing)), "gh ralph init creates them"))
+		case len(missing) > 0:
 			fs = append(fs, problem(fmt.Sprintf("%d of ralph's %d labels are missing (%s)", len(missing), len(LabelNames()), strings.Join(missing, ", ")), "gh ralph init creates them"))
-		} else {
+		default:
 			fs = append(fs, ok("all %d of ralph's labels exist", len(LabelNames())))
 		}
 	}

@@ -113,14 +113,22 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 }
 
 func dispatchable(on *yaml.Node) bool {
-	var full map[string]struct {
-		Inputs map[string]any `yaml:"inputs"`
+	var events map[string]yaml.Node
+	if on.Decode(&events) != nil {
+		return false
 	}
-	if on.Decode(&full) == nil {
-		d, ok := full["workflow_dispatch"]
-		return ok && d.Inputs["issue"] != nil
+	d, ok := events["workflow_dispatch"]
+	if !ok {
+		return false
 	}
-	return false
+	var spec struct {
+		Inputs map[string]yaml.Node `yaml:"inputs"`
+	}
+	if d.Decode(&spec) != nil {
+		return false
+	}
+	_, ok = spec.Inputs["issue"]
+	return ok
 }
 
 func permissions(n *yaml.Node) map[string]string {

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gh ralph doctor finds each problem of a new repository, one line each with what to do, and no longer
+// finds it once it is fixed: first nothing is set up, then init has run, then everything is fixed.
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.srv.SetWorkflowPermissions("read", false)
+	bin := t.TempDir()
+	e.env["PATH"] = bin + ":/usr/bin:/bin"
+
+	check := func(golden string, wantCode int) {
+		t.Helper()
+		code := e.run("doctor")
+		if code != wantCode {
+			t.Errorf("%s: exit %d, want %d\n%s%s", golden, code, wantCode, e.stdout, e.stderr)
+		}
+		golden2(t, e, golden, e.scrub(e.stdout.String())+"--- stderr\n"+e.scrub(e.stderr.String()))
+	}
+	check("doctor-new-repository.golden", ExitError)
+
+	if code := e.run("init", "--agent", "claude"); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, e.stderr)
+	}
+	check("doctor-after-init.golden", ExitError)
+
+	// Fix each: the CLI installed, the key exported here, the workflow pushed, the secret stored, Actions
+	// allowed to open pull requests.
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.env["ANTHROPIC_API_KEY"] = "sk-local"
+	e.srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
+	e.srv.SetSecret("ANTHROPIC_API_KEY", "sk-repo")
+	e.srv.SetWorkflowPermissions("read", true)
+	check("doctor-ready.golden", 0)
+	if strings.Contains(e.stdout.String(), "sk-") {
+		t.Error("doctor printed a key")
+	}
+
+	// A disabled workflow, a workflow that lost its permissions, a broken config.
+	e.srv.SetWorkflowState(".github/workflows/ralph.yml", "disabled_manually")
+	wf := filepath.Join(e.dir, ".github", "workflows", "ralph.yml")
+	b, _ := os.ReadFile(wf)
+	if err := os.WriteFile(wf, []byte(strings.Replace(string(b), "  actions: write\n", "  actions: read\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, ".github", "ralph.yml"), []byte("agent:\n  preset: claud\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("doctor-broken.golden", ExitError)
+}
+
+// golden2 compares output with testdata/name after the server's address and the test's temporary
+// directories are scrubbed.
+func golden2(t *testing.T, e *testEnv, name, got string) {
+	t.Helper()
+	got = strings.ReplaceAll(got, e.dir, "CHECKOUT")
+	golden(t, name, got)
+}
