@@ -1,0 +1,67 @@
+package doctor
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+)
+
+func TestParseWorkflow(t *testing.T) {
+	t.Parallel()
+	const head = "on:\n  workflow_dispatch:\n    inputs:\n      issue: {required: true}\n  schedule:\n    - cron: '1 * * * *'\n"
+	tests := []struct {
+		name, yml string
+		want      *Workflow
+	}{
+		{"no ralph", head + "jobs:\n  a:\n    steps:\n      - uses: actions/checkout@v7\n", nil},
+		{"workflow permissions, job env", head + "permissions: write-all\njobs:\n  a:\n    env: {A: x}\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n        env: {B: '${{ secrets.B }}'}\n",
+			&Workflow{Path: "w.yml", Dispatchable: true, Permissions: map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"},
+				Env: map[string]string{"A": "x", "B": "${{ secrets.B }}"}, With: map[string]string{}}},
+		{"job permissions win", "on: [issues]\npermissions: write-all\njobs:\n  a:\n    permissions:\n      contents: write\n    steps:\n      - uses: ralph-dev/gh-ralph@abc # v1\n        with: {token: '${{ steps.app.outputs.token }}'}\n",
+			&Workflow{Path: "w.yml", Permissions: map[string]string{"contents": "write"}, Env: map[string]string{}, With: map[string]string{"token": "${{ steps.app.outputs.token }}"}}},
+		{"no permissions", "on: {workflow_dispatch: {}}\njobs:\n  a:\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n",
+			&Workflow{Path: "w.yml", Env: map[string]string{}, With: map[string]string{}}},
+	}
+	for _, tt := range tests {
+		got, err := ParseWorkflow("w.yml", []byte(tt.yml))
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	app, _ := ParseWorkflow("w.yml", []byte(tests[2].yml))
+	if app.ActionsToken() {
+		t.Error("an App's token is taken for the Actions token")
+	}
+	if wf, _ := ParseWorkflow("w.yml", []byte(tests[3].yml)); !wf.ActionsToken() {
+		t.Error("no token input is the Actions token")
+	}
+	if SecretOf("${{ secrets.ANTHROPIC_API_KEY }}") != "ANTHROPIC_API_KEY" || SecretOf("${{ secrets.GITHUB_TOKEN }}") != "" || SecretOf("x") != "" {
+		t.Error("SecretOf")
+	}
+}
+
+// The checks of the workflow file: a board without a project token, an API key the step does not get.
+func TestWorkflowFile(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Agent.Env = map[string]string{"ANTHROPIC_API_KEY": ""}
+	cfg.Project = &config.Project{Owner: "octo", Number: 3, Field: "Workflow State"}
+	wf := &Workflow{Path: "w.yml", Dispatchable: true, Env: map[string]string{}, With: map[string]string{}}
+	var msgs []string
+	for _, f := range Problems(WorkflowFile(wf, cfg)) {
+		msgs = append(msgs, f.String())
+	}
+	got := strings.Join(msgs, "\n")
+	for _, want := range []string{"does not give ralph's step ANTHROPIC_API_KEY", "add env: ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}", "passes no project_token", "gh secret set RALPH_PROJECT_TOKEN"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems do not say %q:\n%s", want, got)
+		}
+	}
+}
