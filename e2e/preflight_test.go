@@ -46,7 +46,7 @@ func TestPreflight(t *testing.T) {
 		{
 			name:   "API key missing",
 			config: "agent:\n  preset: command\n  command: " + "true" + "\n  env:\n    MY_API_KEY: \"\"\n",
-			want:   "agent.env passes MY_API_KEY through, but ralph's environment does not have it",
+			want:   "agent.env passes MY_API_KEY through, but it is not set: give it to ralph's step in the workflow (env: MY_API_KEY: ${{ secrets.MY_API_KEY }}) and store the secret (gh secret set MY_API_KEY)",
 		},
 		{
 			name:   "boundary cannot be set up",
@@ -89,6 +89,58 @@ func TestPreflightThroughCLI(t *testing.T) {
 		r := e.cli(binary, "advance", fmt.Sprint(n))
 		if r.exit != 1 || !strings.Contains(r.stderr, "no-such-agent-cli not found") {
 			t.Fatalf("advance: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+		}
+	}
+	e.untouched(n)
+}
+
+// The workflow that started the run is checked before anything is written, at no request's cost: one
+// that does not give the Actions token what ralph needs, or that the chain cannot dispatch, fails the run
+// with what to change, and the issue is left alone.
+func TestStartChecksTheWorkflow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	e.pushFile(".github/workflows/ralph.yml", "name: ralph\non:\n  issues:\n    types: [labeled]\npermissions:\n  contents: write\n  issues: write\njobs:\n  ralph:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	before := len(e.srv.Requests())
+	r := e.label(n, maintainer)
+	if r.exit != 1 {
+		t.Fatalf("exit %d\n%s", r.exit, r.stdout)
+	}
+	for _, want := range []string{
+		"::error::.github/workflows/ralph.yml has no workflow_dispatch trigger with an issue input",
+		"::error::.github/workflows/ralph.yml does not give the Actions token pull-requests: write, actions: write: set pull-requests: write, actions: write under permissions:",
+		"ralph left the issue alone",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the log does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	e.untouched(n)
+	for _, req := range e.srv.Requests()[before:] {
+		if req.Method != "GET" {
+			t.Errorf("the run wrote: %s %s", req.Method, req.Path)
+		}
+	}
+}
+
+// A new user's first gh ralph advance, with the agent CLI not installed and no key exported: what is
+// wrong and what to do, one line each, and the issue left alone (a second try does not send it to Human
+// Needed).
+func TestFirstAdvanceWithoutTheAgent(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, "agent:\n  preset: claude\n  env:\n    ANTHROPIC_API_KEY: \"\"\n")
+	e.vars["PATH"] = "/usr/bin:/bin"
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "")
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	for i := 0; i < 2; i++ {
+		r := e.cli(binary, "advance", fmt.Sprint(n))
+		want := "the agent cannot run here, so ralph left the issue alone:\n" +
+			"  X claude is not installed (not found on the agent's PATH): install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command to how to run it\n" +
+			"  X agent.env passes ANTHROPIC_API_KEY through, but it is not set here: export ANTHROPIC_API_KEY=… in your shell before gh ralph advance (only needed to run steps on this machine)\n" +
+			"Nothing on the issue changed. gh ralph doctor checks the rest of the setup.\n"
+		if r.exit != 1 || !strings.HasSuffix(r.stderr, want) {
+			t.Fatalf("advance: exit %d\n%s\nwant stderr ending\n%s", r.exit, r.stderr, want)
 		}
 	}
 	e.untouched(n)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
@@ -54,8 +55,9 @@ func Run(ctx context.Context, env Env) error {
 	if err != nil {
 		var cerr *config.Error
 		var ex *ExitError
+		var se *doctor.StartError
 		switch {
-		case errors.As(err, &ex):
+		case errors.As(err, &ex), errors.As(err, &se): // already reported, one problem an annotation
 		case errors.As(err, &cerr):
 			a.WithFieldsMap(map[string]string{"file": cerr.File, "line": strconv.Itoa(cerr.Line), "col": strconv.Itoa(cerr.Column), "title": "ralph: invalid config"}).Errorf("%s", err)
 		default:
@@ -215,7 +217,7 @@ func (r *runner) run(ctx context.Context) error {
 		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
 			break
 		}
-		if err := r.preflight(cfg, sb); err != nil {
+		if err := r.preflight(ctx, cfg, sb); err != nil {
 			return err
 		}
 	}

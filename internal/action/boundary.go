@@ -2,13 +2,14 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
@@ -55,18 +56,44 @@ func (r *runner) workspaces(ctx context.Context, cfg config.Config, checkout, to
 
 // preflight makes sure, before any issue is locked or changed, that the agent can run and cannot reach
 // what is the runner's; it says in the log what the boundary is.
-func (r *runner) preflight(cfg config.Config, sb sandbox.Config) error {
+func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Config) error {
 	if sb.Separate && r.getenv("GITHUB_ACTIONS") == "true" {
 		if err := r.seal(sb); err != nil {
 			return fmt.Errorf("the agent's boundary cannot be set up, so ralph left the issue alone: %w", err)
 		}
 	}
-	desc, err := agent.Preflight(cfg.Agent, r.env.Environ, sb)
-	if err != nil {
-		return err
+	info, err := doctor.Start(ctx, cfg, r.env.Environ, sb, r.workflowFile(), doctor.InAction)
+	for _, line := range info {
+		r.a.Infof("%s", line)
 	}
-	r.a.Infof("the agent runs as %s", desc)
-	return nil
+	var se *doctor.StartError
+	if errors.As(err, &se) {
+		for _, p := range se.Problems {
+			r.a.Errorf("%s", strings.TrimPrefix(p.String(), "X "))
+		}
+		r.a.Errorf("the agent cannot run here, so ralph left the issue alone: %d problem(s) above; nothing on the issue changed", len(se.Problems))
+	}
+	return err
+}
+
+// workflowFile is the workflow this run was started from, as it is in the checkout (nil when it cannot be
+// read there: GITHUB_WORKFLOW_REF names another repository, or the checkout lacks it).
+func (r *runner) workflowFile() *doctor.Workflow {
+	ref, _, _ := strings.Cut(r.getenv("GITHUB_WORKFLOW_REF"), "@")
+	rel, ok := strings.CutPrefix(ref, r.getenv("GITHUB_REPOSITORY")+"/")
+	if !ok || rel == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.getenv("GITHUB_WORKSPACE"), filepath.FromSlash(rel)))
+	if err != nil {
+		return nil
+	}
+	wf, err := doctor.ParseWorkflow(rel, b)
+	if err != nil {
+		r.a.Warningf("reading %s: %v", rel, err)
+		return nil
+	}
+	return wf
 }
 
 // systemDirs are never closed to the agent: the system needs them, and so does the agent's CLI. A path

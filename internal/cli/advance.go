@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -130,11 +130,13 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	if !opts.DryRun {
 		// Before the issue is locked or changed: a missing CLI or API key, or a boundary that cannot be
 		// set up, is said here and counts no failure.
-		desc, err := agent.Preflight(eng.Config.Agent, f.Environ(), eng.Sandbox)
+		info, err := doctor.Start(ctx, eng.Config, f.Environ(), eng.Sandbox, nil, doctor.Here)
 		if err != nil {
 			return err
 		}
-		log.Infof("the agent runs as %s", desc)
+		for _, line := range info {
+			log.Infof("%s", line)
+		}
 	} else if eng.AgentErr != nil {
 		log.Warnf("%v", eng.AgentErr)
 	}

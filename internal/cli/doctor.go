@@ -80,7 +80,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
 	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
 	if cfgErr == nil {
-		findings = append(findings, doctor.Agent(ctx, cfg.Agent, f.Environ(), sb, doctor.Here)...)
+		findings = append(findings, doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here)...)
 	}
 	findings = append(findings, doctor.Repository(ctx, s.gh, cfg, wf)...)
 	for _, fd := range findings {

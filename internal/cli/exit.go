@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-dev/gh-ralph/internal/action"
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
@@ -72,6 +73,7 @@ func Exit(err error, stderr io.Writer) int {
 		stepErr  *engine.StepError
 		jsonErr  *jsonFieldsError
 		exitCode *silentExit
+		startErr *doctor.StartError
 	)
 	switch {
 	case errors.As(err, &ex):
@@ -101,6 +103,13 @@ func Exit(err error, stderr io.Writer) int {
 		// gh's own words for a token GitHub refuses.
 		fmt.Fprintf(stderr, "%v\nTry authenticating with:  gh auth login\n(or check GH_TOKEN, GH_ENTERPRISE_TOKEN for GitHub Enterprise Server)\n", err)
 		return ExitAuth
+	case errors.As(err, &startErr):
+		fmt.Fprintln(stderr, "the agent cannot run here, so ralph left the issue alone:")
+		for _, p := range startErr.Problems {
+			fmt.Fprintf(stderr, "  %s\n", p)
+		}
+		fmt.Fprintln(stderr, "Nothing on the issue changed. gh ralph doctor checks the rest of the setup.")
+		return ExitError
 	case errors.As(err, &refused):
 		fmt.Fprintf(stderr, "%v; nothing was done\n", refused)
 		return ExitError

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -60,52 +59,29 @@ const (
 	InAction
 )
 
-// Agent checks that the agent can run: agent.Preflight (the CLI on the agent's PATH, the variables agent.env
-// passes through, the boundary), the CLI's version, and that a preset's CLI gets an API key at all.
-func Agent(ctx context.Context, cfg config.Agent, env []string, sb sandbox.Config, where Place) []Finding {
+// Agent checks that the agent can run, as Start does before a step (agent.Preflight, a key for a
+// preset's CLI, its version), and says what was found.
+func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Config, where Place) []Finding {
+	info, err := Start(ctx, cfg, env, sb, nil, where)
 	var fs []Finding
-	name := cfg.Preset
-	if cfg.Preset == "command" {
-		name = "the agent command"
-	}
-	_, err := agent.Preflight(cfg, env, sb)
-	var pe *agent.PreflightError
-	switch {
-	case errors.As(err, &pe):
-		for _, p := range pe.Problems {
-			if strings.HasPrefix(p, "agent.env passes ") && len(pe.Missing) > 0 {
-				fs = append(fs, missingKeys(pe.Missing, where))
-				continue
-			}
-			fs = append(fs, problem(p, ""))
+	for _, line := range info {
+		if strings.HasPrefix(line, "agent: ") {
+			fs = append(fs, ok("%s", line))
 		}
+	}
+	var se *StartError
+	switch {
+	case errors.As(err, &se):
+		fs = append(fs, se.Problems...)
 	case err != nil:
 		fs = append(fs, problem(err.Error(), ""))
+	case cfg.Agent.Preset == "command":
+		fs = append(fs, ok("agent: the command %s", cfg.Agent.Command))
 	}
-	if err == nil {
-		v, verr := agent.Version(ctx, cfg, env)
-		switch {
-		case verr != nil:
-			fs = append(fs, problem(verr.Error(), "check that the CLI runs: "+agent.Programs[cfg.Preset]+" --version"))
-		case v != "":
-			fs = append(fs, ok("agent: %s", v))
-		default:
-			fs = append(fs, ok("agent: %s (%s)", name, orQuote(cfg.Command)))
-		}
-	}
-	if msg := agent.NoKey(cfg); msg != "" {
-		fs = append(fs, problem(msg, "in "+config.DefaultPath))
-	} else if err == nil && len(cfg.Env) > 0 {
-		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Env), ", ")))
+	if err == nil && len(cfg.Agent.Env) > 0 {
+		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Agent.Env), ", ")))
 	}
 	return fs
-}
-
-func orQuote(s string) string {
-	if s == "" {
-		return "its CLI"
-	}
-	return s
 }
 
 // missingKeys says where to set the variables agent.env passes through.
