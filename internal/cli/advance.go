@@ -56,7 +56,8 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
 
   # print the prompt the agent would get for the next step (to tune .github/ralph/prompts/)
   $ gh ralph advance 47 --print-prompt`,
-		Args: issueArg,
+		Args:              issueArg,
+		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
 			opts.Repo, _ = cmd.Flags().GetString("repo")

@@ -106,7 +106,9 @@ func TestStatusFlags(t *testing.T) {
 		{args: []string{"--json", "number", "-t", "{{.}}"}, want: StatusOptions{Stale: 72 * time.Hour, Exporter: exporter{Fields: []string{"number"}, Template: "{{.}}"}}},
 		{args: []string{"47", "--json"}, wantErr: "Specify one or more comma-separated fields for `--json`:\n  artifacts\n  branch"},
 		{args: []string{"47", "--json", "phase,nope"}, wantErr: `unknown JSON field: "nope"`},
-		{args: []string{"--json", "phase"}, wantErr: `unknown JSON field: "phase"`}, // an issue field, not a pipeline one
+		{args: []string{"--json", "phase"}, wantErr: `"phase" is a field of one issue's status: gh ralph status <issue> --json phase`}, // an issue field, not a pipeline one
+		{args: []string{"--json", "number,artifacts"}, wantErr: `"artifacts" is a field of one issue's status: gh ralph status <issue> --json number,artifacts`},
+		{args: []string{"47", "--json", "ready"}, wantErr: `"ready" is a field of the pipeline: gh ralph status --json ready`},
 		{args: []string{"--jq", "."}, wantErr: "cannot use `--jq` without specifying `--json`"},
 		{args: []string{"--template", "x"}, wantErr: "cannot use `--template` without specifying `--json`"},
 		{args: []string{"--json", "number", "--jq", ".", "--template", "x"}, wantErr: "only one of `--jq` or `--template`"},

@@ -59,7 +59,8 @@ With --advance, the issue enters its first state and its first step runs here in
 --advance when the workflow will also pick the label up.`,
 		Example: `  $ gh ralph enroll 47
   $ gh ralph enroll 47 --advance`,
-		Args: issueArg,
+		Args:              issueArg,
+		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
 			opts.Repo, _ = cmd.Flags().GetString("repo")
@@ -84,7 +85,8 @@ func NewCmdApprove(f *Factory, runF func(context.Context, *ApproveOptions) error
 (the Action's sweep, gh ralph advance, or --advance).`,
 		Example: `  $ gh ralph approve 47
   $ gh ralph approve 47 --advance`,
-		Args: issueArg,
+		Args:              issueArg,
+		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
 			opts.Repo, _ = cmd.Flags().GetString("repo")
@@ -109,8 +111,9 @@ func NewCmdReject(f *Factory, runF func(context.Context, *RejectOptions) error) 
 		Long: `Send the plan of an issue in Plan in Review back to Ready for Plan, as the comment
 /ralph reject <why> does. The reason reaches the next plan step's prompt. After max_iterations
 send-backs the issue goes to Human Needed.`,
-		Example: `  $ gh ralph reject 47 --reason "split the migration into its own phase"`,
-		Args:    issueArg,
+		Example:           `  $ gh ralph reject 47 --reason "split the migration into its own phase"`,
+		Args:              issueArg,
+		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
 			opts.Repo, _ = cmd.Flags().GetString("repo")
@@ -140,7 +143,8 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 /ralph retry does. Fix what the issue's last ralph comment describes first.`,
 		Example: `  $ gh ralph retry 47
   $ gh ralph retry 47 --advance`,
-		Args: issueArg,
+		Args:              issueArg,
+		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
 			opts.Repo, _ = cmd.Flags().GetString("repo")

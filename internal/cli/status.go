@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -33,8 +37,8 @@ const staleLock = time.Hour
 
 // The fields `status N --json` and `status --json` take.
 var (
-	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "warnings"}
-	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "warnings"}
+	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "warnings"}
+	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "usage", "warnings"}
 )
 
 // NewCmdStatus builds `gh ralph status [N]`.
@@ -47,12 +51,17 @@ func NewCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) 
 failures, artifacts, branch, pull request, last run and next step, read from the issue's labels
 and its status comment. Nothing is written (the comment /ralph status refreshes it instead).
 
-Without: the pipeline — every enrolled open issue by state, with warnings for issues that have
-been in one state longer than --stale, issues in a lock state for over an hour (a run that
-stopped without finishing), and issues that need a person.
+Without: the pipeline — every enrolled open issue by state, with what the agent has cost it so
+far, and warnings for issues that have been in one state longer than --stale, issues in a lock
+state for over an hour (a run that stopped without finishing), and issues that need a person.
 
 On a terminal the output is a table; otherwise it is stable tab-separated text. --json FIELDS,
---jq and --template work as in gh (--json alone lists the fields).`,
+--jq and --template work as in gh (--json alone lists the fields). usage is what the agent
+reported: turns, tokens and cost, in total and per step.
+
+JSON fields of one issue: number, title, url, open, state, phase, lock, iterations, failures,
+artifacts, branch, pullRequest, lastRun, next, reason, updatedAt, usage, warnings.
+JSON fields of the pipeline: number, title, url, state, ready, since, updatedAt, usage, warnings.`,
 		Example: `  $ gh ralph status
   $ gh ralph status 47
   $ gh ralph status 47 --json state,phase --jq '.phase.done'
@@ -72,7 +81,7 @@ On a terminal the output is a table; otherwise it is stable tab-separated text. 
 				fields = issueFields
 			}
 			if err := opts.Exporter.check(cmd, fields); err != nil {
-				return err
+				return otherFields(err, opts.Exporter.Fields, len(args) == 1)
 			}
 			if opts.Stale <= 0 {
 				return flagErrorf(cmd, "--stale must be more than zero")
@@ -85,7 +94,32 @@ On a terminal the output is a table; otherwise it is stable tab-separated text. 
 	}
 	cmd.Flags().DurationVar(&opts.Stale, "stale", 72*time.Hour, "Warn about issues in one state for longer than `duration`")
 	addJSONFlags(cmd, &opts.Exporter, union(issueFields, pipelineFields))
+	cmd.ValidArgsFunction = issueCompletion(f)
 	return cmd
+}
+
+// otherFields explains a --json field that belongs to the other form of status (one issue, or the
+// pipeline), instead of calling it unknown.
+func otherFields(err error, asked []string, oneIssue bool) error {
+	var fe *jsonFieldsError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	other, form, how := issueFields, "one issue's status", "gh ralph status <issue> --json "
+	if oneIssue {
+		other, form, how = pipelineFields, "the pipeline", "gh ralph status --json "
+	}
+	own := pipelineFields
+	if oneIssue {
+		own = issueFields
+	}
+	for _, f := range asked {
+		if slices.Contains(other, f) && !slices.Contains(own, f) {
+			fe.msg = fmt.Sprintf("%q is a field of %s: %s%s", f, form, how, strings.Join(asked, ","))
+			return fe
+		}
+	}
+	return err
 }
 
 func union(a, b []string) []string {
@@ -180,28 +214,12 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
 	}
 	st := &issueStatus{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", Config: cfg, UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
-	// Only ralph's own record counts, as in a run: one that ralph, or someone with write access, wrote.
-	may := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
-	identity := engine.OnceIdentity(gh.Viewer)
-	for _, c := range comments {
-		if !strings.HasPrefix(c.Body, engine.StatusMarker) {
-			continue
-		}
-		own, err := engine.WroteRecord(ctx, c.User, may, identity)
-		if err != nil {
-			return nil, fmt.Errorf("checking who wrote a status comment of #%d: %w", n, err)
-		}
-		if !own {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("ignored a comment by @%s that starts with ralph's status marker: only ralph's own record counts", c.User.Login))
-			continue
-		}
-		rec, ok, err := engine.ParseRecord(c.Body)
-		if err != nil {
-			st.Warnings = append(st.Warnings, err.Error())
-		}
-		st.Record, st.HasRecord = rec, ok
-		break
+	var warns []string
+	st.Record, st.HasRecord, warns, err = findRecord(ctx, gh, cfg, n, comments)
+	if err != nil {
+		return nil, err
 	}
+	st.Warnings = append(st.Warnings, warns...)
 	// The record decides; labels are a view of it.
 	states := workflow.StatesFromLabels(is.LabelNames())
 	st.State = st.Record.State
@@ -224,6 +242,59 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 	}
 	st.Warnings = append(st.Warnings, warnings(st.State, st.Since, now, stale)...)
 	return st, nil
+}
+
+// findRecord is the issue's record: only ralph's own counts, as in a run, one that ralph, or someone with
+// write access, wrote. The warnings name what was ignored.
+func findRecord(ctx context.Context, gh *ghapi.Client, cfg config.Config, n int, comments []ghapi.Comment) (engine.Record, bool, []string, error) {
+	may := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
+	identity := engine.OnceIdentity(gh.Viewer)
+	var warns []string
+	for _, c := range comments {
+		if !strings.HasPrefix(c.Body, engine.StatusMarker) {
+			continue
+		}
+		own, err := engine.WroteRecord(ctx, c.User, may, identity)
+		if err != nil {
+			return engine.Record{}, false, nil, fmt.Errorf("checking who wrote a status comment of #%d: %w", n, err)
+		}
+		if !own {
+			warns = append(warns, fmt.Sprintf("ignored a comment by @%s that starts with ralph's status marker: only ralph's own record counts", c.User.Login))
+			continue
+		}
+		rec, ok, err := engine.ParseRecord(c.Body)
+		if err != nil {
+			warns = append(warns, err.Error())
+		}
+		return rec, ok, warns, nil
+	}
+	return engine.Record{}, false, warns, nil
+}
+
+// usages reads the agent usage each issue has recorded so far: one request per issue (its comments), a
+// few at a time.
+func usages(ctx context.Context, gh *ghapi.Client, cfg config.Config, issues []ghapi.Issue) (map[int]*agent.Usage, error) {
+	out := make(map[int]*agent.Usage, len(issues))
+	var mu sync.Mutex
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, is := range issues {
+		g.Go(func() error {
+			comments, err := gh.Comments(ctx, is.Number)
+			if err != nil {
+				return fmt.Errorf("reading comments of #%d: %w", is.Number, err)
+			}
+			rec, _, _, err := findRecord(ctx, gh, cfg, is.Number, comments)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out[is.Number] = rec.Usage
+			mu.Unlock()
+			return nil
+		})
+	}
+	return out, g.Wait()
 }
 
 func joinLabels(states []workflow.State) string {
@@ -303,6 +374,47 @@ func (st *issueStatus) next() string {
 	return fmt.Sprintf("%s: gh ralph advance %d", ev, n)
 }
 
+// usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs).
+func usageJSON(rec engine.Record) map[string]any {
+	total := agent.Usage{}
+	if rec.Usage != nil {
+		total = *rec.Usage
+	}
+	steps := []any{}
+	for _, r := range rec.History {
+		if r.Usage == nil {
+			continue
+		}
+		steps = append(steps, map[string]any{"step": r.Step, "at": r.At, "outcome": r.Outcome, "turns": r.Usage.Turns,
+			"inputTokens": r.Usage.InputTokens, "outputTokens": r.Usage.OutputTokens, "costUSD": r.Usage.CostUSD, "model": r.Usage.Model})
+	}
+	return map[string]any{"turns": total.Turns, "inputTokens": total.InputTokens, "outputTokens": total.OutputTokens,
+		"costUSD": total.CostUSD, "model": total.Model, "steps": steps}
+}
+
+// costText is an issue's usage in a few characters: the cost when the agent reports one, else tokens.
+func costText(u *agent.Usage) string {
+	switch {
+	case u == nil:
+		return "—"
+	case u.CostUSD > 0:
+		return fmt.Sprintf("$%.2f", u.CostUSD)
+	case u.InputTokens+u.OutputTokens > 0:
+		return fmt.Sprintf("%s tokens", shortCount(u.InputTokens+u.OutputTokens))
+	}
+	return "—"
+}
+
+func shortCount(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
 // fields is every --json field of one issue.
 func (st *issueStatus) fields() map[string]any {
 	rec := st.Record
@@ -328,7 +440,7 @@ func (st *issueStatus) fields() map[string]any {
 		"iterations": map[string]any{"plan": rec.PlanIterations, "selfReview": rec.ReviewIterations, "max": st.Config.MaxIterations},
 		"failures":   map[string]any{"step": rec.FailedStep, "count": rec.Failures, "max": st.Config.MaxFailures},
 		"artifacts":  artifacts, "branch": rec.Branch, "pullRequest": pr, "lastRun": last,
-		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "warnings": warnings,
+		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usageJSON(rec), "warnings": warnings,
 	}
 }
 
@@ -405,6 +517,9 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	if rec.Reason != "" && st.State == workflow.HumanNeeded {
 		add("reason", oneLine(rec.Reason))
 	}
+	if rec.Usage != nil {
+		add("agent usage", rec.Usage.String())
+	}
 	add("next", st.next())
 	for _, warn := range st.Warnings {
 		add("warning", c.warn(warn))
@@ -436,6 +551,7 @@ type pipelineItem struct {
 	issue    ghapi.Issue
 	state    workflow.State
 	ready    bool
+	usage    *agent.Usage // what the agent has reported for the issue so far
 	warnings []string
 }
 
@@ -445,9 +561,13 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		return fmt.Errorf("listing enrolled issues: %w", err)
 	}
 	now := f.now()
+	used, err := usages(ctx, s.gh, cfg, issues)
+	if err != nil {
+		return err
+	}
 	var items []pipelineItem
 	for _, is := range issues {
-		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg)}
+		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg), usage: used[is.Number]}
 		states := workflow.StatesFromLabels(is.LabelNames())
 		if len(states) > 0 {
 			it.state = states[0]
@@ -474,7 +594,8 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 			}
 			list = append(list, opts.Exporter.pick(map[string]any{
 				"number": it.issue.Number, "title": it.issue.Title, "url": it.issue.HTMLURL, "state": string(it.state),
-				"ready": it.ready, "since": elapsed(now.Sub(it.issue.UpdatedAt)), "updatedAt": it.issue.UpdatedAt, "warnings": w,
+				"ready": it.ready, "since": elapsed(now.Sub(it.issue.UpdatedAt)), "updatedAt": it.issue.UpdatedAt,
+				"usage": usageJSON(engine.Record{Usage: it.usage}), "warnings": w,
 			}))
 		}
 		return opts.Exporter.write(f.Stdout, list, f.StdoutTTY, f.Width)
@@ -505,7 +626,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		width = 120
 	}
 	tp := tableprinter.New(f.Stdout, f.StdoutTTY, width)
-	tp.AddHeader([]string{"STATE", "ISSUE", "TITLE", "SINCE", "NEXT"})
+	tp.AddHeader([]string{"STATE", "ISSUE", "TITLE", "SINCE", "NEXT", "COST"})
 	for _, it := range items {
 		st := it.state
 		tp.AddField(stateTitle(st), tableprinter.WithColor(func(s string) string { return c.state(st, s) }))
@@ -521,6 +642,11 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 			tp.AddField(it.issue.UpdatedAt.UTC().Format(time.RFC3339))
 		}
 		tp.AddField(pipelineNext(it, cfg))
+		if f.StdoutTTY {
+			tp.AddField(costText(it.usage))
+		} else {
+			tp.AddField(usageTSV(it.usage))
+		}
 		tp.EndRow()
 	}
 	if err := tp.Render(); err != nil {
@@ -546,6 +672,14 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		}
 	}
 	return nil
+}
+
+// usageTSV is an issue's cost off a terminal: US dollars, stable for scripts (0 when none reported).
+func usageTSV(u *agent.Usage) string {
+	if u == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(u.CostUSD, 'f', -1, 64)
 }
 
 func pipelineNext(it pipelineItem, cfg config.Config) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
@@ -47,6 +48,11 @@ func pipeline(e *testEnv) {
 			"review":   {Path: "thoughts/shared/reviews/2026-03-01-GH-0003-speed-up-the-parser.md", Verdict: "APPROVED"},
 		},
 		Last: &engine.Run{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: clock.Add(-2 * time.Hour), Outcome: "failed", Message: "verify failed: go test ./..."},
+		History: []engine.Run{
+			{Step: workflow.Research, At: clock.Add(-50 * time.Hour), Outcome: "done", Usage: &agent.Usage{Turns: 4, InputTokens: 12000, OutputTokens: 900, CostUSD: 0.21, Model: "claude-sonnet-4-5"}},
+			{Step: workflow.Implement, At: clock.Add(-2 * time.Hour), Outcome: "failed", Usage: &agent.Usage{Turns: 9, InputTokens: 30000, OutputTokens: 2500, CostUSD: 1.02, Model: "claude-sonnet-4-5"}},
+		},
+		Usage: &agent.Usage{Turns: 13, InputTokens: 42000, OutputTokens: 3400, CostUSD: 1.23, Model: "claude-sonnet-4-5"},
 	})
 	n4 := e.srv.CreateIssue("mona", "Fix the login page", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
 	seedStatus(e, n4, engine.Record{Before: workflow.ReadyForPlan, Reason: "The plan step failed 2 times in a row.", Branch: "ralph/4-fix-the-login-page", Base: "main"})
@@ -217,5 +223,46 @@ func TestStatusBelievesOnlyRalphsRecord(t *testing.T) {
 		if got.State != tt.state || !strings.Contains(strings.Join(got.Warnings, "\n"), tt.warn) {
 			t.Errorf("status %d: %+v, want state %q and a warning %q", tt.n, got, tt.state, tt.warn)
 		}
+	}
+}
+
+// status --json carries what the agent cost, per issue and per step, and the pipeline's too.
+func TestStatusUsageJSON(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	pipeline(e)
+	if code := e.run("status", "3", "--json", "usage", "--jq", `[.usage.costUSD, .usage.turns, .usage.inputTokens, (.usage.steps | length), .usage.steps[1].step, .usage.steps[1].costUSD] | @tsv`); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	if got, want := e.stdout.String(), "1.23\t13\t42000\t2\timplement\t1.02\n"; got != want {
+		t.Errorf("status 3 --json usage: %q, want %q", got, want)
+	}
+	if code := e.run("status", "--json", "number,usage", "--jq", `.[] | select(.usage.costUSD > 0) | "\(.number) \(.usage.costUSD)"`); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	if got, want := e.stdout.String(), "3 1.23\n"; got != want {
+		t.Errorf("status --json number,usage: %q, want %q", got, want)
+	}
+}
+
+// Issue numbers complete with the enrolled open issues (all open issues for enroll), as gh completes.
+func TestCompleteIssues(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	pipeline(e)
+	if code := e.run("__complete", "advance", ""); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	for _, want := range []string{"2\tAdd a --verbose flag\n", "3\tSpeed up the parser\n"} {
+		if !strings.Contains(e.stdout.String(), want) {
+			t.Errorf("advance completes without %q:\n%s", want, e.stdout)
+		}
+	}
+	if strings.Contains(e.stdout.String(), "Not for ralph") {
+		t.Errorf("advance completes an issue that is not enrolled:\n%s", e.stdout)
+	}
+	e.run("__complete", "enroll", "1")
+	if !strings.Contains(e.stdout.String(), "1\tNot for ralph\n") {
+		t.Errorf("enroll does not complete an open issue:\n%s", e.stdout)
 	}
 }
