@@ -111,6 +111,30 @@ type runner struct {
 	command Command
 	dryRun  bool
 	links   *ghapi.Client
+	// ciNotice says that a pull request this run opened starts no CI (see noteCI).
+	ciNotice string
+}
+
+// noteCI says, when this run opened a pull request with the Actions token (as the workflow file that
+// started it passes), that GitHub starts no pull_request workflows for it, so the repository's CI does not
+// run on it, and what to do. It costs no request: the workflow file is in the checkout.
+func (r *runner) noteCI() {
+	var opened []string
+	for _, res := range r.results {
+		if res.Step == workflow.PR && res.State == workflow.InReview && res.PRURL != "" && !r.dryRun {
+			opened = append(opened, res.PRURL)
+		}
+	}
+	if len(opened) == 0 {
+		return
+	}
+	if wf := r.workflowFile(); wf == nil || !wf.ActionsToken() {
+		return
+	}
+	r.ciNotice = fmt.Sprintf("%s was opened with the Actions token, so GitHub starts no pull_request workflows for it: "+
+		"your CI does not run on it until someone pushes to its branch. To have CI run on ralph's pull requests, give ralph "+
+		"a GitHub App's token (README: CI on ralph's pull requests).", strings.Join(opened, ", "))
+	r.a.Noticef("%s", r.ciNotice)
 }
 
 func (r *runner) getenv(k string) string { return r.env.Getenv(k) }
@@ -239,6 +263,7 @@ func (r *runner) run(ctx context.Context) error {
 	for _, n := range trig.Issues {
 		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, trig, n)...)
 	}
+	r.noteCI()
 	r.outputs()
 	r.summary("", errors.Join(errs...))
 	if err := errors.Join(errs...); err != nil {
@@ -454,6 +479,9 @@ func (r *runner) summary(note string, err error) {
 		b.WriteString("\n")
 	}
 	b.WriteString(usageSummary(r.results))
+	if r.ciNotice != "" {
+		fmt.Fprintf(&b, "> [!NOTE]\n> %s\n\n", r.ciNotice)
+	}
 	if len(r.issues) > 0 {
 		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
 	}

@@ -38,6 +38,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 	}
 	// Advanced here: nothing is left for a matrix job (the summary lists what ran).
 	r.issues = []int{}
+	r.noteCI()
 	r.outputs()
 	err = errors.Join(errs...)
 	r.summary(fmt.Sprintf("Sweep: advanced %d issues.", len(r.results)), err)

@@ -29,15 +29,14 @@ func NewCmdAdvance(f *Factory, runF func(context.Context, *AdvanceOptions) error
 	var until string
 	cmd := &cobra.Command{
 		Use:   "advance <issue>",
-		Short: "Run the next step of an issue here, in a git worktree",
+		Short: "Run the next step of an issue here, on this machine",
 		Long: `Run the next step of an issue — exactly what the GitHub Action's run would do — on this
 machine: research, plan, review, one implementation phase, the pull request, or the merge check.
 
-The step runs in a detached git worktree of the repository, kept in your cache directory
-(~/.cache/ralph/worktrees/<repo>-<id>/<issue> on Linux), so your checkout, its branch and your
-uncommitted changes are never touched. (Not under .git: agent CLIs refuse to edit files there.) ralph reads .github/ralph.yml of your checkout, runs the configured agent with its output
-shown here (with the elapsed time on a terminal), commits as your git identity, pushes the issue's
-branch, and records the step on the issue.
+`+whereText+` ralph reads .github/ralph.yml of your
+checkout, checks that the agent can run (its CLI, its API key: gh ralph doctor says more), runs it
+with its output shown here (with the elapsed time on a terminal), commits as your git identity,
+pushes the issue's branch, and records the step on the issue.
 
 With --until, it keeps going step after step until the issue reaches STATE or stops at a gate
 (a person is needed: plan review in interactive mode, the open pull request, Human Needed).

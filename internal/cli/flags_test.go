@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -286,6 +287,37 @@ func TestHelpHasExamples(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no %s command (have %v)", want, names)
+		}
+	}
+}
+
+// The help texts and the README say the same of where gh ralph works, and the README lists every
+// command the root has.
+func TestHelpAgreesWithReadme(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	root := NewCmdRoot(&Factory{Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard})
+	advance, _, _ := root.Find([]string{"advance"})
+	for name, text := range map[string]string{"root help": root.Long, "advance help": advance.Long, "README": string(readme)} {
+		if !strings.Contains(flat(text), flat(whereText)) {
+			t.Errorf("%s does not say where gh ralph works as the others do:\n%s", name, whereText)
+		}
+		for _, stale := range []string{"under the repository's git directory", "worktrees/<repo>", "in a git worktree"} {
+			if strings.Contains(flat(text), stale) {
+				t.Errorf("%s still says %q", name, stale)
+			}
+		}
+	}
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || c.Name() == "action" {
+			continue
+		}
+		if !strings.Contains(string(readme), "`gh ralph "+c.Name()) {
+			t.Errorf("the README's gh ralph table has no %s", c.Name())
 		}
 	}
 }

@@ -82,6 +82,12 @@ func (f *Factory) now() time.Time {
 	return time.Now()
 }
 
+// whereText says where gh ralph works, in the words of every help text that says it (and the README's).
+const whereText = `ralph keeps its own git repository in your cache directory
+(~/.cache/ralph/<repo>-<id>/git on Linux) and gives the agent a copy of the issue's branch
+next to it (agents/<issue>, removed when the step ends): your checkout, its branch and your
+uncommitted changes are never touched.`
+
 // NewCmdRoot builds the `gh ralph` command tree.
 func NewCmdRoot(f *Factory) *cobra.Command {
 	root := &cobra.Command{
@@ -95,12 +101,15 @@ implementation in phases on a branch → self-review → pull request → merge.
 
 Every run advances one issue by one step and records everything on GitHub: a state label, one
 status comment, artifact comments, a branch and a pull request. gh ralph runs the same steps as
-the GitHub Action, here, in a git worktree under the repository's git directory: your checkout,
-its branch and your uncommitted changes are never touched.
+the GitHub Action, here: `+whereText+`
+
+Start with gh ralph init (the workflow, the config, the labels, the agent's secret), then
+gh ralph doctor (what is still missing, and what to do).
 
 The repository is the one of the current directory (its git remotes), GH_REPO, or -R; the host
 and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh auth login).`,
 		Example: `  $ gh ralph init
+  $ gh ralph doctor
   $ gh ralph enroll 47
   $ gh ralph advance 47 --until in-review
   $ gh ralph status

@@ -106,7 +106,12 @@ type Pull struct {
 	Title, Body, Head, Base, State string
 	Draft, Merged                  bool
 	HeadSHA                        string
+	Author                         string // who opened it: the token's account
 }
+
+// StartsWorkflows says whether GitHub starts pull_request workflows (a repository's CI) for the pull
+// request: not when the Actions token opened it, as for every event that token causes.
+func (p Pull) StartsWorkflows() bool { return p.Author != BotLogin }
 
 // Dispatch is a workflow_dispatch request the server received.
 type Dispatch struct {
@@ -583,7 +588,7 @@ func (s *Server) Pulls() []Pull {
 	for _, is := range s.sortedIssues() {
 		if is.pull != nil {
 			out = append(out, Pull{Number: is.number, Title: is.title, Body: is.body, Head: is.pull.head,
-				Base: is.pull.base, State: is.state, Draft: is.pull.draft, Merged: is.pull.merged, HeadSHA: s.headSHA(is)})
+				Base: is.pull.base, State: is.state, Draft: is.pull.draft, Merged: is.pull.merged, HeadSHA: s.headSHA(is), Author: is.author})
 		}
 	}
 	return out
