@@ -33,7 +33,7 @@ func NewCmdAdvance(f *Factory, runF func(context.Context, *AdvanceOptions) error
 		Long: `Run the next step of an issue — exactly what the GitHub Action's run would do — on this
 machine: research, plan, review, one implementation phase, the pull request, or the merge check.
 
-`+whereText+` ralph reads .github/ralph.yml of your
+` + whereText + ` ralph reads .github/ralph.yml of your
 checkout, checks that the agent can run (its CLI, its API key: gh ralph doctor says more), runs it
 with its output shown here (with the elapsed time on a terminal), commits as your git identity,
 pushes the issue's branch, and records the step on the issue.

@@ -101,7 +101,7 @@ implementation in phases on a branch → self-review → pull request → merge.
 
 Every run advances one issue by one step and records everything on GitHub: a state label, one
 status comment, artifact comments, a branch and a pull request. gh ralph runs the same steps as
-the GitHub Action, here: `+whereText+`
+the GitHub Action, here: ` + whereText + `
 
 Start with gh ralph init (the workflow, the config, the labels, the agent's secret), then
 gh ralph doctor (what is still missing, and what to do).
