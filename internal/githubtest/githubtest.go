@@ -506,6 +506,17 @@ func (s *Server) RemoveLabel(n int, label, actor string) {
 	}
 }
 
+// RepoLabels lists the repository's labels by name.
+func (s *Server) RepoLabels() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.labels))
+	for _, l := range s.labels {
+		names = append(names, l.name)
+	}
+	return names
+}
+
 // Labels lists the label names on issue n, sorted.
 func (s *Server) Labels(n int) []string {
 	s.mu.Lock()
