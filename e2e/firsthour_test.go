@@ -254,4 +254,3 @@ func firstHourGolden(t *testing.T, name, got string) {
 		t.Errorf("%s differs (go test ./e2e -run TestFirstHour -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
-
