@@ -378,7 +378,7 @@ func TestPulls(t *testing.T) {
 		t.Errorf("CreatePull = %+v", pr)
 	}
 	if diff := cmp.Diff([]githubtest.Pull{{Number: pr.Number, Title: "Fix #47", Body: "Closes #47", Head: "ralph/47-x",
-		Base: "main", State: "open", Draft: true, HeadSHA: sha}}, srv.Pulls()); diff != "" {
+		Base: "main", State: "open", Draft: true, HeadSHA: sha, Author: githubtest.BotLogin}}, srv.Pulls()); diff != "" {
 		t.Errorf("server pulls (-want +got):\n%s", diff)
 	}
 

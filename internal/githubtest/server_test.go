@@ -580,8 +580,8 @@ func TestPulls(t *testing.T) {
 	second := decode[ghPull](t, r).Number
 	s.ClosePull(second)
 	if diff := cmp.Diff([]Pull{
-		{Number: 3, Title: "feature (#1)", Body: "Summary.\n\nCloses #1", Head: "ralph/1-feature", Base: "main", State: "closed", Draft: true, Merged: true, HeadSHA: head},
-		{Number: second, Title: "other", Body: "Closes #2", Head: "ralph/2-other", Base: "main", State: "closed", HeadSHA: s.Pulls()[1].HeadSHA},
+		{Number: 3, Title: "feature (#1)", Body: "Summary.\n\nCloses #1", Head: "ralph/1-feature", Base: "main", State: "closed", Draft: true, Merged: true, HeadSHA: head, Author: BotLogin},
+		{Number: second, Title: "other", Body: "Closes #2", Head: "ralph/2-other", Base: "main", State: "closed", HeadSHA: s.Pulls()[1].HeadSHA, Author: BotLogin},
 	}, s.Pulls()); diff != "" {
 		t.Errorf("Pulls (-want +got):\n%s", diff)
 	}
