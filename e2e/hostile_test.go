@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -512,3 +513,70 @@ sleep 0.2
 
 // landlock says whether the run's log says Landlock was in force.
 func landlock(log string) bool { return strings.Contains(log, "landlock ABI") }
+
+// SECURITY: a secret the agent holds (what agent.env passes through: its model key) never reaches GitHub
+// through ralph: a document or a change that holds its value is refused, and the failure comment shows the
+// agent's output with the value replaced by ***.
+func TestHostileLeaksItsKey(t *testing.T) {
+	t.Parallel()
+	const key = "sk-model-key-0123456789"
+	cfgFor := func(t *testing.T) string {
+		return "agent:\n  preset: command\n  command: " + agentCommand(t) + "\n  timeout: 2m\n" + agentEnvYAML + "    MODEL_KEY: \"\"\nverify:\n  - test -f README.md\n"
+	}
+	nothingPublic := func(e *env, n int) {
+		t.Helper()
+		for _, c := range e.srv.Comments(n) {
+			if strings.Contains(c.Body, key) {
+				t.Errorf("a comment holds the key:\n%s", c.Body)
+			}
+		}
+		if e.branchExists(branch1) {
+			cmd := exec.Command("git", "grep", "-l", "-F", key, "refs/heads/"+branch1)
+			cmd.Dir, cmd.Env = e.srv.BareRepo, e.gitEnv()
+			if out, _ := cmd.Output(); len(out) != 0 {
+				t.Errorf("the branch holds the key: %s", out)
+			}
+		}
+	}
+	t.Run("document", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, cfgFor(t))
+		e.extra = map[string]string{"MODEL_KEY": key}
+		e.setControl("extra_research", `echo "my key: $MODEL_KEY" >> "$RALPH_ARTIFACT"; echo "printing $MODEL_KEY"`)
+		n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+		r := e.label(n, maintainer)
+		if r.exit != 1 || !strings.Contains(e.statusComment(n), "holds the value of MODEL_KEY") {
+			t.Fatalf("research: exit %d, want a refusal naming MODEL_KEY\n%s", r.exit, r.stdout)
+		}
+		nothingPublic(e, n)
+	})
+	t.Run("change", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, cfgFor(t)+"research: false\nreview: skip\n")
+		e.extra = map[string]string{"MODEL_KEY": key}
+		e.setControl("implement_extra", `echo "$MODEL_KEY" > config.txt`)
+		n, r := e.implementOnce()
+		if r.exit != 1 || !strings.Contains(e.statusComment(n), "`config.txt` (holds the value of MODEL_KEY)") {
+			t.Fatalf("implement: exit %d, want a refusal naming config.txt\n%s", r.exit, r.stdout)
+		}
+		nothingPublic(e, n)
+	})
+	t.Run("output", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, cfgFor(t))
+		e.extra = map[string]string{"MODEL_KEY": key}
+		e.setControl("extra_research", `echo "the key is $MODEL_KEY"; exit 3`)
+		n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+		if r := e.label(n, maintainer); r.exit != 1 {
+			t.Fatalf("research: exit %d, want a failure\n%s", r.exit, r.stdout)
+		}
+		found := false
+		for _, c := range e.srv.Comments(n) {
+			found = found || strings.Contains(c.Body, "the key is ***")
+		}
+		if !found {
+			t.Errorf("no failure comment with the agent's output, redacted")
+		}
+		nothingPublic(e, n)
+	})
+}
