@@ -69,6 +69,23 @@ for f in /proc/[0-9]*/environ /proc/[0-9]*/task/*/environ; do
   tr '\0' '\n' < "$f" 2>/dev/null
 done | grep -a -e test-token -e INPUT_TOKEN >> "$RALPH_ARTIFACT"
 echo "tried /proc" >> "$RALPH_TEST_CONTROL/tried"
+# ptrace ralph and its supervisor: up the chain of parents, the processes running ralph's binary.
+/usr/bin/python3 - "$RALPH_TEST_CONTROL" <<'PY' || true
+import ctypes, os, sys
+ctl = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.getppid()
+while pid > 1:
+    stat = open("/proc/%d/stat" % pid).read()
+    parent = int(stat.rsplit(")", 1)[1].split()[1])
+    if "(gh-ralph)" in stat:
+        with open(ctl + "/ptrace-tried", "a") as f:
+            f.write("%d\n" % pid)
+        if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+            open(ctl + "/leak", "a").write("attached to %d\n" % pid)
+            libc.ptrace(17, pid, 0, 0)  # PTRACE_DETACH
+    pid = parent
+PY
 `)
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 	r := e.label(n, maintainer)
@@ -77,6 +94,14 @@ echo "tried /proc" >> "$RALPH_TEST_CONTROL/tried"
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.control, "tried")); len(b) == 0 {
 		t.Fatal("the hostile script did not run")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		if b, _ := os.ReadFile(filepath.Join(e.control, "ptrace-tried")); strings.Count(string(b), "\n") != 2 {
+			t.Errorf("the ptrace attempt did not run: %q", b)
+		}
+	}
+	if l := e.leak(); l != "" {
+		t.Errorf("the agent traced ralph or its supervisor:\n%s", l)
 	}
 	_, files := e.branch(branch1)
 	doc := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch1+":"+matching(files, "^thoughts/shared/research/")[0])
@@ -264,8 +289,8 @@ printf '::error::pwned'
 func TestHostileRunnerMounts(t *testing.T) {
 	t.Parallel()
 	needRoot(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("needs python3 for the agent's socket client")
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3 for the agent's socket client")
 	}
 	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
 	// A socket as reachable as the runner's Docker socket would be to a user in its group: here, to all.
@@ -301,7 +326,7 @@ func TestHostileRunnerMounts(t *testing.T) {
 	e.setControl("implement_extra", `
 ctl="$RALPH_TEST_CONTROL"
 run=$(cat "$ctl/rundir")
-python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b"GET /containers/json")' "`+sock+`" 2>/dev/null && echo "connected to the docker socket" >> "$ctl/leak"
+/usr/bin/python3 -c 'import socket,sys; open(sys.argv[2], "a").write("socket\n"); s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b"GET /containers/json")' "`+sock+`" "$ctl/attempts" 2>/dev/null && echo "connected to the docker socket" >> "$ctl/leak"
 cat "$run/work/.git/config" "$run"/runner_temp/*.config >> "$ctl/leak" 2>/dev/null
 echo tried >> "$ctl/tried"
 `)
@@ -311,6 +336,9 @@ echo tried >> "$ctl/tried"
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.control, "tried")); len(b) == 0 {
 		t.Fatal("the hostile script did not run")
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.control, "attempts")); !strings.Contains(string(b), "socket") {
+		t.Fatalf("the agent's socket client did not run: %q", b)
 	}
 	select {
 	case <-connected:
@@ -485,3 +513,70 @@ sleep 0.2
 
 // landlock says whether the run's log says Landlock was in force.
 func landlock(log string) bool { return strings.Contains(log, "landlock ABI") }
+
+// SECURITY: a secret the agent holds (what agent.env passes through: its model key) never reaches GitHub
+// through ralph: a document or a change that holds its value is refused, and the failure comment shows the
+// agent's output with the value replaced by ***.
+func TestHostileLeaksItsKey(t *testing.T) {
+	t.Parallel()
+	const key = "sk-model-key-0123456789"
+	cfgFor := func(t *testing.T) string {
+		return "agent:\n  preset: command\n  command: " + agentCommand(t) + "\n  timeout: 2m\n" + agentEnvYAML + "    MODEL_KEY: \"\"\nverify:\n  - test -f README.md\n"
+	}
+	nothingPublic := func(e *env, n int) {
+		t.Helper()
+		for _, c := range e.srv.Comments(n) {
+			if strings.Contains(c.Body, key) {
+				t.Errorf("a comment holds the key:\n%s", c.Body)
+			}
+		}
+		if e.branchExists(branch1) {
+			cmd := exec.Command("git", "grep", "-l", "-F", key, "refs/heads/"+branch1)
+			cmd.Dir, cmd.Env = e.srv.BareRepo, e.gitEnv()
+			if out, _ := cmd.Output(); len(out) != 0 {
+				t.Errorf("the branch holds the key: %s", out)
+			}
+		}
+	}
+	t.Run("document", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, cfgFor(t))
+		e.extra = map[string]string{"MODEL_KEY": key}
+		e.setControl("extra_research", `echo "my key: $MODEL_KEY" >> "$RALPH_ARTIFACT"; echo "printing $MODEL_KEY"`)
+		n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+		r := e.label(n, maintainer)
+		if r.exit != 1 || !strings.Contains(e.statusComment(n), "holds the value of MODEL_KEY") {
+			t.Fatalf("research: exit %d, want a refusal naming MODEL_KEY\n%s", r.exit, r.stdout)
+		}
+		nothingPublic(e, n)
+	})
+	t.Run("change", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, cfgFor(t)+"research: false\nreview: skip\n")
+		e.extra = map[string]string{"MODEL_KEY": key}
+		e.setControl("implement_extra", `echo "$MODEL_KEY" > config.txt`)
+		n, r := e.implementOnce()
+		if r.exit != 1 || !strings.Contains(e.statusComment(n), "`config.txt` (holds the value of MODEL_KEY)") {
+			t.Fatalf("implement: exit %d, want a refusal naming config.txt\n%s", r.exit, r.stdout)
+		}
+		nothingPublic(e, n)
+	})
+	t.Run("output", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, cfgFor(t))
+		e.extra = map[string]string{"MODEL_KEY": key}
+		e.setControl("extra_research", `echo "the key is $MODEL_KEY"; exit 3`)
+		n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+		if r := e.label(n, maintainer); r.exit != 1 {
+			t.Fatalf("research: exit %d, want a failure\n%s", r.exit, r.stdout)
+		}
+		found := false
+		for _, c := range e.srv.Comments(n) {
+			found = found || strings.Contains(c.Body, "the key is ***")
+		}
+		if !found {
+			t.Errorf("no failure comment with the agent's output, redacted")
+		}
+		nothingPublic(e, n)
+	})
+}

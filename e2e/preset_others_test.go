@@ -75,23 +75,16 @@ func TestCodexPresetThroughTheAction(t *testing.T) {
 }
 
 // TestGeminiPresetThroughTheAction: the real Gemini CLI, pointed at a scripted Gemini API model with
-// GOOGLE_GEMINI_BASE_URL; settings choose the API key (a custom base URL otherwise makes it expect a gateway
-// login, which headless mode refuses). The agent's HOME is its own and fresh each step, so the settings come
-// as system settings, GEMINI_CLI_SYSTEM_SETTINGS_PATH, passed through agent.env.
+// GOOGLE_GEMINI_BASE_URL. A custom base URL makes Gemini CLI expect a gateway login, which headless mode
+// refuses; the preset's settings in the agent's new HOME choose the API key instead.
 func TestGeminiPresetThroughTheAction(t *testing.T) {
 	t.Parallel()
 	bin := agentsBin(t, "gemini")
 	const content = "# Research: greeting\n\nWritten by Gemini CLI for ralph.\n"
 	model := agenttest.NewGemini(t, "fake-key", "", content)
 	cfg := "agent:\n  preset: gemini\n  model: gemini-2.5-pro\n  max_turns: 10\n  timeout: 3m\n" +
-		"  env:\n    GEMINI_API_KEY: \"\"\n    GOOGLE_GEMINI_BASE_URL: \"\"\n    GEMINI_CLI_SYSTEM_SETTINGS_PATH: \"\"\n"
-	// Gemini CLI reads system settings only from a path no other user can write: not under /tmp.
-	settings, err := filepath.Abs("testdata/gemini-system-settings.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+		"  env:\n    GEMINI_API_KEY: \"\"\n    GOOGLE_GEMINI_BASE_URL: \"\"\n"
 	presetResearch(t, cfg, map[string]string{
 		"PATH": bin + ":" + os.Getenv("PATH"), "GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": model.URL,
-		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": settings,
 	}, nil, model.Turns, model.Problems, content)
 }

@@ -534,3 +534,34 @@ sleep 300`
 		}
 	})
 }
+
+func TestSeedGeminiHome(t *testing.T) {
+	t.Parallel()
+	read := func(home string) string {
+		b, _ := os.ReadFile(filepath.Join(home, ".gemini", "settings.json"))
+		return string(b)
+	}
+	home := t.TempDir()
+	if err := seedGeminiHome(Invocation{Env: []string{"HOME=" + home, "GEMINI_API_KEY=k"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(home); got != geminiSettings {
+		t.Errorf("seeded settings = %q", got)
+	}
+	// Settings a HOME has are the user's: left alone.
+	mine := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(mine, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, ".gemini", "settings.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := seedGeminiHome(Invocation{Env: []string{"HOME=" + mine, "GEMINI_API_KEY=k"}}); err != nil || read(mine) != "{}" {
+		t.Errorf("existing settings: %v, %q", err, read(mine))
+	}
+	// Without the key there is nothing to choose.
+	none := t.TempDir()
+	if err := seedGeminiHome(Invocation{Env: []string{"HOME=" + none}}); err != nil || read(none) != "" {
+		t.Errorf("without a key: %v, %q", err, read(none))
+	}
+}

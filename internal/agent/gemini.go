@@ -2,6 +2,9 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -24,6 +27,51 @@ func geminiArgs(cfg config.Agent) []string {
 		args = append(args, "--model", cfg.Model)
 	}
 	return args
+}
+
+// geminiSettings chooses the API key as Gemini CLI's way in, as its user settings would.
+const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}}}` + "\n"
+
+// seedGeminiHome gives a HOME without Gemini CLI settings (the agent's own HOME is new each step) the
+// settings that choose GEMINI_API_KEY, when the agent has that key: headless, Gemini CLI otherwise refuses
+// to start when its base URL is not Google's own ("Invalid auth method selected"). Settings the agent's
+// HOME already has are left alone.
+func seedGeminiHome(inv Invocation) error {
+	var home string
+	hasKey := false
+	for _, kv := range inv.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME":
+			home = v
+		case "GEMINI_API_KEY":
+			hasKey = v != ""
+		}
+	}
+	if home == "" || !hasKey {
+		return nil
+	}
+	dir := filepath.Join(home, ".gemini")
+	path := filepath.Join(dir, "settings.json")
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("preparing Gemini CLI's settings: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(geminiSettings), 0o600); err != nil {
+		return fmt.Errorf("preparing Gemini CLI's settings: %w", err)
+	}
+	if inv.Boundary != nil {
+		if uid, gid, ok := inv.Boundary.Agent(); ok {
+			for _, p := range []string{dir, path} {
+				if err := os.Lchown(p, uid, gid); err != nil {
+					return fmt.Errorf("preparing Gemini CLI's settings: %w", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // geminiParser reads Gemini CLI's stream-json: init (the model), messages (the assistant's in pieces),

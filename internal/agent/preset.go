@@ -64,6 +64,11 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 	if p.Name == "codex" && inv.Boundary != nil && inv.Boundary.Enforced() {
 		argv = codexInBoundary(argv)
 	}
+	if p.Name == "gemini" {
+		if err := seedGeminiHome(inv); err != nil {
+			return Result{}, err
+		}
+	}
 	return process{argv: argv, grace: p.Grace, parser: parser, limits: p.Limits}.run(ctx, inv)
 }
 

@@ -197,14 +197,7 @@ func TestPresetGeminiRealCLI(t *testing.T) {
 	runPreset(t, "gemini", func(t *testing.T, dir, artifact, home, content string) presetCase {
 		f := agenttest.NewGemini(t, "fake-key", artifact, content)
 		// With GOOGLE_GEMINI_BASE_URL set, Gemini CLI takes the auth type to be "gateway", which headless
-		// mode refuses; the user settings pick the API key instead (GEMINI_API_KEY, passed through).
-		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`
-		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		// mode refuses; the preset's settings, written in the empty HOME, pick the API key instead.
 		return presetCase{
 			// A model named in the config also spares the CLI's model-routing side requests.
 			cfg:   config.Agent{Preset: "gemini", Model: "gemini-2.5-pro", MaxTurns: 10},

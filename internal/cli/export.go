@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/jq"
@@ -116,13 +115,4 @@ func (e *exporter) write(w io.Writer, data any, tty bool, width int) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

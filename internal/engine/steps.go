@@ -226,7 +226,7 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	defer cancel()
 	start := restartState(from)
 	e.Log.Warnf("#%d: %v", ic.n, serr)
-	res := Result{Issue: ic.n, Step: ev, From: from, State: start, Message: serr.Error()}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: start, Message: e.redact(serr.Error())}
 	ic.to = ""
 	if ic.state != start {
 		if err := e.move(cctx, ic, workflow.Abort, start); err != nil {
@@ -266,10 +266,10 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 		body = fmt.Sprintf("### ralph: %s failed (%d of %d)\n\n%s.\n\n%s\nThe issue stays in %s and ralph tries again on the next run; after %d failures in a row it stops and asks for a person. To retry now, re-run the workflow or run `gh ralph advance %d`.",
 			ev, ic.rec.Failures, e.Config.MaxFailures, capitalize(serr.Reason), detail(serr), start.Title(), e.Config.MaxFailures, ic.n)
 	}
-	if err := e.notice(cctx, ic, fmt.Sprintf("failed %s %d", ev, ic.rec.Runs), body); err != nil {
+	if err := e.notice(cctx, ic, fmt.Sprintf("failed %s %d", ev, ic.rec.Runs), e.redact(body)); err != nil {
 		return res, errors.Join(serr, err)
 	}
-	if err := e.commit(cctx, ic, Run{Step: ev, From: from, To: res.State, At: e.now(), URL: e.Run.URL, Outcome: "failed", Message: serr.Reason}); err != nil {
+	if err := e.commit(cctx, ic, Run{Step: ev, From: from, To: res.State, At: e.now(), URL: e.Run.URL, Outcome: "failed", Message: e.redact(serr.Reason)}); err != nil {
 		return res, errors.Join(serr, err)
 	}
 	return res, serr
@@ -569,6 +569,9 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspac
 		}
 	} else if doc, err = e.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
 		return "", Artifact{}, err
+	}
+	if names := e.leaks(doc); len(names) > 0 {
+		return "", Artifact{}, &StepError{Step: st.command, Reason: fmt.Sprintf("the document holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", strings.Join(names, ", "))}
 	}
 	if st.check != nil {
 		if err := st.check(doc); err != nil {
@@ -873,7 +876,11 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 		return err
 	}
 	// verify may have written files (a build, a formatter): check them too.
-	if _, err := e.guard(ctx, ws, "implement"); err != nil {
+	changes, err = e.guard(ctx, ws, "implement")
+	if err != nil {
+		return err
+	}
+	if err := e.scanSecrets(ws, changes); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ph.Title), trailerKey, key)
@@ -1074,6 +1081,9 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	if err != nil {
 		return documentError("triage", "RALPH_ARTIFACT", err)
 	}
+	if names := e.leaks(string(b)); len(names) > 0 {
+		return &StepError{Step: "triage", Reason: fmt.Sprintf("the triage holds the value of %s, a secret the agent holds; ralph posted nothing of it", strings.Join(names, ", "))}
+	}
 	m := decisionLine.FindAllStringSubmatch(string(b), -1)
 	if len(m) == 0 {
 		return &StepError{Step: "triage", Reason: "the triage has no `DECISION: research|plan|done|canceled` line"}
@@ -1098,4 +1108,30 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	}
 	e.setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
 	return e.move(ctx, ic, workflow.Triage, to)
+}
+
+// scanSecrets refuses a change whose files hold the value of a secret the agent holds (agent.env's
+// pass-through variables) or ralph's token: a prompt-injected agent would commit it, and ralph would push
+// it to GitHub.
+func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) error {
+	if len(e.secrets()) == 0 {
+		return nil
+	}
+	var bad []string
+	for _, c := range changes {
+		if c.Status == "D" || c.NewMode == "120000" || c.NewMode == "160000" {
+			continue
+		}
+		b, err := ws.Read(c.Path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", c.Path, err)
+		}
+		if names := e.leaks(string(b)); len(names) > 0 {
+			bad = append(bad, fmt.Sprintf("`%s` (holds the value of %s)", c.Path, strings.Join(names, ", ")))
+		}
+	}
+	if len(bad) > 0 {
+		return &StepError{Step: "implement", Reason: "the change holds a secret the agent holds: " + strings.Join(bad, ", ") + "; nothing was pushed"}
+	}
+	return nil
 }

@@ -37,6 +37,9 @@ var hardening = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.fsmonitor=false",
 	"-c", "core.untrackedCache=false",
+	// Giving the agent its copy (chown) changes every file's ctime; without this, git would read every file
+	// again to find the few the agent changed.
+	"-c", "core.trustctime=false",
 	"-c", "core.attributesFile=/dev/null",
 	"-c", "core.excludesFile=/dev/null",
 	"-c", "credential.helper=",

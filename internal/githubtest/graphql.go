@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+	"github.com/vektah/gqlparser/v2/validator/rules"
 )
 
 // GitHub's public GraphQL schema (@octokit/graphql-schema, see testdata/README.md). Every GraphQL document
@@ -157,7 +158,7 @@ func (s *Server) runGraphQL(r *http.Request, query, opName string, vars map[stri
 	if strings.TrimSpace(query) == "" {
 		return gqlResponse{Errors: []gqlError{{Message: "A query attribute must be specified and must be a string."}}}
 	}
-	doc, errs := gqlparser.LoadQuery(schema, query)
+	doc, errs := gqlparser.LoadQueryWithRules(schema, query, rules.NewDefaultRules())
 	if len(errs) > 0 {
 		return gqlResponse{Errors: fromGQLErrors(errs)}
 	}

@@ -137,6 +137,9 @@ func New(cfg Config) (*Boundary, error) {
 // ABI is the Landlock ABI the boundary enforces; 0 means none.
 func (b *Boundary) ABI() int { return b.abi }
 
+// Agent is the agent's uid and gid when it runs as a user of its own (ok false: it is ralph's user).
+func (b *Boundary) Agent() (uid, gid int, ok bool) { return b.uid, b.gid, b.separate }
+
 // Enforced says whether the kernel holds the agent apart at all: another uid, or Landlock.
 func (b *Boundary) Enforced() bool { return b.separate || b.abi > 0 }
 

@@ -20,11 +20,15 @@ import (
 //	go test ./internal/workspace -run '^$' -bench Step -benchtime 20x
 func BenchmarkStep(b *testing.B) {
 	for _, files := range []int{20, 2000} {
-		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) { benchmarkStep(b, files) })
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) { benchmarkStep(b, files, Owner{}) })
+		if os.Geteuid() == 0 {
+			// As in the Action: the copy is given to the agent's own user.
+			b.Run(fmt.Sprintf("files=%d/own-user", files), func(b *testing.B) { benchmarkStep(b, files, Owner{UID: 61999, GID: 61999}) })
+		}
 	}
 }
 
-func benchmarkStep(b *testing.B, files int) {
+func benchmarkStep(b *testing.B, files int, owner Owner) {
 	ctx := context.Background()
 	root := b.TempDir()
 	origin := filepath.Join(root, "origin.git")
@@ -57,7 +61,7 @@ func benchmarkStep(b *testing.B, files int) {
 	run(seed, "push", "-q", origin, "HEAD:refs/heads/main")
 	run(seed, "remote", "add", "origin", origin)
 
-	store, err := Open(ctx, Options{GitDir: filepath.Join(root, "ralph.git"), Agents: filepath.Join(root, "agents"), Source: seed, Runner: git.ExecRunner{}})
+	store, err := Open(ctx, Options{GitDir: filepath.Join(root, "ralph.git"), Agents: filepath.Join(root, "agents"), Source: seed, Runner: git.ExecRunner{}, Owner: owner})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,6 +75,11 @@ func benchmarkStep(b *testing.B, files int) {
 		disk = du(w.area)
 		if err := os.WriteFile(filepath.Join(w.Dir, "dir00", "new.txt"), []byte("phase\n"), 0o644); err != nil {
 			b.Fatal(err)
+		}
+		if owner.UID != 0 {
+			if err := os.Chown(filepath.Join(w.Dir, "dir00", "new.txt"), owner.UID, owner.GID); err != nil {
+				b.Fatal(err)
+			}
 		}
 		if _, err := w.Collect(ctx); err != nil {
 			b.Fatal(err)

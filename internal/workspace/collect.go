@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -210,8 +209,6 @@ func (w *Workspace) escapingLinks(ctx context.Context, byPath map[string]git.Ent
 
 // maxHops bounds a chain of links, as the kernel does (40).
 const maxHops = 40
-
-var errLoop = errors.New("symlink loop")
 
 // escapes resolves the link at p within the tree: true when it is absolute, climbs above the root, or
 // loops.

@@ -102,3 +102,9 @@ func kind(m os.FileMode) string {
 	}
 	return m.Type().String()
 }
+
+// Read reads a file of the change (rel, as listed by Collect) from the agent's copy the way Document does,
+// up to the size limit of one file: for ralph's own checks of its content.
+func (w *Workspace) Read(rel string) ([]byte, error) {
+	return readRegular(w.Dir, rel, w.store.opts.Limits.File)
+}

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+)
+
+// minSecret: shorter values are left out of the secret checks, which would match ordinary text.
+const minSecret = 8
+
+// secrets are the values ralph must never let reach GitHub, by name: its token, and what agent.env passes
+// through from ralph's environment (the model key, say), which the agent holds and a prompt-injected agent
+// would write into a document, a commit or its output.
+func (e *Engine) secrets() map[string]string {
+	out := map[string]string{}
+	for _, s := range e.Secrets {
+		if len(s) >= minSecret {
+			out[s] = "ralph's GitHub token"
+		}
+	}
+	from := map[string]string{}
+	for _, kv := range e.AgentEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			from[k] = v
+		}
+	}
+	for name, value := range e.Config.Agent.Env {
+		if value != "" {
+			continue // written in the config, which is in the repository: not a secret
+		}
+		if v := from[name]; len(v) >= minSecret {
+			out[v] = name
+		}
+	}
+	return out
+}
+
+// leaks names the secrets whose values text holds.
+func (e *Engine) leaks(text string) []string {
+	var names []string
+	for value, name := range e.secrets() {
+		if strings.Contains(text, value) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// redact replaces every secret's value in text with ***.
+func (e *Engine) redact(text string) string {
+	for value := range e.secrets() {
+		text = strings.ReplaceAll(text, value, "***")
+	}
+	return text
+}
