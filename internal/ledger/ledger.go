@@ -43,6 +43,14 @@ type Ledger struct {
 	Repo   Repo
 	Author git.Signature
 	Now    func() time.Time // nil: time.Now
+
+	// last is what this ledger last read: Add tries to swap from it before it reads again, so that a
+	// step that read the day before its agent ran records its spending with one push.
+	last struct {
+		day Day
+		sha string
+		ok  bool
+	}
 }
 
 func (l *Ledger) today() string {
@@ -55,7 +63,10 @@ func (l *Ledger) today() string {
 
 // Today is what the repository has spent so far today.
 func (l *Ledger) Today(ctx context.Context) (Day, error) {
-	d, _, err := l.read(ctx)
+	d, sha, err := l.read(ctx)
+	if err == nil {
+		l.last.day, l.last.sha, l.last.ok = d, sha, true
+	}
 	return d, err
 }
 
@@ -90,10 +101,17 @@ const tries = 8
 // the ref's history ("#12 research").
 func (l *Ledger) Add(ctx context.Context, cost float64, tokens int, note string) (Day, error) {
 	for i := 0; ; i++ {
-		d, old, err := l.read(ctx)
-		if err != nil {
+		var (
+			d   Day
+			old string
+			err error
+		)
+		if l.last.ok && l.last.day.Date == l.today() {
+			d, old = l.last.day, l.last.sha
+		} else if d, old, err = l.read(ctx); err != nil {
 			return d, err
 		}
+		l.last.ok = false
 		parent := old
 		if d.Runs == 0 {
 			parent = "" // a new day: its history starts here
@@ -111,6 +129,7 @@ func (l *Ledger) Add(ctx context.Context, cost float64, tokens int, note string)
 		var rej *git.PushRejectedError
 		switch {
 		case err == nil:
+			l.last.day, l.last.sha, l.last.ok = d, sha, true
 			return d, nil
 		case !errors.As(err, &rej) || i+1 >= tries:
 			return d, fmt.Errorf("recording the day's spending in %s: %w", Ref, err)

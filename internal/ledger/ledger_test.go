@@ -102,3 +102,40 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Errorf("the day = %+v after %d runs (%d could not record), want every recorded run counted once", d, runs, failed)
 	}
 }
+
+// A step reads the day before its agent runs and adds after: when nobody wrote in between, the add is one
+// push; when somebody did, it reads again.
+func TestAddAfterToday(t *testing.T) {
+	t.Parallel()
+	repos := remote(t, 2)
+	fetches := 0
+	a := &Ledger{Repo: countingRepo{repos[0], &fetches}, Author: git.Signature{Name: "ralph", Email: "r@x"}}
+	b := &Ledger{Repo: repos[1], Author: git.Signature{Name: "ralph", Email: "r@x"}}
+	ctx := context.Background()
+	if _, err := a.Today(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Add(ctx, 1, 1, "#1"); err != nil || fetches != 1 {
+		t.Fatalf("Add after Today: %v, %d fetches; want the one of Today", err, fetches)
+	}
+	if _, err := a.Today(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Add(ctx, 2, 2, "#2"); err != nil { // another run, in between
+		t.Fatal(err)
+	}
+	d, err := a.Add(ctx, 4, 4, "#1")
+	if err != nil || d.CostUSD != 7 || d.Runs != 3 {
+		t.Errorf("Add after another run's = %+v, %v; want all three counted", d, err)
+	}
+}
+
+type countingRepo struct {
+	*git.Repo
+	fetches *int
+}
+
+func (c countingRepo) FetchRef(ctx context.Context, ref string) (string, bool, error) {
+	*c.fetches++
+	return c.Repo.FetchRef(ctx, ref)
+}
