@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -99,11 +100,14 @@ func (u Usage) Add(v Usage) Usage {
 // String is one line for logs and comments: "2 turns, 3 requests, 2,000 in (500 cached) / 100 out tokens,
 // $0.0100 (model)".
 func (u Usage) String() string {
-	s := fmt.Sprintf("%d turn%s", u.Turns, plural(u.Turns))
-	if u.Requests > 0 {
-		s += fmt.Sprintf(", %d model request%s", u.Requests, plural(u.Requests))
+	var parts []string
+	if u.Turns > 0 || u.Requests == 0 {
+		parts = append(parts, fmt.Sprintf("%d turn%s", u.Turns, plural(u.Turns)))
 	}
-	s += ", " + thousands(u.InputTokens) + " in"
+	if u.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d model request%s", u.Requests, plural(u.Requests)))
+	}
+	s := strings.Join(parts, ", ") + ", " + thousands(u.InputTokens) + " in"
 	if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
 		s += " (" + thousands(c) + " cached)"
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
 )
 
@@ -124,6 +125,46 @@ func (g *Gateway) prepareHome(preset string, env []string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// ModelCredential is the vendor's key as ralph holds it: the first of the vendor's key variables that
+// agent.env sets to a value, or, named there with an empty value or not at all, that ralph's environment
+// has. ok is false when there is none.
+func ModelCredential(vendor gateway.Vendor, env []string, extra map[string]string) (gateway.Credential, bool) {
+	have := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			have[k] = v
+		}
+	}
+	for _, name := range vendor.CredentialNames() {
+		v := extra[name]
+		if v == "" {
+			v = have[name]
+		}
+		if v != "" {
+			return gateway.Credential{Name: name, Value: v}, true
+		}
+	}
+	return gateway.Credential{}, false
+}
+
+// PreflightGateway checks, before ralph touches an issue, that ralph holds the model key its gateway needs
+// (ralph's environment, under one of the vendor's variables), and that the upstream is usable.
+func PreflightGateway(c config.Config, env []string) error {
+	v := gateway.Vendor(c.GatewayVendor())
+	if v == "" {
+		return nil
+	}
+	cred, ok := ModelCredential(v, env, c.Agent.Env)
+	if !ok {
+		return fmt.Errorf("the agent cannot run here, so ralph left the issue alone: ralph's model gateway needs the %s key in ralph's environment, as %s (from a secret, in the workflow step's env); ralph keeps it, and the agent gets a key of the gateway's, good for one run",
+			v, strings.Join(v.CredentialNames(), " or "))
+	}
+	if _, err := gateway.New(gateway.Options{Vendor: v, Upstream: c.Gateway.Upstream, Credential: cred}); err != nil {
+		return fmt.Errorf("the agent cannot run here, so ralph left the issue alone: %w", err)
 	}
 	return nil
 }

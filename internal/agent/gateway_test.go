@@ -121,3 +121,41 @@ func newInvocation(t *testing.T) (Invocation, *strings.Builder) {
 	out := &strings.Builder{}
 	return Invocation{Command: "research", Issue: 1, Dir: t.TempDir(), Prompt: "p", Env: baseEnv(), Timeout: time.Minute, Output: out}, out
 }
+
+func TestModelCredential(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env   []string
+		extra map[string]string
+		want  gateway.Credential
+		ok    bool
+	}{
+		{[]string{"ANTHROPIC_API_KEY=sk"}, nil, gateway.Credential{Name: "ANTHROPIC_API_KEY", Value: "sk"}, true},
+		{[]string{"ANTHROPIC_API_KEY=sk"}, map[string]string{"ANTHROPIC_API_KEY": ""}, gateway.Credential{Name: "ANTHROPIC_API_KEY", Value: "sk"}, true},
+		{[]string{"CLAUDE_CODE_OAUTH_TOKEN=oat"}, nil, gateway.Credential{Name: "CLAUDE_CODE_OAUTH_TOKEN", Value: "oat"}, true},
+		{[]string{"ANTHROPIC_API_KEY="}, nil, gateway.Credential{}, false},
+		{nil, map[string]string{"ANTHROPIC_API_KEY": "literal"}, gateway.Credential{Name: "ANTHROPIC_API_KEY", Value: "literal"}, true},
+		{[]string{"OPENAI_API_KEY=sk"}, nil, gateway.Credential{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := ModelCredential(gateway.Anthropic, tt.env, tt.extra)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ModelCredential(%v, %v) = %+v, %v; want %+v, %v", tt.env, tt.extra, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestPreflightGateway(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	if err := PreflightGateway(c, []string{"PATH=/bin"}); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN") {
+		t.Errorf("without the key: %v", err)
+	}
+	if err := PreflightGateway(c, []string{"ANTHROPIC_API_KEY=sk"}); err != nil {
+		t.Errorf("with the key: %v", err)
+	}
+	c.Gateway.Enabled = false
+	if err := PreflightGateway(c, nil); err != nil {
+		t.Errorf("without the gateway: %v", err)
+	}
+}

@@ -260,7 +260,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.mu.Unlock()
 		if hit != nil {
 			g.note("refused %s %s: the %s budget is reached", r.Method, r.URL.Path, hit.Name)
-			msg := fmt.Sprintf("ralph: budget reached, no more model requests in this step: %s (spent $%.4f, %d tokens)", hit.Why, spent.CostUSD, spent.Total())
+			msg := fmt.Sprintf("ralph: budget reached, no more model requests in this step: %s (this step has spent $%.4f, %d tokens)", hit.Why, spent.CostUSD, spent.Total())
 			g.refuse(w, http.StatusBadRequest, msg)
 			return
 		}
