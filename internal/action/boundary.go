@@ -65,6 +65,9 @@ func (r *runner) preflight(cfg config.Config, sb sandbox.Config) error {
 	if err != nil {
 		return err
 	}
+	if err := agent.PreflightGateway(cfg, r.env.Environ); err != nil {
+		return err
+	}
 	r.a.Infof("the agent runs as %s", desc)
 	return nil
 }

@@ -33,7 +33,7 @@ const staleLock = time.Hour
 
 // The fields `status N --json` and `status --json` take.
 var (
-	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "warnings"}
+	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "warnings", "usage"}
 	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "warnings"}
 )
 
@@ -322,7 +322,14 @@ func (st *issueStatus) fields() map[string]any {
 	if warnings == nil {
 		warnings = []string{}
 	}
+	// What the agent used, from the record: ralph's model gateway's figures when it ran (metered).
+	usage := map[string]any{"total": rec.Usage, "lastRun": nil,
+		"budget": map[string]any{"step": st.Config.Agent.MaxCost, "stepTokens": st.Config.Agent.MaxTokens, "issue": st.Config.Budget.Issue, "day": st.Config.Budget.Day}}
+	if rec.Last != nil && rec.Last.Usage != nil {
+		usage["lastRun"] = rec.Last.Usage
+	}
 	return map[string]any{
+		"usage":  usage,
 		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
 		"state": string(st.State), "phase": st.phase(), "lock": st.Lock,
 		"iterations": map[string]any{"plan": rec.PlanIterations, "selfReview": rec.ReviewIterations, "max": st.Config.MaxIterations},
@@ -404,6 +411,16 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	}
 	if rec.Reason != "" && st.State == workflow.HumanNeeded {
 		add("reason", oneLine(rec.Reason))
+	}
+	if rec.Usage != nil {
+		v := rec.Usage.String()
+		if rec.Usage.Metered {
+			v += " (metered by ralph's model gateway)"
+		}
+		if b := st.Config.Budget.Issue; b > 0 {
+			v += fmt.Sprintf("; budget.issue $%.2f", b)
+		}
+		add("usage", v)
 	}
 	add("next", st.next())
 	for _, warn := range st.Warnings {
