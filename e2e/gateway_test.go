@@ -36,7 +36,7 @@ func gatewayEnv(t *testing.T, extraAgent, extra string) (*env, *agenttest.Anthro
 	model := agenttest.NewAnthropic(t, modelKey, "", "unused")
 	e := newEnv(t, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\n  timeout: 2m\n"+extraAgent+
 		"  env:\n    RALPH_TEST_CONTROL: \"\"\n    RALPH_TEST_MODELCALL: "+yamlQuote(modelcall)+"\n    ANTHROPIC_API_KEY: \"\"\n"+
-		"verify:\n  - test -f README.md\n"+
+		"verify:\n  - test -f README.md\n  - env > \"$RALPH_TEST_CONTROL/verify-env\"\n"+
 		"gateway:\n  vendor: anthropic\n  upstream: "+model.URL+"\n"+extra)
 	e.extra = map[string]string{"ANTHROPIC_API_KEY": modelKey}
 	return e, model
@@ -66,7 +66,7 @@ ctl="$RALPH_TEST_CONTROL"
 env > "$ctl/agent-env"
 for p in /proc/[0-9]*; do tr '\0' ' ' < "$p/cmdline" 2>/dev/null || true; echo; done > "$ctl/agent-ps"
 cat /proc/[0-9]*/environ > "$ctl/agent-environs" 2>/dev/null || true
-find "$HOME" "$TMPDIR" . /tmp -type f -exec cat {} + > "$ctl/agent-files" 2>/dev/null || true
+find "$HOME" "$TMPDIR" . -type f -size -10M -exec cat {} + > "$ctl/agent-files" 2>/dev/null || true
 "$RALPH_TEST_MODELCALL" message > "$ctl/agent-model" 2>&1
 "$RALPH_TEST_MODELCALL" get /v1/models > "$ctl/agent-refused" 2>&1 || true
 `)
@@ -212,6 +212,10 @@ func TestBudgetKeepsVerifiedPhase(t *testing.T) {
 	subjects, files := e.branch(branch)
 	if subjects[0] != "ralph: Phase 1 of 2: #1 Step 1" || !slices.Contains(files, "feature-1.txt") {
 		t.Errorf("the verified phase was not kept: %v %v", subjects, files)
+	}
+	// verify runs the agent's code: it gets neither the model key nor the gateway.
+	if v := readControl(t, e, "verify-env"); strings.Contains(v, modelKey) || strings.Contains(v, "ANTHROPIC_API_KEY=") || strings.Contains(v, "RALPH_GATEWAY") {
+		t.Errorf("verify's environment:\n%s", v)
 	}
 	rec := e.record(n)
 	if !strings.Contains(rec.Reason, "agent.max_tokens is 1 tokens per step") || !strings.Contains(rec.Reason, "Phase 1 of 2's changes passed verify and are committed") {
