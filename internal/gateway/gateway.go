@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -118,7 +119,7 @@ func Start(opts Options) (*Gateway, error) {
 	g.ln = ln
 	// No read or write timeout: a model's stream may run for many minutes. The agent's connections end
 	// with Close.
-	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = g.srv.Serve(ln) }()
 	return g, nil
 }
@@ -155,10 +156,12 @@ func New(opts Options) (*Gateway, error) {
 		transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	g.proxy = &httputil.ReverseProxy{
-		Rewrite:        g.rewrite,
-		Transport:      transport,
-		FlushInterval:  -1, // streams pass through as they come
-		BufferPool:     buffers,
+		Rewrite:       g.rewrite,
+		Transport:     transport,
+		FlushInterval: -1, // streams pass through as they come
+		BufferPool:    buffers,
+		// A stream the agent stops reading (its CLI was stopped) is not ralph's error to print.
+		ErrorLog:       log.New(io.Discard, "", 0),
 		ModifyResponse: g.meterResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			g.note("could not reach %s for %s %s: %v", g.upstream.Host, r.Method, r.URL.Path, err)
@@ -169,12 +172,12 @@ func New(opts Options) (*Gateway, error) {
 }
 
 // buffers are the proxy's copy buffers, shared by every gateway of the process.
-var buffers = &bufferPool{pool: sync.Pool{New: func() any { return make([]byte, 32<<10) }}}
+var buffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
 
 type bufferPool struct{ pool sync.Pool }
 
-func (p *bufferPool) Get() []byte  { return p.pool.Get().([]byte) }
-func (p *bufferPool) Put(b []byte) { p.pool.Put(b) } //nolint:staticcheck // a slice header is small next to the copy it saves
+func (p *bufferPool) Get() []byte  { return *p.pool.Get().(*[]byte) }
+func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 
 // URL is the gateway's base URL, which the agent uses in place of the vendor's.
 func (g *Gateway) URL() string { return "http://" + g.ln.Addr().String() }
