@@ -379,3 +379,43 @@ func TestPresetBudgetRealCLI(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code with an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, a Claude subscription's): ralph holds the
+// token, Claude Code gets the gateway's key in its place and sends it as its bearer token, and the model
+// gets ralph's.
+func TestPresetClaudeOAuthRealCLI(t *testing.T) {
+	t.Parallel()
+	bin := agentsBin(t, "claude")
+	dir, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	artifact := filepath.Join(dir, "doc.md")
+	const token = "sk-ant-oat01-ralphs-own"
+	f := agenttest.NewAnthropic(t, token, artifact, "# Research\n")
+	gw, err := gateway.Start(gateway.Options{Vendor: gateway.Anthropic, Upstream: f.URL, Credential: gateway.Credential{Name: "CLAUDE_CODE_OAUTH_TOKEN", Value: token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	runner, err := New(config.Agent{Preset: "claude", Model: "claude-sonnet-4-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp,
+		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+	var out bytes.Buffer
+	res, err := runner.Run(context.Background(), Invocation{Command: "research", Artifact: artifact, Dir: dir,
+		Prompt: "Write the document at\n\n    " + artifact + "\n\n", TempDir: tmp, Env: env, Timeout: 2 * time.Minute, Output: &out,
+		Gateway: &Gateway{Vendor: gateway.Anthropic, URL: gw.URL(), Key: gw.Key(), KeyName: "CLAUDE_CODE_OAUTH_TOKEN"}})
+	if err != nil {
+		t.Fatalf("Run: %v (%+v)\n%s", err, res, out.String())
+	}
+	for _, p := range f.Problems() {
+		t.Errorf("fake model: %s", p)
+	}
+	if f.Turns() != 2 || gw.Usage().Requests != f.Billed().Requests {
+		t.Errorf("turns %d, metered %+v, billed %+v\n%s", f.Turns(), gw.Usage(), f.Billed(), out.String())
+	}
+	if where := findSecret(t, home, token); where != "" {
+		t.Errorf("the token is in %s", where)
+	}
+	t.Logf("refused: %q\n%s", gw.Refused(), out.String())
+}
