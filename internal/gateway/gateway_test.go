@@ -434,3 +434,25 @@ func TestLongStreams(t *testing.T) {
 		t.Errorf("usage = %+v, want 40 requests of 500 tokens out", u)
 	}
 }
+
+// The run's key is good for its gateway only, which lives as long as the run: after Close nothing answers.
+func TestKeyDiesWithTheRun(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, "application/json", `{}`)
+	g := start(t, Options{Vendor: OpenAI, Upstream: up.URL, Credential: Credential{"OPENAI_API_KEY", "real"}})
+	other := start(t, Options{Vendor: OpenAI, Upstream: up.URL, Credential: Credential{"OPENAI_API_KEY", "real"}})
+	if status, _ := call(t, other, "POST", "/v1/responses", map[string]string{"Authorization": "Bearer " + g.Key()}); status != 401 {
+		t.Errorf("another run's gateway took this run's key: %d", status)
+	}
+	url, key := g.URL(), g.Key()
+	g.Close()
+	req, _ := http.NewRequest("POST", url+"/v1/responses", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+key)
+	if resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a closed gateway answered %d", resp.StatusCode)
+	}
+	if len(up.requests()) != 0 {
+		t.Errorf("the vendor got %d requests", len(up.requests()))
+	}
+}
