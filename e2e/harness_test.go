@@ -27,6 +27,9 @@ import (
 
 var binary string
 
+// modelcall is the agent's stand-in for a model client (testdata/modelcall), built next to the binary.
+var modelcall string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ralph-e2e-")
 	if err != nil {
@@ -34,10 +37,18 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "gh-ralph")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/gh-ralph")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building gh-ralph:", err)
+	modelcall = filepath.Join(dir, "modelcall")
+	for _, b := range [][2]string{{binary, "../cmd/gh-ralph"}, {modelcall, "./testdata/modelcall"}} {
+		build := exec.Command("go", "build", "-o", b[0], b[1])
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", b[1]+":", err)
+			os.Exit(1)
+		}
+	}
+	// The agent runs as a user of its own when ralph is root: it must be able to run modelcall.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -49,6 +49,12 @@ func TestPreflight(t *testing.T) {
 			want:   "agent.env passes MY_API_KEY through, but it is not set: give it to ralph's step in the workflow (env: MY_API_KEY: ${{ secrets.MY_API_KEY }}) and store the secret (gh secret set MY_API_KEY)",
 		},
 		{
+			name:   "model key missing for the gateway",
+			config: "agent:\n  preset: command\n  command: true\ngateway:\n  vendor: anthropic\n",
+			env:    map[string]string{"ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": ""},
+			want:   "ralph's model gateway needs the anthropic key in ralph's environment, as ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN",
+		},
+		{
 			name:   "boundary cannot be set up",
 			config: "agent:\n  preset: command\n  command: true\n",
 			env:    map[string]string{"RALPH_AGENT_DENY": "/etc/hostname"},

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -12,9 +13,10 @@ import (
 )
 
 // TestClaudePresetThroughTheAction runs the research step through the built binary with `preset: claude`:
-// the real Claude Code CLI (installed by .ci/run) talks to a scripted Anthropic model on loopback, which
-// asks it to write the document at the path ralph's prompt gives; ralph's postcondition finds it, commits
-// and posts it, and records the usage the model reported in the status comment.
+// the real Claude Code CLI (installed by .ci/run) talks, through ralph's model gateway, to a scripted
+// Anthropic model on loopback, which asks it to write the document at the path ralph's prompt gives; ralph's
+// postcondition finds it, commits and posts it, and records in the status comment what the gateway metered,
+// which is what the model billed.
 func TestClaudePresetThroughTheAction(t *testing.T) {
 	t.Parallel()
 	const content = "# Research: greeting\n\nWritten by Claude Code for ralph.\n"
@@ -42,9 +44,10 @@ func TestClaudePresetThroughTheAction(t *testing.T) {
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}
-	turns := model.Turns()
-	if turns != 2 || rec.Usage.Turns != turns || rec.Usage.InputTokens != turns*agenttest.InputTokens || rec.Usage.OutputTokens != turns*agenttest.OutputTokens {
-		t.Errorf("recorded usage %+v; the model answered %d turns of %d in and %d out tokens", *rec.Usage, turns, agenttest.InputTokens, agenttest.OutputTokens)
+	turns, b, u := model.Turns(), model.Billed(), *rec.Usage
+	if turns != 2 || u.Turns != turns || !u.Metered || u.Requests != b.Requests || u.InputTokens != b.InputTokens ||
+		u.CacheReadTokens != b.CachedTokens || u.OutputTokens != b.OutputTokens || math.Abs(u.CostUSD-float64(b.Requests)*perAnswer(t)) > 1e-9 {
+		t.Errorf("recorded usage %+v; the model answered %d turns and billed %+v, at $%.6f an answer", u, turns, b, perAnswer(t))
 	}
 	if !strings.Contains(e.statusComment(n), "### Agent usage") {
 		t.Errorf("the status comment shows no usage")
@@ -81,31 +84,57 @@ func TestClaudePresetTurnLimit(t *testing.T) {
 	}
 }
 
-// claudeResearch runs the label run of issue 1 through the built binary with `preset: claude` and
-// agent.max_turns, against a scripted model that has Claude Code write content; it skips when Claude Code
+// TestClaudePresetBudget: at agent.max_cost ralph's gateway refuses Claude Code's second request; Claude
+// Code shows ralph's reason and stops; the document it wrote in the first turn is kept, and the issue goes
+// to a person with the figures.
+func TestClaudePresetBudget(t *testing.T) {
+	t.Parallel()
+	const content = "# Research: greeting\n\nWritten before the budget was reached.\n"
+	e, model, r := claudeResearch(t, 10, content, "  max_cost: "+ftoa(perAnswer(t)/2)+"\n")
+	if r.exit != 0 || r.outputs["state"] != "human-needed" {
+		t.Fatalf("research at the budget: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	if model.Turns() != 1 || model.Billed().Requests != 1 {
+		t.Errorf("the model answered %d turns (%d requests), want 1", model.Turns(), model.Billed().Requests)
+	}
+	if !strings.Contains(r.stdout, "API Error: 400 ralph: budget reached, no more model requests in this step: agent.max_cost is $") {
+		t.Errorf("Claude Code does not show ralph's reason:\n%s", r.stdout)
+	}
+	_, files := e.branch(branch)
+	docs := matching(files, `^thoughts/shared/research/.*-GH-0001-add-a-greeting\.md$`)
+	if len(docs) != 1 || e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0])+"\n" != content {
+		t.Fatalf("the document written before the budget was not kept: %v", files)
+	}
+	if rec := e.record(1); !strings.Contains(rec.Reason, "raise `agent.max_cost`") || rec.Usage == nil || rec.Usage.Requests != 1 {
+		t.Errorf("the record: %s, %+v", rec.Reason, rec.Usage)
+	}
+}
+
+// claudeResearch runs the label run of issue 1 through the built binary with `preset: claude`,
+// agent.max_turns and more of the agent section, against a scripted model, behind ralph's gateway, that has
+// Claude Code write content; ralph holds the model key, which the model checks. It skips when Claude Code
 // is not installed.
-func claudeResearch(t *testing.T, maxTurns int, content string) (*env, *agenttest.Anthropic, result) {
+func claudeResearch(t *testing.T, maxTurns int, content string, agentExtra ...string) (*env, *agenttest.Anthropic, result) {
 	t.Helper()
 	bin := agentsBin(t, "claude")
-	model := agenttest.NewAnthropic(t, "sk-ant-fake", "", content)
+	model := agenttest.NewAnthropic(t, modelKey, "", content)
 	e := newEnv(t, `agent:
   preset: claude
   model: claude-sonnet-4-5
   max_turns: `+strconv.Itoa(maxTurns)+`
   timeout: 3m
-  env:
-    ANTHROPIC_API_KEY: ""
-    ANTHROPIC_BASE_URL: ""
+`+strings.Join(agentExtra, "")+`  env:
     DISABLE_TELEMETRY: "1"
     DISABLE_AUTOUPDATER: "1"
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+gateway:
+  upstream: `+model.URL+`
 `)
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 	p := e.start("issues", labeledEvent(t, n, workflow.LabelBuild, maintainer), nil, runOpts{env: map[string]string{
-		"PATH":               bin + ":" + os.Getenv("PATH"),
-		"ANTHROPIC_API_KEY":  "sk-ant-fake",
-		"ANTHROPIC_BASE_URL": model.URL,
+		"PATH":              bin + ":" + os.Getenv("PATH"),
+		"ANTHROPIC_API_KEY": modelKey,
 	}})
 	return e, model, p.wait()
 }

@@ -24,15 +24,13 @@ func agentsBin(t *testing.T, program string) string {
 	return bin
 }
 
-// presetResearch runs the label run of a new issue through the built binary with the given agent config
-// and extra environment, and checks what every preset must do there: the document the scripted model had
-// the CLI write is committed and posted, and the usage it reported is recorded.
-func presetResearch(t *testing.T, agentYAML string, env map[string]string, setup func(*env), turns func() int, problems func() []string, content string) {
+// presetResearch runs the label run of a new issue through the built binary with the given config and
+// extra environment, and checks what every preset must do there: the document the scripted model had the
+// CLI write is committed and posted, the model got ralph's key (checked by the model), and the usage
+// recorded is what ralph's model gateway metered: what the model billed.
+func presetResearch(t *testing.T, configYAML string, env map[string]string, turns func() int, problems func() []string, billed func() agenttest.Billed, content string) *env {
 	t.Helper()
-	e := newEnv(t, agentYAML)
-	if setup != nil {
-		setup(e)
-	}
+	e := newEnv(t, configYAML)
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 	r := e.start("issues", labeledEvent(t, n, workflow.LabelBuild, maintainer), nil, runOpts{env: env}).wait()
@@ -52,39 +50,39 @@ func presetResearch(t *testing.T, agentYAML string, env map[string]string, setup
 		t.Errorf("the committed document = %q, want %q", got, content)
 	}
 	rec, _, _ := engine.ParseRecord(e.statusComment(n))
-	if rec.Usage == nil || rec.Usage.InputTokens != turns()*agenttest.InputTokens || rec.Usage.OutputTokens != turns()*agenttest.OutputTokens {
-		t.Errorf("recorded usage %+v; the model answered %d turns", rec.Usage, turns())
+	b := billed()
+	if u := rec.Usage; u == nil || !u.Metered || u.Requests != b.Requests || u.InputTokens != b.InputTokens || u.CacheReadTokens != b.CachedTokens || u.OutputTokens != b.OutputTokens || u.Turns != turns() || u.CostUSD <= 0 {
+		t.Errorf("recorded usage %+v; the model answered %d turns and billed %+v", rec.Usage, turns(), b)
 	}
+	return e
 }
 
-// TestCodexPresetThroughTheAction: the real Codex CLI, pointed at a scripted Responses API model with a
-// custom model provider in agent.args (Codex honours no base-URL variable for its own provider).
+// TestCodexPresetThroughTheAction: the real Codex CLI reaches a scripted Responses API model through ralph's
+// model gateway (gateway.upstream): ralph gives it a model provider of its own, whose key is the gateway's.
 func TestCodexPresetThroughTheAction(t *testing.T) {
 	t.Parallel()
 	bin := agentsBin(t, "codex")
 	const content = "# Research: greeting\n\nWritten by Codex for ralph.\n"
-	model := agenttest.NewOpenAI(t, "sk-fake", "", content)
-	provider := `model_providers.fake={name="fake", base_url="` + model.URL + `/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`
+	model := agenttest.NewOpenAI(t, "sk-proj-ralphs-own", "", content)
 	cfg := "agent:\n  preset: codex\n  model: gpt-5.1-codex\n  max_turns: 10\n  timeout: 3m\n" +
-		"  args: [\"-c\", " + yamlQuote(provider) + ", \"-c\", \"model_provider=fake\"]\n" +
-		"  env:\n    OPENAI_API_KEY: \"\"\n"
+		"gateway:\n  upstream: " + model.URL + "\n"
 	// Codex keeps its state in $CODEX_HOME, by default under HOME: the agent's own.
 	presetResearch(t, cfg, map[string]string{
-		"PATH": bin + ":" + os.Getenv("PATH"), "OPENAI_API_KEY": "sk-fake",
-	}, nil, model.Turns, model.Problems, content)
+		"PATH": bin + ":" + os.Getenv("PATH"), "OPENAI_API_KEY": "sk-proj-ralphs-own",
+	}, model.Turns, model.Problems, model.Billed, content)
 }
 
-// TestGeminiPresetThroughTheAction: the real Gemini CLI, pointed at a scripted Gemini API model with
-// GOOGLE_GEMINI_BASE_URL. A custom base URL makes Gemini CLI expect a gateway login, which headless mode
-// refuses; the preset's settings in the agent's new HOME choose the API key instead.
+// TestGeminiPresetThroughTheAction: the real Gemini CLI reaches a scripted Gemini API model through ralph's
+// model gateway; ralph's preset gives its fresh HOME the settings that pick the API key (with a base URL set,
+// Gemini CLI otherwise expects a gateway login, which headless mode refuses).
 func TestGeminiPresetThroughTheAction(t *testing.T) {
 	t.Parallel()
 	bin := agentsBin(t, "gemini")
 	const content = "# Research: greeting\n\nWritten by Gemini CLI for ralph.\n"
-	model := agenttest.NewGemini(t, "fake-key", "", content)
+	model := agenttest.NewGemini(t, "AIza-ralphs-own", "", content)
 	cfg := "agent:\n  preset: gemini\n  model: gemini-2.5-pro\n  max_turns: 10\n  timeout: 3m\n" +
-		"  env:\n    GEMINI_API_KEY: \"\"\n    GOOGLE_GEMINI_BASE_URL: \"\"\n"
+		"gateway:\n  upstream: " + model.URL + "\n"
 	presetResearch(t, cfg, map[string]string{
-		"PATH": bin + ":" + os.Getenv("PATH"), "GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": model.URL,
-	}, nil, model.Turns, model.Problems, content)
+		"PATH": bin + ":" + os.Getenv("PATH"), "GEMINI_API_KEY": "AIza-ralphs-own",
+	}, model.Turns, model.Problems, model.Billed, content)
 }

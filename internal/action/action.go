@@ -25,6 +25,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -196,6 +197,7 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	defer closeStore()
 	runner, agentErr := agent.New(cfg.Agent)
+	author := git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"}
 	runID, _ := strconv.ParseInt(r.getenv("GITHUB_RUN_ID"), 10, 64)
 	info := engine.RunInfo{Label: "ralph"}
 	if runID != 0 {
@@ -214,10 +216,14 @@ func (r *runner) run(ctx context.Context) error {
 		Identity:   engine.OnceIdentity(gh.Viewer),
 		Log:        actionLog{a: a, out: r.env.Stdout},
 		Run:        info,
-		Author:     git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
+		Author:     author,
 		AgentEnv:   r.env.Environ,
 		Secrets:    []string{token},
 		DryRun:     dry,
+		// The model gateway reaches the vendor through the runner's proxies and CA bundle; the day's
+		// spending is shared through ralph's repository (refs/ralph/budget/day).
+		ModelTransport: transport,
+		Ledger:         &ledger.Ledger{Repo: store.Repo(), Author: author},
 	}
 
 	if err := r.attachBoard(eng, cfg, gh.Endpoints(), transport); err != nil { // project.go

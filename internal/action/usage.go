@@ -8,17 +8,20 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
 
-// usageSummary is the step summary's table of what the agent reported: each step of this run and each
-// issue's total so far ("" when no agent reported anything).
+// usageSummary is the step summary's table of what the agent used: each step of this run and each
+// issue's total so far ("" when no agent ran). With ralph's model gateway the requests, tokens and cost are
+// the gateway's figures; without it, the CLI's report of itself.
 func usageSummary(results []engine.Result) string {
 	var b strings.Builder
+	metered := false
 	for _, res := range results {
 		if res.Usage == nil {
 			continue
 		}
 		if b.Len() == 0 {
-			b.WriteString("### Agent usage\n\n| issue | step | turns | tokens in | tokens out | cost | issue total |\n|---|---|---|---|---|---|---|\n")
+			b.WriteString("### Agent usage\n\n| issue | step | turns | model requests | tokens in (cached) | tokens out | cost | issue total |\n|---|---|---|---|---|---|---|---|\n")
 		}
+		metered = metered || res.Usage.Metered
 		u := *res.Usage
 		cost := "—"
 		if u.CostUSD > 0 {
@@ -31,11 +34,25 @@ func usageSummary(results []engine.Result) string {
 		if u.OverBudget {
 			step += " (over max_cost)"
 		}
+		if u.Budget != "" {
+			step += " (stopped at " + u.Budget + ")"
+		}
+		requests := "—"
+		if u.Requests > 0 {
+			requests = fmt.Sprint(u.Requests)
+		}
+		in := fmt.Sprint(u.InputTokens)
+		if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
+			in += fmt.Sprintf(" (%d)", c)
+		}
 		total := "—"
 		if res.Total != nil {
 			total = res.Total.String()
 		}
-		fmt.Fprintf(&b, "| #%d | %s | %d | %d | %d | %s | %s |\n", res.Issue, step, u.Turns, u.InputTokens, u.OutputTokens, cost, total)
+		fmt.Fprintf(&b, "| #%d | %s | %d | %s | %s | %d | %s | %s |\n", res.Issue, step, u.Turns, requests, in, u.OutputTokens, cost, total)
+	}
+	if metered {
+		b.WriteString("\nRequests, tokens and cost as ralph's model gateway metered them.\n")
 	}
 	if b.Len() > 0 {
 		b.WriteString("\n")

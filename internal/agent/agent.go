@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -32,6 +33,10 @@ type Invocation struct {
 	Output  io.Writer // the agent's stdout and stderr, streamed as they come
 	// Boundary confines the agent's processes and kills what they leave; nil runs the agent directly.
 	Boundary *sandbox.Boundary
+	// Gateway is ralph's model gateway for this run: the agent reaches its model there, with the
+	// gateway's key, and never holds the model key itself (gateway.go). nil: the agent reaches its model
+	// itself.
+	Gateway *Gateway
 }
 
 // Result is how a run of the agent ended.
@@ -45,37 +50,68 @@ type Result struct {
 	Usage *Usage
 }
 
-// Usage is what an agent CLI reported about one run: model turns, tokens and cost, and whether a limit
-// stopped it. Fields a CLI does not report stay zero.
+// Usage is what one run of the agent used: model turns, tokens and cost, and whether a limit stopped it.
+// With ralph's model gateway, the requests, tokens and cost are what the gateway metered (Metered); without
+// it, what the CLI reported of itself. Fields nobody reports stay zero.
 type Usage struct {
-	Turns        int     `json:"turns,omitempty"`
-	InputTokens  int     `json:"input_tokens,omitempty"`
-	OutputTokens int     `json:"output_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd,omitempty"`
-	Model        string  `json:"model,omitempty"`
+	Turns int `json:"turns,omitempty"`
+	// Requests are the model requests the gateway forwarded.
+	Requests int `json:"requests,omitempty"`
+	// InputTokens counts every prompt token, those the vendor's cache served (CacheReadTokens) or stored
+	// (CacheWriteTokens) included; OutputTokens every generated one, reasoning included.
+	InputTokens      int     `json:"input_tokens,omitempty"`
+	CacheReadTokens  int     `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int     `json:"cache_write_tokens,omitempty"`
+	OutputTokens     int     `json:"output_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+	Model            string  `json:"model,omitempty"`
+	// Metered: the requests, tokens and cost are ralph's gateway's figures, not the CLI's own claims.
+	Metered bool `json:"metered,omitempty"`
 	// HitTurnLimit: the agent stopped at agent.max_turns; what it produced is kept.
 	HitTurnLimit bool `json:"hit_turn_limit,omitempty"`
-	// OverBudget: the reported cost went over agent.max_cost and the agent was stopped.
+	// OverBudget: the reported cost went over agent.max_cost and the agent was stopped (without the gateway).
 	OverBudget bool `json:"over_budget,omitempty"`
+	// Budget names the budget at which ralph's gateway refused further model requests ("step", "issue",
+	// "day"); what the agent produced until then is kept.
+	Budget string `json:"budget,omitempty"`
 }
 
 // Add sums two runs' usage (for a total); the model is the later one's when it has one.
 func (u Usage) Add(v Usage) Usage {
 	u.Turns += v.Turns
+	u.Requests += v.Requests
 	u.InputTokens += v.InputTokens
+	u.CacheReadTokens += v.CacheReadTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
 	u.OutputTokens += v.OutputTokens
 	u.CostUSD += v.CostUSD
 	if v.Model != "" {
 		u.Model = v.Model
 	}
+	u.Metered = u.Metered || v.Metered
 	u.HitTurnLimit = u.HitTurnLimit || v.HitTurnLimit
 	u.OverBudget = u.OverBudget || v.OverBudget
+	if v.Budget != "" {
+		u.Budget = v.Budget
+	}
 	return u
 }
 
-// String is one line for logs and comments: "2 turns, 2,000 in / 100 out tokens, $0.0100 (model)".
+// String is one line for logs and comments: "2 turns, 3 requests, 2,000 in (500 cached) / 100 out tokens,
+// $0.0100 (model)".
 func (u Usage) String() string {
-	s := fmt.Sprintf("%d turn%s, %s in / %s out tokens", u.Turns, plural(u.Turns), thousands(u.InputTokens), thousands(u.OutputTokens))
+	var parts []string
+	if u.Turns > 0 || u.Requests == 0 {
+		parts = append(parts, fmt.Sprintf("%d turn%s", u.Turns, plural(u.Turns)))
+	}
+	if u.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d model request%s", u.Requests, plural(u.Requests)))
+	}
+	s := strings.Join(parts, ", ") + ", " + thousands(u.InputTokens) + " in"
+	if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
+		s += " (" + thousands(c) + " cached)"
+	}
+	s += " / " + thousands(u.OutputTokens) + " out tokens"
 	if u.CostUSD > 0 {
 		s += fmt.Sprintf(", $%.4f", u.CostUSD)
 	}

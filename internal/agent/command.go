@@ -75,6 +75,9 @@ func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 	defer outR.Close()
 
 	env := protocolEnv(inv, promptFile)
+	if inv.Gateway != nil {
+		env = inv.Gateway.env(env)
+	}
 	program, err := lookPath(c.argv[0], env)
 	if err != nil {
 		return Result{}, err

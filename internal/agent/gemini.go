@@ -29,9 +29,6 @@ func geminiArgs(cfg config.Agent) []string {
 	return args
 }
 
-// geminiSettings chooses the API key as Gemini CLI's way in, as its user settings would.
-const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}}}` + "\n"
-
 // seedGeminiHome gives a HOME without Gemini CLI settings (the agent's own HOME is new each step) the
 // settings that choose GEMINI_API_KEY, when the agent has that key: headless, Gemini CLI otherwise refuses
 // to start when its base URL is not Google's own ("Invalid auth method selected"). Settings the agent's

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -60,16 +61,38 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 	case "gemini":
 		parser = &geminiParser{model: p.Model}
 	}
-	argv := p.Argv
+	argv, lim := p.Argv, p.Limits
 	if p.Name == "codex" && inv.Boundary != nil && inv.Boundary.Enforced() {
 		argv = codexInBoundary(argv)
+	}
+	if g := inv.Gateway; g != nil {
+		// The gateway meters the cost and refuses requests past agent.max_cost itself: the CLI's own
+		// claim of its cost would be a second limit, counted otherwise.
+		argv, lim.MaxCost = withoutFlag(argv, "--max-budget-usd"), 0
+		argv = append(argv, g.presetArgs(p.Name)...)
+		if err := g.prepareHome(p.Name, inv.Env); err != nil {
+			return Result{}, fmt.Errorf("preparing the agent's HOME for ralph's model gateway: %w", err)
+		}
 	}
 	if p.Name == "gemini" {
 		if err := seedGeminiHome(inv); err != nil {
 			return Result{}, err
 		}
 	}
-	return process{argv: argv, grace: p.Grace, parser: parser, limits: p.Limits}.run(ctx, inv)
+	return process{argv: argv, grace: p.Grace, parser: parser, limits: lim}.run(ctx, inv)
+}
+
+// withoutFlag is argv without flag and the value after it.
+func withoutFlag(argv []string, flag string) []string {
+	out := make([]string, 0, len(argv))
+	for i := 0; i < len(argv); i++ {
+		if argv[i] == flag && i+1 < len(argv) {
+			i++
+			continue
+		}
+		out = append(out, argv[i])
+	}
+	return out
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -175,6 +175,8 @@ func printResult(w io.Writer, tty bool, res engine.Result, err error) {
 		outcome = "waiting"
 	case res.Step == "":
 		outcome = "nothing"
+	case res.Budget != "":
+		outcome = "budget"
 	}
 	if strings.HasPrefix(res.Message, "would ") {
 		outcome = "dry-run"
@@ -187,7 +189,7 @@ func printResult(w io.Writer, tty bool, res engine.Result, err error) {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Issue, res.Step, res.From, res.State, outcome, res.PRURL, oneLine(msg))
 		return
 	}
-	mark := map[string]string{"done": "✓", "failed": "✗", "waiting": "⏸", "held": "…", "nothing": "·", "dry-run": "?"}[outcome]
+	mark := map[string]string{"done": "✓", "failed": "✗", "waiting": "⏸", "held": "…", "nothing": "·", "dry-run": "?", "budget": "$"}[outcome]
 	step := string(res.Step)
 	if step == "" {
 		step = "no step"

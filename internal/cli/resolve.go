@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -218,6 +219,11 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 	}
 	runner, agentErr := agent.New(cfg.Agent)
 	hostname, _ := os.Hostname()
+	// ralph's model gateway reaches the vendor as gh ralph reaches GitHub: proxies and the CA bundle.
+	transport, err := ghapi.DefaultTransport(s.f.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	var store *workspace.Store
 	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
 	if root != "" {
@@ -245,6 +251,11 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 		Secrets:  []string{s.token},
 		Now:      s.f.Now,
 		DryRun:   dryRun,
+		// The model gateway: the key stays with gh ralph, the spending is metered, the day's is shared.
+		ModelTransport: transport,
+	}
+	if store != nil {
+		eng.Ledger = &ledger.Ledger{Repo: store.Repo(), Author: eng.Author, Now: s.f.Now}
 	}
 	if err := s.attachBoard(eng, cfg); err != nil { // project.go
 		return nil, err

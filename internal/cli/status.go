@@ -434,13 +434,21 @@ func (st *issueStatus) fields() map[string]any {
 	if warnings == nil {
 		warnings = []string{}
 	}
+	// What the agent used, from the record (ralph's model gateway's figures when it ran: metered): the
+	// totals and each step's, the whole record (total), the last run's, and the budgets.
+	usage := usageJSON(rec)
+	usage["total"], usage["lastRun"] = rec.Usage, nil
+	usage["budget"] = map[string]any{"step": st.Config.Agent.MaxCost, "stepTokens": st.Config.Agent.MaxTokens, "issue": st.Config.Budget.Issue, "day": st.Config.Budget.Day}
+	if rec.Last != nil && rec.Last.Usage != nil {
+		usage["lastRun"] = rec.Last.Usage
+	}
 	return map[string]any{
 		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
 		"state": string(st.State), "phase": st.phase(), "lock": st.Lock,
 		"iterations": map[string]any{"plan": rec.PlanIterations, "selfReview": rec.ReviewIterations, "max": st.Config.MaxIterations},
 		"failures":   map[string]any{"step": rec.FailedStep, "count": rec.Failures, "max": st.Config.MaxFailures},
 		"artifacts":  artifacts, "branch": rec.Branch, "pullRequest": pr, "lastRun": last,
-		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usageJSON(rec), "warnings": warnings,
+		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usage, "warnings": warnings,
 	}
 }
 
@@ -518,7 +526,14 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		add("reason", oneLine(rec.Reason))
 	}
 	if rec.Usage != nil {
-		add("agent usage", rec.Usage.String())
+		v := rec.Usage.String()
+		if rec.Usage.Metered {
+			v += " (metered by ralph's model gateway)"
+		}
+		if b := st.Config.Budget.Issue; b > 0 {
+			v += fmt.Sprintf("; budget.issue $%.2f", b)
+		}
+		add("agent usage", v)
 	}
 	add("next", st.next())
 	for _, warn := range st.Warnings {

@@ -266,3 +266,32 @@ func TestCompleteIssues(t *testing.T) {
 		t.Errorf("enroll does not complete an open issue:\n%s", e.stdout)
 	}
 }
+
+// status --json usage: the record's figures, ralph's model gateway's when it ran, with the budgets.
+func TestStatusJSONUsage(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	u := &agent.Usage{Turns: 2, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, OutputTokens: 150, CostUSD: 0.0123, Model: "claude-sonnet-4-5", Metered: true, Budget: "budget.issue"}
+	n := e.srv.CreateIssue("mona", "Spend", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
+	seedStatus(e, n, engine.Record{Branch: "ralph/1-spend", Base: "main", Usage: u,
+		Last: &engine.Run{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}})
+	if code := e.run("status", fmt.Sprint(n), "--json", "usage"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	var got struct {
+		Usage struct {
+			Total   agent.Usage    `json:"total"`
+			LastRun agent.Usage    `json:"lastRun"`
+			Budget  map[string]any `json:"budget"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+		t.Fatalf("%v: %s", err, e.stdout)
+	}
+	if got.Usage.Total != *u || got.Usage.LastRun != *u || got.Usage.Budget["issue"] != 0.0 {
+		t.Errorf("usage = %+v", got.Usage)
+	}
+	if code := e.run("status", fmt.Sprint(n)); code != 0 || !strings.Contains(e.stdout.String(), "agent usage\t2 turns, 3 model requests, 3,000 in (600 cached) / 150 out tokens, $0.0123 (claude-sonnet-4-5) (metered by ralph's model gateway)") {
+		t.Errorf("status: exit %d\n%s", code, e.stdout)
+	}
+}

@@ -86,6 +86,10 @@ type Config struct {
 	LockLease time.Duration // lock_lease
 	// Project mirrors each issue's state on a GitHub Projects (V2) board; nil when not configured.
 	Project *Project // project
+	// Gateway is ralph's model gateway (gateway.go).
+	Gateway Gateway // gateway
+	// Budget bounds what an issue, and the repository in a day, spend on the model.
+	Budget Budget // budget
 }
 
 // Agent is the agent: section.
@@ -109,9 +113,12 @@ type Agent struct {
 	MaxTurns int // max_turns
 	// Args are extra arguments for the CLI of a preset, after the preset's own.
 	Args []string // args
-	// MaxCost bounds the cost in US dollars of one agent run, as the CLI reports it (0 = no limit). Only
-	// Claude Code reports cost.
+	// MaxCost bounds the cost in US dollars of one agent run (0 = no limit): as ralph's model gateway
+	// metered it, or, without the gateway, as Claude Code reports it (the only CLI that does).
 	MaxCost float64 // max_cost
+	// MaxTokens bounds the tokens (input and output) of one agent run, as the gateway meters them (0 = no
+	// limit).
+	MaxTokens int // max_tokens
 	// Landlock is whether the kernel's Landlock must confine the agent's writes: "auto" (the default) uses
 	// it where the kernel has it and says so in the log; "required" makes a kernel without it an error,
 	// reported before the issue is touched.
@@ -157,7 +164,8 @@ func Default() Config {
 			Env:      map[string]string{},
 			Args:     []string{},
 		},
-		Sweep: Sweep{Max: 5, Matrix: false},
+		Sweep:   Sweep{Max: 5, Matrix: false},
+		Gateway: Gateway{Enabled: true, Prices: map[string]Price{}},
 	}
 }
 

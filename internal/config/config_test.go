@@ -30,6 +30,7 @@ func TestDefault(t *testing.T) {
 		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}, Landlock: LandlockAuto},
 		Sweep:          Sweep{Max: 5, Matrix: false},
 		LockLease:      time.Hour,
+		Gateway:        Gateway{Enabled: true, Prices: map[string]Price{}},
 	}
 	if diff := cmp.Diff(want, Default()); diff != "" {
 		t.Errorf("Default() (-want +got):\n%s", diff)
@@ -93,6 +94,16 @@ sweep:
   matrix: true
 allowed_bots: ["renovate[bot]"]
 lock_lease: 90m
+gateway:
+  enabled: true
+  vendor: anthropic
+  upstream: https://llm.example.com/anthropic
+  prices:
+    my-model: {input: 2, output: 8, cache_read: 0.2, cache_write: 2.5}
+    free-model: {input: 0, output: 0}
+budget:
+  issue: 20
+  day: 100.5
 `,
 			want: Config{
 				Review:         ReviewInteractive,
@@ -118,7 +129,29 @@ lock_lease: 90m
 				Sweep:       Sweep{Max: 10, Matrix: true},
 				AllowedBots: []string{"renovate[bot]"},
 				LockLease:   90 * time.Minute,
+				Gateway: Gateway{Enabled: true, Vendor: "anthropic", Upstream: "https://llm.example.com/anthropic", Prices: map[string]Price{
+					"my-model":   {Input: 2, Output: 8, CacheRead: 0.2, CacheWrite: 2.5},
+					"free-model": {},
+				}},
+				Budget: Budget{Issue: 20, Day: 100.5},
 			},
+		},
+		{
+			name: "budgets per step, per issue and per day, with any preset",
+			yaml: "agent:\n  preset: codex\n  max_cost: 2.5\n  max_tokens: 2000000\nbudget:\n  issue: 10\n  day: 50\ngateway:\n  prices:\n    gpt-5.1-codex: {input: 1, output: 9}\n",
+			want: with(func(c *Config) {
+				c.Agent.Preset, c.Agent.MaxCost, c.Agent.MaxTokens = "codex", 2.5, 2000000
+				c.Budget = Budget{Issue: 10, Day: 50}
+				c.Gateway.Prices = map[string]Price{"gpt-5.1-codex": {Input: 1, Output: 9, CacheRead: 1, CacheWrite: 1}}
+			}),
+		},
+		{
+			name: "without the gateway, Claude Code's own cost",
+			yaml: "gateway:\n  enabled: false\nagent:\n  max_cost: 1\n  env:\n    ANTHROPIC_API_KEY: \"\"\n    ANTHROPIC_BASE_URL: \"\"\n",
+			want: with(func(c *Config) {
+				c.Gateway.Enabled, c.Agent.MaxCost = false, 1
+				c.Agent.Env = map[string]string{"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
+			}),
 		},
 		{
 			name: "a preset's model, turns, arguments and cost",
@@ -254,13 +287,13 @@ func TestParseBad(t *testing.T) {
 			name: "unknown key under agent, with a suggestion and the known keys",
 			yaml: "review: auto\n\nagent:\n  timout: 5m\n",
 			line: 4, column: 3, key: "agent.timout",
-			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env, model, max_turns, args, max_cost, landlock)`,
+			msg: `unknown key, did you mean "timeout"? (known keys under agent: preset, command, timeout, env, model, max_turns, args, max_cost, max_tokens, landlock)`,
 		},
 		{
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots, lock_lease, project)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots, lock_lease, project, gateway, budget)",
 		},
 		{
 			name: "dash instead of underscore",
@@ -418,9 +451,79 @@ func TestParseBad(t *testing.T) {
 			line: 2, column: 13, key: "agent.max_cost", msg: "must be more than zero",
 		},
 		{
-			name: "max_cost with a CLI that reports no cost",
-			yaml: "agent:\n  preset: codex\n  max_cost: 2.5\n",
-			line: 3, column: 3, key: "agent.max_cost", msg: "cannot be enforced with preset codex",
+			name: "max_cost with a CLI that reports no cost, without the gateway",
+			yaml: "agent:\n  preset: codex\n  max_cost: 2.5\ngateway:\n  enabled: false\n",
+			line: 3, column: 3, key: "agent.max_cost", msg: "cannot be enforced with preset codex without ralph's model gateway",
+		},
+		{
+			name: "max_cost with a command that does not use the gateway",
+			yaml: "agent:\n  preset: command\n  command: my-agent\n  max_cost: 2.5\n",
+			line: 4, column: 3, key: "agent.max_cost", msg: "set gateway.vendor",
+		},
+		{
+			name: "a day's budget without the gateway",
+			yaml: "budget:\n  day: 10\ngateway:\n  enabled: false\n",
+			line: 2, column: 3, key: "budget.day", msg: "needs ralph's model gateway",
+		},
+		{
+			name: "an issue's budget with a command that does not use the gateway",
+			yaml: "agent:\n  preset: command\n  command: x\nbudget:\n  issue: 10\n",
+			line: 5, column: 3, key: "budget.issue", msg: "set gateway.vendor",
+		},
+		{
+			name: "max_tokens without the gateway",
+			yaml: "gateway: {enabled: false}\nagent:\n  max_tokens: 1000\n",
+			line: 3, column: 3, key: "agent.max_tokens", msg: "needs ralph's model gateway",
+		},
+		{
+			name: "budget zero",
+			yaml: "budget:\n  issue: 0\n",
+			line: 2, column: 10, key: "budget.issue", msg: "must be more than zero",
+		},
+		{
+			name: "unknown budget",
+			yaml: "budget:\n  week: 3\n",
+			line: 2, column: 3, key: "budget.week", msg: "known keys under budget: issue, day",
+		},
+		{
+			name: "a vendor that is not the preset's",
+			yaml: "gateway:\n  vendor: openai\n",
+			line: 2, column: 3, key: "gateway.vendor", msg: "preset claude speaks anthropic",
+		},
+		{
+			name: "an unknown vendor",
+			yaml: "gateway:\n  vendor: mistral\n",
+			line: 2, column: 11, key: "gateway.vendor", msg: "must be one of anthropic|openai|gemini",
+		},
+		{
+			name: "an upstream that is not a URL",
+			yaml: "gateway:\n  upstream: api.anthropic.com\n",
+			line: 2, column: 13, key: "gateway.upstream", msg: "is not a URL",
+		},
+		{
+			name: "an upstream with a password",
+			yaml: "gateway:\n  upstream: https://me:secret@proxy.example.com\n",
+			line: 2, column: 13, key: "gateway.upstream", msg: "must not carry a user or password",
+		},
+		{
+			name: "the base URL handed to the agent while the gateway is on",
+			yaml: "agent:\n  env:\n    ANTHROPIC_API_KEY: \"\"\n    ANTHROPIC_BASE_URL: https://proxy\n",
+			line: 4, column: 5, key: "agent.env.ANTHROPIC_BASE_URL", msg: "put your endpoint in gateway.upstream",
+		},
+		{
+			name: "a price without output",
+			yaml: "gateway:\n  prices:\n    m: {input: 3}\n",
+			line: 3, column: 8, key: "gateway.prices.m.output", msg: "must be set",
+		},
+		{
+			name: "a negative price",
+			yaml: "gateway:\n  prices:\n    m: {input: -3, output: 1}\n",
+			line: 3, column: 16, key: "gateway.prices.m.input", msg: "US dollars per million tokens",
+		},
+		{
+			name: "a price that is not a mapping",
+			yaml: "gateway:\n  prices:\n    m: 3\n",
+			line: 3, column: 8, key: "gateway.prices.m", msg: "must be a mapping",
 		},
 		{
 			name: "model with preset command",

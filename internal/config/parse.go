@@ -31,9 +31,9 @@ var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep", "allowed_bots", "lock_lease", "project",
+		"agent", "sweep", "allowed_bots", "lock_lease", "project", "gateway", "budget",
 	}
-	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "landlock"}
+	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "max_tokens", "landlock"}
 	sweepKeys = []string{"max", "matrix"}
 	presets   = []string{"claude", "codex", "gemini", "command"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
@@ -52,6 +52,8 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 type parser struct {
 	file string
+	// at is the key node of every setting read so far, by dotted path, for checks that span sections.
+	at map[string]*yaml.Node
 }
 
 func (p *parser) errorf(n *yaml.Node, key, format string, args ...any) *Error {
@@ -165,6 +167,10 @@ func (p *parser) fields(m *yaml.Node, section string, known []string) ([]field, 
 			return nil, p.errorf(k, dotted, "duplicate key (first set on line %d)", first.Line)
 		}
 		seen[k.Value] = k
+		if p.at == nil {
+			p.at = map[string]*yaml.Node{}
+		}
+		p.at[dotted] = k
 		if known != nil && !contains(known, k.Value) {
 			return nil, p.errorf(k, dotted, "%s", unknownKey(k.Value, section, known))
 		}
@@ -252,12 +258,16 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			err = p.sweep(n, f.path, &c.Sweep)
 		case "project":
 			c.Project, err = p.project(n, f.path) // project.go
+		case "gateway":
+			err = p.gateway(n, f.path, &c.Gateway) // gateway.go
+		case "budget":
+			err = p.budget(n, f.path, &c.Budget)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return nil
+	return p.checkGateway(c, p.at)
 }
 
 func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
@@ -293,6 +303,8 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 			a.Args, err = p.list(f.value, f.path, func(*yaml.Node, string, string) error { return nil })
 		case "max_cost":
 			a.MaxCost, err = p.money(f.value, f.path)
+		case "max_tokens":
+			a.MaxTokens, err = p.count(f.value, f.path)
 		case "landlock":
 			a.Landlock, err = p.choice(f.value, f.path, []string{LandlockAuto, LandlockRequired})
 		}
@@ -302,14 +314,12 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 		presetOnly[f.name] = f
 	}
 	if a.Preset == "command" {
-		for _, name := range []string{"model", "max_turns", "args", "max_cost"} {
+		// max_cost and max_tokens apply to a command too, when it uses the gateway (checkGateway).
+		for _, name := range []string{"model", "max_turns", "args"} {
 			if f, ok := presetOnly[name]; ok {
 				return p.errorf(f.key, f.path, "applies to the claude, codex and gemini presets; with preset command, put it in agent.command")
 			}
 		}
-	}
-	if f, ok := presetOnly["max_cost"]; ok && a.Preset != "claude" {
-		return p.errorf(f.key, f.path, "cannot be enforced with preset %s, whose CLI reports tokens but no cost; use agent.max_turns", a.Preset)
 	}
 	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" {
 		// Point at the empty command if there is one, else at the preset

@@ -56,7 +56,15 @@ func Start(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 			info = append(info, "agent: "+v)
 		}
 	}
-	if msg := agent.NoKey(cfg.Agent); msg != "" {
+	keyMissing := pe != nil && len(pe.Missing) > 0
+	if cfg.GatewayVendor() != "" {
+		// ralph's model gateway holds the key: it must be in ralph's environment, and agent.env need not
+		// name it (the agent gets a key of the gateway's). A key agent.env names and ralph lacks is said
+		// once, above.
+		if err := agent.PreflightGateway(cfg, env); err != nil && !keyMissing {
+			problems = append(problems, problem(strings.TrimPrefix(err.Error(), "the agent cannot run here, so ralph left the issue alone: "), ""))
+		}
+	} else if msg := agent.NoKey(cfg.Agent); msg != "" {
 		problems = append(problems, problem(msg, "in "+config.DefaultPath+" (gh ralph init writes it so)"))
 	}
 	if wf != nil && where == InAction {

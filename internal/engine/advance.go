@@ -29,9 +29,11 @@ type Result struct {
 	Continue bool
 	Message  string
 	Held     bool // another run holds the issue; nothing was done
-	// Usage is what the agent reported for the step (nil when no agent ran or it reports nothing); Total
-	// is the issue's total so far.
+	// Usage is what the agent used in the step (nil when no agent ran, or it ran without the gateway and
+	// reports nothing); Total is the issue's total so far.
 	Usage, Total *agent.Usage
+	// Budget names the budget that stopped the step ("budget.issue", …): the issue now waits for a person.
+	Budget string
 	// Dispatch lists other issues that can take a step now because of this one: sub-issues a split created
 	// or unblocked, or the parent of a sub-issue that moved. The Action dispatches a run for each.
 	Dispatch []int

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
@@ -120,10 +121,16 @@ type Engine struct {
 	Run      RunInfo
 	Author   git.Signature
 	// AgentEnv is the environment the agent starts from; credentials are removed from it with Secrets.
+	// With the model gateway on, it is also where ralph finds the model key the gateway holds.
 	AgentEnv []string
 	Secrets  []string
-	Now      func() time.Time
-	DryRun   bool
+	// ModelTransport is how ralph's model gateway reaches the vendor (proxies, CA bundle); nil: Go's
+	// default transport.
+	ModelTransport http.RoundTripper
+	// Ledger keeps what the repository spent on the model today, across runs, for budget.day.
+	Ledger Ledger
+	Now    func() time.Time
+	DryRun bool
 	// Checkpoint, when set, is called between the writes of a step (after-commit, after-push,
 	// after-comment, after-pr, after-sub-issue, after-status, after-label); the end-to-end tests stop the
 	// process there.

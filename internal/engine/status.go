@@ -159,7 +159,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 	}
 
-	b.WriteString(usageSection(rec))
+	b.WriteString(usageSection(rec, cfg))
 
 	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", nextActions(n, rec, cfg))
 

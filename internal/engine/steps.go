@@ -225,7 +225,12 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	start := restartState(from)
-	e.Log.Warnf("#%d: %v", ic.n, serr)
+	var be *budgetError
+	if errors.As(serr, &be) {
+		e.Log.Warnf("#%d: %s stopped: %v", ic.n, ev, be)
+	} else {
+		e.Log.Warnf("#%d: %v", ic.n, serr)
+	}
 	res := Result{Issue: ic.n, Step: ev, From: from, State: start, Message: e.redact(serr.Error())}
 	ic.to = ""
 	if ic.state != start {
@@ -240,6 +245,9 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 		ic.rec.FailedStep, ic.rec.Failures = failed, failures
 	}
 	e.explainTurnLimit(ic, serr)
+	if be != nil {
+		return e.budgetReached(cctx, ic, ev, from, start, be, res)
+	}
 	if cause := context.Cause(ctx); cause != nil {
 		reason := "the run was interrupted: " + cause.Error()
 		if err := e.commit(cctx, ic, Run{Step: ev, From: from, To: start, At: e.now(), URL: e.Run.URL, Outcome: "interrupted", Message: reason}); err != nil {
@@ -427,13 +435,23 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 	if err != nil {
 		return err
 	}
+	gw, access, err := e.openGateway(ctx, ic, command)
+	if err != nil {
+		return err
+	}
 	out, end := e.Log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
 	res, err := e.Agent.Run(ctx, agent.Invocation{
 		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
 		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout,
-		Output: out, Boundary: boundary,
+		Output: out, Boundary: boundary, Gateway: access,
 	})
 	end()
+	if gw != nil {
+		if stop := e.closeGateway(ctx, ic, command, gw, &res); stop != nil {
+			e.noteUsage(ic, command, res.Usage)
+			return &StepError{Step: command, Reason: "the agent was stopped", Err: &budgetError{limit: stop.Limit, spent: *res.Usage}}
+		}
+	}
 	e.noteUsage(ic, command, res.Usage)
 	if err != nil && keepAfterTurnLimit(res) {
 		// What the agent produced before its turn limit is checked like any other step's work.
@@ -470,13 +488,6 @@ func (e *Engine) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
 	return b, nil
 }
 
-// agentEnv is the agent's environment: the allowlist of ralph's own, agent.env, and a HOME and TMPDIR of
-// its own.
-func (e *Engine) agentEnv(ws *workspace.Workspace) []string {
-	env := agent.Environ(e.AgentEnv, e.Secrets, e.Config.Agent.Env)
-	return append(env, "HOME="+ws.Home, "TMPDIR="+ws.Tmp)
-}
-
 // guard records the agent's files in ralph's own index and refuses a change to protected paths, gitlinks,
 // oversized files and symlinks that leave the repository.
 func (e *Engine) guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Change, error) {
@@ -499,6 +510,14 @@ func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace.Workspac
 	abs := filepath.Join(ws.Dir, filepath.FromSlash(rel))
 	d.Artifact = abs
 	if err := e.runAgent(ctx, ic, ws, command, abs, 0, 0, d); err != nil {
+		var be *budgetError
+		if errors.As(err, &be) && !be.before {
+			// Stopped at a budget: what the agent wrote so far is kept (document).
+			if b, derr := ws.Document(rel); derr == nil && strings.TrimSpace(string(b)) != "" {
+				return string(b), err
+			}
+			be.kept = "The agent had written no document; nothing was committed."
+		}
 		return "", err
 	}
 	b, err := ws.Document(rel)
@@ -524,9 +543,9 @@ func documentError(command, rel string, err error) error {
 }
 
 // commitDoc commits only the document, as ralph read and checked it (other edits of a document step are
-// not its product), marked with the step's key, and pushes.
-func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, subject, key string) error {
-	_, err := ws.CommitDocument(ctx, rel, []byte(doc), subject+"\n\n"+trailerKey+": "+key, e.Author)
+// not its product), with msg (which marks it with the step's key), and pushes.
+func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, msg string) error {
+	_, err := ws.CommitDocument(ctx, rel, []byte(doc), msg, e.Author)
 	var refused *workspace.RefusedError
 	if errors.As(err, &refused) {
 		return &StepError{Step: "commit", Reason: refused.Error() + "; nothing was pushed"}
@@ -568,6 +587,10 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspac
 			return "", Artifact{}, err
 		}
 	} else if doc, err = e.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
+		var be *budgetError
+		if doc != "" && errors.As(err, &be) {
+			e.keepDocument(ctx, ic, ws, st, key, doc, be)
+		}
 		return "", Artifact{}, err
 	}
 	if names := e.leaks(doc); len(names) > 0 {
@@ -579,7 +602,7 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspac
 		}
 	}
 	if !found {
-		if err := e.commitDoc(ctx, ic, ws, st.rel, doc, st.subject, key); err != nil {
+		if err := e.commitDoc(ctx, ic, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
 			return "", Artifact{}, err
 		}
 	}
@@ -863,38 +886,52 @@ func (e *Engine) implement(ctx context.Context, ic *issue) error {
 		d.PhaseText = "## Phase " + strconv.Itoa(k+1) + ": " + ph.Title
 	}
 	if err := e.runAgent(ctx, ic, ws, "implement", "", k+1, m, d); err != nil {
+		var be *budgetError
+		if errors.As(err, &be) && !be.before {
+			e.keepPhase(ctx, ic, ws, k, m, key, be)
+		}
 		return err
 	}
-	changes, err := e.guard(ctx, ws, "implement")
+	head, err := e.commitPhase(ctx, ic, ws, k, m, key)
 	if err != nil {
 		return err
 	}
+	ic.rec.Phases[k].SHA = head
+	return e.move(ctx, ic, workflow.Implement, workflow.InProgress)
+}
+
+// commitPhase checks the agent's changes of phase k (of m), runs verify, commits them with the phase's key
+// and pushes.
+func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Workspace, k, m int, key string) (string, error) {
+	changes, err := e.guard(ctx, ws, "implement")
+	if err != nil {
+		return "", err
+	}
 	if len(changes) == 0 {
-		return &StepError{Step: "implement", Reason: fmt.Sprintf("phase %d of %d changed no file", k+1, m)}
+		return "", &StepError{Step: "implement", Reason: fmt.Sprintf("phase %d of %d changed no file", k+1, m)}
 	}
 	if err := e.verify(ctx, ic, ws, k+1, m); err != nil {
-		return err
+		return "", err
 	}
 	// verify may have written files (a build, a formatter): check them too.
 	changes, err = e.guard(ctx, ws, "implement")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := e.scanSecrets(ws, changes); err != nil {
-		return err
+		return "", err
 	}
-	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ph.Title), trailerKey, key)
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ic.rec.Phases[k].Title), trailerKey, key)
 	head, err := ws.Commit(ctx, msg, e.Author)
 	if err != nil {
-		return fmt.Errorf("committing phase %d: %w", k+1, err)
+		return "", fmt.Errorf("committing phase %d: %w", k+1, err)
 	}
 	e.checkpoint("after-commit")
 	if err := e.push(ctx, ic, ws); err != nil {
-		return err
+		return "", err
 	}
 	e.checkpoint("after-push")
-	ic.rec.Phases[k].SHA = head
-	return e.move(ctx, ic, workflow.Implement, workflow.InProgress)
+	return head, nil
 }
 
 func (e *Engine) pullRequest(ctx context.Context, ic *issue) error {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
 // noteUsage keeps what the agent reported of its run for the record and logs it.
@@ -41,17 +42,19 @@ func (r *Record) addUsage(u *agent.Usage) {
 	}
 	total = total.Add(*u)
 	// The limits describe single runs, not the total.
-	total.HitTurnLimit, total.OverBudget = false, false
+	total.HitTurnLimit, total.OverBudget, total.Budget = false, false, ""
 	r.Usage = &total
 }
 
-// usageSection is the status comment's table of what the agent reported, per step and in total.
-func usageSection(rec Record) string {
+// usageSection is the status comment's table of what the agent used, per step and in total: with ralph's
+// model gateway, its figures (what the vendor's API billed, priced from ralph's table), otherwise what
+// the CLI reported of itself. The budgets follow.
+func usageSection(rec Record, cfg config.Config) string {
 	if rec.Usage == nil {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n### Agent usage\n\n| run | step | turns | tokens in | tokens out | cost | model |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n### Agent usage\n\n| run | step | turns | model requests | tokens in (cached) | tokens out | cost | model |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rec.History {
 		if r.Usage == nil {
 			continue
@@ -66,9 +69,31 @@ func usageSection(rec Record) string {
 		if r.Usage.OverBudget {
 			step += " — over max_cost"
 		}
+		if r.Usage.Budget != "" {
+			step += " — stopped at " + r.Usage.Budget
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.At.Format("2006-01-02 15:04"), step, usageCells(*r.Usage))
 	}
 	fmt.Fprintf(&b, "| **total** | | %s |\n", usageCells(*rec.Usage))
+	if rec.Usage.Metered {
+		b.WriteString("\nRequests, tokens and cost are what ralph's model gateway metered of the model's answers, priced from ralph's price table (`gateway.prices`); turns are the agent's own count.\n")
+	}
+	if bud := cfg.Budget; bud.Issue > 0 || bud.Day > 0 || cfg.Agent.MaxCost > 0 || cfg.Agent.MaxTokens > 0 {
+		var parts []string
+		if cfg.Agent.MaxCost > 0 {
+			parts = append(parts, fmt.Sprintf("$%.2f per step (`agent.max_cost`)", cfg.Agent.MaxCost))
+		}
+		if cfg.Agent.MaxTokens > 0 {
+			parts = append(parts, fmt.Sprintf("%s tokens per step (`agent.max_tokens`)", thousands(cfg.Agent.MaxTokens)))
+		}
+		if bud.Issue > 0 {
+			parts = append(parts, fmt.Sprintf("$%.2f for this issue (`budget.issue`), of which $%.4f is spent", bud.Issue, rec.Usage.CostUSD))
+		}
+		if bud.Day > 0 {
+			parts = append(parts, fmt.Sprintf("$%.2f a day for the repository (`budget.day`)", bud.Day))
+		}
+		fmt.Fprintf(&b, "\nBudgets: %s.\n", strings.Join(parts, "; "))
+	}
 	return b.String()
 }
 
@@ -81,5 +106,13 @@ func usageCells(u agent.Usage) string {
 	if model == "" {
 		model = "—"
 	}
-	return fmt.Sprintf("%d | %d | %d | %s | %s", u.Turns, u.InputTokens, u.OutputTokens, cost, strings.ReplaceAll(model, "|", "\\|"))
+	requests := "—"
+	if u.Requests > 0 {
+		requests = fmt.Sprint(u.Requests)
+	}
+	in := fmt.Sprint(u.InputTokens)
+	if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
+		in += fmt.Sprintf(" (%d)", c)
+	}
+	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(model, "|", "\\|"))
 }

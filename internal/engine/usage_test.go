@@ -24,9 +24,9 @@ func TestStatusShowsUsage(t *testing.T) {
 	body := RenderStatus(1, rec, config.Default(), Links{})
 	for _, want := range []string{
 		"### Agent usage",
-		"| 2026-11-22 01:02 | research | 2 | 2000 | 100 | $0.0100 | claude-x |",
-		"| 2026-11-22 02:02 | plan (failed) — turn limit hit | 1 | 1000 | 50 | — | claude-x |",
-		"| **total** | | 3 | 3000 | 150 | $0.0100 | claude-x |",
+		"| 2026-11-22 01:02 | research | 2 | — | 2000 | 100 | $0.0100 | claude-x |",
+		"| 2026-11-22 02:02 | plan (failed) — turn limit hit | 1 | — | 1000 | 50 | — | claude-x |",
+		"| **total** | | 3 | — | 3000 | 150 | $0.0100 | claude-x |",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("status comment lacks %q:\n%s", want, body)
@@ -35,5 +35,30 @@ func TestStatusShowsUsage(t *testing.T) {
 	back, ok, err := ParseRecord(body)
 	if err != nil || !ok || back.Usage == nil || back.History[0].Usage == nil || back.History[0].Usage.Turns != 2 {
 		t.Errorf("usage did not survive the record: %+v, %v, %v", back.Usage, ok, err)
+	}
+}
+
+// With the gateway, the table shows its figures (requests, cached tokens), says whose they are, and says
+// which budget stopped a run and how much of the issue's is spent.
+func TestStatusShowsMeteredUsage(t *testing.T) {
+	t.Parallel()
+	var rec Record
+	at := time.Date(2026, 11, 22, 1, 2, 0, 0, time.UTC)
+	rec.note(Run{Step: workflow.Research, At: at, Outcome: "budget reached", Usage: &agent.Usage{Turns: 1, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, OutputTokens: 150, CostUSD: 0.0123, Model: "claude-sonnet-4-5", Metered: true, Budget: "budget.issue"}})
+	rec.State = workflow.HumanNeeded
+	cfg := config.Default()
+	cfg.Budget.Issue, cfg.Agent.MaxCost = 0.01, 0.5
+	body := RenderStatus(1, rec, cfg, Links{})
+	for _, want := range []string{
+		"| 2026-11-22 01:02 | research (budget reached) — stopped at budget.issue | 1 | 3 | 3000 (600) | 150 | $0.0123 | claude-sonnet-4-5 |",
+		"what ralph's model gateway metered",
+		"Budgets: $0.50 per step (`agent.max_cost`); $0.01 for this issue (`budget.issue`), of which $0.0123 is spent.",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("status comment lacks %q:\n%s", want, body)
+		}
+	}
+	if rec.Usage.Budget != "" {
+		t.Errorf("the total says a budget stopped it: %+v", rec.Usage)
 	}
 }

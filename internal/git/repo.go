@@ -232,9 +232,17 @@ func (e *PushRejectedError) Error() string {
 // sha the push succeeds, so repeating a push that went through is harmless. A refusal is a
 // *PushRejectedError.
 func (r *Repo) Push(ctx context.Context, sha, branch, expectOld string) error {
-	ref := "refs/heads/" + branch
-	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || strings.HasPrefix(branch, "-") {
+	if strings.HasPrefix(branch, "-") {
 		return fmt.Errorf("invalid branch name %q", branch)
+	}
+	return r.PushRef(ctx, sha, "refs/heads/"+branch, expectOld)
+}
+
+// PushRef is Push to any ref: a compare-and-swap of ref on the remote, from expectOld ("": absent) to sha.
+func (r *Repo) PushRef(ctx context.Context, sha, ref, expectOld string) error {
+	name := strings.TrimPrefix(ref, "refs/heads/")
+	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || !strings.HasPrefix(ref, "refs/") {
+		return fmt.Errorf("invalid ref name %q", ref)
 	}
 	if !isSHA(sha) {
 		return fmt.Errorf("push: %q is not a commit id", sha)
@@ -246,15 +254,62 @@ func (r *Repo) Push(ctx context.Context, sha, branch, expectOld string) error {
 	}
 	// The reason is the remote's text: it may repeat what it was sent.
 	if reason, ok := rejection(string(out)); ok {
-		return &PushRejectedError{Branch: branch, Reason: r.redactor().string(reason)}
+		return &PushRejectedError{Branch: name, Reason: r.redactor().string(reason)}
 	}
 	var ce *CommandError
 	if errors.As(err, &ce) {
 		if reason, ok := rejection(ce.Stderr); ok {
-			return &PushRejectedError{Branch: branch, Reason: reason}
+			return &PushRejectedError{Branch: name, Reason: reason}
 		}
 	}
-	return fmt.Errorf("push to branch %s: %w", branch, err)
+	return fmt.Errorf("push to %s: %w", name, err)
+}
+
+// FetchRef fetches ref from the remote into the same ref of ralph's repository and returns its commit;
+// found is false when the remote has no such ref. It costs one round trip to the remote.
+func (r *Repo) FetchRef(ctx context.Context, ref string) (sha string, found bool, err error) {
+	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || !strings.HasPrefix(ref, "refs/") {
+		return "", false, fmt.Errorf("invalid ref name %q", ref)
+	}
+	_, err = r.run(ctx, "", r.authEnv(), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", r.URL, "+"+ref+":"+ref)
+	var ce *CommandError
+	if errors.As(err, &ce) && strings.Contains(ce.Stderr, "couldn't find remote ref") {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("fetch %s: %w", ref, err)
+	}
+	out, err := r.run(ctx, "", nil, "rev-parse", "--verify", ref+"^{commit}")
+	if err != nil {
+		return "", false, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	return strings.TrimSpace(string(out)), true, nil
+}
+
+// Message is a commit's message.
+func (r *Repo) Message(ctx context.Context, sha string) (string, error) {
+	out, err := r.run(ctx, "", nil, "cat-file", "commit", sha)
+	if err != nil {
+		return "", fmt.Errorf("reading commit %s: %w", short(sha), err)
+	}
+	_, msg, _ := strings.Cut(string(out), "\n\n")
+	return msg, nil
+}
+
+// CommitNote writes a commit that carries only its message (git's empty tree), on parent ("" for none).
+func (r *Repo) CommitNote(ctx context.Context, msg, parent string, author Signature) (string, error) {
+	tree, err := r.run(ctx, "", nil, "hash-object", "-t", "tree", "-w", "--stdin")
+	if err == nil {
+		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-m", msg}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		var out []byte
+		if out, err = r.run(ctx, "", author.env(), args...); err == nil {
+			return strings.TrimSpace(string(out)), nil
+		}
+	}
+	return "", fmt.Errorf("commit: %w", err)
 }
 
 func isSHA(s string) bool {

@@ -770,3 +770,59 @@ func TestPushRejectionForms(t *testing.T) {
 		}
 	}
 }
+
+// A ref of ralph's own (the day's spending) is fetched, read and moved by compare-and-swap: a push from a
+// stale value is refused, whatever the new commit's ancestry.
+func TestNoteRef(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const ref = "refs/ralph/budget/day"
+	if sha, found, err := f.repo.FetchRef(ctx, ref); err != nil || found || sha != "" {
+		t.Fatalf("FetchRef of a missing ref = %q, %v, %v", sha, found, err)
+	}
+	first, err := f.repo.CommitNote(ctx, "first\n\n{\"n\":1}", "", sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.PushRef(ctx, first, ref, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.PushRef(ctx, first, ref, ""); err != nil {
+		t.Errorf("repeating a push that went through: %v", err)
+	}
+	second, _ := f.repo.CommitNote(ctx, "second", first, sig)
+	other, _ := f.repo.CommitNote(ctx, "another run's", "", sig)
+	if err := f.repo.PushRef(ctx, other, ref, ""); !isRejected(err) {
+		t.Errorf("creating a ref that exists: %v, want a rejection", err)
+	}
+	if err := f.repo.PushRef(ctx, second, ref, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.PushRef(ctx, other, ref, first); !isRejected(err) {
+		t.Errorf("moving the ref from a stale value: %v, want a rejection", err)
+	}
+	sha, found, err := f.repo.FetchRef(ctx, ref)
+	if err != nil || !found || sha != second {
+		t.Fatalf("FetchRef = %q, %v, %v; want %s", sha, found, err, second)
+	}
+	if msg, err := f.repo.Message(ctx, first); err != nil || msg != "first\n\n{\"n\":1}\n" {
+		t.Errorf("Message = %q, %v", msg, err)
+	}
+	if tree := f.ralph(t, "rev-parse", second+"^{tree}"); tree != "4b825dc642cb6eb9a060e54bf8d69288fbee4904" {
+		t.Errorf("a note's tree is %s, want the empty tree", tree)
+	}
+	for _, bad := range []string{"refs/ralph/bad..ref", "ralph/budget", "--upload-pack=x"} {
+		if err := f.repo.PushRef(ctx, second, bad, ""); err == nil {
+			t.Errorf("PushRef(%q): no error", bad)
+		}
+		if _, _, err := f.repo.FetchRef(ctx, bad); err == nil {
+			t.Errorf("FetchRef(%q): no error", bad)
+		}
+	}
+}
+
+func isRejected(err error) bool {
+	var rej *PushRejectedError
+	return errors.As(err, &rej)
+}

@@ -21,9 +21,11 @@ import (
 	"testing"
 )
 
-// Fixed usage the scripted models report per turn; tests check ralph records exactly these.
+// Fixed usage the scripted models report per answer; tests check ralph records exactly these. Of the input
+// tokens, CachedTokens were read from the vendor's prompt cache (each API says so its own way).
 const (
 	InputTokens  = 1000
+	CachedTokens = 200
 	OutputTokens = 50
 )
 
@@ -71,8 +73,12 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not scripted"}}`, http.StatusNotFound)
 		return
 	}
-	if got := r.Header.Get("X-Api-Key"); got != f.key {
-		f.problem("x-api-key = %q, want %q", got, f.key)
+	got := r.Header.Get("X-Api-Key")
+	if got == "" {
+		got = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") // an OAuth token
+	}
+	if got != f.key {
+		f.problem("key = %q, want %q", got, f.key)
 	}
 	var req anthropicRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -111,6 +117,9 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 
 // respond streams one assistant message: a tool_use block when tool is set, else a text block.
 func (f *Anthropic) respond(w http.ResponseWriter, req anthropicRequest, id, tool string, input any, text, stop string) {
+	f.bill()
+	// Anthropic's input_tokens counts only what no cache served.
+	usage := map[string]int{"input_tokens": InputTokens - CachedTokens, "cache_read_input_tokens": CachedTokens, "cache_creation_input_tokens": 0}
 	if !req.Stream {
 		// Claude Code streams its agent turns; answer anything else in the plain JSON form.
 		block := map[string]any{"type": "text", "text": text}
@@ -121,7 +130,7 @@ func (f *Anthropic) respond(w http.ResponseWriter, req anthropicRequest, id, too
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": req.Model,
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]int{"input_tokens": InputTokens, "output_tokens": OutputTokens},
+			"usage": map[string]int{"input_tokens": usage["input_tokens"], "cache_read_input_tokens": CachedTokens, "output_tokens": OutputTokens},
 		})
 		return
 	}
@@ -137,7 +146,7 @@ func (f *Anthropic) respond(w http.ResponseWriter, req anthropicRequest, id, too
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]int{"input_tokens": InputTokens, "output_tokens": 1},
+		"usage": map[string]int{"input_tokens": usage["input_tokens"], "cache_read_input_tokens": CachedTokens, "cache_creation_input_tokens": 0, "output_tokens": 1},
 	}})
 	if tool != "" {
 		args, _ := json.Marshal(input)

@@ -88,12 +88,13 @@ func (f *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 	if counted {
 		f.turn()
 	}
+	f.bill()
 	resp := map[string]any{
 		"candidates": []any{map[string]any{
 			"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0,
 		}},
-		"usageMetadata": map[string]int{"promptTokenCount": InputTokens, "candidatesTokenCount": OutputTokens,
-			"totalTokenCount": InputTokens + OutputTokens},
+		"usageMetadata": map[string]int{"promptTokenCount": InputTokens, "cachedContentTokenCount": CachedTokens,
+			"candidatesTokenCount": OutputTokens, "totalTokenCount": InputTokens + OutputTokens},
 		"modelVersion": model,
 	}
 	b, _ := json.Marshal(resp)

@@ -51,6 +51,7 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	turn := f.turn()
+	f.bill()
 	var item map[string]any
 	if !strings.Contains(string(req.Input), `"function_call_output"`) {
 		artifact := target(f.artifact, string(req.Input))
@@ -91,7 +92,7 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	resp["status"] = "completed"
 	resp["output"] = []any{item}
 	resp["usage"] = map[string]any{
-		"input_tokens": InputTokens, "input_tokens_details": map[string]int{"cached_tokens": 0},
+		"input_tokens": InputTokens, "input_tokens_details": map[string]int{"cached_tokens": CachedTokens},
 		"output_tokens": OutputTokens, "output_tokens_details": map[string]int{"reasoning_tokens": 0},
 		"total_tokens": InputTokens + OutputTokens,
 	}

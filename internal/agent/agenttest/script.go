@@ -17,6 +17,32 @@ type script struct {
 	mu       sync.Mutex
 	turns    int      // agent turns answered
 	problems []string // requests the script did not expect
+	billed   Billed
+}
+
+// Billed is what a scripted model billed, over every answer it gave (side requests included).
+type Billed struct {
+	Requests     int
+	InputTokens  int // cached ones included
+	CachedTokens int
+	OutputTokens int
+}
+
+// Billed is what the model billed so far.
+func (s *script) Billed() Billed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.billed
+}
+
+// bill counts one answer, billed at the fixed usage of every answer.
+func (s *script) bill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.billed.Requests++
+	s.billed.InputTokens += InputTokens
+	s.billed.CachedTokens += CachedTokens
+	s.billed.OutputTokens += OutputTokens
 }
 
 // start serves h on loopback until the test ends.

@@ -1,0 +1,170 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/gateway"
+)
+
+// Gateway is how one run of the agent reaches ralph's model gateway.
+type Gateway struct {
+	Vendor gateway.Vendor
+	URL    string // the gateway's base URL, in place of the vendor's
+	Key    string // good for this run's gateway only
+	// KeyName is the variable ralph holds the real key in (ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, …):
+	// the agent gets the gateway's key under the same name, so that its CLI authenticates as it would with
+	// the real one.
+	KeyName string
+}
+
+// The variables every agent that runs with the gateway gets, whatever its vendor: a command agent may use
+// them to reach its model through ralph.
+const (
+	EnvGatewayURL    = "RALPH_GATEWAY_URL"    // the vendor API's base URL, through ralph
+	EnvGatewayKey    = "RALPH_GATEWAY_KEY"    // the key for that URL, good for this run
+	EnvGatewayVendor = "RALPH_GATEWAY_VENDOR" // anthropic, openai or gemini
+)
+
+// baseURLs are the variables through which each vendor's CLIs and SDKs take the API's URL, and the path
+// the URL must end in for them.
+var baseURLs = map[gateway.Vendor][]struct{ name, suffix string }{
+	gateway.Anthropic: {{"ANTHROPIC_BASE_URL", ""}},
+	gateway.OpenAI:    {{"OPENAI_BASE_URL", "/v1"}},
+	gateway.Gemini:    {{"GOOGLE_GEMINI_BASE_URL", ""}},
+}
+
+// env is the agent's environment with the gateway in place of the vendor: every variable that may hold a
+// model key of the vendor, or point its clients elsewhere, is replaced; the agent gets the gateway's URL,
+// and its key under the name the real key has (and the vendor's first key name, which SDKs read).
+func (g *Gateway) env(base []string) []string {
+	drop := map[string]bool{EnvGatewayURL: true, EnvGatewayKey: true, EnvGatewayVendor: true}
+	for _, n := range g.Vendor.CredentialNames() {
+		drop[n] = true
+	}
+	for _, b := range baseURLs[g.Vendor] {
+		drop[b.name] = true
+	}
+	env := make([]string, 0, len(base)+8)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, EnvGatewayURL+"="+g.URL, EnvGatewayKey+"="+g.Key, EnvGatewayVendor+"="+string(g.Vendor))
+	for _, b := range baseURLs[g.Vendor] {
+		env = append(env, b.name+"="+g.URL+b.suffix)
+	}
+	names := []string{g.Vendor.CredentialNames()[0]}
+	if g.KeyName != "" && g.KeyName != names[0] {
+		names = append(names, g.KeyName)
+	}
+	if g.KeyName == "CLAUDE_CODE_OAUTH_TOKEN" {
+		// Claude Code prefers an API key to its OAuth token: give it only the token, as ralph holds only that.
+		names = names[1:]
+	}
+	for _, n := range names {
+		env = append(env, n+"="+g.Key)
+	}
+	return env
+}
+
+// presetArgs are what a preset's CLI needs besides its environment to reach the gateway. Codex takes no
+// base URL from its environment for its own provider: it gets a provider of ralph's, on the command line
+// (which holds the URL, not the key: the key is read from RALPH_GATEWAY_KEY).
+func (g *Gateway) presetArgs(preset string) []string {
+	if preset != "codex" {
+		return nil
+	}
+	provider := fmt.Sprintf(`model_providers.ralph={name="ralph", base_url="%s/v1", env_key="%s", wire_api="responses"}`, g.URL, EnvGatewayKey)
+	return []string{"-c", provider, "-c", "model_provider=ralph"}
+}
+
+// geminiSettings are Gemini CLI's user settings for the gateway: with GOOGLE_GEMINI_BASE_URL set it takes
+// the auth type to be "gateway", which headless mode refuses, unless the settings pick the API key.
+const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`
+
+// prepareHome writes what a preset's CLI reads from its HOME to use the gateway (Gemini CLI's settings),
+// unless the HOME already has it; the file is the HOME's owner's, as the rest of the agent's HOME is.
+func (g *Gateway) prepareHome(preset string, env []string) error {
+	if preset != "gemini" {
+		return nil
+	}
+	home := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	if home == "" {
+		return nil
+	}
+	info, err := os.Stat(home)
+	if err != nil {
+		return fmt.Errorf("the agent's HOME: %w", err)
+	}
+	dir := filepath.Join(home, ".gemini")
+	file := filepath.Join(dir, "settings.json")
+	if _, err := os.Lstat(file); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, []byte(geminiSettings+"\n"), 0o600); err != nil {
+		return err
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		for _, p := range []string{dir, file} {
+			if err := os.Lchown(p, int(st.Uid), int(st.Gid)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ModelCredential is the vendor's key as ralph holds it: the first of the vendor's key variables that
+// agent.env sets to a value, or, named there with an empty value or not at all, that ralph's environment
+// has. ok is false when there is none.
+func ModelCredential(vendor gateway.Vendor, env []string, extra map[string]string) (gateway.Credential, bool) {
+	have := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			have[k] = v
+		}
+	}
+	for _, name := range vendor.CredentialNames() {
+		v := extra[name]
+		if v == "" {
+			v = have[name]
+		}
+		if v != "" {
+			return gateway.Credential{Name: name, Value: v}, true
+		}
+	}
+	return gateway.Credential{}, false
+}
+
+// PreflightGateway checks, before ralph touches an issue, that ralph holds the model key its gateway needs
+// (ralph's environment, under one of the vendor's variables), and that the upstream is usable.
+func PreflightGateway(c config.Config, env []string) error {
+	v := gateway.Vendor(c.GatewayVendor())
+	if v == "" {
+		return nil
+	}
+	cred, ok := ModelCredential(v, env, c.Agent.Env)
+	if !ok {
+		return fmt.Errorf("the agent cannot run here, so ralph left the issue alone: ralph's model gateway needs the %s key in ralph's environment, as %s (from a secret, in the workflow step's env); ralph keeps it, and the agent gets a key of the gateway's, good for one run",
+			v, strings.Join(v.CredentialNames(), " or "))
+	}
+	if _, err := gateway.New(gateway.Options{Vendor: v, Upstream: c.Gateway.Upstream, Credential: cred}); err != nil {
+		return fmt.Errorf("the agent cannot run here, so ralph left the issue alone: %w", err)
+	}
+	return nil
+}

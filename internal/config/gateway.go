@@ -1,0 +1,268 @@
+package config
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Gateway is the gateway: section: ralph's model gateway, between the agent and its model's API. With it,
+// ralph holds the model key (the agent gets a loopback URL and a key good for one run), meters every
+// request, and enforces agent.max_cost, agent.max_tokens and the budget: section.
+type Gateway struct {
+	// Enabled puts the gateway in front of a preset's CLI (true by default); false leaves the agent to
+	// reach its model itself, with a key agent.env hands it. For preset command, Vendor decides.
+	Enabled bool // enabled
+	// Vendor is the model API a command agent speaks (anthropic, openai or gemini); set, the command gets
+	// the gateway too. The presets know their own: claude speaks anthropic, codex openai, gemini gemini.
+	Vendor string // vendor
+	// Upstream is the vendor API's base URL the gateway forwards to ("" = the vendor's public host): a
+	// proxy of your own, an enterprise endpoint, or a scripted model in tests.
+	Upstream string // upstream
+	// Prices add to or replace entries of the built-in price table: model name (or the start of one) to
+	// US dollars per million tokens.
+	Prices map[string]Price // prices
+}
+
+// Price is one entry of gateway.prices, in US dollars per million tokens.
+type Price struct {
+	Input      float64 // input (required)
+	Output     float64 // output (required)
+	CacheRead  float64 // cache_read: default, the input price
+	CacheWrite float64 // cache_write: default, the input price
+}
+
+// Budget is the budget: section: spending limits across runs, in US dollars, that the model gateway
+// enforces (agent.max_cost is the limit of one step).
+type Budget struct {
+	// Issue bounds what all the runs of one issue spend together, as its record counts it (0 = none).
+	Issue float64 // issue
+	// Day bounds what all the runs of the repository spend in one UTC day (0 = none).
+	Day float64 // day
+}
+
+// The model APIs of gateway.vendor, and the presets that speak them.
+var (
+	vendors      = []string{"anthropic", "openai", "gemini"}
+	presetVendor = map[string]string{"claude": "anthropic", "codex": "openai", "gemini": "gemini"}
+	// baseURLNames are the variables through which each vendor's clients learn its URL: with the gateway
+	// on, ralph sets them to the gateway.
+	baseURLNames = map[string][]string{
+		"anthropic": {"ANTHROPIC_BASE_URL"},
+		"openai":    {"OPENAI_BASE_URL"},
+		"gemini":    {"GOOGLE_GEMINI_BASE_URL"},
+	}
+	gatewayKeys = []string{"enabled", "vendor", "upstream", "prices"}
+	priceKeys   = []string{"input", "output", "cache_read", "cache_write"}
+	budgetKeys  = []string{"issue", "day"}
+)
+
+// GatewayVendor is the model API ralph's gateway serves the agent, or "" when the agent runs without it.
+func (c Config) GatewayVendor() string {
+	if !c.Gateway.Enabled {
+		return ""
+	}
+	if v, ok := presetVendor[c.Agent.Preset]; ok {
+		return v
+	}
+	return c.Gateway.Vendor
+}
+
+// BaseURLNames are the variables a vendor's clients take its API's URL from.
+func BaseURLNames(vendor string) []string { return baseURLNames[vendor] }
+
+func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(gatewayKeys, ", "))
+	}
+	pairs, err := p.fields(n, section, gatewayKeys)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		switch f.name {
+		case "enabled":
+			g.Enabled, err = p.boolean(f.value, f.path)
+		case "vendor":
+			g.Vendor, err = p.choice(f.value, f.path, vendors)
+		case "upstream":
+			if g.Upstream, err = p.str(f.value, f.path); err == nil && g.Upstream != "" {
+				if why := checkUpstream(g.Upstream); why != "" {
+					err = p.errorf(f.value, f.path, "%q %s", g.Upstream, why)
+				}
+			}
+		case "prices":
+			g.Prices, err = p.prices(f.value, f.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkUpstream says what is wrong with gateway.upstream, or "".
+func checkUpstream(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Host == "":
+		return "is not a URL such as https://api.anthropic.com"
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "must be an http or https URL"
+	case u.User != nil:
+		return "must not carry a user or password: ralph adds the key itself"
+	case u.RawQuery != "" || u.Fragment != "":
+		return "must not have a query or a fragment"
+	}
+	return ""
+}
+
+func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
+	out := map[string]Price{}
+	if isNull(n) {
+		return out, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errorf(n, key, "must be a mapping of model names to prices, such as `claude-sonnet-4-5: {input: 3, output: 15}`")
+	}
+	models, err := p.fields(n, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range models {
+		if strings.TrimSpace(m.name) == "" {
+			return nil, p.errorf(m.key, m.path, "must name a model")
+		}
+		if m.value.Kind != yaml.MappingNode {
+			return nil, p.errorf(m.value, m.path, "must be a mapping with the keys %s, in US dollars per million tokens", strings.Join(priceKeys, ", "))
+		}
+		pairs, err := p.fields(m.value, m.path, priceKeys)
+		if err != nil {
+			return nil, err
+		}
+		pr := Price{CacheRead: -1, CacheWrite: -1}
+		seen := map[string]bool{}
+		for _, f := range pairs {
+			var v float64
+			if v, err = p.rate(f.value, f.path); err != nil {
+				return nil, err
+			}
+			seen[f.name] = true
+			switch f.name {
+			case "input":
+				pr.Input = v
+			case "output":
+				pr.Output = v
+			case "cache_read":
+				pr.CacheRead = v
+			case "cache_write":
+				pr.CacheWrite = v
+			}
+		}
+		for _, k := range []string{"input", "output"} {
+			if !seen[k] {
+				return nil, p.errorf(m.value, m.path+"."+k, "must be set: US dollars per million %s tokens", k)
+			}
+		}
+		if pr.CacheRead < 0 {
+			pr.CacheRead = pr.Input
+		}
+		if pr.CacheWrite < 0 {
+			pr.CacheWrite = pr.Input
+		}
+		out[m.name] = pr
+	}
+	return out, nil
+}
+
+// rate decodes a price in US dollars per million tokens: zero or more (a model of your own may be free).
+func (p *parser) rate(n *yaml.Node, key string) (float64, error) {
+	tag := n.ShortTag()
+	if n.Kind != yaml.ScalarNode || (tag != "!!float" && tag != "!!int") {
+		return 0, p.errorf(n, key, "must be US dollars per million tokens such as 3 or 0.30, not %s", describe(n))
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil || f != f || f < 0 || f > 1e6 {
+		return 0, p.errorf(n, key, "must be US dollars per million tokens such as 3 or 0.30, not %s", describe(n))
+	}
+	return f, nil
+}
+
+func (p *parser) budget(n *yaml.Node, section string, b *Budget) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(budgetKeys, ", "))
+	}
+	pairs, err := p.fields(n, section, budgetKeys)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		switch f.name {
+		case "issue":
+			b.Issue, err = p.money(f.value, f.path)
+		case "day":
+			b.Day, err = p.money(f.value, f.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGateway checks what the gateway's settings and the agent's must agree on, once the whole file is
+// read (the sections may come in any order). at finds a key's node by its dotted path.
+func (p *parser) checkGateway(c *Config, at map[string]*yaml.Node) error {
+	vendor := c.GatewayVendor()
+	if n, ok := at["gateway.vendor"]; ok {
+		if pv, preset := presetVendor[c.Agent.Preset]; preset && c.Gateway.Vendor != pv {
+			return p.errorf(n, "gateway.vendor", "preset %s speaks %s; gateway.vendor applies to preset command", c.Agent.Preset, pv)
+		}
+	}
+	why := "needs ralph's model gateway, which meters what the agent spends"
+	switch {
+	case c.Agent.Preset == "command" && vendor == "":
+		why += ": set gateway.vendor to the API your command speaks (anthropic, openai or gemini)"
+	case vendor == "":
+		why += ": remove gateway.enabled: false"
+	}
+	for _, k := range []string{"agent.max_tokens", "budget.issue", "budget.day"} {
+		if n, ok := at[k]; ok && vendor == "" {
+			return p.errorf(n, k, "%s", why)
+		}
+	}
+	if n, ok := at["agent.max_cost"]; ok && vendor == "" {
+		switch c.Agent.Preset {
+		case "claude":
+			// Without the gateway, Claude Code's own report of its cost is what there is.
+		case "command":
+			return p.errorf(n, "agent.max_cost", "%s", why)
+		default:
+			return p.errorf(n, "agent.max_cost", "cannot be enforced with preset %s without ralph's model gateway: its CLI reports tokens but no cost; remove gateway.enabled: false, or use agent.max_turns", c.Agent.Preset)
+		}
+	}
+	if vendor == "" {
+		return nil
+	}
+	names := make([]string, 0, len(c.Agent.Env))
+	for k := range c.Agent.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		for _, b := range baseURLNames[vendor] {
+			if strings.EqualFold(k, b) {
+				return p.errorf(at["agent.env."+k], "agent.env."+k, "is ralph's to set: the agent reaches its model through ralph's gateway; put your endpoint in gateway.upstream instead")
+			}
+		}
+	}
+	return nil
+}

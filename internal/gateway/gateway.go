@@ -1,0 +1,492 @@
+// Package gateway is ralph's model gateway: a loopback HTTP proxy between one agent run and its model's
+// API. The agent gets the gateway's URL and a key valid for that run only; the gateway forwards the few API
+// paths the agent's CLI needs to the vendor, with the real key, which never leaves ralph. It meters every
+// response's token usage as it streams through, prices it, and refuses further model requests once a
+// budget is reached.
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Tokens counts the tokens of a request or a run. Input counts every prompt token, those the vendor's cache
+// served (CacheRead) or stored (CacheWrite) included; Output counts every generated token, reasoning
+// included.
+type Tokens struct {
+	Input      int
+	CacheRead  int
+	CacheWrite int
+	Output     int
+}
+
+func (t Tokens) add(u Tokens, sign int) Tokens {
+	t.Input += sign * u.Input
+	t.CacheRead += sign * u.CacheRead
+	t.CacheWrite += sign * u.CacheWrite
+	t.Output += sign * u.Output
+	return t
+}
+
+// Total is input plus output: what a token budget counts.
+func (t Tokens) Total() int { return t.Input + t.Output }
+
+// Usage is what the gateway metered of one run.
+type Usage struct {
+	Tokens
+	Requests int     // model requests forwarded (token counting excluded)
+	CostUSD  float64 // at the prices of the table
+	Model    string  // the model of the last response that named one
+	// Unpriced names the models the price table did not know; they were priced at its dearest entry.
+	Unpriced []string
+}
+
+// Limit is one budget for a run: a cost in US dollars, a number of tokens, or both (zero: none). Name says
+// which budget it is, in the gateway's refusals and in Stop ("step", "issue", "day").
+type Limit struct {
+	Name   string
+	Cost   float64
+	Tokens int
+	// Why is said to the agent when the limit refuses a request: what the budget is and how to raise it.
+	Why string
+}
+
+func (l Limit) reached(u Usage) bool {
+	return l.Cost > 0 && u.CostUSD >= l.Cost || l.Tokens > 0 && u.Total() >= l.Tokens
+}
+
+// Stop is the budget that stopped a run's model requests, and what had been spent then.
+type Stop struct {
+	Limit Limit
+	Spent Usage
+}
+
+// Options configure a gateway for one run.
+type Options struct {
+	Vendor Vendor
+	// Upstream is the vendor API's base URL (DefaultUpstream when ""); a path in it is a prefix of every
+	// forwarded path (a proxy's /anthropic, say).
+	Upstream   string
+	Credential Credential
+	// Prices price the responses; nil: the vendor's defaults.
+	Prices Prices
+	// Limits are the run's budgets: every model request is refused once any of them is reached.
+	Limits []Limit
+	// Transport reaches the vendor (proxies, CA bundle); nil: a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// Gateway is one run's gateway, serving on loopback until Close.
+type Gateway struct {
+	opts     Options
+	spec     spec
+	upstream *url.URL
+	key      string
+	proxy    *httputil.ReverseProxy
+	srv      *http.Server
+	ln       net.Listener
+
+	mu       sync.Mutex
+	usage    Usage
+	unpriced map[string]bool
+	stop     *Stop
+	refused  []string // what was refused, one line each, for the log
+}
+
+// Start makes a gateway and serves it on a loopback port of its own.
+func Start(opts Options) (*Gateway, error) {
+	g, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("model gateway: listen on loopback: %w", err)
+	}
+	g.ln = ln
+	// No read or write timeout: a model's stream may run for many minutes. The agent's connections end
+	// with Close.
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = g.srv.Serve(ln) }()
+	return g, nil
+}
+
+// New makes a gateway without serving it (Start serves it; a test may serve it its own way).
+func New(opts Options) (*Gateway, error) {
+	sp, err := specOf(opts.Vendor)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Credential.Value == "" {
+		return nil, fmt.Errorf("model gateway: no %s key: set %s in ralph's environment", opts.Vendor, strings.Join(opts.Vendor.CredentialNames(), " or "))
+	}
+	raw := opts.Upstream
+	if raw == "" {
+		raw = opts.Vendor.DefaultUpstream()
+	}
+	up, err := url.Parse(raw)
+	if err != nil || (up.Scheme != "https" && up.Scheme != "http") || up.Host == "" {
+		return nil, fmt.Errorf("model gateway: upstream %q is not an http(s) URL", raw)
+	}
+	if opts.Prices == nil {
+		opts.Prices = DefaultPrices(opts.Vendor)
+	}
+	key := make([]byte, 24)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	g := &Gateway{opts: opts, spec: sp, upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{}}
+	transport := opts.Transport
+	if transport == nil {
+		// A transport of its own: another user of the process's default one (CloseIdleConnections, say)
+		// must not touch the run's streams.
+		transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	g.proxy = &httputil.ReverseProxy{
+		Rewrite:       g.rewrite,
+		Transport:     transport,
+		FlushInterval: -1, // streams pass through as they come
+		BufferPool:    buffers,
+		// A stream the agent stops reading (its CLI was stopped) is not ralph's error to print.
+		ErrorLog:       log.New(io.Discard, "", 0),
+		ModifyResponse: g.meterResponse,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			g.note("could not reach %s for %s %s: %v", g.upstream.Host, r.Method, r.URL.Path, err)
+			g.refuse(w, http.StatusBadGateway, "ralph's model gateway could not reach the model API: "+err.Error())
+		},
+	}
+	return g, nil
+}
+
+// buffers are the proxy's copy buffers, shared by every gateway of the process.
+var buffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+
+type bufferPool struct{ pool sync.Pool }
+
+func (p *bufferPool) Get() []byte  { return *p.pool.Get().(*[]byte) }
+func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
+
+// URL is the gateway's base URL, which the agent uses in place of the vendor's.
+func (g *Gateway) URL() string { return "http://" + g.ln.Addr().String() }
+
+// Key is the key the agent presents: it is good for this gateway only, which lives as long as the run.
+func (g *Gateway) Key() string { return g.key }
+
+// Usage is what the gateway has metered so far.
+func (g *Gateway) Usage() Usage {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u := g.usage
+	u.Unpriced = nil
+	for m := range g.unpriced {
+		u.Unpriced = append(u.Unpriced, m)
+	}
+	return u
+}
+
+// Stopped is the budget that refused a model request, or nil when none did.
+func (g *Gateway) Stopped() *Stop {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stop == nil {
+		return nil
+	}
+	s := *g.stop
+	return &s
+}
+
+// Refused lists what the gateway refused or could not forward, one line each.
+func (g *Gateway) Refused() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.refused...)
+}
+
+// Close stops serving and ends every connection: the run's key is good for nothing after it.
+func (g *Gateway) Close() error {
+	if g.srv == nil {
+		return nil
+	}
+	return g.srv.Close()
+}
+
+func (g *Gateway) note(format string, args ...any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.refused) < 100 {
+		g.refused = append(g.refused, fmt.Sprintf(format, args...))
+	}
+}
+
+// ServeHTTP checks the run's key, the path and the budget, then forwards the request.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(r) {
+		g.note("refused %s %s: not the run's key", r.Method, r.URL.Path)
+		g.refuse(w, http.StatusUnauthorized, "ralph's model gateway: this key is not good here")
+		return
+	}
+	rt, ok := g.route(r)
+	if !ok {
+		g.note("refused %s %s: not a model API path ralph forwards", r.Method, r.URL.Path)
+		g.refuse(w, http.StatusForbidden, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
+		return
+	}
+	if rt.metered {
+		g.mu.Lock()
+		var hit *Limit
+		for i := range g.opts.Limits {
+			if l := g.opts.Limits[i]; l.reached(g.usage) {
+				hit = &l
+				break
+			}
+		}
+		if hit != nil && g.stop == nil {
+			g.stop = &Stop{Limit: *hit, Spent: g.usage}
+		}
+		if hit == nil {
+			g.usage.Requests++
+		}
+		spent := g.usage
+		g.mu.Unlock()
+		if hit != nil {
+			g.note("refused %s %s: the %s budget is reached", r.Method, r.URL.Path, hit.Name)
+			msg := fmt.Sprintf("ralph: budget reached, no more model requests in this step: %s (this step has spent $%.4f, %d tokens)", hit.Why, spent.CostUSD, spent.Total())
+			g.refuse(w, http.StatusBadRequest, msg)
+			return
+		}
+	}
+	// The request is read whole before it is forwarded: passed on as it comes, the server would close it
+	// once the answer's headers are written, and the transport's last read of it would then cut the
+	// connection to the vendor, and the answer streaming on it.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil {
+		g.refuse(w, http.StatusBadRequest, "ralph's model gateway could not read the request: "+err.Error())
+		return
+	}
+	if len(body) > maxRequest {
+		g.note("refused %s %s: a request over %d MiB", r.Method, r.URL.Path, maxRequest>>20)
+		g.refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("ralph's model gateway takes requests of at most %d MiB", maxRequest>>20))
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.Header.Del("Content-Length")
+	r.Header.Del("Transfer-Encoding")
+	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+}
+
+// maxRequest bounds one request to the model: a long context with images is a few MiB.
+const maxRequest = 64 << 20
+
+// routeKey carries a forwarded request's route to its response.
+type routeKey struct{}
+
+// authorized: the request carries the run's key where the vendor's clients put theirs.
+func (g *Gateway) authorized(r *http.Request) bool {
+	candidates := []string{r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")}
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		candidates = append(candidates, a[7:])
+	}
+	for _, c := range candidates {
+		if c != "" && subtle.ConstantTimeCompare([]byte(c), []byte(g.key)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// route is the request's route, when the gateway forwards it. The path must be plain: an escaped
+// character (an encoded slash, say) could mean another path to the vendor than the one checked here.
+func (g *Gateway) route(r *http.Request) (route, bool) {
+	if r.URL.RawPath != "" || strings.Contains(r.URL.Path, "..") {
+		return route{}, false
+	}
+	for _, rt := range g.spec.routes {
+		if r.Method == rt.method && rt.path.MatchString(r.URL.Path) {
+			return rt, true
+		}
+	}
+	return route{}, false
+}
+
+// rewrite makes the request to the vendor: the upstream URL, only the query parameters the API takes,
+// and the real key in place of anything the agent sent to identify itself.
+func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
+	q := url.Values{}
+	in := pr.In.URL.Query()
+	for _, k := range g.spec.query {
+		if v, ok := in[k]; ok {
+			q[k] = v
+		}
+	}
+	pr.SetURL(g.upstream)
+	pr.Out.URL.RawQuery = q.Encode()
+	h := pr.Out.Header
+	for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie", "Proxy-Authorization", "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip"} {
+		h.Del(k)
+	}
+	// The gateway reads what streams back: let the transport ask for gzip and decompress it, rather than
+	// pass through an encoding the meter cannot read.
+	h.Del("Accept-Encoding")
+	g.spec.credential(h, g.opts.Credential)
+}
+
+// refuse answers with an error in the vendor's own shape, which its CLI shows.
+func (g *Gateway) refuse(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(g.spec.errorBody(status, msg))
+}
+
+// maxBody bounds what the meter keeps of one JSON body or one event: far more than a model's answer.
+const maxBody = 16 << 20
+
+// meterResponse reads the usage of a model response as it passes to the agent.
+func (g *Gateway) meterResponse(resp *http.Response) error {
+	rt, ok := resp.Request.Context().Value(routeKey{}).(route)
+	if !ok || !rt.metered {
+		return nil
+	}
+	m := &meter{g: g, rc: resp.Body}
+	if strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		m.sse = true
+	}
+	resp.Body = m
+	return nil
+}
+
+// meter passes a response body through and reads its usage on the way: event by event for a stream, at
+// the end for a JSON body.
+type meter struct {
+	g   *Gateway
+	rc  io.ReadCloser
+	sse bool
+
+	line    []byte // the stream's current line
+	skip    bool   // the current line is too long to keep
+	body    bytes.Buffer
+	over    bool // the JSON body is too long to keep
+	r       reading
+	counted reading // what of r is in the gateway's totals
+	ended   bool
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	n, err := m.rc.Read(p)
+	if n > 0 {
+		m.feed(p[:n])
+	}
+	if err != nil {
+		m.end()
+	}
+	return n, err
+}
+
+func (m *meter) Close() error {
+	m.end()
+	return m.rc.Close()
+}
+
+func (m *meter) feed(p []byte) {
+	if !m.sse {
+		if !m.over && m.body.Len()+len(p) <= maxBody {
+			m.body.Write(p)
+		} else {
+			m.over = true
+		}
+		return
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !m.skip {
+			if len(m.line)+len(chunk) > maxBody {
+				m.skip, m.line = true, m.line[:0]
+			} else {
+				m.line = append(m.line, chunk...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if !m.skip {
+			m.event(m.line)
+		}
+		m.line, m.skip = m.line[:0], false
+		p = p[i+1:]
+	}
+}
+
+// event reads one line of a stream: only data lines that speak of usage or the model are parsed.
+func (m *meter) event(line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:"))
+	if !ok {
+		return
+	}
+	data = bytes.TrimSpace(data)
+	if !bytes.Contains(data, []byte(`usage`)) && !bytes.Contains(data, []byte(`"model`)) {
+		return // a text delta: most of a stream
+	}
+	m.g.spec.event(data, &m.r)
+	m.g.update(m)
+}
+
+func (m *meter) end() {
+	if m.ended {
+		return
+	}
+	m.ended = true
+	if m.sse {
+		if len(m.line) > 0 && !m.skip {
+			m.event(m.line)
+		}
+		return
+	}
+	if m.over {
+		m.g.note("a model response over %d MiB could not be metered", maxBody>>20)
+		return
+	}
+	m.g.spec.json(m.body.Bytes(), &m.r)
+	m.g.update(m)
+}
+
+// update moves a response's latest reading into the gateway's totals.
+func (g *Gateway) update(m *meter) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m.r == m.counted {
+		return
+	}
+	g.usage.Tokens = g.usage.Tokens.add(m.counted.Tokens, -1).add(m.r.Tokens, 1)
+	g.usage.CostUSD += g.price(m.r) - g.price(m.counted)
+	if m.r.model != "" {
+		g.usage.Model = m.r.model
+	}
+	m.counted = m.r
+}
+
+func (g *Gateway) price(r reading) float64 {
+	if r.Tokens == (Tokens{}) {
+		return 0
+	}
+	p, _, known := g.opts.Prices.For(r.model)
+	if !known {
+		g.unpriced[r.model] = true
+	}
+	return p.Cost(r.Tokens)
+}

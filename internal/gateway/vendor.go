@@ -1,0 +1,316 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// Vendor is a model API the gateway speaks.
+type Vendor string
+
+// The vendors: the APIs of the presets' CLIs.
+const (
+	Anthropic Vendor = "anthropic" // Messages API (Claude Code)
+	OpenAI    Vendor = "openai"    // Responses API (Codex)
+	Gemini    Vendor = "gemini"    // Gemini API generateContent (Gemini CLI)
+)
+
+// Vendors lists every vendor, for config errors.
+var Vendors = []Vendor{Anthropic, OpenAI, Gemini}
+
+// DefaultUpstream is the vendor's public API host, where the gateway forwards unless the config says
+// otherwise (gateway.upstream: a proxy, or a scripted model in tests).
+func (v Vendor) DefaultUpstream() string {
+	switch v {
+	case Anthropic:
+		return "https://api.anthropic.com"
+	case OpenAI:
+		return "https://api.openai.com"
+	case Gemini:
+		return "https://generativelanguage.googleapis.com"
+	}
+	return ""
+}
+
+// CredentialNames are the variables of ralph's environment that may hold the vendor's key, in the order
+// they are looked for. The agent never gets any of them: the one ralph holds is replaced by the gateway's
+// key for the run.
+func (v Vendor) CredentialNames() []string {
+	switch v {
+	case Anthropic:
+		return []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}
+	case OpenAI:
+		return []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
+	case Gemini:
+		return []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+	}
+	return nil
+}
+
+// Credential is the vendor's key and the variable ralph took it from, which says how it is sent: an API key
+// in the vendor's key header, or an OAuth token (CLAUDE_CODE_OAUTH_TOKEN) as a bearer token.
+type Credential struct {
+	Name  string
+	Value string
+}
+
+// route is an API path the gateway forwards.
+type route struct {
+	method string
+	path   *regexp.Regexp
+	// metered: the path bills tokens, so the budget is checked before it is forwarded and its response is
+	// read for usage. Token counting is free and unmetered.
+	metered bool
+}
+
+// spec is what the gateway knows of one vendor's API.
+type spec struct {
+	routes []route
+	// query are the query parameters forwarded; any other is dropped (the Gemini API's key= among them).
+	query []string
+	// credential sets the real key on the request to the vendor.
+	credential func(h http.Header, c Credential)
+	// errorBody is an error in the vendor's own shape, so that the CLI shows its message.
+	errorBody func(status int, msg string) []byte
+	// event reads one server-sent event's data, json reads a whole JSON body, into u.
+	event func(data []byte, u *reading)
+	json  func(body []byte, u *reading)
+}
+
+// geminiModel is a model name in a Gemini API path: no slash, no dot-dot.
+const geminiModel = `[A-Za-z0-9][A-Za-z0-9._-]*`
+
+func specOf(v Vendor) (spec, error) {
+	switch v {
+	case Anthropic:
+		return spec{
+			routes: []route{
+				{http.MethodPost, regexp.MustCompile(`^/v1/messages$`), true},
+				{http.MethodPost, regexp.MustCompile(`^/v1/messages/count_tokens$`), false},
+			},
+			query: []string{"beta"},
+			credential: func(h http.Header, c Credential) {
+				if c.Name == "CLAUDE_CODE_OAUTH_TOKEN" {
+					h.Set("Authorization", "Bearer "+c.Value)
+					return
+				}
+				h.Set("X-Api-Key", c.Value)
+			},
+			errorBody: func(status int, msg string) []byte {
+				kind := "invalid_request_error"
+				switch status {
+				case http.StatusForbidden:
+					kind = "permission_error"
+				case http.StatusUnauthorized:
+					kind = "authentication_error"
+				}
+				return mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}})
+			},
+			event: anthropicEvent,
+			json:  anthropicJSON,
+		}, nil
+	case OpenAI:
+		return spec{
+			routes: []route{{http.MethodPost, regexp.MustCompile(`^/v1/responses$`), true}},
+			credential: func(h http.Header, c Credential) {
+				h.Set("Authorization", "Bearer "+c.Value)
+			},
+			errorBody: func(status int, msg string) []byte {
+				code := "ralph_budget_reached"
+				switch status {
+				case http.StatusForbidden:
+					code = "ralph_path_refused"
+				case http.StatusUnauthorized:
+					code = "invalid_api_key"
+				}
+				return mustJSON(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": code}})
+			},
+			event: openaiEvent,
+			json:  openaiJSON,
+		}, nil
+	case Gemini:
+		return spec{
+			routes: []route{
+				{http.MethodPost, regexp.MustCompile(`^/v1(beta)?/models/` + geminiModel + `:(generateContent|streamGenerateContent)$`), true},
+				{http.MethodPost, regexp.MustCompile(`^/v1(beta)?/models/` + geminiModel + `:countTokens$`), false},
+			},
+			query: []string{"alt"},
+			credential: func(h http.Header, c Credential) {
+				h.Set("X-Goog-Api-Key", c.Value)
+			},
+			errorBody: func(status int, msg string) []byte {
+				st := "FAILED_PRECONDITION"
+				switch status {
+				case http.StatusForbidden:
+					st = "PERMISSION_DENIED"
+				case http.StatusUnauthorized:
+					st = "UNAUTHENTICATED"
+				}
+				return mustJSON(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}})
+			},
+			event: geminiEvent,
+			json:  geminiJSON,
+		}, nil
+	}
+	return spec{}, fmt.Errorf("unknown model API %q (want anthropic, openai or gemini)", v)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of strings and numbers
+	}
+	return b
+}
+
+// reading is what one response has said of its usage so far.
+type reading struct {
+	Tokens
+	model string
+}
+
+// Anthropic: message_start carries the model and the prompt's usage, message_delta the output so far
+// (and, in newer versions of the API, the prompt's again); input_tokens counts only what no cache served.
+type anthropicUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+}
+
+func (a anthropicUsage) apply(u *reading) {
+	plain, write, read := u.Input-u.CacheRead-u.CacheWrite, u.CacheWrite, u.CacheRead
+	if a.InputTokens != nil {
+		plain = *a.InputTokens
+	}
+	if a.CacheCreationInputTokens != nil {
+		write = *a.CacheCreationInputTokens
+	}
+	if a.CacheReadInputTokens != nil {
+		read = *a.CacheReadInputTokens
+	}
+	u.Input, u.CacheWrite, u.CacheRead = plain+write+read, write, read
+	if a.OutputTokens != nil {
+		u.Output = *a.OutputTokens
+	}
+}
+
+func anthropicEvent(data []byte, u *reading) {
+	var ev struct {
+		Type    string `json:"type"`
+		Message struct {
+			Model string         `json:"model"`
+			Usage anthropicUsage `json:"usage"`
+		} `json:"message"`
+		Usage anthropicUsage `json:"usage"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "message_start":
+		u.model = ev.Message.Model
+		ev.Message.Usage.apply(u)
+	case "message_delta":
+		ev.Usage.apply(u)
+	}
+}
+
+func anthropicJSON(body []byte, u *reading) {
+	var m struct {
+		Model string         `json:"model"`
+		Usage anthropicUsage `json:"usage"`
+	}
+	if json.Unmarshal(body, &m) == nil {
+		u.model = m.Model
+		m.Usage.apply(u)
+	}
+}
+
+// OpenAI Responses: the finished response (response.completed, or .incomplete or .failed) carries the
+// usage; input_tokens includes the cached ones, output_tokens the reasoning ones.
+type openaiResponse struct {
+	Model string `json:"model"`
+	Usage *struct {
+		InputTokens        int `json:"input_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+func (r openaiResponse) apply(u *reading) {
+	if r.Model != "" {
+		u.model = r.Model
+	}
+	if r.Usage != nil {
+		u.Input, u.CacheRead, u.Output = r.Usage.InputTokens, r.Usage.InputTokensDetails.CachedTokens, r.Usage.OutputTokens
+	}
+}
+
+func openaiEvent(data []byte, u *reading) {
+	var ev struct {
+		Response openaiResponse `json:"response"`
+	}
+	if json.Unmarshal(data, &ev) == nil {
+		ev.Response.apply(u)
+	}
+}
+
+func openaiJSON(body []byte, u *reading) {
+	var r openaiResponse
+	if json.Unmarshal(body, &r) == nil {
+		r.apply(u)
+	}
+}
+
+// Gemini: every chunk carries usageMetadata so far; promptTokenCount includes the cached tokens, and the
+// model's thoughts are billed as output.
+type geminiChunk struct {
+	ModelVersion  string `json:"modelVersion"`
+	UsageMetadata *struct {
+		PromptTokenCount        int `json:"promptTokenCount"`
+		CandidatesTokenCount    int `json:"candidatesTokenCount"`
+		CachedContentTokenCount int `json:"cachedContentTokenCount"`
+		ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
+		ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount"`
+	} `json:"usageMetadata"`
+}
+
+func (c geminiChunk) apply(u *reading) {
+	if c.ModelVersion != "" {
+		u.model = c.ModelVersion
+	}
+	if m := c.UsageMetadata; m != nil {
+		u.Input = m.PromptTokenCount + m.ToolUsePromptTokenCount
+		u.CacheRead = m.CachedContentTokenCount
+		u.Output = m.CandidatesTokenCount + m.ThoughtsTokenCount
+	}
+}
+
+func geminiEvent(data []byte, u *reading) {
+	var c geminiChunk
+	if json.Unmarshal(data, &c) == nil {
+		c.apply(u)
+	}
+}
+
+// geminiJSON reads a generateContent answer, or a streamGenerateContent one without alt=sse: a JSON array
+// of chunks.
+func geminiJSON(body []byte, u *reading) {
+	trimmed := strings.TrimSpace(string(body))
+	if strings.HasPrefix(trimmed, "[") {
+		var chunks []geminiChunk
+		if json.Unmarshal(body, &chunks) == nil {
+			for _, c := range chunks {
+				c.apply(u)
+			}
+		}
+		return
+	}
+	geminiEvent(body, u)
+}
