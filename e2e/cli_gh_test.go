@@ -269,7 +269,8 @@ func TestCLIErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, r.exit, r.stderr, tt.code, tt.want)
 		}
 	}
-	e.vars["GH_ENTERPRISE_TOKEN"] = ""
+	// At a person's terminal, not in automation (CI set, as in CI itself, gets gh's automation hint).
+	e.vars["GH_ENTERPRISE_TOKEN"], e.vars["CI"], e.vars["GITHUB_ACTIONS"] = "", "", ""
 	if r := e.cli(binary, "status"); r.exit != 4 || !strings.Contains(r.stderr, "gh auth login") {
 		t.Errorf("without a token: exit %d, %s", r.exit, r.stderr)
 	}
