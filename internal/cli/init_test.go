@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rhysd/actionlint"
+	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -292,5 +293,35 @@ func TestInitAsks(t *testing.T) {
 		if !tt.set && !strings.Contains(e.stderr.String(), "gh secret set "+tt.key) {
 			t.Errorf("%q: the next steps do not say how to store the key:\n%s", tt.answers, e.stderr)
 		}
+	}
+}
+
+// TestCommentsDoNotCancelSteps: GitHub keeps one pending run per concurrency group and cancels an older
+// pending one, so a /ralph comment must not share the issue's group with the chain's step runs.
+func TestCommentsDoNotCancelSteps(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Concurrency struct {
+				Group            string `yaml:"group"`
+				CancelInProgress bool   `yaml:"cancel-in-progress"`
+			} `yaml:"concurrency"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	c := wf.Jobs["ralph"].Concurrency
+	// The first alternative of the group expression is the comment's own group, unique to its run.
+	want := "ralph-${{ github.event_name == 'issue_comment' && format('comment-{0}', github.run_id) || github.event.issue.number || inputs.issue"
+	if !strings.HasPrefix(c.Group, want) {
+		t.Errorf("the ralph job's concurrency group is %q, want a comment's own group first: %q…", c.Group, want)
+	}
+	if c.CancelInProgress {
+		t.Errorf("cancel-in-progress is true: a new event would kill a running step")
 	}
 }
