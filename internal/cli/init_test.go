@@ -325,3 +325,57 @@ func TestCommentsDoNotCancelSteps(t *testing.T) {
 		t.Errorf("cancel-in-progress is true: a new event would kill a running step")
 	}
 }
+
+// TestTimeoutsFitASweep: a scheduled sweep advances up to sweep.max issues in one job, each step bounded by
+// agent.timeout, so a job that sweeps must not be killed sooner (10 minutes more for clone, verify, push).
+func TestTimeoutsFitASweep(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	want := cfg.Sweep.Max*int(cfg.Agent.Timeout.Minutes()) + 10
+	for _, job := range []struct{ file, name string }{{"ralph.yml", "ralph"}, {"sweep.yml", "sweep"}} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", job.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				TimeoutMinutes int `yaml:"timeout-minutes"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatal(err)
+		}
+		if got := wf.Jobs[job.name].TimeoutMinutes; got != want {
+			t.Errorf("%s: job %s has timeout-minutes %d, want sweep.max × agent.timeout + 10 = %d × %v + 10 = %d",
+				job.file, job.name, got, cfg.Sweep.Max, cfg.Agent.Timeout, want)
+		}
+	}
+}
+
+// TestNoRunWithoutWork: the events ralph would only log and ignore end before a runner starts, in the
+// job's if: (the action's own checks stay: the if: only saves the runner-minutes).
+func TestNoRunWithoutWork(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			If string `yaml:"if"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	cond := wf.Jobs["ralph"].If
+	for _, want := range []string{
+		"(github.event_name != 'issue_comment' || startsWith(github.event.comment.body, '/ralph'))",
+		"(github.event_name != 'issues' || github.event.label.name == 'ralph:build')",
+		"(github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository)",
+	} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("the ralph job's if: has no %s:\n%s", want, cond)
+		}
+	}
+}
