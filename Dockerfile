@@ -1,7 +1,10 @@
 # syntax=docker/dockerfile:1
-# The ralph GitHub Action: one static Go binary with git, CA certificates and the agent CLIs.
+# The ralph GitHub Action: one static Go binary with git, CA certificates and the agent CLIs. The release
+# workflow publishes it for linux/amd64 and linux/arm64 to ghcr.io/ralph-dev/gh-ralph:<VERSION>, which
+# action.yml names. The steps are in script/image.sh, which CI runs without a container engine.
 
-FROM golang:1.26-bookworm AS build
+# The binary is cross-compiled on the build machine's own platform: no emulation for the Go build.
+FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -10,19 +13,13 @@ COPY . .
 # matches it), or the RALPH_VERSION build argument; the commit when the build context has one.
 ARG RALPH_VERSION=""
 ARG RALPH_COMMIT=""
-RUN version="${RALPH_VERSION:-$(cat VERSION)}" \
- && commit="${RALPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || true)}" \
- && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${version} -X main.commit=${commit}" -o /out/gh-ralph ./cmd/gh-ralph
+ARG TARGETARCH
+RUN GOARCH="$TARGETARCH" RALPH_VERSION="$RALPH_VERSION" RALPH_COMMIT="$RALPH_COMMIT" script/image.sh binary /out
 
-# Node.js for the agent CLIs of the claude, codex and gemini presets, installed from npm at the versions
-# the presets were proven with (README: "Installing the CLIs" has the sizes and times).
+# Node.js for the agent CLIs of the claude, codex and gemini presets.
 FROM node:22-bookworm-slim
-RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git openssh-client \
- && rm -rf /var/lib/apt/lists/*
-RUN npm install -g --no-audit --no-fund \
-      @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 \
- && npm cache clean --force
+COPY script/image.sh /tmp/image.sh
+RUN /tmp/image.sh system && /tmp/image.sh clis && rm /tmp/image.sh
 COPY --from=build /out/gh-ralph /usr/local/bin/gh-ralph
 ENTRYPOINT ["/usr/local/bin/gh-ralph"]
 CMD ["action"]

@@ -70,6 +70,21 @@ func TestRobustFaults(t *testing.T) {
 				if bad == 0 || bad*100 < len(e.srv.Requests())*10 {
 					t.Errorf("%d of %d requests were answered 502, want about 20%%", bad, len(e.srv.Requests()))
 				}
+				// Dispatches included: one answered 502 is repeated, so the chain goes on without a rerun.
+				badDispatch := 0
+				for _, r := range e.srv.Requests() {
+					if r.Status == http.StatusBadGateway && strings.HasSuffix(r.Path, "/dispatches") {
+						badDispatch++
+					}
+				}
+				if badDispatch == 0 {
+					t.Errorf("no dispatch was answered 502")
+				}
+				for i, r := range rs {
+					if strings.Contains(r.stdout+r.stderr, "dispatching ralph.yml") {
+						t.Errorf("run %d failed to dispatch the next step:\n%s%s", i, r.stdout, r.stderr)
+					}
+				}
 			},
 		},
 		{
@@ -118,8 +133,8 @@ func TestRobustFaults(t *testing.T) {
 				seen := map[string]int{}
 				// Each of these writes succeeds on the server but its answer is lost: the first artifact
 				// comment, the third edit of the status comment, the fifth write of the state label (adding
-				// or setting the issue's labels), the second run's lock, the pull request.
-				lose := map[string]int{"POST comment": 2, "PATCH comment": 3, "label write": 5, "POST lock": 2, "POST pull": 1}
+				// or setting the issue's labels), the second run's lock, the pull request, the second dispatch.
+				lose := map[string]int{"POST comment": 2, "PATCH comment": 3, "label write": 5, "POST lock": 2, "POST pull": 1, "dispatch": 2}
 				e.srv.LoseResponse(func(method, path string, status int) bool {
 					mu.Lock()
 					defer mu.Unlock()
@@ -135,6 +150,8 @@ func TestRobustFaults(t *testing.T) {
 						kind = "POST lock"
 					case method == http.MethodPost && path == "/repos/octo/demo/pulls":
 						kind = "POST pull"
+					case method == http.MethodPost && path == "/repos/octo/demo/actions/workflows/ralph.yml/dispatches":
+						kind = "dispatch"
 					default:
 						return false
 					}
@@ -144,8 +161,8 @@ func TestRobustFaults(t *testing.T) {
 				return func() int { return len(e.srv.LostResponses()) }
 			},
 			check: func(t *testing.T, e *env, rs []result) {
-				if got := len(e.srv.LostResponses()); got != 5 {
-					t.Errorf("%d responses lost, want 5: %v", got, e.srv.LostResponses())
+				if got := len(e.srv.LostResponses()); got != 6 {
+					t.Errorf("%d responses lost, want 6: %v", got, e.srv.LostResponses())
 				}
 				failed, unsure := 0, 0
 				for _, r := range rs {
@@ -154,31 +171,31 @@ func TestRobustFaults(t *testing.T) {
 					}
 				}
 				for _, r := range e.srv.LostResponses() {
-					if (r.Method == http.MethodPost || r.Method == http.MethodPatch) && !strings.HasSuffix(r.Path, "/issues/1/comments") {
+					if (r.Method == http.MethodPost || r.Method == http.MethodPatch) && !strings.HasSuffix(r.Path, "/issues/1/comments") && !strings.HasSuffix(r.Path, "/dispatches") {
 						unsure++
 					}
 				}
 				// A POST or PATCH whose outcome is unknown fails its run (ralph's client does not repeat them
-				// blindly; a PUT or DELETE it repeats at once); the rerun finds what the lost write did: the
+				// blindly; a PUT or DELETE, or a dispatch, it repeats at once); the rerun finds what the lost write did: the
 				// record (and repairs the labels from it), its own run's lock (completed: taken over), the
 				// pull request by its branch. A new comment is found by its marker in the same run.
 				if failed != unsure {
-					t.Errorf("%d of %d runs failed, want %d (one per lost POST or PATCH answer but a comment's)", failed, len(rs), unsure)
+					t.Errorf("%d of %d runs failed, want %d (one per lost POST or PATCH answer but a comment's or a dispatch's)", failed, len(rs), unsure)
 				}
 			},
 		},
 		{
 			// GitHub may answer 502 or 504 to a write it applied. ralph's client retries 5xx answers, so the
 			// repeat meets what the first attempt did — except for a new comment, which it does not repeat:
-			// the engine looks for the comment's marker first. Not injected here: a dispatch (a repeated
-			// dispatch starts a second run, which finds the issue held or its step done).
+			// the engine looks for the comment's marker first. A dispatch is repeated too: GitHub keeps one
+			// pending run of the issue's concurrency group, as the harness does.
 			name: "5xx after the write",
 			inject: func(t *testing.T, e *env) func() int {
 				var mu sync.Mutex
 				seen := map[string]int{}
 				// The second run's lock, the pull request, the second edit of the status comment, the third
-				// write of the state label.
-				spoil := map[string]int{"POST lock": 2, "POST pull": 1, "PATCH comment": 2, "label write": 3, "POST comment": 2}
+				// write of the state label, the third dispatch.
+				spoil := map[string]int{"POST lock": 2, "POST pull": 1, "PATCH comment": 2, "label write": 3, "POST comment": 2, "dispatch": 3}
 				e.srv.ReplaceResponse(func(method, path string, status int) int {
 					mu.Lock()
 					defer mu.Unlock()
@@ -194,6 +211,8 @@ func TestRobustFaults(t *testing.T) {
 						kind = "PATCH comment"
 					case (method == http.MethodPost || method == http.MethodPut) && path == "/repos/octo/demo/issues/1/labels":
 						kind = "label write"
+					case method == http.MethodPost && path == "/repos/octo/demo/actions/workflows/ralph.yml/dispatches":
+						kind = "dispatch"
 					default:
 						return 0
 					}
@@ -205,14 +224,19 @@ func TestRobustFaults(t *testing.T) {
 				return func() int { return len(e.srv.ReplacedResponses()) }
 			},
 			check: func(t *testing.T, e *env, rs []result) {
-				if got := len(e.srv.ReplacedResponses()); got != 5 {
-					t.Errorf("%d answers replaced, want 5: %v", got, e.srv.ReplacedResponses())
+				if got := len(e.srv.ReplacedResponses()); got != 6 {
+					t.Errorf("%d answers replaced, want 6: %v", got, e.srv.ReplacedResponses())
 				}
 				// Each repeat is recognised in the run itself: the lock ref at the run's own lock commit is
 				// the run's; "a pull request already exists" is looked up; the edit and the label are the same
 				// again. No run fails.
 				if len(rs) != ref.runs {
 					t.Errorf("%d runs, want %d as in a clean run", len(rs), ref.runs)
+				}
+				for i, r := range rs {
+					if r.exit != 0 {
+						t.Errorf("run %d exited %d, want 0:\n%s", i, r.exit, r.stderr)
+					}
 				}
 			},
 		},

@@ -93,7 +93,7 @@ func (e *env) follow(n int, queue []trigger, seen int, o driveOpts) []result {
 		}
 		ds := e.srv.Dispatches()
 		next := ds[seen:]
-		for _, d := range next {
+		for _, d := range onePending(next) {
 			queue = append(queue, e.dispatched(d))
 		}
 		seen = len(ds)
@@ -112,6 +112,23 @@ func (e *env) follow(n int, queue []trigger, seen int, o driveOpts) []result {
 		}
 		queue, k, rerun = queue[1:], k+1, 0
 	}
+}
+
+// onePending is what GitHub keeps of the dispatches one run made: the run holds its issue's concurrency group
+// (ralph-<issue>), where a newer pending run replaces an older one, so of two dispatches for the same issue
+// (a dispatch repeated after an unknown outcome) one run starts.
+func onePending(ds []githubtest.Dispatch) []githubtest.Dispatch {
+	var out []githubtest.Dispatch
+	at := map[any]int{}
+	for _, d := range ds {
+		if i, ok := at[d.Inputs["issue"]]; ok {
+			out[i] = d
+			continue
+		}
+		at[d.Inputs["issue"]] = len(out)
+		out = append(out, d)
+	}
+	return out
 }
 
 // dispatched is the trigger of a workflow_dispatch ralph requested.

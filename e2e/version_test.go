@@ -35,7 +35,7 @@ func TestStampedVersion(t *testing.T) {
 	}
 
 	// The release script and the image stamp the same way.
-	for _, f := range []string{"../script/build.sh", "../Dockerfile"} {
+	for _, f := range []string{"../script/build.sh", "../script/image.sh"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

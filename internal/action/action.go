@@ -417,8 +417,13 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 	wf := path.Base(file)
 	// The dispatch API takes a branch or tag name.
 	gitRef = strings.TrimPrefix(strings.TrimPrefix(gitRef, "refs/heads/"), "refs/tags/")
-	if err := gh.DispatchWorkflow(ctx, wf, gitRef, map[string]string{"issue": strconv.Itoa(n)}); err != nil {
+	run, err := gh.DispatchWorkflow(ctx, wf, gitRef, map[string]string{"issue": strconv.Itoa(n)})
+	if err != nil {
 		return fmt.Errorf("dispatching %s for #%d: %w (the workflow needs `on: workflow_dispatch` with an `issue` input, and `actions: write` permission)", wf, n, err)
+	}
+	if run.HTMLURL != "" {
+		r.a.Infof("dispatched %s on %s for the next step of #%d: %s", wf, gitRef, n, run.HTMLURL)
+		return nil
 	}
 	r.a.Infof("dispatched %s on %s for the next step of #%d", wf, gitRef, n)
 	return nil

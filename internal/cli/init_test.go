@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rhysd/actionlint"
+	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -291,6 +292,90 @@ func TestInitAsks(t *testing.T) {
 		}
 		if !tt.set && !strings.Contains(e.stderr.String(), "gh secret set "+tt.key) {
 			t.Errorf("%q: the next steps do not say how to store the key:\n%s", tt.answers, e.stderr)
+		}
+	}
+}
+
+// TestCommentsDoNotCancelSteps: GitHub keeps one pending run per concurrency group and cancels an older
+// pending one, so a /ralph comment must not share the issue's group with the chain's step runs.
+func TestCommentsDoNotCancelSteps(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Concurrency struct {
+				Group            string `yaml:"group"`
+				CancelInProgress bool   `yaml:"cancel-in-progress"`
+			} `yaml:"concurrency"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	c := wf.Jobs["ralph"].Concurrency
+	// The first alternative of the group expression is the comment's own group, unique to its run.
+	want := "ralph-${{ github.event_name == 'issue_comment' && format('comment-{0}', github.run_id) || github.event.issue.number || inputs.issue"
+	if !strings.HasPrefix(c.Group, want) {
+		t.Errorf("the ralph job's concurrency group is %q, want a comment's own group first: %q…", c.Group, want)
+	}
+	if c.CancelInProgress {
+		t.Errorf("cancel-in-progress is true: a new event would kill a running step")
+	}
+}
+
+// TestTimeoutsFitASweep: a scheduled sweep advances up to sweep.max issues in one job, each step bounded by
+// agent.timeout, so a job that sweeps must not be killed sooner (10 minutes more for clone, verify, push).
+func TestTimeoutsFitASweep(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	want := cfg.Sweep.Max*int(cfg.Agent.Timeout.Minutes()) + 10
+	for _, job := range []struct{ file, name string }{{"ralph.yml", "ralph"}, {"sweep.yml", "sweep"}} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", job.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				TimeoutMinutes int `yaml:"timeout-minutes"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatal(err)
+		}
+		if got := wf.Jobs[job.name].TimeoutMinutes; got != want {
+			t.Errorf("%s: job %s has timeout-minutes %d, want sweep.max × agent.timeout + 10 = %d × %v + 10 = %d",
+				job.file, job.name, got, cfg.Sweep.Max, cfg.Agent.Timeout, want)
+		}
+	}
+}
+
+// TestNoRunWithoutWork: the events ralph would only log and ignore end before a runner starts, in the
+// job's if: (the action's own checks stay: the if: only saves the runner-minutes).
+func TestNoRunWithoutWork(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			If string `yaml:"if"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	cond := wf.Jobs["ralph"].If
+	for _, want := range []string{
+		"(github.event_name != 'issue_comment' || startsWith(github.event.comment.body, '/ralph'))",
+		"(github.event_name != 'issues' || github.event.label.name == 'ralph:build')",
+		"(github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository)",
+	} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("the ralph job's if: has no %s:\n%s", want, cond)
 		}
 	}
 }

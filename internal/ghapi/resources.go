@@ -271,16 +271,28 @@ func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 	return p.Permission, nil
 }
 
-// DispatchWorkflow starts a workflow_dispatch run of workflow (a file name or id) on ref.
-func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]string) error {
-	body := map[string]any{"ref": ref}
+// DispatchedRun is the run a dispatch started, when GitHub says which (return_run_details).
+type DispatchedRun struct {
+	ID      int64  `json:"workflow_run_id"`
+	HTMLURL string `json:"html_url"`
+}
+
+// DispatchWorkflow starts a workflow_dispatch run of workflow (a file name or id) on ref and returns the
+// run GitHub started (zero when it answers without details, as older GitHub Enterprise servers do).
+//
+// Unlike other creates, a dispatch whose outcome is unknown (a 5xx, a lost answer) is sent again: without
+// it the chain of step runs ends until the next sweep. A second run is harmless: the run that dispatches
+// its own issue's next step holds that issue's concurrency group, where GitHub keeps one pending run and
+// a newer one replaces the older; a run for another issue that meets a twin finds the issue held by it,
+// or its step done, and ends without a step (the engine's lock serializes steps).
+func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]string) (DispatchedRun, error) {
+	body := map[string]any{"ref": ref, "return_run_details": true}
 	if len(inputs) > 0 {
 		body["inputs"] = inputs
 	}
-	// Not repeated after a 5xx: GitHub may have started the run all the same, and a second dispatch would
-	// start a second run.
-	_, err := c.do(context.WithValue(ctx, createKey{}, true), http.MethodPost, c.repoPath("actions", "workflows", workflow, "dispatches"), body, nil)
-	return err
+	var r DispatchedRun
+	_, err := c.do(context.WithValue(ctx, repeatKey{}, true), http.MethodPost, c.repoPath("actions", "workflows", workflow, "dispatches"), body, &r)
+	return r, err
 }
 
 // WorkflowRun reads an Actions run.

@@ -460,10 +460,15 @@ func TestDispatchWorkflow(t *testing.T) {
 	srv := githubtest.New(t, githubtest.Options{})
 	c := newClient(t, srv)
 	ctx := context.Background()
-	if err := c.DispatchWorkflow(ctx, "ralph.yml", "main", map[string]string{"issue": "47", "step": "plan"}); err != nil {
+	run, err := c.DispatchWorkflow(ctx, "ralph.yml", "main", map[string]string{"issue": "47", "step": "plan"})
+	if err != nil {
 		t.Fatalf("DispatchWorkflow: %v", err)
 	}
-	if err := c.DispatchWorkflow(ctx, "ralph.yml", "main", nil); err != nil {
+	// return_run_details: the run is known at once, to link and to confirm.
+	if got, err := c.WorkflowRun(ctx, run.ID); err != nil || got.Status != "queued" {
+		t.Errorf("the dispatched run %+v: %+v, %v; want it queued", run, got, err)
+	}
+	if _, err := c.DispatchWorkflow(ctx, "ralph.yml", "main", nil); err != nil {
 		t.Fatalf("DispatchWorkflow without inputs: %v", err)
 	}
 	want := []githubtest.Dispatch{
@@ -474,7 +479,7 @@ func TestDispatchWorkflow(t *testing.T) {
 		t.Errorf("dispatches (-want +got):\n%s", diff)
 	}
 	var ge *ghapi.Error
-	if err := c.DispatchWorkflow(ctx, "ralph.yml", "no-such-branch", nil); !errors.As(err, &ge) || ge.Status != http.StatusUnprocessableEntity {
+	if _, err := c.DispatchWorkflow(ctx, "ralph.yml", "no-such-branch", nil); !errors.As(err, &ge) || ge.Status != http.StatusUnprocessableEntity {
 		t.Errorf("DispatchWorkflow on a missing ref: error = %v, want 422", err)
 	}
 }

@@ -44,6 +44,10 @@ func (r Retry) sleep(ctx context.Context, d time.Duration) error {
 // createKey marks the context of a request that creates something GitHub gives no key of ours to.
 type createKey struct{}
 
+// repeatKey marks the context of a POST that is safe to send again when its outcome is unknown (a 5xx, a
+// broken connection): the caller says why a second copy does no harm.
+type repeatKey struct{}
+
 // retryTransport retries 5xx answers, secondary rate limits and network errors of idempotent requests.
 // A POST or PATCH whose connection broke is not retried: GitHub may have applied it, and the caller's
 // look-before-create logic is what makes repeating it safe.
@@ -94,6 +98,9 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 		}
 		switch req.Method {
 		case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
+			return backoff, true
+		}
+		if req.Context().Value(repeatKey{}) != nil {
 			return backoff, true
 		}
 		return 0, false

@@ -377,8 +377,8 @@ func TestRetryBodyReachesServer(t *testing.T) {
 	}
 }
 
-// TestCreatesNotRepeatedAfter5xx: a comment, an issue or a dispatch GitHub answered 502 to may exist all
-// the same, so the client does not send it again (its caller looks first).
+// TestCreatesNotRepeatedAfter5xx: a comment or an issue GitHub answered 502 to may exist all the same, so
+// the client does not send it again (its caller looks first).
 func TestCreatesNotRepeatedAfter5xx(t *testing.T) {
 	t.Parallel()
 	for name, create := range map[string]func(c *ghapi.Client) error{
@@ -387,7 +387,6 @@ func TestCreatesNotRepeatedAfter5xx(t *testing.T) {
 			_, err := c.CreateIssue(context.Background(), ghapi.NewIssue{Title: "x"})
 			return err
 		},
-		"dispatch": func(c *ghapi.Client) error { return c.DispatchWorkflow(context.Background(), "ralph.yml", "main", nil) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -406,6 +405,52 @@ func TestCreatesNotRepeatedAfter5xx(t *testing.T) {
 			}
 			if hits != 1 {
 				t.Errorf("%d POSTs reached the server, want 1", hits)
+			}
+		})
+	}
+}
+
+// TestDispatchRepeated: a dispatch whose outcome is unknown — a 502, or an answer lost with its
+// connection — is sent again, since a lost dispatch ends the chain of step runs and a second run is harmless.
+func TestDispatchRepeated(t *testing.T) {
+	t.Parallel()
+	for name, fault := range map[string]func(srv *githubtest.Server) func() int{
+		"502": func(srv *githubtest.Server) func() int {
+			hits := 0
+			srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodPost {
+					return false
+				}
+				hits++
+				return first(1, status(502, nil, "Server Error"))(w, r, hits)
+			})
+			return func() int { return min(hits, 1) }
+		},
+		"lost answer": func(srv *githubtest.Server) func() int {
+			lost := 0
+			srv.LoseResponse(func(method, path string, status int) bool {
+				if method != http.MethodPost || lost > 0 {
+					return false
+				}
+				lost++
+				return true
+			})
+			return func() int { return lost }
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := githubtest.New(t, githubtest.Options{})
+			injected := fault(srv)
+			run, err := newClient(t, srv).DispatchWorkflow(context.Background(), "ralph.yml", "main", map[string]string{"issue": "1"})
+			if err != nil {
+				t.Fatalf("DispatchWorkflow: %v", err)
+			}
+			if injected() != 1 {
+				t.Fatalf("%d faults injected, want 1", injected())
+			}
+			if run.ID == 0 || run.HTMLURL == "" {
+				t.Errorf("dispatched run = %+v, want its id and address", run)
 			}
 		})
 	}
