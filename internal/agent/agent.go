@@ -102,16 +102,16 @@ func (u Usage) Add(v Usage) Usage {
 func (u Usage) String() string {
 	var parts []string
 	if u.Turns > 0 || u.Requests == 0 {
-		parts = append(parts, fmt.Sprintf("%d turn%s", u.Turns, plural(u.Turns)))
+		parts = append(parts, fmt.Sprintf("%d turn%s", u.Turns, Plural(u.Turns)))
 	}
 	if u.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("%d model request%s", u.Requests, plural(u.Requests)))
+		parts = append(parts, fmt.Sprintf("%d model request%s", u.Requests, Plural(u.Requests)))
 	}
-	s := strings.Join(parts, ", ") + ", " + thousands(u.InputTokens) + " in"
+	s := strings.Join(parts, ", ") + ", " + Thousands(u.InputTokens) + " in"
 	if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
-		s += " (" + thousands(c) + " cached)"
+		s += " (" + Thousands(c) + " cached)"
 	}
-	s += " / " + thousands(u.OutputTokens) + " out tokens"
+	s += " / " + Thousands(u.OutputTokens) + " out tokens"
 	if u.CostUSD > 0 {
 		s += fmt.Sprintf(", $%.4f", u.CostUSD)
 	}
@@ -121,14 +121,16 @@ func (u Usage) String() string {
 	return s
 }
 
-func plural(n int) string {
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
 	if n == 1 {
 		return ""
 	}
 	return "s"
 }
 
-func thousands(n int) string {
+// Thousands writes n with commas between groups of three digits: 12,345.
+func Thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]

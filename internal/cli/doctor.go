@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"os"
 	"path/filepath"
 
@@ -91,13 +92,6 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		fmt.Fprintf(f.Stderr, "ralph is ready in %s: add the ralph:build label to an issue (or gh ralph enroll N)\n", s.fullName())
 		return nil
 	}
-	fmt.Fprintf(f.Stderr, "%d problem%s found in %s; run gh ralph doctor again once fixed\n", problems, plural(problems), s.fullName())
+	fmt.Fprintf(f.Stderr, "%d problem%s found in %s; run gh ralph doctor again once fixed\n", problems, agent.Plural(problems), s.fullName())
 	return &silentExit{code: ExitError}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

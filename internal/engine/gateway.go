@@ -120,7 +120,7 @@ func (e *Engine) limits(ctx context.Context, ic *issue) ([]gateway.Limit, error)
 		limits = append(limits, gateway.Limit{Name: budgetStepCost, Cost: a.MaxCost, Why: fmt.Sprintf("agent.max_cost is %s per step", dollars(a.MaxCost))})
 	}
 	if a.MaxTokens > 0 {
-		limits = append(limits, gateway.Limit{Name: budgetStepTokens, Tokens: a.MaxTokens, Why: fmt.Sprintf("agent.max_tokens is %s tokens per step", thousands(a.MaxTokens))})
+		limits = append(limits, gateway.Limit{Name: budgetStepTokens, Tokens: a.MaxTokens, Why: fmt.Sprintf("agent.max_tokens is %s tokens per step", agent.Thousands(a.MaxTokens))})
 	}
 	if b.Issue > 0 {
 		spent := 0.0
@@ -160,7 +160,7 @@ func describeLimits(limits []gateway.Limit) string {
 	var parts []string
 	for _, l := range limits {
 		if l.Tokens > 0 {
-			parts = append(parts, fmt.Sprintf("%s tokens left of %s", thousands(l.Tokens), l.Name))
+			parts = append(parts, fmt.Sprintf("%s tokens left of %s", agent.Thousands(l.Tokens), l.Name))
 		} else {
 			parts = append(parts, fmt.Sprintf("$%.4f left of %s", l.Cost, l.Name))
 		}
@@ -214,7 +214,7 @@ func budgetReason(n int, be *budgetError) string {
 	} else {
 		s := be.spent
 		fmt.Fprintf(&b, "The agent's model spending reached a budget, and ralph's model gateway refused its further requests: %s. This step spent $%.4f in %d model request%s (%s tokens in, %s out), as the gateway metered them.",
-			be.limit.Why, s.CostUSD, s.Requests, plural(s.Requests), thousands(s.InputTokens), thousands(s.OutputTokens))
+			be.limit.Why, s.CostUSD, s.Requests, agent.Plural(s.Requests), agent.Thousands(s.InputTokens), agent.Thousands(s.OutputTokens))
 	}
 	if be.kept != "" {
 		b.WriteString(" " + be.kept)
@@ -240,21 +240,6 @@ func dollars(x float64) string {
 		return "$" + strconv.FormatFloat(x, 'f', 6, 64)
 	}
 	return "$" + s
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // keepDocument keeps the document an agent stopped at a budget had written: whole (it passes the step's

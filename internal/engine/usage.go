@@ -84,7 +84,7 @@ func usageSection(rec Record, cfg config.Config) string {
 			parts = append(parts, fmt.Sprintf("$%.2f per step (`agent.max_cost`)", cfg.Agent.MaxCost))
 		}
 		if cfg.Agent.MaxTokens > 0 {
-			parts = append(parts, fmt.Sprintf("%s tokens per step (`agent.max_tokens`)", thousands(cfg.Agent.MaxTokens)))
+			parts = append(parts, fmt.Sprintf("%s tokens per step (`agent.max_tokens`)", agent.Thousands(cfg.Agent.MaxTokens)))
 		}
 		if bud.Issue > 0 {
 			parts = append(parts, fmt.Sprintf("$%.2f for this issue (`budget.issue`), of which $%.4f is spent", bud.Issue, rec.Usage.CostUSD))
