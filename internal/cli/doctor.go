@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
