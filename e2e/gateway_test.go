@@ -315,3 +315,36 @@ func readConfig(t *testing.T, e *env) string {
 	t.Helper()
 	return e.git(e.srv.BareRepo, "show", "refs/heads/main:.github/ralph.yml") + "\n"
 }
+
+// A document kept at a budget is committed like any other: one that holds the value of a secret the agent
+// holds (here a variable agent.env passes through) is refused, and nothing of it reaches the branch.
+func TestBudgetKeepsNoSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-of-the-agents-0123456789"
+	e, _ := gatewayEnv(t, "  max_cost: "+ftoa(perAnswer(t)/2)+"\n", "")
+	e.setConfig(strings.Replace(e.git(e.srv.BareRepo, "show", "main:.github/ralph.yml"), "  env:\n", "  env:\n    MODEL_SECRET: \"\"\n", 1) + "\n")
+	e.extra["MODEL_SECRET"] = secret
+	e.setControl("extra_research", `set -e
+printf '\nThe secret is %s.\n' "$MODEL_SECRET" >> "$RALPH_ARTIFACT"
+"$RALPH_TEST_MODELCALL" message
+"$RALPH_TEST_MODELCALL" message
+`)
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
+	r := e.label(n, maintainer)
+	if r.outputs["state"] != "human-needed" {
+		t.Fatalf("research at the budget: exit %d outputs %v\n%s", r.exit, r.outputs, r.stdout)
+	}
+	if e.branchExists(branch) {
+		if _, files := e.branch(branch); len(matching(files, `^thoughts/shared/research/`)) != 0 {
+			t.Errorf("the document holding the secret was kept: %v", files)
+		}
+	}
+	if !strings.Contains(e.record(n).Reason, "holds the value of MODEL_SECRET") {
+		t.Errorf("the reason does not say why the document was not kept: %s", e.record(n).Reason)
+	}
+	for _, c := range e.srv.Comments(n) {
+		if strings.Contains(c.Body, secret) {
+			t.Errorf("a comment holds the secret:\n%s", c.Body)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -36,15 +37,28 @@ func (e *Engine) secrets() map[string]string {
 }
 
 // leaks names the secrets whose values text holds.
-func (e *Engine) leaks(text string) []string {
+func (e *Engine) leaks(text string) []string { return leaksIn(e.secrets(), text) }
+
+// leaksIn names the secrets (value → name) whose values text holds.
+func leaksIn(secrets map[string]string, text string) []string {
 	var names []string
-	for value, name := range e.secrets() {
+	for value, name := range secrets {
 		if strings.Contains(text, value) {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
 	return names
+}
+
+// refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
+// secret's value, or nil: nothing of it may be committed, pushed or posted.
+func (e *Engine) refuseLeak(step, what, text string) error {
+	names := e.leaks(text)
+	if len(names) == 0 {
+		return nil
+	}
+	return &StepError{Step: step, Reason: fmt.Sprintf("%s holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", what, strings.Join(names, ", "))}
 }
 
 // redact replaces every secret's value in text with ***.

@@ -545,6 +545,9 @@ func documentError(command, rel string, err error) error {
 // commitDoc commits only the document, as ralph read and checked it (other edits of a document step are
 // not its product), with msg (which marks it with the step's key), and pushes.
 func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, msg string) error {
+	if err := e.refuseLeak("commit", "the document", doc); err != nil {
+		return err
+	}
 	_, err := ws.CommitDocument(ctx, rel, []byte(doc), msg, e.Author)
 	var refused *workspace.RefusedError
 	if errors.As(err, &refused) {
@@ -592,9 +595,6 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspac
 			e.keepDocument(ctx, ic, ws, st, key, doc, be)
 		}
 		return "", Artifact{}, err
-	}
-	if names := e.leaks(doc); len(names) > 0 {
-		return "", Artifact{}, &StepError{Step: st.command, Reason: fmt.Sprintf("the document holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", strings.Join(names, ", "))}
 	}
 	if st.check != nil {
 		if err := st.check(doc); err != nil {
@@ -1111,15 +1111,15 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
 		return err
 	}
-	b, err := workspace.ReadRegular(ws.Tmp, "triage.md", workspace.DefaultLimits.Document)
+	b, err := ws.TempDocument("triage.md")
 	if errors.Is(err, workspace.ErrNoDocument) {
 		return &StepError{Step: "triage", Reason: "the agent did not write its decision at RALPH_ARTIFACT"}
 	}
 	if err != nil {
 		return documentError("triage", "RALPH_ARTIFACT", err)
 	}
-	if names := e.leaks(string(b)); len(names) > 0 {
-		return &StepError{Step: "triage", Reason: fmt.Sprintf("the triage holds the value of %s, a secret the agent holds; ralph posted nothing of it", strings.Join(names, ", "))}
+	if err := e.refuseLeak("triage", "the triage", string(b)); err != nil {
+		return err
 	}
 	m := decisionLine.FindAllStringSubmatch(string(b), -1)
 	if len(m) == 0 {
@@ -1151,7 +1151,8 @@ func (e *Engine) triage(ctx context.Context, ic *issue) error {
 // pass-through variables) or ralph's token: a prompt-injected agent would commit it, and ralph would push
 // it to GitHub.
 func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) error {
-	if len(e.secrets()) == 0 {
+	secrets := e.secrets()
+	if len(secrets) == 0 {
 		return nil
 	}
 	var bad []string
@@ -1163,7 +1164,7 @@ func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) erro
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", c.Path, err)
 		}
-		if names := e.leaks(string(b)); len(names) > 0 {
+		if names := leaksIn(secrets, string(b)); len(names) > 0 {
 			bad = append(bad, fmt.Sprintf("`%s` (holds the value of %s)", c.Path, strings.Join(names, ", ")))
 		}
 	}

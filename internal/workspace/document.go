@@ -30,9 +30,11 @@ func (w *Workspace) Document(rel string) ([]byte, error) {
 	return readRegular(w.Dir, rel, w.store.opts.Limits.Document)
 }
 
-// ReadRegular reads rel under root the way [Workspace.Document] does: for documents the agent writes
-// outside its copy (a triage decision in its TMPDIR).
-func ReadRegular(root, rel string, max int64) ([]byte, error) { return readRegular(root, rel, max) }
+// TempDocument reads a document the agent wrote in its TMPDIR (a triage decision, which is not committed)
+// the way [Workspace.Document] does.
+func (w *Workspace) TempDocument(name string) ([]byte, error) {
+	return readRegular(w.Tmp, name, w.store.opts.Limits.Document)
+}
 
 func readRegular(root, rel string, max int64) ([]byte, error) {
 	parts := strings.Split(filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel))), "/")

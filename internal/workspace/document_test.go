@@ -81,9 +81,9 @@ func TestDocument(t *testing.T) {
 		}
 	}
 
-	// ReadRegular refuses a root that is itself a symlink.
-	if _, err := ReadRegular(filepath.Join(dir, "linked"), "plan.md", 100); !errors.As(err, new(*DocumentError)) {
-		t.Errorf("ReadRegular through a symlinked root = %v, want a *DocumentError", err)
+	// readRegular refuses a root that is itself a symlink.
+	if _, err := readRegular(filepath.Join(dir, "linked"), "plan.md", 100); !errors.As(err, new(*DocumentError)) {
+		t.Errorf("readRegular through a symlinked root = %v, want a *DocumentError", err)
 	}
 }
 
