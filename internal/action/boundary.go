@@ -23,33 +23,18 @@ const dockerSocket = "/var/run/docker.sock"
 // container ralph is root: the agent gets a user of its own, and the directory holding the runner's mounts
 // (/github: the workspace and its .git, file commands, runner temp, home) is closed to it.
 func (r *runner) workspaces(ctx context.Context, cfg config.Config, checkout, token string) (*workspace.Store, sandbox.Config, func(), error) {
-	cache, err := workspace.CacheDir(checkout)
-	if err != nil {
-		return nil, sandbox.Config{}, nil, err
-	}
-	uid, gid := sandbox.PickIDs()
-	places, err := workspace.NewPlaces(cache, uid, gid)
+	store, sb, closePlaces, err := workspace.Setup{
+		Checkout: checkout, Auth: git.Auth{Token: token}, Protected: cfg.Protected,
+		Writable:        filepath.SplitList(r.getenv("RALPH_AGENT_WRITABLE")),
+		RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
+	}.Open(ctx)
 	if err != nil {
 		return nil, sandbox.Config{}, nil, err
 	}
 	closeAll := func() {
-		if err := places.Close(); err != nil {
+		if err := closePlaces(); err != nil {
 			r.a.Warningf("removing ralph's temporary files: %v", err)
 		}
-	}
-	store, err := workspace.Open(ctx, workspace.Options{
-		GitDir: places.GitDir, Agents: places.Agents, Source: checkout,
-		Auth: git.Auth{Token: token}, Owner: places.Owner, Protected: cfg.Protected,
-	})
-	if err != nil {
-		closeAll()
-		return nil, sandbox.Config{}, nil, err
-	}
-	sb := sandbox.Config{
-		Separate: places.Owner.UID != 0, UID: places.Owner.UID, GID: places.Owner.GID,
-		Writable:        filepath.SplitList(r.getenv("RALPH_AGENT_WRITABLE")),
-		RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
-		ReapDescendants: true,
 	}
 	return store, sb, closeAll, nil
 }

@@ -122,6 +122,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.release()
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
 	if err != nil {

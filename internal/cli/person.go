@@ -166,6 +166,7 @@ func personRun(ctx context.Context, f *Factory, repo string, n int, advance bool
 	if err != nil {
 		return err
 	}
+	defer s.release()
 	login, err := s.login(ctx)
 	if err != nil {
 		return err
@@ -202,6 +203,7 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.release()
 	login, err := s.login(ctx)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 	if err != nil {
 		return err
 	}
+	defer s.release()
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
 	eng, err := s.engineFor(ctx, log, true, false)
 	if err != nil {

@@ -33,6 +33,8 @@ type session struct {
 	name  string
 	token string
 	gh    *ghapi.Client
+	// closers run when the command ends (release).
+	closers []func() error
 }
 
 func (s *session) fullName() string { return s.owner + "/" + s.name }
@@ -276,27 +278,24 @@ func (s *session) login(ctx context.Context) (string, error) {
 // the agent's boundary: Landlock where the kernel has it (the agent is the user's own user), or, when gh
 // ralph runs as root, a user of the agent's own as in the Action.
 func (s *session) workspaces(ctx context.Context, cfg config.Config, root string) (*workspace.Store, sandbox.Config, error) {
-	cache, err := workspace.CacheDir(root)
-	if err != nil {
-		return nil, sandbox.Config{}, err
-	}
-	uid, gid := sandbox.PickIDs()
-	places, err := workspace.NewPlaces(cache, uid, gid)
-	if err != nil {
-		return nil, sandbox.Config{}, err
-	}
-	store, err := workspace.Open(ctx, workspace.Options{
-		GitDir: places.GitDir, Agents: places.Agents, Source: root,
-		Auth: git.Auth{Token: s.pushToken(ctx, root)}, Owner: places.Owner, Protected: cfg.Protected,
-	})
-	if err != nil {
-		return nil, sandbox.Config{}, err
-	}
-	sb := sandbox.Config{
-		Separate: places.Owner.UID != 0, UID: places.Owner.UID, GID: places.Owner.GID,
+	store, sb, closePlaces, err := workspace.Setup{
+		Checkout: root, Auth: git.Auth{Token: s.pushToken(ctx, root)}, Protected: cfg.Protected,
 		Writable:        filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
 		RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
-		ReapDescendants: true,
+	}.Open(ctx)
+	if err != nil {
+		return nil, sandbox.Config{}, err
 	}
+	s.closers = append(s.closers, closePlaces)
 	return store, sb, nil
+}
+
+// release removes what the session's runs made that is not kept (as root, the run's temporary places).
+func (s *session) release() {
+	for _, c := range s.closers {
+		if err := c(); err != nil {
+			fmt.Fprintf(s.f.Stderr, "warning: removing ralph's temporary files: %v\n", err)
+		}
+	}
+	s.closers = nil
 }

@@ -54,6 +54,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.release()
 	var eng *engine.Engine
 	cfg, err := f.configOrDefault(ctx)
 	if err != nil {

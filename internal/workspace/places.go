@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 func commonDirOf(source string) (string, error) { return git.CommonDir(source) }
@@ -71,4 +73,44 @@ func CacheDir(source string) (string, error) {
 		name = strings.TrimSuffix(filepath.Base(common), ".git")
 	}
 	return filepath.Join(cache, "ralph", fmt.Sprintf("%s-%x", name, sum[:6])), nil
+}
+
+// Setup is what both doors give a run: ralph's repository for the checkout and the agent's boundary.
+type Setup struct {
+	Checkout  string
+	Auth      git.Auth
+	Protected func(path string) bool
+	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
+	Writable        []string
+	RequireLandlock bool
+}
+
+// Open opens ralph's repository for the checkout, in the places NewPlaces chooses (as root, a user of the
+// agent's own, picked for this run), and the boundary its agent runs in. close removes what the run made
+// that is not kept; call it when the run ends.
+func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close func() error, err error) {
+	cache, err := CacheDir(s.Checkout)
+	if err != nil {
+		return nil, sandbox.Config{}, nil, err
+	}
+	uid, gid := sandbox.PickIDs()
+	places, err := NewPlaces(cache, uid, gid)
+	if err != nil {
+		return nil, sandbox.Config{}, nil, err
+	}
+	store, err = Open(ctx, Options{
+		GitDir: places.GitDir, Agents: places.Agents, Source: s.Checkout,
+		Auth: s.Auth, Owner: places.Owner, Protected: s.Protected,
+	})
+	if err != nil {
+		_ = places.Close()
+		return nil, sandbox.Config{}, nil, err
+	}
+	sb = sandbox.Config{
+		Separate: places.Owner.UID != 0, UID: places.Owner.UID, GID: places.Owner.GID,
+		Writable: s.Writable, RequireLandlock: s.RequireLandlock,
+		// Both doors are whole programs that run nothing else while the agent runs.
+		ReapDescendants: true,
+	}
+	return store, sb, places.Close, nil
 }
