@@ -173,8 +173,10 @@ const (
 	Plan      Event = "plan"
 	Review    Event = "review"
 	Implement Event = "implement"
-	PR        Event = "pr"
-	Merge     Event = "merge"
+	// SelfReview: the agent reviews the whole branch against the plan before the pull request opens.
+	SelfReview Event = "self-review"
+	PR         Event = "pr"
+	Merge      Event = "merge"
 	// Start: a step begins, moving a waiting state to its lock state.
 	Start Event = "start"
 	// Abort: a step failed or was interrupted, moving a lock state back to
@@ -239,7 +241,7 @@ func Transitions() []Transition {
 
 		{InProgress, Implement, InProgress},
 		{InProgress, PR, InReview},
-		{InProgress, PR, InProgress},
+		{InProgress, SelfReview, InProgress},
 
 		{InReview, Merge, Done},
 		{InReview, Merge, HumanNeeded},
@@ -299,44 +301,6 @@ func describe(s State) string {
 		return s.Title()
 	}
 	return fmt.Sprintf("unknown state %q", string(s))
-}
-
-// StepFor returns the step a run does for an issue in s. From a lock state it
-// returns the step that lock is held for, so that a run taking over an
-// abandoned lock redoes that step. From InProgress it returns Implement: the
-// engine turns that into PR when no phase is left, which the table cannot
-// know. Human Needed, the terminal states and invalid states have no step.
-func StepFor(s State) (Event, bool) {
-	switch s {
-	case Backlog:
-		return Triage, true
-	case ResearchNeeded, ResearchInProgress:
-		return Research, true
-	case ReadyForPlan, PlanInProgress:
-		return Plan, true
-	case PlanInReview:
-		return Review, true
-	case InProgress:
-		return Implement, true
-	case InReview:
-		return Merge, true
-	}
-	return "", false
-}
-
-// RunningState returns the state an issue is in while step runs. Triage,
-// review and merge have none: the SPEC moves the issue straight from where it
-// is, so the engine's own lock is all that guards them.
-func RunningState(step Event) (State, bool) {
-	switch step {
-	case Research:
-		return ResearchInProgress, true
-	case Plan:
-		return PlanInProgress, true
-	case Implement, PR:
-		return InProgress, true
-	}
-	return "", false
 }
 
 // StatesFromLabels lists the state labels among labels, as states, in their order.

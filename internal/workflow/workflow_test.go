@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // allEvents is every event, written out here rather than taken from the
 // package so that a forgotten event shows up as a difference.
 var allEvents = []Event{
-	Enroll, Triage, Research, Plan, Review, Implement, PR, Merge,
+	Enroll, Triage, Research, Plan, Review, Implement, SelfReview, PR, Merge,
 	Start, Abort, Approve, Reject, Retry, Escalate, Children,
 }
 
@@ -36,7 +36,7 @@ var specTable = map[State]map[Event][]State{
 		Approve: {InProgress},
 		Reject:  {ReadyForPlan, HumanNeeded},
 	},
-	InProgress: {Implement: {InProgress}, PR: {InReview, InProgress}, Children: {InReview, Done}},
+	InProgress: {Implement: {InProgress}, SelfReview: {InProgress}, PR: {InReview}, Children: {InReview, Done}},
 	InReview:   {Merge: {Done, HumanNeeded}, Children: {Done}},
 }
 
@@ -202,9 +202,6 @@ func TestInvalidStates(t *testing.T) {
 		if got := s.Kind(); got != Terminal {
 			t.Errorf("%q.Kind() = %v, want terminal so nothing runs", s, got)
 		}
-		if _, ok := StepFor(s); ok {
-			t.Errorf("StepFor(%q) reports a step", s)
-		}
 	}
 }
 
@@ -235,98 +232,6 @@ func TestKindString(t *testing.T) {
 	for k, want := range map[Kind]string{Waiting: "waiting", Lock: "lock", Gate: "gate", Terminal: "terminal", Kind(9): "Kind(9)"} {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", int(k), got, want)
-		}
-	}
-}
-
-func TestStepFor(t *testing.T) {
-	tests := []struct {
-		state State
-		step  Event
-		ok    bool
-	}{
-		{Backlog, Triage, true},
-		{ResearchNeeded, Research, true},
-		{ResearchInProgress, Research, true},
-		{ReadyForPlan, Plan, true},
-		{PlanInProgress, Plan, true},
-		{PlanInReview, Review, true},
-		{InProgress, Implement, true},
-		{InReview, Merge, true},
-		{Done, "", false},
-		{HumanNeeded, "", false},
-		{Canceled, "", false},
-	}
-	for _, tt := range tests {
-		step, ok := StepFor(tt.state)
-		if step != tt.step || ok != tt.ok {
-			t.Errorf("StepFor(%q) = %q, %v, want %q, %v", tt.state, step, ok, tt.step, tt.ok)
-		}
-	}
-	if len(tests) != len(States()) {
-		t.Errorf("TestStepFor covers %d states, there are %d", len(tests), len(States()))
-	}
-}
-
-func TestRunningState(t *testing.T) {
-	tests := []struct {
-		step  Event
-		state State
-		ok    bool
-	}{
-		{Research, ResearchInProgress, true},
-		{Plan, PlanInProgress, true},
-		{Implement, InProgress, true},
-		{PR, InProgress, true},
-	}
-	for _, tt := range tests {
-		got, ok := RunningState(tt.step)
-		if got != tt.state || ok != tt.ok {
-			t.Errorf("RunningState(%q) = %q, %v, want %q, %v", tt.step, got, ok, tt.state, tt.ok)
-		}
-	}
-	for _, ev := range allEvents {
-		if slices.Contains([]Event{Research, Plan, Implement, PR}, ev) {
-			continue
-		}
-		if got, ok := RunningState(ev); ok {
-			t.Errorf("RunningState(%q) = %q, true, want false", ev, got)
-		}
-	}
-}
-
-// TestStepsAgreeWithTable checks that StepFor, RunningState and the table
-// tell the same story, so that the engine can chain them: a waiting state's
-// step, once started, locks the issue in the state that step runs in; a lock
-// state's step runs in that very lock.
-func TestStepsAgreeWithTable(t *testing.T) {
-	for _, s := range States() {
-		step, ok := StepFor(s)
-		if !ok {
-			continue
-		}
-		running, hasLock := RunningState(step)
-		switch s.Kind() {
-		case Lock:
-			if running != s {
-				t.Errorf("StepFor(%q) = %q, which runs in %q, not in the lock %q", s, step, running, s)
-			}
-		case Waiting:
-			if hasLock && running != s && Check(s, Start, running) != nil {
-				t.Errorf("%q --start--> %q (the state %q runs in) is not in the table", s, running, step)
-			}
-		}
-		if hasLock {
-			// Every step that holds a lock must be able to leave it.
-			leaves := false
-			for _, tr := range Transitions() {
-				if tr.From == running && tr.Event == step {
-					leaves = true
-				}
-			}
-			if !leaves {
-				t.Errorf("no %q transition leaves %q", step, running)
-			}
 		}
 	}
 }
