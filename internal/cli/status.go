@@ -271,10 +271,10 @@ func findRecord(ctx context.Context, gh *ghapi.Client, cfg config.Config, n int,
 	return engine.Record{}, false, warns, nil
 }
 
-// usages reads the agent usage each issue has recorded so far: one request per issue (its comments), a
-// few at a time.
-func usages(ctx context.Context, gh *ghapi.Client, cfg config.Config, issues []ghapi.Issue) (map[int]*agent.Usage, error) {
-	out := make(map[int]*agent.Usage, len(issues))
+// records reads each issue's record of ralph's (nil: none): one request per issue (its comments), a few
+// at a time.
+func records(ctx context.Context, gh *ghapi.Client, cfg config.Config, issues []ghapi.Issue) (map[int]*engine.Record, error) {
+	out := make(map[int]*engine.Record, len(issues))
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
@@ -284,12 +284,12 @@ func usages(ctx context.Context, gh *ghapi.Client, cfg config.Config, issues []g
 			if err != nil {
 				return fmt.Errorf("reading comments of #%d: %w", is.Number, err)
 			}
-			rec, _, _, err := findRecord(ctx, gh, cfg, is.Number, comments)
-			if err != nil {
+			rec, ok, _, err := findRecord(ctx, gh, cfg, is.Number, comments)
+			if err != nil || !ok {
 				return err
 			}
 			mu.Lock()
-			out[is.Number] = rec.Usage
+			out[is.Number] = &rec
 			mu.Unlock()
 			return nil
 		})
@@ -339,39 +339,9 @@ func (st *issueStatus) phase() phase {
 	return p
 }
 
-// next says what happens next, and who does it.
+// next says what happens next, and who does it: the engine's planner decides, as it does for a run.
 func (st *issueStatus) next() string {
-	n := st.Number
-	switch st.State {
-	case "":
-		return fmt.Sprintf("enrollment: the next run puts it in %s (gh ralph advance %d)", engine.FirstState(st.Config).Title(), n)
-	case workflow.HumanNeeded:
-		return fmt.Sprintf("a person: fix what the issue's last ralph comment says, then gh ralph retry %d", n)
-	case workflow.Done, workflow.Canceled:
-		return "nothing: the issue is " + st.State.Title()
-	case workflow.InReview:
-		return "people: review and merge the pull request (the merge step then marks the issue Done)"
-	case workflow.PlanInReview:
-		if st.Config.Review == config.ReviewInteractive {
-			return fmt.Sprintf("a person: read the plan, then gh ralph approve %d or gh ralph reject %d --reason …", n, n)
-		}
-	}
-	if !st.Open {
-		return "nothing: the issue is closed (reopen it to go on)"
-	}
-	ev, _ := workflow.StepFor(st.State)
-	if ev == workflow.Implement {
-		p := st.phase()
-		if p.Next == "" {
-			ev = workflow.PR
-		} else {
-			return fmt.Sprintf("implement phase %d of %d (%s): gh ralph advance %d", p.Done+1, p.Total, p.Next, n)
-		}
-	}
-	if st.State.Kind() == workflow.Lock {
-		return fmt.Sprintf("%s is running (or a run stopped mid-step; the next advance redoes it): gh ralph advance %d", ev, n)
-	}
-	return fmt.Sprintf("%s: gh ralph advance %d", ev, n)
+	return engine.Next(st.Number, st.Record, true, engine.Facts{Closed: !st.Open}, st.Config).Describe()
 }
 
 // usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs).
@@ -567,6 +537,7 @@ type pipelineItem struct {
 	state    workflow.State
 	ready    bool
 	usage    *agent.Usage // what the agent has reported for the issue so far
+	record   *engine.Record
 	warnings []string
 }
 
@@ -576,13 +547,16 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		return fmt.Errorf("listing enrolled issues: %w", err)
 	}
 	now := f.now()
-	used, err := usages(ctx, s.gh, cfg, issues)
+	recs, err := records(ctx, s.gh, cfg, issues)
 	if err != nil {
 		return err
 	}
 	var items []pipelineItem
 	for _, is := range issues {
-		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg), usage: used[is.Number]}
+		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg), record: recs[is.Number]}
+		if it.record != nil {
+			it.usage = it.record.Usage
+		}
 		states := workflow.StatesFromLabels(is.LabelNames())
 		if len(states) > 0 {
 			it.state = states[0]
@@ -697,24 +671,14 @@ func usageTSV(u *agent.Usage) string {
 	return strconv.FormatFloat(u.CostUSD, 'f', -1, 64)
 }
 
+// pipelineNext is who or what moves an issue next: the engine's planner decides, from ralph's record (from
+// the state label, for an issue with none yet).
 func pipelineNext(it pipelineItem, cfg config.Config) string {
-	switch {
-	case it.state == workflow.HumanNeeded:
-		return "a person (retry)"
-	case it.state == workflow.PlanInReview && cfg.Review == config.ReviewInteractive:
-		return "a person (approve or reject)"
-	case it.state == workflow.InReview:
-		return "merge the pull request"
-	case it.state.Kind() == workflow.Lock:
-		return "running"
-	case it.ready:
-		ev, ok := workflow.StepFor(it.state)
-		if !ok || it.state == "" {
-			return "enroll"
-		}
-		return string(ev)
+	rec := engine.Record{State: it.state}
+	if it.record != nil {
+		rec = *it.record
 	}
-	return "nothing"
+	return engine.Next(it.issue.Number, rec, true, engine.Facts{Blockers: []int{}}, cfg).Short()
 }
 
 func stateTitle(s workflow.State) string {

@@ -52,7 +52,6 @@ type issue struct {
 	trusted  map[string]bool      // logins whose permission this run has checked
 	takeover string               // the stale lock holder this run took over from
 	to       workflow.State       // the step's outcome, recorded by commit
-	dispatch []int                // issues to start after this step (see Result.Dispatch)
 	saved    *Record              // the record as the step began, restored when the step fails
 	ws       *workspace.Workspace // the agent's copy of the step, once made
 	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
@@ -314,8 +313,10 @@ func ralphsOwn(rec Record, states []workflow.State) bool {
 		return false
 	}
 	label := states[0]
-	if ev, ok := workflow.StepFor(rec.State); ok && running(ev) == label {
-		return true
+	for _, r := range steps {
+		if r.From == rec.State && r.Running != "" && r.Running == label {
+			return true
+		}
 	}
 	last := rec.Last
 	return last != nil && last.To == rec.State && (last.From == label || running(last.Step) == label)
@@ -339,11 +340,11 @@ func repairNote(states []workflow.State, rec workflow.State) string {
 // record of ralph's explains: nothing says which, if any, is right.
 func (e *Engine) confused(ctx context.Context, ic *issue) error {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
-	ic.rec.Before, ic.rec.Reason = "", reason
-	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
+	if err := e.needsPerson(ctx, ic, "", reason, "labels", "### ralph needs a person\n\n"+reason); err != nil {
 		return err
 	}
-	if err := e.notice(ctx, ic, fmt.Sprintf("labels %d", ic.rec.Runs), "### ralph needs a person\n\n"+reason); err != nil {
+	ic.to = ""
+	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
 		return err
 	}
 	return e.saveStatus(ctx, ic)
@@ -389,23 +390,6 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 	return nil
 }
 
-// move checks a transition against the workflow table and makes it the step's outcome; commit records it.
-func (e *Engine) move(_ context.Context, ic *issue, ev workflow.Event, to workflow.State) error {
-	if err := workflow.Check(ic.state, ev, to); err != nil {
-		return err
-	}
-	ic.to = to
-	return nil
-}
-
-// moveNow checks a transition and moves the labels at once (a step entering its lock state).
-func (e *Engine) moveNow(ctx context.Context, ic *issue, ev workflow.Event, to workflow.State) error {
-	if err := workflow.Check(ic.state, ev, to); err != nil {
-		return err
-	}
-	return e.setState(ctx, ic, to)
-}
-
 // commit records a run: the status comment with the new state first, then the labels. A crash between the
 // two leaves labels that the next run repairs from the record (see resolveState).
 func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
@@ -428,12 +412,6 @@ func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
 	ic.to = ""
 	e.checkpoint("after-label")
 	return nil
-}
-
-// running is the lock state of a step ("" when it has none).
-func running(ev workflow.Event) workflow.State {
-	s, _ := workflow.RunningState(ev)
-	return s
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.

@@ -80,14 +80,15 @@ func ParseSplit(doc string) ([]SubIssue, error) {
 	return subs, nil
 }
 
-// split creates the sub-issues, links them to the parent and to each other, and enrolls them. A rerun after
+// split creates the sub-issues, links them to the parent and to each other, and enrolls them; it returns
+// the ones that can start now. A rerun after
 // a crash finds the parts it already created by their marker and creates only the rest.
-func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) error {
+func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, error) {
 	existing := map[int]ghapi.Issue{}
 	linked := map[int]bool{}
 	kids, err := e.GitHub.SubIssues(ctx, ic.n)
 	if err != nil {
-		return fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
 	}
 	for _, k := range kids {
 		if p, part, ok := parseParent(k.Body); ok && p == ic.n {
@@ -98,7 +99,7 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) error {
 		// A part created just before a crash is not linked yet: look for it among the enrolled issues.
 		open, err := e.GitHub.Issues(ctx, ghapi.IssueFilter{State: "all", Labels: []string{workflow.LabelBuild}})
 		if err != nil {
-			return fmt.Errorf("looking for sub-issues already created: %w", err)
+			return nil, fmt.Errorf("looking for sub-issues already created: %w", err)
 		}
 		for _, is := range open {
 			if p, part, ok := parseParent(is.Body); ok && p == ic.n {
@@ -115,13 +116,13 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) error {
 		if !ok {
 			body := fmt.Sprintf("%s\n\n---\nPart %d of %d of #%d, split by ralph's triage.\n%s", sub.Body, part, len(subs), ic.n, parentMarker(ic.n, part))
 			if child, err = e.GitHub.CreateIssue(ctx, ghapi.NewIssue{Title: sub.Title, Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
-				return fmt.Errorf("creating sub-issue %d: %w", part, err)
+				return nil, fmt.Errorf("creating sub-issue %d: %w", part, err)
 			}
 			e.checkpoint("after-sub-issue")
 		}
 		if !linked[part] {
 			if err := e.GitHub.AddSubIssue(ctx, ic.n, child.ID); err != nil {
-				return fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, ic.n, err)
+				return nil, fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, ic.n, err)
 			}
 		}
 		children[k] = child
@@ -138,12 +139,11 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) error {
 				continue // created by an earlier run, which linked its dependencies
 			}
 			if err := e.GitHub.AddBlockedBy(ctx, child.Number, blocker.ID); err != nil && !alreadyExists(err) {
-				return fmt.Errorf("recording that #%d is blocked by #%d: %w", child.Number, blocker.Number, err)
+				return nil, fmt.Errorf("recording that #%d is blocked by #%d: %w", child.Number, blocker.Number, err)
 			}
 		}
 	}
-	ic.dispatch = e.startable(ic, nil)
-	return nil
+	return e.startable(ic, nil), nil
 }
 
 func alreadyExists(err error) bool {
@@ -220,15 +220,12 @@ func (e *Engine) startable(ic *issue, states map[int]workflow.State) []int {
 	return out
 }
 
-// errChildrenWaiting: a parent's children are not all there yet.
-var errChildrenWaiting = errors.New("waiting for sub-issues")
-
 // children is a parent's step: In Review when all its sub-issues are In Review or Done, Done when all are
 // Done; otherwise it waits, and starts the sub-issues whose blockers are done.
-func (e *Engine) children(ctx context.Context, ic *issue) error {
+func (e *Engine) children(ctx context.Context, ic *issue) (Outcome, error) {
 	kids, err := e.GitHub.SubIssues(ctx, ic.n)
 	if err != nil {
-		return fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+		return Outcome{}, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
 	}
 	states := map[int]workflow.State{}
 	summary := map[string]string{}
@@ -236,7 +233,7 @@ func (e *Engine) children(ctx context.Context, ic *issue) error {
 	for _, k := range kids {
 		s, err := e.childState(ctx, ic, k)
 		if err != nil {
-			return err
+			return Outcome{}, err
 		}
 		states[k.Number] = s
 		summary[strconv.Itoa(k.Number)] = string(s)
@@ -251,17 +248,18 @@ func (e *Engine) children(ctx context.Context, ic *issue) error {
 	}
 	changed := !mapsEqual(summary, ic.rec.ChildStates)
 	ic.rec.ChildStates = summary
-	ic.dispatch = e.startable(ic, states)
+	out := Outcome{Dispatch: e.startable(ic, states)}
 	switch {
 	case allDone:
-		return e.move(ctx, ic, workflow.Children, workflow.Done)
+		out.To = workflow.Done
 	case allReview && ic.state == workflow.InProgress:
-		return e.move(ctx, ic, workflow.Children, workflow.InReview)
+		out.To = workflow.InReview
+	case !changed:
+		// Nothing moved: nothing to record.
+		out.Wait = &Waiting{Message: fmt.Sprintf("#%d waits for its sub-issues: %s", ic.n, childSummary(ic.rec))}
 	}
-	if changed {
-		return nil // record the children's new states; the parent stays where it is
-	}
-	return errChildrenWaiting
+	// Otherwise the children's new states are recorded; the parent stays where it is.
+	return out, nil
 }
 
 func mapsEqual(a, b map[string]string) bool {
@@ -290,24 +288,18 @@ func childSummary(rec Record) string {
 	return strings.Join(parts, ", ")
 }
 
-// blocked says why a sub-issue that has not started must wait: the parts that block it are not done. Only
-// ralph's own sub-issues are asked (one request, before their first step); a sweep checks every issue.
-func (e *Engine) blocked(ctx context.Context, ic *issue) (string, error) {
-	if ic.rec.Parent == 0 || len(ic.rec.Steps) > 0 || ic.state.Kind() != workflow.Waiting || ic.state == workflow.InProgress {
-		return "", nil
-	}
-	blockers, err := e.GitHub.BlockedBy(ctx, ic.n)
+// openBlockers lists the open issues that block issue n (one request; the planner asks only for a
+// sub-issue of ralph's before its first step).
+func (e *Engine) openBlockers(ctx context.Context, n int) ([]int, error) {
+	blockers, err := e.GitHub.BlockedBy(ctx, n)
 	if err != nil {
-		return "", fmt.Errorf("reading what blocks #%d: %w", ic.n, err)
+		return nil, fmt.Errorf("reading what blocks #%d: %w", n, err)
 	}
-	var open []string
+	open := []int{}
 	for _, b := range blockers {
 		if b.State == "open" {
-			open = append(open, "#"+strconv.Itoa(b.Number))
+			open = append(open, b.Number)
 		}
 	}
-	if len(open) == 0 {
-		return "", nil
-	}
-	return fmt.Sprintf("#%d waits: it is blocked by %s", ic.n, strings.Join(open, ", ")), nil
+	return open, nil
 }

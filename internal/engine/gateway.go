@@ -286,11 +286,8 @@ func (e *Engine) keepPhase(ctx context.Context, ic *issue, ws *workspace.Workspa
 // failure: nothing failed, and retrying would only spend more.
 func (e *Engine) budgetReached(ctx context.Context, ic *issue, ev workflow.Event, from, start workflow.State, be *budgetError, res Result) (Result, error) {
 	reason := budgetReason(ic.n, be)
-	if err := e.escalate(ctx, ic, start, reason); err != nil {
-		return res, err
-	}
 	body := "### ralph: the model budget is reached, a person is needed\n\n" + reason
-	if err := e.notice(ctx, ic, fmt.Sprintf("budget %s %d", ev, ic.rec.Runs), body); err != nil {
+	if err := e.needsPerson(ctx, ic, start, reason, "budget "+string(ev), body); err != nil {
 		return res, err
 	}
 	if err := e.commit(ctx, ic, Run{Step: ev, From: from, To: workflow.HumanNeeded, At: e.now(), URL: e.Run.URL, Outcome: "budget reached", Message: be.Error()}); err != nil {

@@ -63,13 +63,13 @@ func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error
 
 // Approve approves the plan of an issue in Plan in Review.
 func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActApprove, func(ic *issue) error {
+	return e.person(ctx, n, login, ActApprove, func(ic *issue) (Outcome, error) {
 		if ic.state != workflow.PlanInReview {
-			return inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
+			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
 		ic.rec.Feedback = ""
 		e.setArtifact(ic, "review", Artifact{Verdict: "APPROVED by @" + login})
-		return e.move(context.WithoutCancel(ctx), ic, workflow.Approve, workflow.InProgress)
+		return Outcome{To: workflow.InProgress}, nil
 	})
 }
 
@@ -79,20 +79,20 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 	if reason == "" {
 		return Result{Issue: n}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
 	}
-	return e.person(ctx, n, login, ActReject, func(ic *issue) error {
+	return e.person(ctx, n, login, ActReject, func(ic *issue) (Outcome, error) {
 		if ic.state != workflow.PlanInReview {
-			return inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
+			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
 		e.setArtifact(ic, "review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return e.sendBack(ctx, ic, workflow.Reject, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back")
+		return e.sendBack(ic, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }
 
 // Retry takes an issue out of Human Needed, back to the state it was in before.
 func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActRetry, func(ic *issue) error {
+	return e.person(ctx, n, login, ActRetry, func(ic *issue) (Outcome, error) {
 		if ic.state != workflow.HumanNeeded {
-			return inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
+			return Outcome{}, inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
 		}
 		to := ic.rec.Before
 		if !to.Valid() || to == workflow.HumanNeeded {
@@ -108,13 +108,17 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 		}
 		if ic.rec.PR != 0 && to == workflow.InProgress {
 			ic.rec.PR, ic.rec.PRURL = 0, "" // the closed pull request is not reused
+			if a, ok := ic.rec.Artifacts["self-review"]; ok {
+				a.Verdict = "" // the branch is reviewed again before a new pull request opens
+				ic.rec.Artifacts["self-review"] = a
+			}
 		}
-		return e.move(ctx, ic, workflow.Retry, to)
+		return Outcome{To: to}, nil
 	})
 }
 
 // person runs a person's action: authorize, lock, read, check, change, record.
-func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) error) (Result, error) {
+func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) (Outcome, error)) (Result, error) {
 	gi, err := e.peek(ctx, n)
 	if err != nil {
 		return Result{Issue: n}, err
@@ -156,13 +160,14 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		return Result{Issue: n}, inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", n, workflow.LabelBuild)
 	}
 	from := ic.state
-	if err := change(ic); err != nil {
+	out, err := change(ic)
+	if err == nil {
+		err = e.record(context.WithoutCancel(ctx), ic, workflow.Event(act), out)
+	}
+	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err
 	}
 	to := ic.to
-	if to == "" {
-		to = ic.state
-	}
 	msg := fmt.Sprintf("@%s: %s (%s → %s)", login, act, from.Title(), to.Title())
 	if err := e.commit(ctx, ic, Run{Step: workflow.Event(act), From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg}); err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err

@@ -3,9 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-
-	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // NextPrompt renders the prompt the agent would get for issue n's next step, from the repository's
@@ -19,18 +16,23 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	if err != nil {
 		return "", "", "", err
 	}
-	res, err := ro.dryRun(ic)
+	if ic.state == "" {
+		if _, err := ro.dryRun(ic); err != nil { // not enrolled, or labels no record explains
+			return "", "", "", err
+		}
+	}
+	p, err := ro.planFor(ctx, ic)
 	if err != nil {
 		return "", "", "", err
 	}
-	command, kind := agentCommand(res.Step, e.Config)
-	if command == "" {
-		what := string(res.Step)
-		if what == "" {
-			what = "none: " + res.Message
+	if !p.Runs() || !p.Step.Agent(e.Config) {
+		what := p.Message()
+		if p.Runs() {
+			what = string(p.Step.Name)
 		}
 		return "", "", "", inputErrorf("#%d's next step (%s) runs no agent, so it has no prompt", n, what)
 	}
+	command, kind := string(p.Step.Name), p.Step.Document
 	artifact := "<the worktree>/" + ic.rec.Artifacts[kind].Path
 	if ic.rec.Artifacts[kind].Path == "" {
 		artifact = fmt.Sprintf("<the worktree>/thoughts/shared/%s/… (chosen when the step runs)", kind)
@@ -56,28 +58,4 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 		return "", "", "", err
 	}
 	return command, e.Prompts.Source(command), prompt, nil
-}
-
-// agentCommand is the agent command a step runs and the kind of document it writes ("" when the step
-// runs no agent).
-func agentCommand(ev workflow.Event, cfg config.Config) (command, kind string) {
-	switch ev {
-	case workflow.Triage:
-		return "triage", "triage"
-	case workflow.Research:
-		return "research", "research"
-	case workflow.Plan:
-		return "plan", "plan"
-	case workflow.Review:
-		if cfg.Review == config.ReviewAuto {
-			return "review", "review"
-		}
-	case workflow.Implement:
-		return "implement", ""
-	case workflow.PR:
-		if cfg.SelfReview {
-			return "self-review", "self-review"
-		}
-	}
-	return "", ""
 }

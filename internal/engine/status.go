@@ -127,7 +127,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s:", artifactTitle(kind))
+		fmt.Fprintf(&b, "- %s:", documentTitle(kind))
 		if a.URL != "" {
 			fmt.Fprintf(&b, " [`%s`](%s)", a.Path, a.URL)
 		}
@@ -161,7 +161,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 
 	b.WriteString(usageSection(rec, cfg))
 
-	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", nextActions(n, rec, cfg))
+	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", Next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
 
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
 	b.WriteString(encodeRecord(rec))
@@ -202,30 +202,11 @@ func checklist(rec Record, cfg config.Config) []checkItem {
 	_, left := rec.phasesLeft()
 	items = append(items, checkItem{len(rec.Phases) > 0 && !left && approved, impl})
 	if cfg.SelfReview {
-		items = append(items, checkItem{rec.PR != 0, "Self-review"})
+		items = append(items, checkItem{rec.PR != 0 || rec.Artifacts["self-review"].Verdict == "APPROVED", "Self-review"})
 	}
 	items = append(items,
 		checkItem{rec.PR != 0, "Pull request"},
 		checkItem{rec.State == workflow.Done, "Merged"},
 	)
 	return items
-}
-
-func nextActions(n int, rec Record, cfg config.Config) string {
-	switch rec.State {
-	case workflow.HumanNeeded:
-		return fmt.Sprintf("Fix what is described above, then comment `/ralph retry` (or run `gh ralph retry %d`) to go back to %s.", n, rec.Before.Title())
-	case workflow.PlanInReview:
-		if cfg.Review == config.ReviewInteractive {
-			return fmt.Sprintf("Read the plan, then comment `/ralph approve` or `/ralph reject <why>` (or `gh ralph approve %d` / `gh ralph reject %d --reason …`).", n, n)
-		}
-		return "Nothing: ralph reviews the plan next. You can still comment `/ralph reject <why>` to send it back."
-	case workflow.InReview:
-		return "Review and merge the pull request. Closing it without merging hands the issue back to a person."
-	case workflow.Done:
-		return "Nothing: the work is merged."
-	case workflow.Canceled:
-		return "Nothing: the issue was canceled."
-	}
-	return fmt.Sprintf("Nothing: ralph takes the next step on its own. Comment `/ralph status` to refresh this comment, or run `gh ralph advance %d` to run the next step now.", n)
 }

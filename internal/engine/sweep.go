@@ -175,23 +175,3 @@ func priority(is ghapi.Issue) int {
 	}
 	return best
 }
-
-// Ready says whether an enrolled issue with these labels has a step ralph can run now: not at a gate, not
-// terminal, not in a lock state.
-func Ready(labels []string, cfg config.Config) bool {
-	states := workflow.StatesFromLabels(labels)
-	switch len(states) {
-	case 0:
-		return true // enrolled by the label, not started yet
-	case 1:
-	default:
-		return true // the run repairs the labels
-	}
-	switch states[0].Kind() {
-	case workflow.Waiting:
-		return true
-	case workflow.Gate:
-		return states[0] == workflow.PlanInReview && cfg.Review != config.ReviewInteractive
-	}
-	return false
-}

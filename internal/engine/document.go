@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
+)
+
+// artifactPath is where a document of kind (research, plans, reviews) lives in the branch.
+func artifactPath(kind string, ic *issue, suffix string) string {
+	return fmt.Sprintf("thoughts/shared/%s/%s-GH-%04d-%s%s.md", kind, ic.rec.Date, ic.n, ic.rec.Slug, suffix)
+}
+
+// writeDoc runs a document step's agent and returns the document it wrote.
+func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
+	if err := ws.Clear(rel); err != nil {
+		return "", err
+	}
+	abs := filepath.Join(ws.Dir, filepath.FromSlash(rel))
+	d.Artifact = abs
+	if err := e.runAgent(ctx, ic, ws, command, abs, 0, 0, d); err != nil {
+		var be *budgetError
+		if errors.As(err, &be) && !be.before {
+			// Stopped at a budget: what the agent wrote so far is kept (document).
+			if b, derr := ws.Document(rel); derr == nil && strings.TrimSpace(string(b)) != "" {
+				return string(b), err
+			}
+			be.kept = "The agent had written no document; nothing was committed."
+		}
+		return "", err
+	}
+	b, err := ws.Document(rel)
+	if err != nil {
+		return "", documentError(command, rel, err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", &StepError{Step: command, Reason: fmt.Sprintf("the document at %s is empty", rel)}
+	}
+	return string(b), nil
+}
+
+// documentError turns a document ralph could not read into the step's failure.
+func documentError(command, rel string, err error) error {
+	var de *workspace.DocumentError
+	switch {
+	case errors.Is(err, workspace.ErrNoDocument):
+		return &StepError{Step: command, Reason: fmt.Sprintf("the agent did not write the document at %s (RALPH_ARTIFACT)", rel)}
+	case errors.As(err, &de):
+		return &StepError{Step: command, Reason: de.Error()}
+	}
+	return err
+}
+
+// commitDoc commits only the document, as ralph read and checked it (other edits of a document step are
+// not its product), with msg (which marks it with the step's key), and pushes.
+func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, msg string) error {
+	if err := e.refuseLeak("commit", "the document", doc); err != nil {
+		return err
+	}
+	_, err := ws.CommitDocument(ctx, rel, []byte(doc), msg, e.Author)
+	var refused *workspace.RefusedError
+	if errors.As(err, &refused) {
+		return &StepError{Step: "commit", Reason: refused.Error() + "; nothing was pushed"}
+	}
+	if err != nil {
+		return fmt.Errorf("committing %s: %w", rel, err)
+	}
+	e.checkpoint("after-commit")
+	if err := e.push(ctx, ic, ws); err != nil {
+		return err
+	}
+	e.checkpoint("after-push")
+	return nil
+}
+
+// docStep is one document step: research, plan, review or self-review.
+type docStep struct {
+	kind    string // the artifact kind and the step's key name
+	command string // the agent command
+	header  string // the artifact comment's first line
+	rel     string // the document's path in the branch
+	subject string // the commit's subject
+	check   func(doc string) error
+}
+
+// document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
+// step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
+// on the issue by that key, and repeats neither.
+func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
+	key := ic.rec.stepKey(st.kind)
+	_, found, err := e.done(ctx, ws, key)
+	if err != nil {
+		return "", Artifact{}, err
+	}
+	var doc string
+	if found {
+		e.Log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", ic.n, key)
+		if doc, err = ws.Committed(ctx, st.rel); err != nil {
+			return "", Artifact{}, err
+		}
+	} else if doc, err = e.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
+		var be *budgetError
+		if doc != "" && errors.As(err, &be) {
+			e.keepDocument(ctx, ic, ws, st, key, doc, be)
+		}
+		return "", Artifact{}, err
+	}
+	if st.check != nil {
+		if err := st.check(doc); err != nil {
+			return "", Artifact{}, &StepError{Step: st.command, Reason: err.Error()}
+		}
+	}
+	if !found {
+		if err := e.commitDoc(ctx, ic, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
+			return "", Artifact{}, err
+		}
+	}
+	art, err := e.postArtifact(ctx, ic, st.header, key, st.rel, doc)
+	if err != nil {
+		return "", Artifact{}, err
+	}
+	e.checkpoint("after-comment")
+	ic.rec.doneRound(st.kind)
+	return doc, art, nil
+}
+
+// artifactMarker identifies an artifact comment, so a repeated run edits it instead of posting it twice.
+func artifactMarker(key string) string {
+	return "<!-- ralph:artifact " + key + " -->"
+}
+
+// postArtifact posts (or, when a crashed run already posted it, edits) the document's comment.
+func (e *Engine) postArtifact(ctx context.Context, ic *issue, header, key, rel, doc string) (Artifact, error) {
+	url := e.GitHub.BlobURL(ic.rec.Branch, rel)
+	marker := artifactMarker(key)
+	body := fmt.Sprintf("%s\n%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
+		header, marker, rel, url, ic.rec.Branch, truncate(doc, 60000))
+	cm, err := e.upsertComment(ctx, ic, marker, body)
+	if err != nil {
+		return Artifact{Path: rel, URL: url}, err
+	}
+	return Artifact{Path: rel, URL: url, Comment: cm.HTMLURL}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "\n\n… (truncated; the whole document is in the file)"
+}
+
+func (e *Engine) setArtifact(ic *issue, kind string, a Artifact) {
+	if ic.rec.Artifacts == nil {
+		ic.rec.Artifacts = map[string]Artifact{}
+	}
+	ic.rec.Artifacts[kind] = a
+}

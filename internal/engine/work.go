@@ -1,0 +1,260 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
+)
+
+// trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").
+const trailerKey = "Ralph-Step"
+
+// done looks for the commit of step key on the branch: a run that crashed after pushing it left it there.
+func (e *Engine) done(ctx context.Context, ws *workspace.Workspace, key string) (string, bool, error) {
+	sha, found, err := ws.FindStep(ctx, trailerKey, key)
+	if err != nil {
+		return "", false, fmt.Errorf("looking for the commit of %s: %w", key, err)
+	}
+	return sha, found, nil
+}
+
+// checkout gives the agent a fresh copy of the issue's branch (of the base when the branch is new), with a
+// HOME and TMPDIR of its own.
+func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace.Workspace, error) {
+	ws, err := e.Workspaces.Prepare(ctx, ic.n, ic.rec.Branch, ic.rec.Base)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
+	}
+	ic.ws = ws
+	return ws, nil
+}
+
+func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
+	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
+	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
+	hidden := hidTitle.Add(hidBody)
+	d := prompts.Data{
+		Repository: ownerRepo(ic.gh.HTMLURL),
+		Issue:      prompts.Issue{Number: ic.n, Title: title, Body: body, URL: ic.gh.HTMLURL},
+		Artifact:   artifact,
+		Branch:     ic.rec.Branch,
+		Base:       ic.rec.Base,
+		Verify:     e.Config.Verify,
+		Protected:  e.Config.ProtectedPaths,
+	}
+	for _, c := range ic.comments {
+		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
+			continue
+		}
+		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
+		ok, err := e.trusted(ctx, ic, c.User.Login)
+		if err != nil {
+			return d, err
+		}
+		if !ok {
+			d.Omitted++
+			continue
+		}
+		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
+		hidden = hidden.Add(hid)
+		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
+	}
+	d.Hidden = hidden.String()
+	return d, nil
+}
+
+// trusted says whether login may drive ralph, asking GitHub once per login and run.
+func (e *Engine) trusted(ctx context.Context, ic *issue, login string) (bool, error) {
+	if e.Auth == nil {
+		return true, nil
+	}
+	if ic.trusted == nil {
+		ic.trusted = map[string]bool{}
+	}
+	if ok, seen := ic.trusted[login]; seen {
+		return ok, nil
+	}
+	ok, err := e.Auth.Authorize(ctx, login)
+	if err != nil {
+		return false, fmt.Errorf("checking the permission of @%s: %w", login, err)
+	}
+	ic.trusted[login] = ok
+	return ok, nil
+}
+
+// ownerRepo takes "owner/repo" out of an issue's web URL.
+func ownerRepo(htmlURL string) string {
+	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
+	if len(parts) >= 4 {
+		return parts[len(parts)-4] + "/" + parts[len(parts)-3]
+	}
+	return ""
+}
+
+// runAgent renders the prompt and runs the agent once.
+func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
+	prompt, err := e.Prompts.Render(command, d)
+	if err != nil {
+		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
+	}
+	boundary, err := e.boundary(ws)
+	if err != nil {
+		return err
+	}
+	gw, access, err := e.openGateway(ctx, ic, command)
+	if err != nil {
+		return err
+	}
+	out, end := e.Log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
+	res, err := e.Agent.Run(ctx, agent.Invocation{
+		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
+		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout,
+		Output: out, Boundary: boundary, Gateway: access,
+	})
+	end()
+	if gw != nil {
+		if stop := e.closeGateway(ctx, ic, command, gw, &res); stop != nil {
+			e.noteUsage(ic, command, res.Usage)
+			return &StepError{Step: command, Reason: "the agent was stopped", Err: &budgetError{limit: stop.Limit, spent: *res.Usage}}
+		}
+	}
+	e.noteUsage(ic, command, res.Usage)
+	if err != nil && keepAfterTurnLimit(res) {
+		// What the agent produced before its turn limit is checked like any other step's work.
+		e.Log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", e.Config.Agent.MaxTurns)
+		err = nil
+	}
+	if err != nil {
+		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
+		switch {
+		case res.Usage != nil && res.Usage.OverBudget:
+			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, e.Config.Agent.MaxCost)
+		case res.TimedOut:
+			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", e.Config.Agent.Timeout)
+		case res.Interrupted:
+			reason = "the run was interrupted while the agent was working"
+		case res.ExitCode == 0:
+			reason = "the agent could not be run"
+		}
+		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
+	}
+	e.Log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
+	return nil
+}
+
+// boundary is the agent's confinement for one step: the door's settings, with the step's copy, HOME and
+// TMPDIR as the only places it may write.
+func (e *Engine) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
+	cfg := e.Sandbox
+	cfg.Writable = append(ws.Writable(), e.Sandbox.Writable...)
+	b, err := sandbox.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the agent's boundary: %w", err)
+	}
+	return b, nil
+}
+
+// guard records the agent's files in ralph's own index and refuses a change to protected paths, gitlinks,
+// oversized files and symlinks that leave the repository.
+func (e *Engine) guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Change, error) {
+	changes, err := ws.Collect(ctx)
+	var refused *workspace.RefusedError
+	if errors.As(err, &refused) {
+		return nil, &StepError{Step: step, Reason: refused.Error() + "; nothing was pushed"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the agent's changes: %w", err)
+	}
+	return changes, nil
+}
+
+// verify runs the configured commands in the worktree; all must pass.
+// The commands run the agent's code, so they run inside the agent's boundary, and nothing they start
+// outlives them.
+func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
+	boundary, err := e.boundary(ws)
+	if err != nil {
+		return err
+	}
+	for _, cmd := range e.Config.Verify {
+		out, end := e.Log.Untrusted("verify: " + cmd)
+		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
+			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
+			Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout, Output: out, Boundary: boundary,
+		})
+		end()
+		if err != nil {
+			reason := fmt.Sprintf("verify command `%s` failed (exit code %d)", cmd, res.ExitCode)
+			if res.TimedOut {
+				reason = fmt.Sprintf("verify command `%s` timed out", cmd)
+			}
+			return &StepError{Step: "verify", Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
+		}
+	}
+	return nil
+}
+
+// scanSecrets refuses a change whose files hold the value of a secret the agent holds (agent.env's
+// pass-through variables) or ralph's token: a prompt-injected agent would commit it, and ralph would push
+// it to GitHub.
+func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) error {
+	secrets := e.secrets()
+	if len(secrets) == 0 {
+		return nil
+	}
+	var bad []string
+	for _, c := range changes {
+		if c.Status == "D" || c.NewMode == "120000" || c.NewMode == "160000" {
+			continue
+		}
+		b, err := ws.Read(c.Path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", c.Path, err)
+		}
+		if names := leaksIn(secrets, string(b)); len(names) > 0 {
+			bad = append(bad, fmt.Sprintf("`%s` (holds the value of %s)", c.Path, strings.Join(names, ", ")))
+		}
+	}
+	if len(bad) > 0 {
+		return &StepError{Step: "implement", Reason: "the change holds a secret the agent holds: " + strings.Join(bad, ", ") + "; nothing was pushed"}
+	}
+	return nil
+}
+
+func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
+	if err := ws.Push(ctx); err != nil {
+		var rej *git.PushRejectedError
+		if errors.As(err, &rej) {
+			return &StepError{Step: "push", Reason: fmt.Sprintf("the push to %s was refused (the branch moved, or a rule forbids it)", ic.rec.Branch), Err: err}
+		}
+		return fmt.Errorf("pushing %s: %w", ic.rec.Branch, err)
+	}
+	return nil
+}
+
+// readBranchFile reads an earlier document from ralph's repository at the commit the step began from
+// (never from the agent's copy); "" when it is not there.
+func (e *Engine) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
+	doc, err := ws.Committed(ctx, rel)
+	if err != nil {
+		e.Log.Warnf("reading %s: %v", rel, err)
+	}
+	return doc
+}
+
+// prepare gives the step's agent its copy of the branch and the prompt's data.
+func (e *Engine) prepare(ctx context.Context, ic *issue) (*workspace.Workspace, prompts.Data, error) {
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return nil, prompts.Data{}, err
+	}
+	d, err := e.promptData(ctx, ic, "")
+	return ws, d, err
+}
