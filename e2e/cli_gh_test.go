@@ -187,7 +187,7 @@ func TestCLIAdvance(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		steps = append(steps, strings.Split(line, "\t")[1])
 	}
-	if got, want := strings.Join(steps, " "), "plan review implement implement pr"; got != want {
+	if got, want := strings.Join(steps, " "), "plan review implement implement self-review pr"; got != want {
 		t.Errorf("--until ran %q, want %q", got, want)
 	}
 	pulls := e.srv.Pulls()

@@ -84,7 +84,8 @@ func TestFullFlowAuto(t *testing.T) {
 		{"review", "in-progress", "ralph: plan review for #1 Add a greeting", "## Plan Review", 3},
 		{"implement", "in-progress", "ralph: Phase 1 of 2: #1 Step 1", "", 4},
 		{"implement", "in-progress", "ralph: Phase 2 of 2: #1 Step 2", "", 5},
-		{"pr", "in-review", "ralph: self-review for #1 Add a greeting", "## Self-Review", 5},
+		{"self-review", "in-progress", "ralph: self-review for #1 Add a greeting", "## Self-Review", 6},
+		{"pr", "in-review", "ralph: self-review for #1 Add a greeting", "", 6},
 	}
 	var runs []result
 	for i, want := range perRun {
@@ -168,8 +169,8 @@ func TestFullFlowAuto(t *testing.T) {
 			t.Errorf("status comment lacks %q:\n%s", want, status)
 		}
 	}
-	if got := len(e.srv.Dispatches()); got != 5 {
-		t.Errorf("%d dispatches, want 5 (research, plan, review, phase 1, phase 2 each chain on; pr waits)", got)
+	if got := len(e.srv.Dispatches()); got != 6 {
+		t.Errorf("%d dispatches, want 6 (research, plan, review, phase 1, phase 2, self-review each chain on; pr waits)", got)
 	}
 
 	// 3. The pull request is merged: Done.

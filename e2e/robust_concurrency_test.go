@@ -33,7 +33,8 @@ func TestRobustConcurrentRuns(t *testing.T) {
 	for k := 1; k <= phases; k++ {
 		rounds = append(rounds, round{"implement", "in-progress", fmt.Sprintf("implement 1 %d %d", k, phases), fmt.Sprintf("ralph: Phase %d of %d: #1 Step %d", k, phases, k)})
 	}
-	rounds = append(rounds, round{"pr", "in-review", "self-review 1", "ralph: self-review for #1 Add a greeting"})
+	rounds = append(rounds, round{"self-review", "in-progress", "self-review 1", "ralph: self-review for #1 Add a greeting"},
+		round{"pr", "in-review", "", ""}) // the pull request runs no agent and commits nothing
 
 	heldBy := regexp.MustCompile(`#1 is held by Actions run (\d+)`)
 	batch := func() []*pending {
@@ -44,6 +45,7 @@ func TestRobustConcurrentRuns(t *testing.T) {
 		return ps
 	}
 	next := batch()
+	agentRuns, commits := 0, 0
 	for i, want := range rounds {
 		ps := next
 		for _, p := range ps {
@@ -56,6 +58,7 @@ func TestRobustConcurrentRuns(t *testing.T) {
 		}
 		var winners []result
 		held := 0
+		holders := map[string]bool{} // runs that held the issue besides the winner
 		for _, p := range ps {
 			r := p.wait()
 			if r.exit != 0 {
@@ -68,15 +71,22 @@ func TestRobustConcurrentRuns(t *testing.T) {
 				}
 				continue
 			}
+			if want.step == "pr" && r.outputs["step"] == "merge" && r.outputs["state"] == "in-review" {
+				// The pull request step runs no agent and is over quickly: a run that locks the issue after it
+				// finds it In Review, and its merge step finds the pull request open and waits.
+				held++
+				holders[itoa(int(r.runID))] = true
+				continue
+			}
 			winners = append(winners, r)
 		}
 		if len(winners) != 1 || held != runners-1 {
-			t.Fatalf("round %d: %d runs did a step and %d were held, want 1 and %d", i+1, len(winners), held, runners-1)
+			t.Fatalf("round %d: %d runs did a step and %d were held (or found it waiting), want 1 and %d", i+1, len(winners), held, runners-1)
 		}
 		w := winners[0]
 		// The held runs name the winner.
 		for _, p := range ps {
-			if m := heldBy.FindStringSubmatch(p.stdout.String()); m != nil && m[1] != itoa(int(w.runID)) {
+			if m := heldBy.FindStringSubmatch(p.stdout.String()); m != nil && m[1] != itoa(int(w.runID)) && !holders[m[1]] {
 				t.Errorf("round %d: run %d says the issue is held by run %s; run %d held it", i+1, p.runID, m[1], w.runID)
 			}
 		}
@@ -85,12 +95,21 @@ func TestRobustConcurrentRuns(t *testing.T) {
 		}
 		e.invariants(n)
 		e.wantState(n, workflow.State(want.state))
-		if inv := e.invocations(); len(inv) != i+1 || inv[i] != want.invocation {
-			t.Fatalf("round %d: agent invocations %q, want %d ending with %q", i+1, inv, i+1, want.invocation)
+		if want.invocation != "" {
+			agentRuns++
+		}
+		if inv := e.invocations(); len(inv) != agentRuns || (want.invocation != "" && inv[agentRuns-1] != want.invocation) {
+			t.Fatalf("round %d: agent invocations %q, want %d ending with %q", i+1, inv, agentRuns, want.invocation)
+		}
+		wantHead := want.head
+		if wantHead != "" {
+			commits++
+		} else {
+			wantHead = rounds[i-1].head
 		}
 		subjects, _ := e.branch(branch)
-		if len(subjects) != base+i+1 || subjects[0] != want.head {
-			t.Fatalf("round %d: %d commits on the branch, head %q; want %d, head %q", i+1, len(subjects), subjects[0], base+i+1, want.head)
+		if len(subjects) != base+commits || subjects[0] != wantHead {
+			t.Fatalf("round %d: %d commits on the branch, head %q; want %d, head %q", i+1, len(subjects), subjects[0], base+commits, wantHead)
 		}
 		if rec := e.record(n); len(rec.Steps) != i+1 {
 			t.Fatalf("round %d: %d steps recorded, want %d", i+1, len(rec.Steps), i+1)
@@ -114,9 +133,11 @@ func TestRobustConcurrentRuns(t *testing.T) {
 	subjects, _ := e.branch(branch)
 	var wantSubjects []string
 	for i := len(rounds) - 1; i >= 0; i-- {
-		wantSubjects = append(wantSubjects, rounds[i].head)
+		if rounds[i].head != "" {
+			wantSubjects = append(wantSubjects, rounds[i].head)
+		}
 	}
-	if !slices.Equal(subjects[:len(rounds)], wantSubjects) {
+	if !slices.Equal(subjects[:len(wantSubjects)], wantSubjects) {
 		t.Errorf("branch commits = %q, want %q", subjects, wantSubjects)
 	}
 	if pulls := e.srv.Pulls(); len(pulls) != 1 {

@@ -22,8 +22,8 @@ func TestRobustCrashAtEachWrite(t *testing.T) {
 	cfg := baseConfig(t, "")
 	ref := clean(t, cfg, nil)
 	// The runs of a clean flow: 0 the label run (enroll, research), 1 plan, 2 review, 3 phase 1, 4 phase 2,
-	// 5 pr (self-review, then the pull request). Each invokes the agent once, in that order.
-	const research, plan, implement, pr = 0, 1, 3, 5
+	// 5 self-review, 6 pr. Runs 0 to 5 invoke the agent once each, in that order; the pull request none.
+	const research, plan, implement, selfReview, pr = 0, 1, 3, 5, 6
 	cases := []struct {
 		run   int
 		at    string
@@ -39,14 +39,16 @@ func TestRobustCrashAtEachWrite(t *testing.T) {
 		{implement, "after-push", false},
 		{implement, "after-status", false},
 		{implement, "after-label", false},
-		{pr, "after-commit", true},
-		{pr, "after-push", false},
-		{pr, "after-comment", false},
+		{selfReview, "after-commit", true},
+		{selfReview, "after-push", false},
+		{selfReview, "after-comment", false},
+		{selfReview, "after-status", false},
+		{selfReview, "after-label", false},
 		{pr, "after-pr", false},
 		{pr, "after-status", false},
 		{pr, "after-label", false},
 	}
-	names := map[int]string{research: "research", plan: "plan", implement: "implement", pr: "pr"}
+	names := map[int]string{research: "research", plan: "plan", implement: "implement", selfReview: "self-review", pr: "pr"}
 	for _, c := range cases {
 		t.Run(names[c.run]+"/"+c.at, func(t *testing.T) {
 			t.Parallel()

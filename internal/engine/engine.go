@@ -21,24 +21,55 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
-// GitHub is what the engine needs of GitHub; *ghapi.Client implements it.
+// GitHub is what the engine needs of GitHub; *ghapi.Client implements it. It is made of the small
+// interfaces below, one for each kind of thing the engine reads or writes.
 type GitHub interface {
+	IssueStore
+	LabelStore
+	CommentStore
+	PullStore
+	Relations
+	WebLinks
+}
+
+// IssueStore reads and creates issues.
+type IssueStore interface {
 	Issue(ctx context.Context, n int) (ghapi.Issue, error)
-	AddLabels(ctx context.Context, n int, labels ...string) error
-	SetLabels(ctx context.Context, n int, labels []string) error
 	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
 	CreateIssue(ctx context.Context, ni ghapi.NewIssue) (ghapi.Issue, error)
+}
+
+// LabelStore moves an issue's labels.
+type LabelStore interface {
+	AddLabels(ctx context.Context, n int, labels ...string) error
+	SetLabels(ctx context.Context, n int, labels []string) error
+	RemoveLabel(ctx context.Context, n int, label string) error
+}
+
+// CommentStore reads and writes an issue's comments (the status comment, documents, notices).
+type CommentStore interface {
+	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
+	CreateComment(ctx context.Context, n int, body string) (ghapi.Comment, error)
+	UpdateComment(ctx context.Context, id int64, body string) (ghapi.Comment, error)
+}
+
+// PullStore finds and opens the issue's pull request.
+type PullStore interface {
+	FindPull(ctx context.Context, head, base string) (*ghapi.PullRequest, error)
+	Pull(ctx context.Context, n int) (ghapi.PullRequest, error)
+	CreatePull(ctx context.Context, p ghapi.NewPull) (ghapi.PullRequest, error)
+}
+
+// Relations are sub-issues and what blocks an issue.
+type Relations interface {
 	SubIssues(ctx context.Context, n int) ([]ghapi.Issue, error)
 	AddSubIssue(ctx context.Context, n int, childID int64) error
 	AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
-	RemoveLabel(ctx context.Context, n int, label string) error
-	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
-	CreateComment(ctx context.Context, n int, body string) (ghapi.Comment, error)
-	UpdateComment(ctx context.Context, id int64, body string) (ghapi.Comment, error)
-	FindPull(ctx context.Context, head, base string) (*ghapi.PullRequest, error)
-	Pull(ctx context.Context, n int) (ghapi.PullRequest, error)
-	CreatePull(ctx context.Context, p ghapi.NewPull) (ghapi.PullRequest, error)
+}
+
+// WebLinks are the web addresses of files and branches, for comments.
+type WebLinks interface {
 	BlobURL(branch, path string) string
 	TreeURL(branch string) string
 }

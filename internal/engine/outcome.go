@@ -69,9 +69,8 @@ func (e *Engine) apply(ctx context.Context, ic *issue, st *Step, from workflow.S
 func (e *Engine) record(ctx context.Context, ic *issue, ev workflow.Event, out Outcome) error {
 	to := out.To
 	if to == "" {
-		to = ic.state
-	}
-	if out.Person == nil {
+		to = ic.state // staying is no move: nothing to check
+	} else if out.Person == nil {
 		if err := workflow.Check(ic.state, ev, to); err != nil {
 			return err
 		}

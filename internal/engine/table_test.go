@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// TestTableAgreesWithTransitions: every row's moves are moves the workflow allows, so the engine can chain
+// them: a step that has a lock state can enter it from where it starts and leave it by its own event.
+func TestTableAgreesWithTransitions(t *testing.T) {
+	for _, st := range Steps() {
+		if st.Run == nil || st.Agent == nil {
+			t.Errorf("step %s has no function or no agent rule", st.Name)
+		}
+		if !st.From.Valid() {
+			t.Errorf("step %s starts from %q, not a state", st.Name, st.From)
+		}
+		if st.Running != "" && st.Running != st.From {
+			if err := workflow.Check(st.From, workflow.Start, st.Running); err != nil {
+				t.Errorf("step %s cannot enter its lock state: %v", st.Name, err)
+			}
+			if st.Running.Kind() != workflow.Lock {
+				t.Errorf("step %s runs in %s, which is not a lock state", st.Name, st.Running)
+			}
+		}
+		where := st.From
+		if st.Running != "" {
+			where = st.Running
+		}
+		leaves := false
+		for _, tr := range workflow.Transitions() {
+			leaves = leaves || (tr.From == where && tr.Event == st.Name)
+		}
+		if !leaves {
+			t.Errorf("no %s transition leaves %s", st.Name, where.Title())
+		}
+	}
+}
+
+// TestEveryStateHasItsStep: each waiting state, lock state and gate that ralph acts on has a step, and the
+// terminal states and Human Needed have none.
+func TestEveryStateHasItsStep(t *testing.T) {
+	cfg := config.Default()
+	want := map[workflow.State]workflow.Event{
+		workflow.Backlog:            workflow.Triage,
+		workflow.ResearchNeeded:     workflow.Research,
+		workflow.ResearchInProgress: workflow.Research,
+		workflow.ReadyForPlan:       workflow.Plan,
+		workflow.PlanInProgress:     workflow.Plan,
+		workflow.PlanInReview:       workflow.Review,
+		workflow.InProgress:         workflow.SelfReview, // no phase left, self_review on
+		workflow.InReview:           workflow.Merge,
+		workflow.Done:               "",
+		workflow.Canceled:           "",
+		workflow.HumanNeeded:        "",
+	}
+	for _, s := range workflow.States() {
+		ev, ok := want[s]
+		if !ok {
+			t.Errorf("state %s is not covered by this test", s)
+			continue
+		}
+		var got workflow.Event
+		if s != workflow.HumanNeeded && s.Kind() != workflow.Terminal {
+			st, running := stepFrom(s, Record{State: s}, cfg)
+			if st != nil {
+				got = st.Name
+			}
+			if running != (s.Kind() == workflow.Lock) {
+				t.Errorf("stepFrom(%s) running = %v", s, running)
+			}
+		}
+		if got != ev {
+			t.Errorf("the step from %s is %q, want %q", s.Title(), got, ev)
+		}
+	}
+}
+
+func TestRestartState(t *testing.T) {
+	for s, want := range map[workflow.State]workflow.State{
+		workflow.ResearchInProgress: workflow.ResearchNeeded,
+		workflow.PlanInProgress:     workflow.ReadyForPlan,
+		workflow.InProgress:         workflow.InProgress,
+		workflow.PlanInReview:       workflow.PlanInReview,
+		workflow.Backlog:            workflow.Backlog,
+	} {
+		if got := restartState(s); got != want {
+			t.Errorf("restartState(%s) = %s, want %s", s, got, want)
+		}
+	}
+	if running(workflow.Research) != workflow.ResearchInProgress || running(workflow.Merge) != "" || running("bogus") != "" {
+		t.Error("running() disagrees with the table")
+	}
+}
+
+func TestStepAgent(t *testing.T) {
+	cfg := config.Default()
+	for ev, want := range map[workflow.Event]bool{
+		workflow.Triage: true, workflow.Research: true, workflow.Plan: true, workflow.Review: true,
+		workflow.Implement: true, workflow.SelfReview: true, workflow.PR: false, workflow.Merge: false, workflow.Children: false,
+	} {
+		if got := stepNamed(ev).Agent(cfg); got != want {
+			t.Errorf("%s runs the agent: %v, want %v", ev, got, want)
+		}
+	}
+	cfg.Review = config.ReviewSkip
+	if stepNamed(workflow.Review).Agent(cfg) {
+		t.Error("review: skip runs the agent")
+	}
+	if stepNamed("bogus") != nil {
+		t.Error("stepNamed found a step that does not exist")
+	}
+}
