@@ -760,6 +760,16 @@ func (f *fakeAgent) on(command string, b ...behaviour) {
 	f.do[command] = append(f.do[command], b...)
 }
 
+// set replaces the behaviours queued for command.
+func (f *fakeAgent) set(command string, b ...behaviour) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.do == nil {
+		f.do = map[string][]behaviour{}
+	}
+	f.do[command] = b
+}
+
 // commands lists the commands the agent was run for, in order.
 func (f *fakeAgent) commands() []string {
 	f.mu.Lock()

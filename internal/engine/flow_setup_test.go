@@ -120,9 +120,13 @@ func (h *harness) originGit(args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// subjects are the subjects of the commits on branch that main has not, oldest first.
+// subjects are the subjects of the commits on branch that main has not, oldest first (none when the
+// branch does not exist).
 func (h *harness) subjects(branch string) []string {
 	h.t.Helper()
+	if !h.branchExists(branch) {
+		return nil
+	}
 	out, err := h.originGit("log", "--reverse", "--format=%s", "main..refs/heads/"+branch)
 	if err != nil {
 		h.t.Fatalf("git log %s: %v", branch, err)
