@@ -254,17 +254,6 @@ func (g *fakeGitHub) commentsStarting(n int, prefix string) []string {
 	return out
 }
 
-// commentsContaining lists the bodies of issue n's comments that hold s.
-func (g *fakeGitHub) commentsContaining(n int, s string) []string {
-	var out []string
-	for _, c := range g.allComments(n) {
-		if strings.Contains(c.Body, s) {
-			out = append(out, c.Body)
-		}
-	}
-	return out
-}
-
 // record is ralph's record of issue n, read from its one status comment.
 func (g *fakeGitHub) record(t *testing.T, n int) engine.Record {
 	t.Helper()

@@ -184,8 +184,8 @@ func TestFlowReviewInteractive(t *testing.T) {
 	}
 }
 
-// TestParseVerdictAndPhases reads verdicts and phases as the steps do.
-func TestParseVerdictAndPhases(t *testing.T) {
+// TestFlowParseVerdictAndPhases reads verdicts and phases as the steps do.
+func TestFlowParseVerdictAndPhases(t *testing.T) {
 	t.Parallel()
 	if v, err := engine.ParseVerdict(sentBack); v != "NEEDS_ITERATION" || err != nil {
 		t.Errorf("ParseVerdict = %q, %v", v, err)

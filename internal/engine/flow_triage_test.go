@@ -237,8 +237,8 @@ func TestFlowTriageSplitRerun(t *testing.T) {
 	}
 }
 
-// TestParseSplit reads the sub-issues of a split.
-func TestParseSplit(t *testing.T) {
+// TestFlowParseSplit reads the sub-issues of a split.
+func TestFlowParseSplit(t *testing.T) {
 	t.Parallel()
 	got, err := engine.ParseSplit(splitDoc)
 	if err != nil {
