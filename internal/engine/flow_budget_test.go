@@ -161,20 +161,7 @@ func TestFlowBudgetReachedMidStep(t *testing.T) {
 		if a.inv.Gateway == nil {
 			t.Fatalf("the agent got no gateway")
 		}
-		for i := 0; i < 2; i++ {
-			req, _ := http.NewRequestWithContext(a.ctx, http.MethodPost, a.inv.Gateway.URL+"/v1/messages",
-				strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-			req.Header.Set("X-Api-Key", a.inv.Gateway.Key)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Anthropic-Version", "2023-06-01")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Errorf("model request %d: %v", i, err)
-				continue
-			}
-			resp.Body.Close()
-			answers = append(answers, resp.StatusCode)
-		}
+		answers = askModel(t, a, 2)
 		a.artifact(researchDoc)
 		return ok()
 	})
@@ -208,5 +195,62 @@ func TestFlowBudgetReachedMidStep(t *testing.T) {
 	}
 	if got := len(h.gh.commentsStarting(n, "## Research Document")); got != 1 {
 		t.Errorf("research comments: %d", got)
+	}
+}
+
+// askModel makes k model requests through the run's gateway, as an agent would, and returns the answers'
+// status codes.
+func askModel(t *testing.T, a *agentRun, k int) []int {
+	t.Helper()
+	var answers []int
+	for i := 0; i < k; i++ {
+		req, _ := http.NewRequestWithContext(a.ctx, http.MethodPost, a.inv.Gateway.URL+"/v1/messages",
+			strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("X-Api-Key", a.inv.Gateway.Key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("model request %d: %v", i, err)
+			continue
+		}
+		resp.Body.Close()
+		answers = append(answers, resp.StatusCode)
+	}
+	return answers
+}
+
+// TestFlowBudgetReachedMidPhase: a phase stopped at a budget is kept when it is a whole, verified change:
+// committed with the phase's key and pushed, so that a retry goes on with the next phase.
+func TestFlowBudgetReachedMidPhase(t *testing.T) {
+	t.Parallel()
+	model := agenttest.NewAnthropic(t, "sk-ant-model-key-0123456789", "", "")
+	h, n := implementing(t, nil)
+	h.eng.Config.Agent.MaxTokens = 500
+	gatewayOn(h, model.URL)
+	h.agent.set("implement", func(a *agentRun) (agentResult, error) {
+		askModel(t, a, 2)
+		a.file("phase1.txt", "phase 1\n")
+		return ok()
+	})
+	res := h.advance(n)
+	if res.Budget != "agent.max_tokens" || res.State != workflow.HumanNeeded || res.Step != workflow.Implement {
+		t.Fatalf("Result = %+v", res)
+	}
+	branch := branchOf(n, "parse-widgets")
+	if got := h.subjects(branch); len(got) != 2 || got[1] != "ralph: Phase 1 of 2: #1 Add the parser" {
+		t.Errorf("commits = %q", got)
+	}
+	if cs := h.gh.commentsStarting(n, "### ralph: the model budget is reached"); len(cs) != 1 || !strings.Contains(cs[0], "passed verify and are committed") {
+		t.Errorf("budget comments: %q", cs)
+	}
+	if _, err := h.eng.Retry(context.Background(), n, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	// The retry finds phase 1 on the branch by its key; the agent is not run for it again.
+	h.eng.Config.Agent.MaxTokens = 0
+	res = h.advance(n)
+	if res.Message != "phase 1 of 2 done" || len(h.agent.commands()) != 2 {
+		t.Errorf("after retry: Result = %+v, agent runs %v", res, h.agent.commands())
 	}
 }
