@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -214,6 +215,8 @@ func askModel(t *testing.T, a *agentRun, k int) []int {
 			t.Errorf("model request %d: %v", i, err)
 			continue
 		}
+		// Read to the end, as a client does: the gateway meters the answer as it passes.
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		answers = append(answers, resp.StatusCode)
 	}
