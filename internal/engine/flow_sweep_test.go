@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// TestFlowSweep: a sweep picks enrolled open issues with a step to do, priority first then oldest, and
+// says why it passed over the others.
+func TestFlowSweep(t *testing.T) {
+	t.Parallel()
+	gh := newFakeGitHub()
+	b := workflow.LabelBuild
+	ready := gh.addIssue("ready", "", b, workflow.ResearchNeeded.Label())                // 1
+	gh.addIssue("at a gate", "", b, workflow.InReview.Label())                           // 2
+	locked := gh.addIssue("locked", "", b, workflow.ReadyForPlan.Label())                // 3
+	blocked := gh.addIssue("blocked", "", b, workflow.ReadyForPlan.Label())              // 4
+	blocker := gh.addIssue("blocker", "")                                                // 5
+	stranger := gh.addIssue("stranger's", "", b)                                         // 6
+	urgent := gh.addIssue("urgent", "", b, workflow.InProgress.Label(), "priority:high") // 7
+	stale := gh.addIssue("stale lock", "", b, workflow.PlanInReview.Label())             // 8
+	closed := gh.addIssue("closed", "", b)                                               // 9
+	child := gh.addIssue("ralph's sub-issue", "body\n<!-- ralph:parent 1 part 1 -->", b) // 10
+	gh.addIssue("done", "", b, workflow.Done.Label())                                    // 11
+	gh.labeler[stranger] = "mallory"
+	gh.labeler[child] = ralphAs
+	gh.close(closed, "completed")
+	gh.blockers[blocked] = []int{blocker}
+	gh.locks = []string{"refs/ralph/locks/3", "refs/ralph/locks/8", "refs/ralph/locks/x"}
+	cfg := config.Default()
+	opts := engine.SweepOptions{
+		Max: 10, Auth: &fakeAuth{allowed: map[string]bool{"alice": true}}, TrustedBot: ralphAs,
+		Locks: func(_ context.Context, n int) (bool, string, error) { return n == locked, "Actions run 5", nil },
+	}
+	sw, err := engine.SweepCandidates(context.Background(), gh, cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := engine.Sweep{
+		Picked: []int{urgent, ready, stale, child},
+		Skipped: []engine.Skipped{
+			{Issue: locked, Reason: "held by Actions run 5"},
+			{Issue: blocked, Reason: "blocked by #5"},
+			{Issue: stranger, Reason: "ralph:build was added by @mallory, who may not drive ralph"},
+		},
+		Looked: 9, Close: 7,
+	}
+	if diff := cmp.Diff(want, sw); diff != "" {
+		t.Errorf("SweepCandidates (-want +got):\n%s", diff)
+	}
+
+	// Interactive review: Plan in Review is a gate. Max bounds what is picked.
+	cfg.Review = config.ReviewInteractive
+	opts.Max = 1
+	sw, err = engine.SweepCandidates(context.Background(), gh, cfg, opts)
+	if err != nil || !cmp.Equal(sw.Picked, []int{urgent}) {
+		t.Errorf("SweepCandidates = %+v, %v", sw, err)
+	}
+
+	// Errors of GitHub are the sweep's.
+	for _, m := range []string{"Issues", "MatchingRefs", "BlockedBy", "LabeledBy"} {
+		gh.fail(m, ghError(500))
+		if _, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth}); err == nil {
+			t.Errorf("SweepCandidates with %s failing: no error", m)
+		}
+	}
+	_, err = engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: &fakeAuth{err: errors.New("down")}})
+	if err == nil || !strings.Contains(err.Error(), "down") {
+		t.Errorf("SweepCandidates with the permission check failing: %v", err)
+	}
+}
+
+// TestFlowSweepNothing: nothing enrolled, nothing picked (an empty list, not nil, for JSON).
+func TestFlowSweepNothing(t *testing.T) {
+	t.Parallel()
+	gh := newFakeGitHub()
+	gh.addIssue("plain", "")
+	sw, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5})
+	if err != nil || sw.Picked == nil || len(sw.Picked) != 0 || sw.Looked != 0 {
+		t.Errorf("SweepCandidates = %+v, %v", sw, err)
+	}
+	if len(gh.calls("MatchingRefs")) != 0 {
+		t.Errorf("the locks were listed with nothing to sweep")
+	}
+}
