@@ -120,9 +120,16 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 // Now says whether a run can take a step right away.
 func (p Plan) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
 
-// Paused says whether the issue waits for people.
+// Paused says whether the issue waits for people: a person, or pull requests in review (its own, or, for
+// a parent In Review, its sub-issues').
 func (p Plan) Paused() bool {
-	return p.Wait == WaitPerson || p.Wait == WaitApproval || p.Wait == WaitPullRequest
+	switch p.Wait {
+	case WaitPerson, WaitApproval, WaitPullRequest:
+		return true
+	case WaitSubIssues:
+		return p.State == workflow.InReview
+	}
+	return false
 }
 
 // Message is the one line a run that takes no step says about the issue.
