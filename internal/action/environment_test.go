@@ -29,7 +29,7 @@ var runnerEnv = map[string]string{
 	"USER": "runner", "GITHUB_ENV": "/f/env", "GITHUB_PATH": "/f/path", "GITHUB_OUTPUT": "/f/out", "GITHUB_STATE": "/f/state",
 	"GITHUB_STEP_SUMMARY": "/f/summary", "RALPH_AGENT_WRITABLE": "/cache:/more", "RALPH_AGENT_DENY": "/secret",
 	"RALPH_TEST_CRASH_AT": "after-push",
-	"INPUT_TOKEN": " ghs_token\n", "INPUT_PROJECT_TOKEN": "ghp_project", "INPUT_COMMAND": "advance", "INPUT_ISSUE": "#7",
+	"INPUT_TOKEN":         " ghs_token\n", "INPUT_PROJECT_TOKEN": "ghp_project", "INPUT_COMMAND": "advance", "INPUT_ISSUE": "#7",
 	"INPUT_CONFIG": "ci/ralph.yml", "INPUT_DRY_RUN": "true",
 }
 
@@ -39,8 +39,8 @@ func TestReadEnvironment(t *testing.T) {
 	want := Environment{
 		Repository: "octo/demo", Workspace: "/github/workspace", EventName: "issues", EventPath: "/github/workflow/event.json",
 		RunID: 1234, RunAttempt: 2, Actor: "mona", WorkflowRef: "octo/demo/.github/workflows/ralph.yml@refs/heads/main",
-		InActions: true,
-		Endpoints: ghapi.Endpoints{API: "https://ghe.example.com/api/v3", GraphQL: "https://ghe.example.com/api/graphql", Server: "https://ghe.example.com"},
+		InActions:  true,
+		Endpoints:  ghapi.Endpoints{API: "https://ghe.example.com/api/v3", GraphQL: "https://ghe.example.com/api/graphql", Server: "https://ghe.example.com"},
 		RunnerTemp: "/home/runner/work/_temp", Home: "/github/home", User: "runner",
 		Output: "/f/out", StepSummary: "/f/summary", FileCommands: []string{"/f/env", "/f/path", "/f/out", "/f/state", "/f/summary"},
 		Writable: []string{"/cache", "/more"}, Deny: []string{"/secret"}, CrashAt: "after-push",
