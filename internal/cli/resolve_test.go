@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/git"
@@ -35,26 +37,17 @@ func TestDoor(t *testing.T) {
 		t.Errorf("checkpoint set %v, clock set %v, log %v, client and transport the session's %v", d.Checkpoint != nil, d.Now != nil, d.Log, d.GitHub == s.gh && d.Transport == s.transport)
 	}
 	host, _ := os.Hostname()
-	type door struct {
-		Token, ProjectToken, ProjectHint, Checkout string
-		PushAuth                                   git.Auth
-		Writable                                   []string
-		Holder                                     lock.Holder
-		Run                                        engine.RunInfo
-		Author                                     git.Signature
-		DryRun                                     bool
-	}
-	got := door{d.Token, d.ProjectToken, d.ProjectHint, d.Checkout, d.PushAuth, d.Writable, d.Holder, d.Run, d.Author, d.DryRun}
-	want := door{
+	want := compose.Door{
 		Token: "test-token", ProjectToken: "test-token", ProjectHint: scopeHint, Checkout: e.dir,
 		PushAuth: git.Auth{}, // origin is a path, not https on the session's host
-		Writable: []string{"/cache", "/more"},
-		Holder:   lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
-		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
-		Author:   git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
-		DryRun:   true,
+		Writable: []string{"/cache", "/more"}, Environ: f.Environ(),
+		Holder: lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
+		Run:    engine.RunInfo{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
+		Author: git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
+		DryRun: true,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	ignore := cmpopts.IgnoreFields(compose.Door{}, "GitHub", "Config", "Log", "Transport", "Now", "Checkpoint")
+	if diff := cmp.Diff(want, d, ignore, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("door (-want +got):\n%s", diff)
 	}
 }
