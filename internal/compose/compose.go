@@ -171,6 +171,8 @@ func onState(b *project.Board, hint string) func(ctx context.Context, issueNodeI
 // locker is the lock as the engine takes it: lock's own HeldError becomes the engine's.
 type locker struct{ *lock.Locker }
 
+var _ engine.Locker = locker{}
+
 func (l locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 	ls, err := l.Locker.Acquire(ctx, issue)
 	var held *lock.HeldError
