@@ -4,12 +4,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/cli/go-gh/v2/pkg/term"
 
+	"github.com/ralph-dev/gh-ralph/internal/action"
 	"github.com/ralph-dev/gh-ralph/internal/cli"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
@@ -44,6 +46,9 @@ func run() int {
 		Getenv: os.Getenv, Environ: os.Environ, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: v, Commit: c,
 		StdinTTY: term.IsTerminal(os.Stdin), StdoutTTY: t.IsTerminalOutput(), StderrTTY: term.IsTerminal(os.Stderr) || term.IsColorForced(),
 		Color: t.IsColorEnabled(), Width: width,
+		RunAction: func(ctx context.Context, getenv func(string) string, environ []string, stdout io.Writer) error {
+			return action.Run(ctx, action.Env{Getenv: getenv, Environ: environ, Stdout: stdout})
+		},
 	}
 	return cli.Exit(cli.Execute(ctx, f, nil), os.Stderr)
 }

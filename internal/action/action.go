@@ -10,24 +10,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
-	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
-	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -48,10 +46,13 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// ExitStatus is the status main exits with; the failure is already reported.
+func (e *ExitError) ExitStatus() int { return e.Code }
+
 // Run is the action's entry point.
 func Run(ctx context.Context, env Env) error {
 	a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
-	r := &runner{a: a, env: env}
+	r := &runner{a: a, env: env, ev: ReadEnvironment(env.Getenv)}
 	err := r.run(ctx)
 	if err != nil {
 		var cerr *config.Error
@@ -96,7 +97,7 @@ const ghLoginHint = "To get started with GitHub CLI, please run:  gh auth login\
 // noToken says what to do about an empty token input: in a workflow, a secret that is not set; outside
 // GitHub Actions, a person running the action by hand without a gh login.
 func (r *runner) noToken() error {
-	if r.getenv("GITHUB_ACTIONS") != "true" {
+	if !r.ev.InActions {
 		return &AuthError{Msg: "no GitHub token: INPUT_TOKEN is empty. Outside GitHub Actions, run the action with your gh login's token: " +
 			"INPUT_TOKEN=$(gh auth token) gh-ralph action\n" + ghLoginHint}
 	}
@@ -107,6 +108,7 @@ func (r *runner) noToken() error {
 type runner struct {
 	a       *githubactions.Action
 	env     Env
+	ev      Environment
 	results []engine.Result
 	issues  []int
 	command Command
@@ -138,35 +140,28 @@ func (r *runner) noteCI() {
 	r.a.Noticef("%s", r.ciNotice)
 }
 
-func (r *runner) getenv(k string) string { return r.env.Getenv(k) }
-
 func (r *runner) run(ctx context.Context) error {
-	a := r.a
-	token := strings.TrimSpace(a.GetInput("token"))
+	a, ev := r.a, r.ev
+	token := ev.Inputs.Token
 	if token == "" {
 		return r.noToken()
 	}
 	a.AddMask(token)
 
-	owner, repo, ok := strings.Cut(r.getenv("GITHUB_REPOSITORY"), "/")
+	owner, repo, ok := strings.Cut(ev.Repository, "/")
 	if !ok || owner == "" || repo == "" {
-		return fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name: is this running in GitHub Actions?", r.getenv("GITHUB_REPOSITORY"))
+		return fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name: is this running in GitHub Actions?", ev.Repository)
 	}
-	workspace := r.getenv("GITHUB_WORKSPACE")
-	if workspace == "" {
+	if ev.Workspace == "" {
 		return errors.New("GITHUB_WORKSPACE is not set: check out the repository first (actions/checkout with fetch-depth: 0)")
 	}
-	dry, err := parseBool(a.GetInput("dry_run"))
+	dry, err := parseBool(ev.Inputs.DryRun)
 	if err != nil {
 		return fmt.Errorf("input dry_run: %w", err)
 	}
 	r.dryRun = dry
 
-	cfgRel := a.GetInput("config")
-	if cfgRel == "" {
-		cfgRel = config.DefaultPath
-	}
-	cfg, err := loadConfig(workspace, cfgRel)
+	cfg, err := compose.LoadConfig(ev.Workspace, ev.Inputs.Config)
 	if err != nil {
 		return err
 	}
@@ -182,65 +177,31 @@ func (r *runner) run(ctx context.Context) error {
 		return nil
 	}
 
-	transport, err := ghapi.DefaultTransport(r.getenv)
+	transport, err := ghapi.DefaultTransport(r.env.Getenv)
 	if err != nil {
 		return err
 	}
-	gh, err := ghapi.New(ghapi.Options{Endpoints: ghapi.EndpointsFromEnv(r.getenv), Token: token, Owner: owner, Repo: repo, Transport: transport})
+	gh, err := ghapi.New(ghapi.Options{Endpoints: ev.Endpoints, Token: token, Owner: owner, Repo: repo, Transport: transport})
 	if err != nil {
 		return err
 	}
 	r.links = gh
-	store, sb, closeStore, err := r.workspaces(ctx, cfg, workspace, token)
+	if ev.Inputs.ProjectToken != "" {
+		a.AddMask(ev.Inputs.ProjectToken)
+	}
+	eng, cleanup, err := compose.Build(ctx, r.door(gh, cfg, transport))
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	runner, agentErr := agent.New(cfg.Agent)
-	author := git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"}
-	runID, _ := strconv.ParseInt(r.getenv("GITHUB_RUN_ID"), 10, 64)
-	info := engine.RunInfo{Label: "ralph"}
-	if runID != 0 {
-		info = engine.RunInfo{URL: gh.RunURL(runID), Label: fmt.Sprintf("Actions run %d", runID)}
-	}
-	eng := &engine.Engine{
-		GitHub:     gh,
-		Workspaces: store,
-		Sandbox:    sb,
-		Agent:      runner,
-		AgentErr:   agentErr,
-		Config:     cfg,
-		Prompts:    prompts.New(workspace),
-		Lock:       r.locker(gh, cfg, runID),
-		Auth:       engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
-		Identity:   engine.OnceIdentity(gh.Viewer),
-		Log:        actionLog{a: a, out: r.env.Stdout},
-		Run:        info,
-		Author:     author,
-		AgentEnv:   r.env.Environ,
-		Secrets:    []string{token},
-		DryRun:     dry,
-		// The model gateway reaches the vendor through the runner's proxies and CA bundle; the day's
-		// spending is shared through ralph's repository (refs/ralph/budget/day).
-		ModelTransport: transport,
-		Ledger:         &ledger.Ledger{Repo: store.Repo(), Author: author},
+	defer cleanup()
+	if cfg.Project != nil && ev.Inputs.ProjectToken == "" {
+		a.Warningf("project: is set in the config, but the project_token input is empty, so the board is not updated: " +
+			"the Actions token (GITHUB_TOKEN) cannot reach Projects. Store a token that can (a classic token with the project scope, " +
+			"or a fine-grained token or GitHub App with Projects read and write) as a secret and pass it: " +
+			"`project_token: ${{ secrets.RALPH_PROJECT_TOKEN }}`")
 	}
 
-	if err := r.attachBoard(eng, cfg, gh.Endpoints(), transport); err != nil { // project.go
-		return err
-	}
-
-	if at := r.getenv("RALPH_TEST_CRASH_AT"); at != "" {
-		// A test seam: the end-to-end tests stop the process at one named point between two writes, to
-		// prove that the next run repairs whatever it left.
-		eng.Checkpoint = func(name string) {
-			if name == at {
-				fmt.Fprintf(r.env.Stdout, "ralph: stopping at %s (RALPH_TEST_CRASH_AT)\n", name)
-				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-		}
-	}
-
+	sb := eng.Sandbox
 	// Every command that may run a step checks, before it touches an issue, that the agent can run.
 	switch trig.Command {
 	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep:
@@ -355,11 +316,43 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 	return res, nil
 }
 
+// door is what the Action gives the engine: the Actions token (which also pushes), the bot's signature,
+// this run as the lock's holder (a local holder when not in an Actions run), the project_token input,
+// RALPH_TEST_CRASH_AT's checkpoint; the clock is the system's.
+func (r *runner) door(gh *ghapi.Client, cfg config.Config, transport http.RoundTripper) compose.Door {
+	ev := r.ev
+	d := compose.Door{
+		GitHub: gh, Token: ev.Inputs.Token, Config: cfg,
+		Checkout: ev.Workspace, PushAuth: git.Auth{Token: ev.Inputs.Token}, Writable: ev.Writable,
+		Log:     actionLog{a: r.a, out: r.env.Stdout},
+		Holder:  lock.Holder{Kind: "actions", RunID: ev.RunID, Attempt: ev.RunAttempt, RunURL: gh.RunURL(ev.RunID)},
+		Run:     engine.RunInfo{URL: gh.RunURL(ev.RunID), Label: fmt.Sprintf("Actions run %d", ev.RunID)},
+		Author:  git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
+		Environ: r.env.Environ, Transport: transport, ProjectToken: ev.Inputs.ProjectToken, DryRun: r.dryRun,
+	}
+	if ev.RunID == 0 {
+		host, _ := os.Hostname()
+		d.Holder = lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: ev.User}
+		d.Run = engine.RunInfo{Label: "ralph"}
+	}
+	if at := ev.CrashAt; at != "" {
+		// A test seam: the end-to-end tests stop the process at one named point between two writes, to
+		// prove that the next run repairs whatever it left.
+		d.Checkpoint = func(name string) {
+			if name == at {
+				fmt.Fprintf(r.env.Stdout, "ralph: stopping at %s (RALPH_TEST_CRASH_AT)\n", name)
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}
+	return d
+}
+
 // trigger decides what to do from the inputs (which win) and the event.
 func (r *runner) trigger(cfg config.Config) (Trigger, error) {
-	name := r.getenv("GITHUB_EVENT_NAME")
+	name := r.ev.EventName
 	var payload []byte
-	if p := r.getenv("GITHUB_EVENT_PATH"); p != "" {
+	if p := r.ev.EventPath; p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return Trigger{}, fmt.Errorf("reading the event payload: %w", err)
@@ -370,7 +363,7 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 	if err != nil {
 		return t, err
 	}
-	if in := strings.TrimSpace(r.a.GetInput("command")); in != "" {
+	if in := r.ev.Inputs.Command; in != "" {
 		switch c := Command(in); c {
 		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus:
 			t.Command = c
@@ -378,10 +371,10 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, status", in)
 		}
 		if t.Actor == "" {
-			t.Actor = r.getenv("GITHUB_ACTOR")
+			t.Actor = r.ev.Actor
 		}
 	}
-	if in := strings.TrimSpace(r.a.GetInput("issue")); in != "" {
+	if in := r.ev.Inputs.Issue; in != "" {
 		n, err := inputInt(in)
 		if err != nil {
 			return t, fmt.Errorf("input issue: %w", err)
@@ -394,22 +387,10 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 	return t, nil
 }
 
-// locker is the per-issue lock on GitHub, held in the name of this Actions run.
-func (r *runner) locker(gh *ghapi.Client, cfg config.Config, runID int64) *lock.Locker {
-	holder := lock.Holder{Kind: "actions", RunID: runID, RunURL: gh.RunURL(runID)}
-	holder.Attempt, _ = strconv.Atoi(r.getenv("GITHUB_RUN_ATTEMPT"))
-	if runID == 0 {
-		host, _ := os.Hostname()
-		holder = lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: r.getenv("USER")}
-	}
-	return &lock.Locker{API: gh, Holder: holder, Lease: cfg.LockLease, Warnf: r.a.Warningf}
-}
-
 // dispatch starts this workflow again for issue n: events caused by the Actions token start no runs,
 // workflow_dispatch excepted.
 func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
-	ref := r.getenv("GITHUB_WORKFLOW_REF")
-	file, gitRef, ok := strings.Cut(ref, "@")
+	file, gitRef, ok := strings.Cut(r.ev.WorkflowRef, "@")
 	if !ok || file == "" {
 		r.a.Warningf("GITHUB_WORKFLOW_REF is not set; not dispatching the next step of #%d (chain: true needs it)", n)
 		return nil
@@ -452,7 +433,7 @@ func (r *runner) outputs() {
 // setOutput sets an output of the step; outside GitHub Actions (no GITHUB_OUTPUT file to write) it prints
 // name=value on standard output instead.
 func (r *runner) setOutput(name, value string) {
-	if r.getenv("GITHUB_OUTPUT") == "" {
+	if r.ev.Output == "" {
 		fmt.Fprintf(r.env.Stdout, "%s=%s\n", name, value)
 		return
 	}
@@ -460,7 +441,7 @@ func (r *runner) setOutput(name, value string) {
 }
 
 func (r *runner) summary(note string, err error) {
-	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
+	if r.ev.StepSummary == "" {
 		return
 	}
 	var b strings.Builder
@@ -524,26 +505,6 @@ func parseBool(s string) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%q is not true or false", s)
-}
-
-// loadConfig reads the config, naming it relative to the workspace in errors (as annotations need).
-func loadConfig(workspace, rel string) (config.Config, error) {
-	if filepath.IsAbs(rel) {
-		if r, err := filepath.Rel(workspace, rel); err == nil && !strings.HasPrefix(r, "..") {
-			rel = r
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(workspace, rel))
-	if errors.Is(err, os.ErrNotExist) {
-		if rel != config.DefaultPath {
-			return config.Config{}, fmt.Errorf("config file %s does not exist in the checkout", rel)
-		}
-		return config.Default(), nil
-	}
-	if err != nil {
-		return config.Config{}, fmt.Errorf("reading %s: %w", rel, err)
-	}
-	return config.Parse(filepath.ToSlash(rel), b)
 }
 
 // actionLog is the engine's logger in the Actions log.

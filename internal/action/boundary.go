@@ -10,39 +10,17 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
-	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // dockerSocket is where the runner mounts the Docker socket into every container action: root on the
 // runner for whoever can connect to it.
 const dockerSocket = "/var/run/docker.sock"
 
-// workspaces opens ralph's own repository for this run and the agent's boundary. In the Action's
-// container ralph is root: the agent gets a user of its own, and the directory holding the runner's mounts
-// (/github: the workspace and its .git, file commands, runner temp, home) is closed to it.
-func (r *runner) workspaces(ctx context.Context, cfg config.Config, checkout, token string) (*workspace.Store, sandbox.Config, func(), error) {
-	store, sb, closePlaces, err := workspace.Setup{
-		Checkout: checkout, Auth: git.Auth{Token: token}, Protected: cfg.Protected,
-		Writable:        filepath.SplitList(r.getenv("RALPH_AGENT_WRITABLE")),
-		RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
-	}.Open(ctx)
-	if err != nil {
-		return nil, sandbox.Config{}, nil, err
-	}
-	closeAll := func() {
-		if err := closePlaces(); err != nil {
-			r.a.Warningf("removing ralph's temporary files: %v", err)
-		}
-	}
-	return store, sb, closeAll, nil
-}
-
 // preflight makes sure, before any issue is locked or changed, that the agent can run and cannot reach
 // what is the runner's; it says in the log what the boundary is.
 func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Config) error {
-	if sb.Separate && r.getenv("GITHUB_ACTIONS") == "true" {
+	if sb.Separate && r.ev.InActions {
 		if err := r.seal(sb); err != nil {
 			return fmt.Errorf("the agent's boundary cannot be set up, so ralph left the issue alone: %w", err)
 		}
@@ -64,12 +42,12 @@ func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Co
 // workflowFile is the workflow this run was started from, as it is in the checkout (nil when it cannot be
 // read there: GITHUB_WORKFLOW_REF names another repository, or the checkout lacks it).
 func (r *runner) workflowFile() *doctor.Workflow {
-	ref, _, _ := strings.Cut(r.getenv("GITHUB_WORKFLOW_REF"), "@")
-	rel, ok := strings.CutPrefix(ref, r.getenv("GITHUB_REPOSITORY")+"/")
+	ref, _, _ := strings.Cut(r.ev.WorkflowRef, "@")
+	rel, ok := strings.CutPrefix(ref, r.ev.Repository+"/")
 	if !ok || rel == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(r.getenv("GITHUB_WORKSPACE"), filepath.FromSlash(rel)))
+	b, err := os.ReadFile(filepath.Join(r.ev.Workspace, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil
 	}
@@ -96,12 +74,11 @@ var systemDirs = map[string]bool{
 // directory closed; what is reachable after that is an error.
 func (r *runner) seal(sb sandbox.Config) error {
 	uid, gid := sb.UID, sb.GID
-	sensitive := []string{r.getenv("GITHUB_WORKSPACE"), r.getenv("RUNNER_TEMP"), r.getenv("HOME"), r.getenv("GITHUB_EVENT_PATH"), dockerSocket}
-	for _, k := range []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"} {
-		sensitive = append(sensitive, r.getenv(k))
-	}
-	sensitive = append(sensitive, filepath.SplitList(r.getenv("RALPH_AGENT_DENY"))...)
-	closed, err := sandbox.Seal([]string{filepath.Dir(r.getenv("GITHUB_WORKSPACE"))}, uid, gid)
+	ev := r.ev
+	sensitive := []string{ev.Workspace, ev.RunnerTemp, ev.Home, ev.EventPath, dockerSocket}
+	sensitive = append(sensitive, ev.FileCommands...)
+	sensitive = append(sensitive, ev.Deny...)
+	closed, err := sandbox.Seal([]string{filepath.Dir(ev.Workspace)}, uid, gid)
 	if err != nil {
 		return err
 	}

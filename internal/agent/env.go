@@ -3,6 +3,8 @@ package agent
 import (
 	"sort"
 	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
 // allowed are the variables of ralph's own environment the agent gets without asking: what programs need
@@ -14,19 +16,12 @@ var allowed = map[string]bool{
 	"HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true, "http_proxy": true, "https_proxy": true, "no_proxy": true,
 }
 
-// CredentialNames are the variables through which ralph (or the Actions runner) holds a credential or a
-// channel to the runner; the agent never gets them, by allowlist or by agent.env.
-var CredentialNames = []string{
-	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
-	"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
-}
-
-// Forbidden says whether a variable may never reach the agent: a credential, a file command of the
-// runner, an action input (INPUT_*, the token among them) or the runner's own (ACTIONS_*: the runtime
-// token and cache URLs).
+// Forbidden says whether a variable may never reach the agent: a credential or a file command of the
+// runner (config.CredentialNames, the one list the config's check uses too), an action input (INPUT_*,
+// the token among them) or the runner's own (ACTIONS_*: the runtime token and cache URLs).
 func Forbidden(key string) bool {
 	k := strings.ToUpper(key)
-	for _, n := range CredentialNames {
+	for _, n := range config.CredentialNames {
 		if k == n {
 			return true
 		}

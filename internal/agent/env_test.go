@@ -3,12 +3,15 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
 func TestEnviron(t *testing.T) {
@@ -115,5 +118,24 @@ func TestMissing(t *testing.T) {
 	extra := map[string]string{"ANTHROPIC_API_KEY": "", "EMPTY": "", "ABSENT": "", "SET": "literal", "GITHUB_TOKEN": ""}
 	if diff := cmp.Diff([]string{"ABSENT", "EMPTY"}, Missing(base, extra)); diff != "" {
 		t.Errorf("Missing (-want +got):\n%s", diff)
+	}
+}
+
+// The config refuses in agent.env exactly the credentials the agent's environment never carries: both
+// read config.CredentialNames, so a name added there is refused by one and dropped by the other.
+func TestCredentialNamesOneList(t *testing.T) {
+	t.Parallel()
+	for _, name := range config.CredentialNames {
+		if !Forbidden(name) || !Forbidden(strings.ToLower(name)) {
+			t.Errorf("Forbidden(%q) = false: the agent's environment would carry a credential", name)
+		}
+		if env := Environ([]string{name + "=v"}, nil, map[string]string{name: ""}); len(env) != 0 {
+			t.Errorf("agent.env passed %s through: %v", name, env)
+		}
+		_, err := config.Parse(".github/ralph.yml", []byte("agent:\n  env:\n    "+name+": \"\"\n"))
+		var cerr *config.Error
+		if !errors.As(err, &cerr) || cerr.Key != "agent.env."+name {
+			t.Errorf("agent.env naming %s: got %v, want the config to refuse it", name, err)
+		}
 	}
 }

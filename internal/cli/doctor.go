@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -62,7 +63,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		return err
 	}
 	var findings []doctor.Finding
-	cfg, cfgErr := loadConfig(root)
+	cfg, cfgErr := compose.LoadConfig(root, "")
 	switch _, statErr := os.Stat(filepath.Join(root, config.DefaultPath)); {
 	case cfgErr != nil:
 		findings = append(findings, doctor.Finding{Problem: true, Msg: cfgErr.Error(), Fix: "fix that line (the README's Configuration section lists every key); the agent is checked once the config is valid"})

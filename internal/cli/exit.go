@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ralph-dev/gh-ralph/internal/action"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -63,7 +62,7 @@ func Exit(err error, stderr io.Writer) int {
 		return ExitOK
 	}
 	var (
-		ex       *action.ExitError
+		reported exitStatus
 		flagErr  *FlagError
 		authErr  *AuthError
 		intr     *InterruptedError
@@ -72,14 +71,11 @@ func Exit(err error, stderr io.Writer) int {
 		apiErr   *ghapi.Error
 		stepErr  *engine.StepError
 		jsonErr  *jsonFieldsError
-		exitCode *silentExit
 		startErr *doctor.StartError
 	)
 	switch {
-	case errors.As(err, &ex):
-		return ex.Code
-	case errors.As(err, &exitCode):
-		return exitCode.code
+	case errors.As(err, &reported):
+		return reported.ExitStatus()
 	case errors.As(err, &intr), errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted: the agent was stopped; the issue's status comment says where it is (gh ralph status)")
 		return ExitInterrupted
@@ -143,10 +139,16 @@ func authHint(host string, getenv func(string) string) string {
 		"Alternatively, populate the GH_TOKEN environment variable with a GitHub API authentication token."
 }
 
+// exitStatus is an outcome already reported (the action's ExitError, silentExit), which asks for the exit
+// status it carries. The method is not exec.ExitError's ExitCode: a command gh ralph ran that failed is
+// not reported yet.
+type exitStatus interface{ ExitStatus() int }
+
 // silentExit carries an exit code for an outcome the command already printed.
 type silentExit struct{ code int }
 
-func (e *silentExit) Error() string { return "exit " + strconv.Itoa(e.code) }
+func (e *silentExit) Error() string   { return "exit " + strconv.Itoa(e.code) }
+func (e *silentExit) ExitStatus() int { return e.code }
 
 func isUnknownCommand(err error) bool {
 	return strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "unknown shorthand flag") ||

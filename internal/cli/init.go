@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -193,7 +194,7 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	existing, cfgErr := loadConfig(root)
+	existing, cfgErr := compose.LoadConfig(root, "")
 	var cfg config.Config
 	if opts.Project {
 		if cfg, err = projectConfig(root); err != nil { // project.go

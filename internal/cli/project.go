@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/project"
-	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // scopeHint is what to do when gh's token cannot reach projects.
@@ -21,34 +18,7 @@ func (s *session) board(cfg config.Config) (*project.Board, error) {
 	if cfg.Project == nil {
 		return nil, nil
 	}
-	transport, err := ghapi.DefaultTransport(s.f.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	return project.New(project.Options{GraphQL: s.gh.Endpoints().GraphQL, Token: s.token, Transport: transport,
-		Owner: cfg.Project.Owner, Number: cfg.Project.Number, Field: cfg.Project.Field})
-}
-
-// attachBoard mirrors every state change of eng on the config's project board. A token without the project
-// scope is reported once, with the command that fixes it, and the board is left alone after that.
-func (s *session) attachBoard(eng *engine.Engine, cfg config.Config) error {
-	b, err := s.board(cfg)
-	if err != nil || b == nil {
-		return err
-	}
-	var denied atomic.Bool
-	eng.OnState = func(ctx context.Context, issueNodeID string, _ int, to workflow.State) error {
-		if denied.Load() {
-			return nil
-		}
-		err := b.SetState(ctx, issueNodeID, to)
-		if errors.Is(err, project.ErrNoAccess) {
-			denied.Store(true)
-			return fmt.Errorf("%w; %s", err, scopeHint)
-		}
-		return err
-	}
-	return nil
+	return compose.Board(cfg, s.gh.Endpoints(), s.token, s.transport)
 }
 
 // ensureBoardField is `gh ralph init --project`: the state field with its 11 options on the config's board.
@@ -73,7 +43,7 @@ func (s *session) ensureBoardField(ctx context.Context, cfg config.Config) error
 
 // projectConfig reads the checkout's config for `init --project`, which needs its project: section.
 func projectConfig(root string) (config.Config, error) {
-	cfg, err := loadConfig(root)
+	cfg, err := compose.LoadConfig(root, "")
 	if err != nil {
 		return cfg, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -13,16 +14,12 @@ import (
 	"github.com/cli/go-gh/v2/pkg/auth"
 	"github.com/cli/go-gh/v2/pkg/repository"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
-	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
-	"github.com/ralph-dev/gh-ralph/internal/prompts"
-	"github.com/ralph-dev/gh-ralph/internal/sandbox"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // session is one repository on one host, with a client that holds the token.
@@ -33,8 +30,10 @@ type session struct {
 	name  string
 	token string
 	gh    *ghapi.Client
+	// transport is how gh ralph reaches the network (proxies, CA bundle): GitHub, the board, the model.
+	transport http.RoundTripper
 	// closers run when the command ends (release).
-	closers []func() error
+	closers []func()
 }
 
 func (s *session) fullName() string { return s.owner + "/" + s.name }
@@ -125,7 +124,7 @@ func (f *Factory) session(repoFlag string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{f: f, host: r.Host, owner: r.Owner, name: r.Name, token: tok, gh: gh}, nil
+	return &session{f: f, host: r.Host, owner: r.Owner, name: r.Name, token: tok, gh: gh, transport: transport}, nil
 }
 
 // gitOut runs git in dir and returns its trimmed output.
@@ -160,28 +159,13 @@ func (f *Factory) checkout(ctx context.Context) (string, error) {
 	return root, nil
 }
 
-// loadConfig reads .github/ralph.yml of the checkout; no file: the defaults.
-func loadConfig(root string) (config.Config, error) {
-	if root == "" {
-		return config.Default(), nil
-	}
-	b, err := os.ReadFile(filepath.Join(root, config.DefaultPath))
-	if errors.Is(err, os.ErrNotExist) {
-		return config.Default(), nil
-	}
-	if err != nil {
-		return config.Config{}, fmt.Errorf("reading %s: %w", config.DefaultPath, err)
-	}
-	return config.Parse(config.DefaultPath, b)
-}
-
 // configOrDefault is the checkout's config when there is a checkout (status and sweep work without one).
 func (f *Factory) configOrDefault(ctx context.Context) (config.Config, error) {
 	root, err := f.checkout(ctx)
 	if err != nil {
 		return config.Default(), nil
 	}
-	return loadConfig(root)
+	return compose.LoadConfig(root, "")
 }
 
 // author is the user's git identity, for the commits ralph makes here.
@@ -208,61 +192,46 @@ func (s *session) pushToken(ctx context.Context, root string) string {
 	return s.token
 }
 
-// engineFor builds the engine exactly as the Action does, from the user's checkout. A person's action
-// (approve, reject, retry) runs no step, so it works outside a checkout too, on the default config.
+// engineFor builds the engine as the Action does, from the user's checkout. A person's action (approve,
+// reject, retry) runs no step, so it works outside a checkout too, on the default config.
 func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, needCheckout bool) (*engine.Engine, error) {
 	root, err := s.f.checkout(ctx)
 	if err != nil && needCheckout {
 		return nil, err
 	}
-	cfg, err := loadConfig(root)
+	cfg, err := compose.LoadConfig(root, "")
 	if err != nil {
 		return nil, err
 	}
-	runner, agentErr := agent.New(cfg.Agent)
+	eng, cleanup, err := compose.Build(ctx, s.door(ctx, root, cfg, log, dryRun))
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, cleanup)
+	return eng, nil
+}
+
+// door is what gh ralph gives the engine: the user's gh token (which also pushes, over https to the
+// session's host, and reaches the project board), the user's git identity, this process as the lock's
+// holder, the Factory's clock; ralph's repository is kept in the user's cache directory (see workspace).
+func (s *session) door(ctx context.Context, root string, cfg config.Config, log engine.Logger, dryRun bool) compose.Door {
 	hostname, _ := os.Hostname()
-	// ralph's model gateway reaches the vendor as gh ralph reaches GitHub: proxies and the CA bundle.
-	transport, err := ghapi.DefaultTransport(s.f.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	var store *workspace.Store
-	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
-	if root != "" {
-		if store, sb, err = s.workspaces(ctx, cfg, root); err != nil {
-			return nil, err
-		}
-	}
-	eng := &engine.Engine{
-		GitHub:     s.gh,
-		Workspaces: store,
-		Sandbox:    sb,
-		Agent:      runner,
-		AgentErr:   agentErr,
-		Config:     cfg,
-		Prompts:    prompts.New(root),
-		// The same atomic lock as the Action's (a ref on GitHub), held by this process.
-		Lock: &lock.Locker{API: s.gh, Lease: cfg.LockLease, Warnf: log.Warnf,
-			Holder: lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")}},
-		Auth:     engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
-		Identity: engine.OnceIdentity(s.gh.Viewer),
+	d := compose.Door{
+		GitHub: s.gh, Token: s.token, Config: cfg, Checkout: root,
+		Writable: filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
 		Log:      log,
+		Holder:   lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")},
 		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),
-		AgentEnv: s.f.Environ(),
-		Secrets:  []string{s.token},
-		Now:      s.f.Now,
-		DryRun:   dryRun,
-		// The model gateway: the key stays with gh ralph, the spending is metered, the day's is shared.
-		ModelTransport: transport,
+		Environ:  s.f.Environ(),
+		// The board is reached with the same token; one without the project scope is told what to do.
+		Transport: s.transport, ProjectToken: s.token, ProjectHint: scopeHint,
+		Now: s.f.Now, DryRun: dryRun,
 	}
-	if store != nil {
-		eng.Ledger = &ledger.Ledger{Repo: store.Repo(), Author: eng.Author, Now: s.f.Now}
+	if root != "" {
+		d.PushAuth = git.Auth{Token: s.pushToken(ctx, root)}
 	}
-	if err := s.attachBoard(eng, cfg); err != nil { // project.go
-		return nil, err
-	}
-	return eng, nil
+	return d
 }
 
 // login is the person running gh ralph.
@@ -274,28 +243,10 @@ func (s *session) login(ctx context.Context) (string, error) {
 	return u.Login, nil
 }
 
-// workspaces opens ralph's repository for the checkout at root, kept in the user's cache directory, and
-// the agent's boundary: Landlock where the kernel has it (the agent is the user's own user), or, when gh
-// ralph runs as root, a user of the agent's own as in the Action.
-func (s *session) workspaces(ctx context.Context, cfg config.Config, root string) (*workspace.Store, sandbox.Config, error) {
-	store, sb, closePlaces, err := workspace.Setup{
-		Checkout: root, Auth: git.Auth{Token: s.pushToken(ctx, root)}, Protected: cfg.Protected,
-		Writable:        filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
-		RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
-	}.Open(ctx)
-	if err != nil {
-		return nil, sandbox.Config{}, err
-	}
-	s.closers = append(s.closers, closePlaces)
-	return store, sb, nil
-}
-
 // release removes what the session's runs made that is not kept (as root, the run's temporary places).
 func (s *session) release() {
 	for _, c := range s.closers {
-		if err := c(); err != nil {
-			fmt.Fprintf(s.f.Stderr, "warning: removing ralph's temporary files: %v\n", err)
-		}
+		c()
 	}
 	s.closers = nil
 }

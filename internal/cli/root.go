@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/cli/go-gh/v2/pkg/repository"
 	"github.com/spf13/cobra"
-
-	"github.com/ralph-dev/gh-ralph/internal/action"
 )
 
 // Factory holds what commands need from the process, so tests can give their own.
@@ -49,6 +48,10 @@ type Factory struct {
 	// RunGH runs gh with args, on the process's standard streams (gh secret set asks for the secret
 	// there); nil: the gh that runs this extension (GH_PATH), else gh on PATH.
 	RunGH func(ctx context.Context, args ...string) error
+	// RunAction runs the GitHub Action's door (`gh-ralph action`) on this environment and standard output;
+	// main gives it, so that this door does not depend on the other. An error it returns that has an
+	// ExitStatus was reported already (see Exit).
+	RunAction func(ctx context.Context, getenv func(string) string, environ []string, stdout io.Writer) error
 }
 
 func (f *Factory) stdin() io.Reader {
@@ -160,7 +163,9 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 
 // ActionOptions are the `action` command's options (it has no flags: the Action passes INPUT_* variables).
 type ActionOptions struct {
-	Env action.Env
+	Getenv  func(string) string
+	Environ []string
+	Stdout  io.Writer
 }
 
 // NewCmdAction builds `gh-ralph action`, the entry point of the GitHub Action's container.
@@ -178,11 +183,14 @@ This is what the action's container runs; you do not normally run it yourself.`,
 		Args:    noArgs,
 		Hidden:  false,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Env = action.Env{Getenv: f.Getenv, Environ: f.Environ(), Stdout: f.Stdout}
+			opts.Getenv, opts.Environ, opts.Stdout = f.Getenv, f.Environ(), f.Stdout
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return action.Run(cmd.Context(), opts.Env)
+			if f.RunAction == nil {
+				return errors.New("this build of gh-ralph cannot run as the GitHub Action")
+			}
+			return f.RunAction(cmd.Context(), opts.Getenv, opts.Environ, opts.Stdout)
 		},
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/lock"
 )
 
 // SweepOptions are `gh ralph sweep`'s.
@@ -78,9 +78,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 		TrustedBot: "github-actions[bot]",
 	}
 	if eng != nil {
-		if lk, ok := eng.Lock.(*lock.Locker); ok {
-			sweepOpts.Locks = lk.Live
-		}
+		sweepOpts.Locks = compose.Locks(eng)
 	}
 	sw, err := engine.SweepCandidates(ctx, s.gh, cfg, sweepOpts)
 	if err != nil {

@@ -39,10 +39,11 @@ var (
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
 )
 
-// credentialNames are the variables ralph keeps its GitHub token in. The SPEC
-// promises that the agent never sees a credential, so naming one in
-// agent.env is refused here, where the user can be told which line.
-var credentialNames = []string{
+// CredentialNames are the variables through which ralph (or the Actions runner) holds a credential or a
+// channel to the runner. The SPEC promises that the agent never sees one: naming one in agent.env is
+// refused here, where the user can be told which line, and the agent's environment never carries one
+// (agent.Forbidden).
+var CredentialNames = []string{
 	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
 	"INPUT_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 	"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
@@ -374,7 +375,7 @@ func (p *parser) env(n *yaml.Node, key string) (map[string]string, error) {
 		if !envName.MatchString(f.name) {
 			return nil, p.errorf(f.key, f.path, "is not a valid environment variable name (letters, digits and _, not starting with a digit)")
 		}
-		if contains(credentialNames, strings.ToUpper(f.name)) {
+		if contains(CredentialNames, strings.ToUpper(f.name)) {
 			return nil, p.errorf(f.key, f.path, "is ralph's GitHub token, which the agent must never see")
 		}
 		v, err := p.str(f.value, f.path)

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
 
@@ -79,8 +78,6 @@ type Locker struct {
 	Warnf func(format string, args ...any)
 }
 
-var _ engine.Locker = (*Locker)(nil)
-
 func (l *Locker) now() time.Time {
 	if l.Now != nil {
 		return l.Now().UTC()
@@ -114,8 +111,8 @@ func ParseHolder(message string) (Holder, error) {
 }
 
 // Acquire takes the lock of issue, or takes it over when its holder has finished or its lease has expired;
-// a live holder gives *engine.HeldError.
-func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
+// a live holder gives *HeldError.
+func (l *Locker) Acquire(ctx context.Context, issue int) (*Lease, error) {
 	if l.Lease <= 0 {
 		return nil, errors.New("lock: the lease must be positive")
 	}
@@ -162,7 +159,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 			return nil, err
 		}
 		if why == "" {
-			return nil, &engine.HeldError{Holder: fmt.Sprintf("%s since %s (lease until %s)", holder, holder.Since.Format(time.RFC3339), holder.Expires.Format(time.RFC3339))}
+			return nil, &HeldError{Holder: fmt.Sprintf("%s since %s (lease until %s)", holder, holder.Since.Format(time.RFC3339), holder.Expires.Format(time.RFC3339))}
 		}
 		// Take over by a fast-forward from the commit we read: if anyone else moved the lock meanwhile
 		// (took it over, or its holder renewed it), GitHub refuses, and we look again.
@@ -182,7 +179,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 			return nil, fmt.Errorf("lock: taking over refs/%s: %w", ref, err)
 		}
 	}
-	return nil, &engine.HeldError{Holder: "another run (the lock changed hands while ralph looked)"}
+	return nil, &HeldError{Holder: "another run (the lock changed hands while ralph looked)"}
 }
 
 // stale says why holder no longer holds the lock, or "" when it does.
@@ -231,8 +228,13 @@ func isStatus(err error, status int) bool {
 	return errors.As(err, &ge) && ge.Status == status
 }
 
-// lease is a held lock, renewed in the background until released.
-type lease struct {
+// HeldError says another run holds the issue.
+type HeldError struct{ Holder string }
+
+func (e *HeldError) Error() string { return "issue is held by " + e.Holder }
+
+// Lease is a held lock, renewed in the background until released.
+type Lease struct {
 	l        *Locker
 	issue    int
 	tookOver string
@@ -246,17 +248,17 @@ type lease struct {
 	once    sync.Once
 }
 
-func (l *Locker) hold(issue int, sha, tookOver string, expires time.Time) *lease {
-	ls := &lease{l: l, issue: issue, sha: sha, tookOver: tookOver, expires: expires, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+func (l *Locker) hold(issue int, sha, tookOver string, expires time.Time) *Lease {
+	ls := &Lease{l: l, issue: issue, sha: sha, tookOver: tookOver, expires: expires, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go ls.renew()
 	return ls
 }
 
-func (ls *lease) TookOver() string      { return ls.tookOver }
-func (ls *lease) Lost() <-chan struct{} { return ls.lost }
+func (ls *Lease) TookOver() string      { return ls.tookOver }
+func (ls *Lease) Lost() <-chan struct{} { return ls.lost }
 
 // renew moves the lock to a fresh lease every Renew, until the lease is released or lost.
-func (ls *lease) renew() {
+func (ls *Lease) renew() {
 	defer close(ls.done)
 	every := ls.l.Renew
 	if every <= 0 {
@@ -281,7 +283,7 @@ func (ls *lease) renew() {
 
 // renewNow renews the lease once, by a fast-forward of the lock: a refusal means another run took the lock
 // over (this lease had expired), and the lease is lost. Other errors are reported and tried again later.
-func (ls *lease) renewNow(ctx context.Context) (lost bool) {
+func (ls *Lease) renewNow(ctx context.Context) (lost bool) {
 	err := ls.renewOnce(ctx)
 	if isStatus(err, http.StatusUnprocessableEntity) {
 		if ls.l.Warnf != nil {
@@ -296,7 +298,7 @@ func (ls *lease) renewNow(ctx context.Context) (lost bool) {
 	return false
 }
 
-func (ls *lease) renewOnce(ctx context.Context) error {
+func (ls *Lease) renewOnce(ctx context.Context) error {
 	ls.mu.Lock()
 	cur := ls.sha
 	ls.mu.Unlock()
@@ -318,7 +320,7 @@ func (ls *lease) renewOnce(ctx context.Context) error {
 }
 
 // Release deletes the lock if this run still holds it.
-func (ls *lease) Release(ctx context.Context) error {
+func (ls *Lease) Release(ctx context.Context) error {
 	ls.once.Do(func() { close(ls.stop) })
 	<-ls.done
 	select {

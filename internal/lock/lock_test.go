@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
@@ -46,7 +45,7 @@ func TestAcquireRelease(t *testing.T) {
 	}
 	// A second run is refused and told who holds the issue.
 	_, err = actions(api, 2, time.Hour).Acquire(ctx, 7)
-	var held *engine.HeldError
+	var held *HeldError
 	if !errors.As(err, &held) || !strings.Contains(held.Holder, "Actions run 1") {
 		t.Fatalf("second Acquire: %v, want a HeldError naming run 1", err)
 	}
@@ -66,7 +65,7 @@ func TestAcquireRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
-	for _, l := range []engine.Lease{b, c} {
+	for _, l := range []*Lease{b, c} {
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +140,7 @@ func TestTakeover(t *testing.T) {
 			}
 			got, err := tt.taker.Acquire(ctx, 5)
 			if tt.wantTake == "" {
-				var held *engine.HeldError
+				var held *HeldError
 				if !errors.As(err, &held) {
 					t.Fatalf("Acquire = %v, want HeldError", err)
 				}
@@ -175,7 +174,7 @@ func TestConcurrentAcquire(t *testing.T) {
 	srv := githubtest.New(t, githubtest.Options{})
 	api := client(t, srv)
 	ctx := context.Background()
-	race := func(issue int) (winners []engine.Lease, held int) {
+	race := func(issue int) (winners []*Lease, held int) {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for run := int64(100); run < 108; run++ {
@@ -185,7 +184,7 @@ func TestConcurrentAcquire(t *testing.T) {
 				l, err := actions(api, run, time.Hour).Acquire(ctx, issue)
 				mu.Lock()
 				defer mu.Unlock()
-				var h *engine.HeldError
+				var h *HeldError
 				switch {
 				case err == nil:
 					winners = append(winners, l)
@@ -275,7 +274,7 @@ func TestRenewalAndLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lost := a.(*lease).renewNow(ctx); !lost {
+	if lost := a.renewNow(ctx); !lost {
 		t.Fatal("the renewal after a takeover did not report the loss")
 	}
 	select {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
 
@@ -37,7 +36,7 @@ func TestAcquireRepeatedCreate(t *testing.T) {
 		t.Errorf("a fresh lock reports a takeover: %q", a.TookOver())
 	}
 	// It is a lock all the same: another run is held off.
-	var held *engine.HeldError
+	var held *HeldError
 	if _, err := actions(repeatCreate{api}, 2, time.Hour).Acquire(ctx, 7); !errors.As(err, &held) {
 		t.Errorf("a second run: %v, want a HeldError", err)
 	}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/ralph-dev/gh-ralph/internal/compose"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
+)
+
+// gh ralph's door: the gh token (which reaches the board, with gh's hint when it lacks the project scope,
+// and pushes only over https to the session's host), the user's git identity, this process as the lock's
+// holder, the Factory's clock and no checkpoint.
+func TestDoor(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.env["USER"] = "mona"
+	e.env["RALPH_AGENT_WRITABLE"] = "/cache:/more"
+	e.git(e.dir, "config", "user.name", "Mona Lisa")
+	e.git(e.dir, "config", "user.email", "mona@example.com")
+	f := e.factory()
+	s, err := f.session("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := newTermLog(f.Stderr, false, f.Now)
+	d := s.door(context.Background(), e.dir, config.Default(), log, true)
+	if d.Checkpoint != nil || d.Now == nil || !d.Now().Equal(e.now) || d.Log != engine.Logger(log) || d.GitHub != s.gh || d.Transport != s.transport {
+		t.Errorf("checkpoint set %v, clock set %v, log %v, client and transport the session's %v", d.Checkpoint != nil, d.Now != nil, d.Log, d.GitHub == s.gh && d.Transport == s.transport)
+	}
+	host, _ := os.Hostname()
+	want := compose.Door{
+		Token: "test-token", ProjectToken: "test-token", ProjectHint: scopeHint, Checkout: e.dir,
+		PushAuth: git.Auth{}, // origin is a path, not https on the session's host
+		Writable: []string{"/cache", "/more"}, Environ: f.Environ(),
+		Holder: lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
+		Run:    engine.RunInfo{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
+		Author: git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
+		DryRun: true,
+	}
+	ignore := cmpopts.IgnoreFields(compose.Door{}, "GitHub", "Config", "Log", "Transport", "Now", "Checkpoint")
+	if diff := cmp.Diff(want, d, ignore, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("door (-want +got):\n%s", diff)
+	}
+}

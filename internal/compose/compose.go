@@ -1,0 +1,222 @@
+// Package compose builds ralph's engine for both doors, the GitHub Action and gh ralph: the one place that
+// wires the config, ralph's repository and the agent's boundary, the agent, the lock, the project board and
+// the model gateway's transport together. A door says only what differs (a Door).
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/ledger"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/project"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
+)
+
+// GitHub is what the engine and its lock need of GitHub, and what Build asks of it itself (who may drive
+// ralph, which account the token is, where the GraphQL API is); *ghapi.Client implements it.
+type GitHub interface {
+	engine.GitHub
+	lock.API
+	Permission(ctx context.Context, login string) (string, error)
+	Viewer(ctx context.Context) (string, error)
+	Endpoints() ghapi.Endpoints
+}
+
+var _ GitHub = (*ghapi.Client)(nil)
+
+// Door is what one door gives the engine: everything in which the Action and gh ralph differ.
+type Door struct {
+	GitHub GitHub
+	// Token is ralph's GitHub token: the agent never sees it (nor a value holding it).
+	Token string
+	// Config is the repository's config (LoadConfig).
+	Config config.Config
+	// Checkout is the top level of the repository's checkout; "": none (ralph's repository is not opened,
+	// so no step can run, and the prompts are the built-in ones).
+	Checkout string
+	// PushAuth is how ralph's repository pushes to GitHub.
+	PushAuth git.Auth
+	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
+	Writable []string
+	Log      engine.Logger
+	// Holder is who holds the issue locks this run takes.
+	Holder lock.Holder
+	Run    engine.RunInfo
+	Author git.Signature
+	// Environ is ralph's environment, which the agent's starts from.
+	Environ []string
+	// Transport is how ralph reaches the network (proxies, CA bundle): the model's vendor and the
+	// project board.
+	Transport http.RoundTripper
+	// ProjectToken reaches the config's project board; "": the board is not updated. It is kept from the
+	// agent as Token is.
+	ProjectToken string
+	// ProjectHint, when set, is what to do when ProjectToken cannot reach the board: the first refusal is
+	// reported with it and the board is left alone after that.
+	ProjectHint string
+	Now         func() time.Time
+	Checkpoint  func(name string)
+	DryRun      bool
+}
+
+// Build makes the engine a door asked for. cleanup removes the run's temporary places (as root, the
+// agent's user's); call it when the run ends.
+func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err error) {
+	cfg := d.Config
+	cleanup = func() {}
+	var store *workspace.Store
+	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
+	if d.Checkout != "" {
+		var closePlaces func() error
+		store, sb, closePlaces, err = workspace.Setup{
+			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.Protected, Writable: d.Writable,
+			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
+		}.Open(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() {
+			if err := closePlaces(); err != nil {
+				d.Log.Warnf("removing ralph's temporary files: %v", err)
+			}
+		}
+	}
+	runner, agentErr := agent.New(cfg.Agent)
+	secrets := []string{d.Token}
+	if d.ProjectToken != "" && d.ProjectToken != d.Token {
+		secrets = append(secrets, d.ProjectToken)
+	}
+	eng = &engine.Engine{
+		GitHub:     d.GitHub,
+		Workspaces: store,
+		Sandbox:    sb,
+		Agent:      runner,
+		AgentErr:   agentErr,
+		Config:     cfg,
+		Prompts:    prompts.New(d.Checkout),
+		// The atomic lock, a ref on GitHub, held in the name of this run.
+		Lock:     locker{&lock.Locker{API: d.GitHub, Holder: d.Holder, Lease: cfg.LockLease, Warnf: d.Log.Warnf}},
+		Auth:     engine.PermissionAuthorizer{Permission: d.GitHub.Permission, AllowedBots: cfg.AllowedBots},
+		Identity: engine.OnceIdentity(d.GitHub.Viewer),
+		Log:      d.Log,
+		Run:      d.Run,
+		Author:   d.Author,
+		AgentEnv: d.Environ,
+		Secrets:  secrets,
+		Now:      d.Now,
+		DryRun:   d.DryRun,
+		// The model gateway reaches the vendor as ralph reaches GitHub; the day's spending is shared
+		// through ralph's repository (refs/ralph/budget/day).
+		ModelTransport: d.Transport,
+		Checkpoint:     d.Checkpoint,
+	}
+	if store != nil {
+		eng.Ledger = &ledger.Ledger{Repo: store.Repo(), Author: d.Author, Now: d.Now}
+	}
+	if cfg.Project != nil && d.ProjectToken != "" {
+		b, err := Board(cfg, d.GitHub.Endpoints(), d.ProjectToken, d.Transport)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		eng.OnState = onState(b, d.ProjectHint)
+	}
+	return eng, cleanup, nil
+}
+
+// Board is the config's project board, reached with token.
+func Board(cfg config.Config, endpoints ghapi.Endpoints, token string, transport http.RoundTripper) (*project.Board, error) {
+	return project.New(project.Options{GraphQL: endpoints.GraphQL, Token: token, Transport: transport,
+		Owner: cfg.Project.Owner, Number: cfg.Project.Number, Field: cfg.Project.Field})
+}
+
+// onState mirrors every state change on the board. With a hint, a token that cannot reach the board is
+// reported once, with the hint, and the board is left alone after that.
+func onState(b *project.Board, hint string) func(ctx context.Context, issueNodeID string, n int, to workflow.State) error {
+	if hint == "" {
+		return func(ctx context.Context, issueNodeID string, _ int, to workflow.State) error {
+			return b.SetState(ctx, issueNodeID, to)
+		}
+	}
+	var denied atomic.Bool
+	return func(ctx context.Context, issueNodeID string, _ int, to workflow.State) error {
+		if denied.Load() {
+			return nil
+		}
+		err := b.SetState(ctx, issueNodeID, to)
+		if errors.Is(err, project.ErrNoAccess) {
+			denied.Store(true)
+			return fmt.Errorf("%w; %s", err, hint)
+		}
+		return err
+	}
+}
+
+// locker is the lock as the engine takes it: lock's own HeldError becomes the engine's.
+type locker struct{ *lock.Locker }
+
+var _ engine.Locker = locker{}
+
+func (l locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
+	ls, err := l.Locker.Acquire(ctx, issue)
+	var held *lock.HeldError
+	if errors.As(err, &held) {
+		return nil, &engine.HeldError{Holder: held.Holder}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
+
+// Locks is the sweep's check of the engine's issue locks (nil: the engine takes none of its own).
+func Locks(eng *engine.Engine) engine.LockCheck {
+	if l, ok := eng.Lock.(locker); ok {
+		return l.Live
+	}
+	return nil
+}
+
+// LoadConfig reads the config at rel (config.DefaultPath when "") in the checkout at root, naming it
+// relative to the checkout in errors (as annotations need). No file at the default path, or no checkout:
+// the defaults.
+func LoadConfig(root, rel string) (config.Config, error) {
+	if root == "" {
+		return config.Default(), nil
+	}
+	if rel == "" {
+		rel = config.DefaultPath
+	}
+	if filepath.IsAbs(rel) {
+		if r, err := filepath.Rel(root, rel); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, rel))
+	if errors.Is(err, os.ErrNotExist) {
+		if rel != config.DefaultPath {
+			return config.Config{}, fmt.Errorf("config file %s does not exist in the checkout", rel)
+		}
+		return config.Default(), nil
+	}
+	if err != nil {
+		return config.Config{}, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	return config.Parse(filepath.ToSlash(rel), b)
+}
