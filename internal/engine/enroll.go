@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// FirstState is where enrollment puts an issue under config c.
+func FirstState(c config.Config) workflow.State {
+	switch {
+	case c.Triage:
+		return workflow.Backlog
+	case c.Research:
+		return workflow.ResearchNeeded
+	}
+	return workflow.ReadyForPlan
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slug makes a branch- and file-name-safe short form of an issue title, one that forms no reference to
+// another issue (see inertSlug).
+func Slug(title string) string {
+	s := inertSlug(strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-"))
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	if s == "" {
+		s = "issue"
+	}
+	return s
+}
+
+// enroll is bookkeeping, not a step: the first state and the branch name. The labels and the status comment
+// are written by the step that follows (its lock state, or its outcome), or by flush when no step runs, so
+// that enrolling costs no request of its own.
+func (e *Engine) enroll(ctx context.Context, ic *issue) error {
+	to := FirstState(e.Config)
+	e.fillRecord(ic)
+	if err := workflow.Check("", workflow.Enroll, to); err != nil {
+		return err
+	}
+	ic.state, ic.rec.State = to, to
+	ic.rec.note(Run{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: "enrolled"})
+	e.Log.Infof("#%d enrolled: %s", ic.n, to.Title())
+	return nil
+}
+
+// confused sends an issue being enrolled to a person when it already carries several state labels that no
+// record of ralph's explains: nothing says which, if any, is right.
+func (e *Engine) confused(ctx context.Context, ic *issue) error {
+	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
+	if err := e.needsPerson(ctx, ic, "", reason, "labels", "### ralph needs a person\n\n"+reason); err != nil {
+		return err
+	}
+	ic.to = ""
+	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
+		return err
+	}
+	return e.saveStatus(ctx, ic)
+}
+
+func (e *Engine) fillRecord(ic *issue) {
+	if ic.rec.Slug == "" {
+		ic.rec.Slug = Slug(ic.gh.Title)
+	}
+	if ic.rec.Branch == "" {
+		ic.rec.Branch = e.Config.BranchPrefix + strconv.Itoa(ic.n) + "-" + ic.rec.Slug
+	}
+	if ic.rec.Date == "" {
+		ic.rec.Date = e.now().Format("2006-01-02")
+	}
+}

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// peek reads the issue and refuses what ralph cannot work on.
+func (e *Engine) peek(ctx context.Context, n int) (ghapi.Issue, error) {
+	if n <= 0 {
+		return ghapi.Issue{}, inputErrorf("%d is not an issue number", n)
+	}
+	gi, err := e.GitHub.Issue(ctx, n)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return gi, inputErrorf("issue #%d does not exist in this repository", n)
+	}
+	if err != nil {
+		return gi, fmt.Errorf("reading #%d: %w", n, err)
+	}
+	if gi.IsPull() {
+		return gi, inputErrorf("#%d is a pull request; ralph works on issues", n)
+	}
+	return gi, nil
+}
+
+// load reads the issue, its comments and its status record, and repairs the state labels when a crash or a
+// person left them inconsistent.
+func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
+	gi, err := e.peek(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return e.loadFrom(ctx, gi)
+}
+
+// loadFrom is load with the issue already read. The issue may have been read before the lock was taken:
+// when its labels disagree with the record (read now, under the lock), the issue is read again before the
+// labels are trusted, since the run that held the lock may have moved them.
+func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
+	n := gi.Number
+	comments, err := e.GitHub.Comments(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
+	}
+	ic := &issue{n: n, gh: gi, comments: comments}
+	if err := e.findStatus(ctx, ic); err != nil {
+		return nil, err
+	}
+	if ic.status != nil {
+		rec, ok, err := ParseRecord(ic.status.Body)
+		if err != nil {
+			e.Log.Warnf("#%d: %v; starting a new record", n, err)
+		} else if ok {
+			ic.rec = rec
+		}
+	}
+	ic.rec.Repair = "" // said once, by the run that repaired the labels
+	if ic.rec.Parent == 0 {
+		ic.rec.Parent, _, _ = parseParent(gi.Body)
+	}
+	if st := workflow.StatesFromLabels(gi.LabelNames()); ic.rec.State != "" && (len(st) != 1 || st[0] != ic.rec.State) {
+		if ic.gh, err = e.peek(ctx, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.resolveState(ctx, ic); err != nil {
+		return nil, err
+	}
+	return ic, nil
+}
+
+// resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
+// triage permission can change, so labels that disagree with the record are put back, and the status
+// comment says so. An issue ralph holds no record of is not enrolled, whatever its labels say.
+func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
+	states := workflow.StatesFromLabels(ic.gh.LabelNames())
+	rec := ic.rec.State
+	if rec == "" || (len(states) == 0 && !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)) {
+		ic.state, ic.stray = "", states
+		if len(states) > 0 {
+			e.Log.Infof("#%d has the label %s but no record of ralph's: the label enrolls nothing", ic.n, joinStates(states))
+		}
+		return nil
+	}
+	ic.state = rec
+	if len(states) == 1 && states[0] == rec {
+		return nil
+	}
+	if ralphsOwn(ic.rec, states) {
+		// A run stopped between its writes: the label shows a move of ralph's own that the record has
+		// settled (a step under way, or its outcome recorded and the label not yet moved).
+		e.Log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
+	} else {
+		ic.rec.Repair, ic.repaired = repairNote(states, rec), true
+		e.Log.Warnf("#%d: %s", ic.n, ic.rec.Repair)
+	}
+	if e.DryRun {
+		return nil
+	}
+	return e.setState(ctx, ic, rec)
+}
+
+// ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
+// lock state of the step the record calls for, or where the last recorded run started from.
+func ralphsOwn(rec Record, states []workflow.State) bool {
+	if len(states) != 1 {
+		return false
+	}
+	label := states[0]
+	for _, r := range steps {
+		if r.From == rec.State && r.Running != "" && r.Running == label {
+			return true
+		}
+	}
+	last := rec.Last
+	return last != nil && last.To == rec.State && (last.From == label || running(last.Step) == label)
+}
+
+// repairNote says, in the status comment, what was wrong with the labels and what ralph did.
+func repairNote(states []workflow.State, rec workflow.State) string {
+	var was string
+	switch len(states) {
+	case 0:
+		was = "The issue had no state label"
+	case 1:
+		was = fmt.Sprintf("The state label was `%s`", states[0].Label())
+	default:
+		was = fmt.Sprintf("The state labels were %s", joinStates(states))
+	}
+	return fmt.Sprintf("%s, which is not what ralph's record says; ralph put back `%s`. Labels show where an issue is: moving one does not move the issue (the steps and the commands below do).", was, rec.Label())
+}
+
+func joinStates(states []workflow.State) string {
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = "`" + s.Label() + "`"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
+func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) error {
+	labels := ic.gh.LabelNames()
+	want := make([]string, 0, len(labels)+1)
+	for _, l := range labels {
+		if s, ok := workflow.StateFromLabel(l); !ok || s == to {
+			want = append(want, l)
+		}
+	}
+	if !slices.Contains(want, to.Label()) {
+		want = append(want, to.Label())
+	}
+	if !slices.Equal(labels, want) {
+		if err := e.GitHub.SetLabels(ctx, ic.n, want); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", ic.n, to.Label(), err)
+		}
+		ic.gh.Labels = ic.gh.Labels[:0]
+		for _, l := range want {
+			ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: l})
+		}
+	}
+	from := ic.state
+	ic.state = to
+	ic.rec.State = to
+	if e.OnState != nil && from != to {
+		if err := e.OnState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
+			e.Log.Warnf("#%d: updating the project board: %v", ic.n, err)
+		}
+	}
+	return nil
+}
+
+// commit records a run: the status comment with the new state first, then the labels. A crash between the
+// two leaves labels that the next run repairs from the record (see resolveState).
+func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
+	to := ic.to
+	if to == "" {
+		to = ic.state
+	}
+	ic.rec.State = to
+	if run.Usage == nil {
+		run.Usage = ic.usage
+	}
+	ic.rec.note(run)
+	if err := e.saveStatus(ctx, ic); err != nil {
+		return err
+	}
+	e.checkpoint("after-status")
+	if err := e.setState(ctx, ic, to); err != nil {
+		return err
+	}
+	ic.to = ""
+	e.checkpoint("after-label")
+	return nil
+}
+
+// notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
+func (e *Engine) notice(ctx context.Context, ic *issue, key, body string) error {
+	_, err := e.upsertComment(ctx, ic, "<!-- ralph:notice "+key+" -->", body)
+	return err
+}
+
+// upsertComment creates the comment that carries marker, or edits the one that does.
+func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+	if !strings.Contains(body, marker) {
+		body = body + "\n\n" + marker
+	}
+	// Only a comment of ralph's own: anyone can post one that carries the marker.
+	i, err := e.ownComment(ctx, ic, func(b string) bool { return strings.Contains(b, marker) })
+	if err != nil {
+		return ghapi.Comment{}, err
+	}
+	if i < 0 {
+		return e.createComment(ctx, ic, marker, body)
+	}
+	if c := ic.comments[i]; c.Body == body {
+		return c, nil
+	}
+	cm, err := e.GitHub.UpdateComment(ctx, ic.comments[i].ID, body)
+	if err == nil {
+		ic.comments[i] = cm
+	}
+	return cm, err
+}
+
+// createComment posts a comment that carries marker. When the answer is an error, GitHub may have posted it
+// all the same (a 502 after the write): ralph looks for the marker before it tries once more, so the
+// comment is never there twice.
+func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cm, err
+		}
+		comments, lerr := e.GitHub.Comments(ctx, ic.n)
+		if lerr != nil {
+			return cm, err
+		}
+		found := false
+		for _, c := range comments {
+			if !strings.Contains(c.Body, marker) {
+				continue
+			}
+			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {
+				cm, found = c, true
+			}
+		}
+		first := err
+		if !found {
+			if cm, err = e.GitHub.CreateComment(ctx, ic.n, body); err != nil {
+				return cm, err
+			}
+		}
+		e.Log.Warnf("#%d: posting a comment: %v (recovered)", ic.n, first)
+	}
+	ic.comments = append(ic.comments, cm)
+	return cm, nil
+}
+
+// checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
+func (e *Engine) checkpoint(name string) {
+	if e.Checkpoint != nil {
+		e.Checkpoint(name)
+	}
+}
+
+func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {
+	has := slices.Contains(ic.gh.LabelNames(), label)
+	switch {
+	case on && !has:
+		if err := e.GitHub.AddLabels(ctx, ic.n, label); err != nil {
+			return err
+		}
+		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: label})
+	case !on && has:
+		if err := e.GitHub.RemoveLabel(ctx, ic.n, label); err != nil {
+			return err
+		}
+		ic.gh.Labels = slices.DeleteFunc(ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
+	}
+	return nil
+}
+
+// flush writes what a run decided but no step recorded: the state label and the status comment of an issue
+// enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
+func (e *Engine) flush(ctx context.Context, ic *issue) error {
+	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
+		if err := e.setState(ctx, ic, ic.state); err != nil {
+			return err
+		}
+	}
+	if ic.status == nil || ic.repaired {
+		return e.saveStatus(ctx, ic)
+	}
+	return nil
+}
