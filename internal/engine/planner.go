@@ -120,6 +120,16 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 // Now says whether a run can take a step right away.
 func (p Plan) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
 
+// Runs says whether a run takes the step now: a step of ralph's with nothing to wait for, or the step that
+// watches what the issue waits for (merge, the pull request; children, the sub-issues).
+func (p Plan) Runs() bool {
+	switch p.Wait {
+	case NoWait, WaitPullRequest, WaitSubIssues:
+		return p.Step != nil && !p.AskBlockers
+	}
+	return false
+}
+
 // Paused says whether the issue waits for people: a person, or pull requests in review (its own, or, for
 // a parent In Review, its sub-issues').
 func (p Plan) Paused() bool {

@@ -42,7 +42,8 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	// committed instead of doing it again.
 	saved := ic.rec.clone()
 	ic.saved = &saved
-	out, err := e.begin(ctx, ic, st)
+	var out Outcome
+	err = e.begin(ctx, ic, st)
 	if err == nil {
 		out, err = st.Run(e, ctx, ic)
 	}
@@ -71,25 +72,15 @@ func (e *Engine) planFor(ctx context.Context, ic *issue) (Plan, error) {
 	return Next(ic.n, ic.rec, true, f, e.Config), nil
 }
 
-// Runs says whether a run takes the step now: a step of ralph's with nothing to wait for, or the step that
-// watches what the issue waits for (merge, the pull request; children, the sub-issues).
-func (p Plan) Runs() bool {
-	switch p.Wait {
-	case NoWait, WaitPullRequest, WaitSubIssues:
-		return p.Step != nil && !p.AskBlockers
-	}
-	return false
-}
-
 // begin moves the issue into the step's lock state.
-func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) (Outcome, error) {
+func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) error {
 	if st.Running == "" || ic.state == st.Running {
-		return Outcome{}, nil
+		return nil
 	}
 	if err := workflow.Check(ic.state, workflow.Start, st.Running); err != nil {
-		return Outcome{}, err
+		return err
 	}
-	return Outcome{}, e.setState(ctx, ic, st.Running)
+	return e.setState(ctx, ic, st.Running)
 }
 
 func (e *Engine) baseBranch(ctx context.Context) (string, error) {
