@@ -23,6 +23,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/enginelock"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/ledger"
@@ -211,7 +212,7 @@ func (r *runner) run(ctx context.Context) error {
 		AgentErr:   agentErr,
 		Config:     cfg,
 		Prompts:    prompts.New(workspace),
-		Lock:       r.locker(gh, cfg, runID),
+		Lock:       enginelock.Locker{Locker: r.locker(gh, lock.GitRefs{Repo: store.Repo(), Author: author}, cfg, runID)},
 		Auth:       engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots},
 		Identity:   engine.OnceIdentity(gh.Viewer),
 		Log:        actionLog{a: a, out: r.env.Stdout},
@@ -395,14 +396,14 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 }
 
 // locker is the per-issue lock on GitHub, held in the name of this Actions run.
-func (r *runner) locker(gh *ghapi.Client, cfg config.Config, runID int64) *lock.Locker {
+func (r *runner) locker(gh *ghapi.Client, refs lock.Refs, cfg config.Config, runID int64) *lock.Locker {
 	holder := lock.Holder{Kind: "actions", RunID: runID, RunURL: gh.RunURL(runID)}
 	holder.Attempt, _ = strconv.Atoi(r.getenv("GITHUB_RUN_ATTEMPT"))
 	if runID == 0 {
 		host, _ := os.Hostname()
 		holder = lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: r.getenv("USER")}
 	}
-	return &lock.Locker{API: gh, Holder: holder, Lease: cfg.LockLease, Warnf: r.a.Warningf}
+	return &lock.Locker{Refs: refs, Runs: gh, Holder: holder, Lease: cfg.LockLease, Warnf: r.a.Warningf}
 }
 
 // dispatch starts this workflow again for issue n: events caused by the Actions token start no runs,

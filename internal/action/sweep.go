@@ -7,16 +7,16 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/enginelock"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
-	"github.com/ralph-dev/gh-ralph/internal/lock"
 )
 
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
 	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
-	if lk, ok := eng.Lock.(*lock.Locker); ok {
-		opts.Locks = lk.Live
+	if lk, ok := eng.Lock.(enginelock.Locker); ok {
+		opts.Locks, opts.Locked = lk.Live, lk.Locked
 	}
 	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {

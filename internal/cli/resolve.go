@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/enginelock"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/ledger"
@@ -242,8 +243,8 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 		Config:     cfg,
 		Prompts:    prompts.New(root),
 		// The same atomic lock as the Action's (a ref on GitHub), held by this process.
-		Lock: &lock.Locker{API: s.gh, Lease: cfg.LockLease, Warnf: log.Warnf,
-			Holder: lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")}},
+		Lock: enginelock.Locker{Locker: &lock.Locker{Refs: lockRefs(s.gh, store), Runs: s.gh, Lease: cfg.LockLease, Warnf: log.Warnf,
+			Holder: lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")}}},
 		Auth:     engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
 		Identity: engine.OnceIdentity(s.gh.Viewer),
 		Log:      log,
@@ -298,4 +299,13 @@ func (s *session) release() {
 		}
 	}
 	s.closers = nil
+}
+
+// lockRefs keeps the lock refs with git from ralph's repository (no API request), or, outside a checkout
+// (a person's approve, reject or retry), where there is none, through the REST git API.
+func lockRefs(gh *ghapi.Client, store *workspace.Store) lock.Refs {
+	if store == nil {
+		return lock.RESTRefs{API: gh}
+	}
+	return lock.GitRefs{Repo: store.Repo()}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/enginelock"
 )
 
 // SweepOptions are `gh ralph sweep`'s.
@@ -78,8 +78,8 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 		TrustedBot: "github-actions[bot]",
 	}
 	if eng != nil {
-		if lk, ok := eng.Lock.(*lock.Locker); ok {
-			sweepOpts.Locks = lk.Live
+		if lk, ok := eng.Lock.(enginelock.Locker); ok {
+			sweepOpts.Locks, sweepOpts.Locked = lk.Live, lk.Locked
 		}
 	}
 	sw, err := engine.SweepCandidates(ctx, s.gh, cfg, sweepOpts)

@@ -8,12 +8,12 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
 
-// BenchmarkAcquireRelease measures one uncontended acquire and release against the test server: the wall
-// time, and the requests it takes (reported as requests/op).
+// BenchmarkAcquireRelease measures one uncontended acquire and release against the test server, kept by
+// git: the wall time, and the API requests it takes (reported as requests/op: none).
 func BenchmarkAcquireRelease(b *testing.B) {
 	srv := githubtest.New(b, githubtest.Options{})
 	api := client(b, srv)
-	l := actions(api, 1, time.Hour)
+	l := actions(gitRefs(b, srv), api, 1, time.Hour)
 	ctx := context.Background()
 	before := len(srv.Requests())
 	b.ResetTimer()
@@ -36,12 +36,12 @@ func BenchmarkHeld(b *testing.B) {
 	api := client(b, srv)
 	srv.SetWorkflowRun(1, "in_progress", "")
 	ctx := context.Background()
-	holder, err := actions(api, 1, time.Hour).Acquire(ctx, 1)
+	holder, err := actions(gitRefs(b, srv), api, 1, time.Hour).Acquire(ctx, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer holder.Release(ctx)
-	other := actions(api, 2, time.Hour)
+	other := actions(gitRefs(b, srv), api, 2, time.Hour)
 	before := len(srv.Requests())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

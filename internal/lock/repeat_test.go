@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
 
@@ -29,7 +28,7 @@ func TestAcquireRepeatedCreate(t *testing.T) {
 	api := client(t, srv)
 	ctx := context.Background()
 	srv.SetWorkflowRun(1, "in_progress", "")
-	a, err := actions(repeatCreate{api}, 1, time.Hour).Acquire(ctx, 7)
+	a, err := actions(RESTRefs{repeatCreate{api}}, api, 1, time.Hour).Acquire(ctx, 7)
 	if err != nil {
 		t.Fatalf("Acquire with a repeated create: %v", err)
 	}
@@ -37,8 +36,8 @@ func TestAcquireRepeatedCreate(t *testing.T) {
 		t.Errorf("a fresh lock reports a takeover: %q", a.TookOver())
 	}
 	// It is a lock all the same: another run is held off.
-	var held *engine.HeldError
-	if _, err := actions(repeatCreate{api}, 2, time.Hour).Acquire(ctx, 7); !errors.As(err, &held) {
+	var held *HeldError
+	if _, err := actions(RESTRefs{repeatCreate{api}}, api, 2, time.Hour).Acquire(ctx, 7); !errors.As(err, &held) {
 		t.Errorf("a second run: %v, want a HeldError", err)
 	}
 	if err := a.Release(ctx); err != nil {
