@@ -70,6 +70,7 @@ func (i Issue) LabelNames() []string {
 // Comment is an issue comment.
 type Comment struct {
 	ID        int64     `json:"id"`
+	NodeID    string    `json:"node_id"`
 	Body      string    `json:"body"`
 	User      User      `json:"user"`
 	HTMLURL   string    `json:"html_url"`
