@@ -98,19 +98,23 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 				continue
 			}
 		}
-		blockers, err := gh.BlockedBy(ctx, is.Number)
-		if err != nil {
-			return sw, fmt.Errorf("reading what blocks #%d: %w", is.Number, err)
-		}
-		var open []string
-		for _, b := range blockers {
-			if b.State == "open" {
-				open = append(open, "#"+strconv.Itoa(b.Number))
+		// The listing says how many issues block this one: none, and there is nothing to read. Otherwise
+		// (or when GitHub's answer did not say) the blockers are read, to name the open ones.
+		if d := is.Dependencies; d == nil || d.TotalBlockedBy > 0 {
+			blockers, err := gh.BlockedBy(ctx, is.Number)
+			if err != nil {
+				return sw, fmt.Errorf("reading what blocks #%d: %w", is.Number, err)
 			}
-		}
-		if len(open) > 0 {
-			skip("blocked by %s", strings.Join(open, ", "))
-			continue
+			var open []string
+			for _, b := range blockers {
+				if b.State == "open" {
+					open = append(open, "#"+strconv.Itoa(b.Number))
+				}
+			}
+			if len(open) > 0 {
+				skip("blocked by %s", strings.Join(open, ", "))
+				continue
+			}
 		}
 		if opts.Auth != nil {
 			who, err := gh.LabeledBy(ctx, is.Number, workflow.LabelBuild)

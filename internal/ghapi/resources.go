@@ -53,6 +53,14 @@ type Issue struct {
 	PullRequest *struct {
 		URL string `json:"url"`
 	} `json:"pull_request,omitempty"`
+	// Dependencies counts the issues this one is blocked by; nil when GitHub's answer did not say.
+	Dependencies *Dependencies `json:"issue_dependencies_summary,omitempty"`
+}
+
+// Dependencies is GitHub's summary of an issue's blocked-by and blocking dependencies.
+type Dependencies struct {
+	BlockedBy      int `json:"blocked_by"`
+	TotalBlockedBy int `json:"total_blocked_by"`
 }
 
 // IsPull says whether the issue is a pull request.
