@@ -38,12 +38,20 @@ func (g GitRefs) author() git.Signature {
 	return g.Author
 }
 
+// Swap pushes the new lock commit with the lease. A push that failed other than by a refusal (the
+// connection broke) may have taken effect all the same: the ref at the commit this swap wrote says it did.
 func (g GitRefs) Swap(ctx context.Context, ref, parent, msg string) (string, error) {
 	sha, err := g.Repo.CommitNote(ctx, msg, parent, g.author())
 	if err != nil {
 		return "", err
 	}
-	return sha, moved(g.Repo.PushRef(ctx, sha, ref, parent))
+	err = moved(g.Repo.PushRef(ctx, sha, ref, parent))
+	if err != nil && !errors.Is(err, ErrMoved) {
+		if cur, found, rerr := g.Repo.ReadRef(ctx, ref); rerr == nil && found && cur == sha {
+			return sha, nil
+		}
+	}
+	return sha, err
 }
 
 func (g GitRefs) Read(ctx context.Context, ref string) (sha, msg string, found bool, err error) {
@@ -55,8 +63,19 @@ func (g GitRefs) Read(ctx context.Context, ref string) (sha, msg string, found b
 	return sha, msg, err == nil, err
 }
 
+// Delete pushes the deletion with the lease; one that failed other than by a refusal may have taken
+// effect all the same, which a look at the ref tells.
 func (g GitRefs) Delete(ctx context.Context, ref, sha string) error {
-	return moved(g.Repo.DeleteRemoteRef(ctx, ref, sha))
+	err := moved(g.Repo.DeleteRemoteRef(ctx, ref, sha))
+	if err != nil && !errors.Is(err, ErrMoved) {
+		if cur, found, rerr := g.Repo.ReadRef(ctx, ref); rerr == nil && cur != sha {
+			if !found {
+				return nil
+			}
+			return ErrMoved
+		}
+	}
+	return err
 }
 
 func (g GitRefs) List(ctx context.Context, prefix string) ([]string, error) {
