@@ -154,11 +154,14 @@ func (r RESTRefs) Read(ctx context.Context, ref string) (sha, msg string, found 
 // Delete reads the ref, then deletes it: the REST API has no compare-and-delete. Between the two, only a
 // run that found this lease expired could take the lock over.
 func (r RESTRefs) Delete(ctx context.Context, ref, sha string) error {
-	cur, _, found, err := r.Read(ctx, ref)
+	cur, err := r.API.GetRef(ctx, ref[len("refs/"):])
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return ErrMoved
+	}
 	if err != nil {
 		return err
 	}
-	if !found || cur != sha {
+	if cur.Object.SHA != sha {
 		return ErrMoved
 	}
 	return r.API.DeleteRef(ctx, ref[len("refs/"):])
