@@ -339,14 +339,7 @@ func TestRenewalAndLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lost := a.renewNow(ctx); !lost {
-		t.Fatal("the renewal after a takeover did not report the loss")
-	}
-	select {
-	case <-a.Lost():
-	default:
-		t.Fatal("Lost() is not closed after the loss")
-	}
+	wantLost(t, a)
 	if err := a.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -404,14 +397,7 @@ func TestExpiredLeaseTakenOver(t *testing.T) {
 					t.Errorf("TookOver = %q", b.TookOver())
 				}
 				if learns {
-					if lost := a.renewNow(ctx); !lost {
-						t.Fatal("the renewal after the takeover did not report the loss")
-					}
-					select {
-					case <-a.Lost():
-					default:
-						t.Fatal("Lost() is not closed after the loss")
-					}
+					wantLost(t, a)
 				}
 				if err := a.Release(ctx); err != nil {
 					t.Fatal(err)
@@ -424,5 +410,18 @@ func TestExpiredLeaseTakenOver(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// wantLost renews a lease that another run took over: the renewal must report the loss, and Lost be closed.
+func wantLost(t *testing.T, a *Lease) {
+	t.Helper()
+	if lost := a.renewNow(context.Background()); !lost {
+		t.Fatal("the renewal after a takeover did not report the loss")
+	}
+	select {
+	case <-a.Lost():
+	default:
+		t.Fatal("Lost() is not closed after the loss")
 	}
 }
