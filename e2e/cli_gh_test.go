@@ -443,7 +443,7 @@ func TestCLIRespectsTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk := &lock.Locker{API: c, Lease: time.Hour, Holder: lock.Holder{Kind: "actions", RunID: 77, RunURL: c.RunURL(77)}}
+	lk := &lock.Locker{Refs: lock.RESTRefs{API: c}, Runs: c, Lease: time.Hour, Holder: lock.Holder{Kind: "actions", RunID: 77, RunURL: c.RunURL(77)}}
 	lease, err := lk.Acquire(context.Background(), n)
 	if err != nil {
 		t.Fatal(err)

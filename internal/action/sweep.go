@@ -14,7 +14,8 @@ import (
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
-	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, Locks: compose.Locks(eng), TrustedBot: "github-actions[bot]"}
+	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
+	compose.SweepLocks(eng, &opts)
 	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ func TestStatusIssue(t *testing.T) {
 			e := newTestEnv(t)
 			pipeline(e)
 			// A gh ralph on a laptop took #3's lock and went away: its lease has expired by now.
-			lk := &lock.Locker{API: e.client(), Lease: time.Hour, Now: func() time.Time { return clock },
+			lk := &lock.Locker{Refs: lock.RESTRefs{API: e.client()}, Lease: time.Hour, Now: func() time.Time { return clock },
 				Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 99, User: "mona"}, Alive: func(int) bool { return true }}
 			lease, err := lk.Acquire(context.Background(), 3)
 			if err != nil {

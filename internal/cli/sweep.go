@@ -78,7 +78,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 		TrustedBot: "github-actions[bot]",
 	}
 	if eng != nil {
-		sweepOpts.Locks = compose.Locks(eng)
+		compose.SweepLocks(eng, &sweepOpts)
 	}
 	sw, err := engine.SweepCandidates(ctx, s.gh, cfg, sweepOpts)
 	if err != nil {

@@ -33,6 +33,7 @@ import (
 type GitHub interface {
 	engine.GitHub
 	lock.API
+	lock.Runs
 	Permission(ctx context.Context, login string) (string, error)
 	Viewer(ctx context.Context) (string, error)
 	Endpoints() ghapi.Endpoints
@@ -111,7 +112,8 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		Config:     cfg,
 		Prompts:    prompts.New(d.Checkout),
 		// The atomic lock, a ref on GitHub, held in the name of this run.
-		Lock:     locker{&lock.Locker{API: d.GitHub, Holder: d.Holder, Lease: cfg.LockLease, Warnf: d.Log.Warnf}},
+		Lock: locker{&lock.Locker{Refs: lockRefs(d.GitHub, store, d.Author), Runs: d.GitHub, Holder: d.Holder,
+			Lease: cfg.LockLease, Warnf: d.Log.Warnf}},
 		Auth:     engine.PermissionAuthorizer{Permission: d.GitHub.Permission, AllowedBots: cfg.AllowedBots},
 		Identity: engine.OnceIdentity(d.GitHub.Viewer),
 		Log:      d.Log,
@@ -185,12 +187,21 @@ func (l locker) Acquire(ctx context.Context, issue int) (engine.Lease, error) {
 	return ls, nil
 }
 
-// Locks is the sweep's check of the engine's issue locks (nil: the engine takes none of its own).
-func Locks(eng *engine.Engine) engine.LockCheck {
-	if l, ok := eng.Lock.(locker); ok {
-		return l.Live
+// lockRefs keeps the lock refs with git, from ralph's repository (no API request), or, with no checkout
+// (a person's approve, reject or retry), where there is none, through the REST git API.
+func lockRefs(gh GitHub, store *workspace.Store, author git.Signature) lock.Refs {
+	if store == nil {
+		return lock.RESTRefs{API: gh}
 	}
-	return nil
+	return lock.GitRefs{Repo: store.Repo(), Author: author}
+}
+
+// SweepLocks fills a sweep's view of the engine's issue locks: which issues have one (one git ls-remote)
+// and whether a lock's holder still lives. Nothing when the engine takes no lock of its own.
+func SweepLocks(eng *engine.Engine, opts *engine.SweepOptions) {
+	if l, ok := eng.Lock.(locker); ok {
+		opts.Locks, opts.Locked = l.Live, l.Locked
+	}
 }
 
 // LoadConfig reads the config at rel (config.DefaultPath when "") in the checkout at root, naming it

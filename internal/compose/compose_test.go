@@ -117,7 +117,7 @@ func TestBuildTakesTheDoor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = lease.Release(context.Background()) }()
-	other := &lock.Locker{API: gh, Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 1}, Lease: time.Hour}
+	other := &lock.Locker{Refs: lock.RESTRefs{API: gh}, Runs: gh, Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 1}, Lease: time.Hour}
 	_, err = other.Acquire(context.Background(), 3)
 	var held *lock.HeldError
 	if !errors.As(err, &held) || !strings.Contains(held.Holder, "Actions run 5") {
@@ -152,7 +152,7 @@ func TestLockHeld(t *testing.T) {
 	srv := githubtest.New(t, githubtest.Options{})
 	gh := client(t, srv, "test-token")
 	ctx := context.Background()
-	first := &lock.Locker{API: gh, Holder: lock.Holder{Kind: "actions", RunID: 77}, Lease: time.Hour}
+	first := &lock.Locker{Refs: lock.RESTRefs{API: gh}, Runs: gh, Holder: lock.Holder{Kind: "actions", RunID: 77}, Lease: time.Hour}
 	srv.SetWorkflowRun(77, "in_progress", "")
 	lease, err := first.Acquire(ctx, 9)
 	if err != nil {
@@ -174,15 +174,18 @@ func TestLockHeld(t *testing.T) {
 	if got, want := held.Error(), (&lock.HeldError{Holder: held.Holder}).Error(); got != want {
 		t.Errorf("engine's words %q, lock's %q", got, want)
 	}
-	check := Locks(eng)
-	if check == nil {
-		t.Fatal("Locks of a built engine is nil: a sweep would count every lock as live")
+	var opts engine.SweepOptions
+	SweepLocks(eng, &opts)
+	if opts.Locks == nil || opts.Locked == nil {
+		t.Fatal("SweepLocks of a built engine left the sweep without the lock's checks: it would count every lock as live")
 	}
-	if live, _, err := check(ctx, 9); err != nil || !live {
+	if live, _, err := opts.Locks(ctx, 9); err != nil || !live {
 		t.Errorf("Locks(9) = %v, %v; want live", live, err)
 	}
-	if Locks(&engine.Engine{Lock: engine.Unlocked{}}) != nil {
-		t.Error("Locks of an engine without ralph's lock is not nil")
+	var none engine.SweepOptions
+	SweepLocks(&engine.Engine{Lock: engine.Unlocked{}}, &none)
+	if none.Locks != nil || none.Locked != nil {
+		t.Error("SweepLocks of an engine without ralph's lock set its checks")
 	}
 }
 

@@ -43,6 +43,8 @@ type SweepOptions struct {
 	Max   int
 	Auth  Authorizer // who may have enrolled an issue; nil: anyone
 	Locks LockCheck  // nil: any lock counts as live
+	// Locked lists the issues that have a lock (one git ls-remote for lock.Locker); nil: the refs API.
+	Locked func(ctx context.Context) (map[int]bool, error)
 	// TrustedBot is the account ralph itself acts as (the Actions token's bot); a sub-issue ralph created
 	// and enrolled counts as enrolled by whoever enrolled its parent, which a sweep already checked.
 	TrustedBot string
@@ -71,15 +73,9 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 	}
 	slices.SortStableFunc(ready, func(a, b ghapi.Issue) int { return priority(a) - priority(b) })
 
-	refs, err := gh.MatchingRefs(ctx, "ralph/locks/")
+	locked, err := lockedIssues(ctx, gh, opts)
 	if err != nil {
 		return sw, fmt.Errorf("listing the issue locks: %w", err)
-	}
-	locked := map[int]bool{}
-	for _, r := range refs {
-		if n, err := strconv.Atoi(strings.TrimPrefix(r.Ref, "refs/ralph/locks/")); err == nil {
-			locked[n] = true
-		}
 	}
 	trusted := map[string]bool{}
 	for _, is := range ready {
@@ -102,19 +98,23 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 				continue
 			}
 		}
-		blockers, err := gh.BlockedBy(ctx, is.Number)
-		if err != nil {
-			return sw, fmt.Errorf("reading what blocks #%d: %w", is.Number, err)
-		}
-		var open []string
-		for _, b := range blockers {
-			if b.State == "open" {
-				open = append(open, "#"+strconv.Itoa(b.Number))
+		// The listing says how many issues block this one: none, and there is nothing to read. Otherwise
+		// (or when GitHub's answer did not say) the blockers are read, to name the open ones.
+		if d := is.Dependencies; d == nil || d.TotalBlockedBy > 0 {
+			blockers, err := gh.BlockedBy(ctx, is.Number)
+			if err != nil {
+				return sw, fmt.Errorf("reading what blocks #%d: %w", is.Number, err)
 			}
-		}
-		if len(open) > 0 {
-			skip("blocked by %s", strings.Join(open, ", "))
-			continue
+			var open []string
+			for _, b := range blockers {
+				if b.State == "open" {
+					open = append(open, "#"+strconv.Itoa(b.Number))
+				}
+			}
+			if len(open) > 0 {
+				skip("blocked by %s", strings.Join(open, ", "))
+				continue
+			}
 		}
 		if opts.Auth != nil {
 			who, err := gh.LabeledBy(ctx, is.Number, workflow.LabelBuild)
@@ -145,6 +145,23 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		sw.Picked = append(sw.Picked, is.Number)
 	}
 	return sw, nil
+}
+
+func lockedIssues(ctx context.Context, gh Lister, opts SweepOptions) (map[int]bool, error) {
+	if opts.Locked != nil {
+		return opts.Locked(ctx)
+	}
+	refs, err := gh.MatchingRefs(ctx, "ralph/locks/")
+	if err != nil {
+		return nil, err
+	}
+	locked := map[int]bool{}
+	for _, r := range refs {
+		if n, err := strconv.Atoi(strings.TrimPrefix(r.Ref, "refs/ralph/locks/")); err == nil {
+			locked[n] = true
+		}
+	}
+	return locked, nil
 }
 
 // priority ranks an issue by its priority label; issues without one come last.

@@ -53,6 +53,14 @@ type Issue struct {
 	PullRequest *struct {
 		URL string `json:"url"`
 	} `json:"pull_request,omitempty"`
+	// Dependencies counts the issues this one is blocked by; nil when GitHub's answer did not say.
+	Dependencies *Dependencies `json:"issue_dependencies_summary,omitempty"`
+}
+
+// Dependencies is GitHub's summary of an issue's blocked-by and blocking dependencies.
+type Dependencies struct {
+	BlockedBy      int `json:"blocked_by"`
+	TotalBlockedBy int `json:"total_blocked_by"`
 }
 
 // IsPull says whether the issue is a pull request.
@@ -70,6 +78,7 @@ func (i Issue) LabelNames() []string {
 // Comment is an issue comment.
 type Comment struct {
 	ID        int64     `json:"id"`
+	NodeID    string    `json:"node_id"`
 	Body      string    `json:"body"`
 	User      User      `json:"user"`
 	HTMLURL   string    `json:"html_url"`

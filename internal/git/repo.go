@@ -2,7 +2,9 @@ package git
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -247,8 +249,24 @@ func (r *Repo) PushRef(ctx context.Context, sha, ref, expectOld string) error {
 	if !isSHA(sha) {
 		return fmt.Errorf("push: %q is not a commit id", sha)
 	}
-	out, err := r.run(ctx, "", r.authEnv(), "push", "--porcelain", "--no-verify",
-		"--force-with-lease="+ref+":"+expectOld, r.URL, sha+":"+ref)
+	return r.push(ctx, name, ref+":"+expectOld, sha+":"+ref)
+}
+
+// DeleteRemoteRef deletes ref on the remote, but only while it is at expectOld: a compare-and-delete in
+// one push. A ref that moved or is gone is a refusal, a *PushRejectedError.
+func (r *Repo) DeleteRemoteRef(ctx context.Context, ref, expectOld string) error {
+	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || !strings.HasPrefix(ref, "refs/") {
+		return fmt.Errorf("invalid ref name %q", ref)
+	}
+	if !isSHA(expectOld) {
+		return fmt.Errorf("push: %q is not a commit id", expectOld)
+	}
+	return r.push(ctx, strings.TrimPrefix(ref, "refs/heads/"), ref+":"+expectOld, ":"+ref)
+}
+
+// push pushes one refspec under a lease (ref:expected value) and words a refusal as a *PushRejectedError.
+func (r *Repo) push(ctx context.Context, name, lease, refspec string) error {
+	out, err := r.run(ctx, "", r.authEnv(), "push", "--porcelain", "--no-verify", "--force-with-lease="+lease, r.URL, refspec)
 	if err == nil {
 		return nil
 	}
@@ -268,10 +286,30 @@ func (r *Repo) PushRef(ctx context.Context, sha, ref, expectOld string) error {
 // FetchRef fetches ref from the remote into the same ref of ralph's repository and returns its commit;
 // found is false when the remote has no such ref. It costs one round trip to the remote.
 func (r *Repo) FetchRef(ctx context.Context, ref string) (sha string, found bool, err error) {
+	return r.fetchAs(ctx, ref, ref)
+}
+
+// ReadRef is FetchRef that leaves no ref behind: it fetches ref under a name of its own, which it deletes
+// at once, so that readers of one ref in this repository at the same time never contend for a local ref.
+func (r *Repo) ReadRef(ctx context.Context, ref string) (sha string, found bool, err error) {
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	local := "refs/ralph/read/" + hex.EncodeToString(nonce[:])
+	if sha, found, err = r.fetchAs(ctx, ref, local); err != nil || !found {
+		return sha, found, err
+	}
+	if _, err := r.run(ctx, "", nil, "update-ref", "-d", local, sha); err != nil {
+		return "", false, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	return sha, true, nil
+}
+
+// fetchAs fetches the remote's ref into local and returns its commit.
+func (r *Repo) fetchAs(ctx context.Context, ref, local string) (sha string, found bool, err error) {
 	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || !strings.HasPrefix(ref, "refs/") {
 		return "", false, fmt.Errorf("invalid ref name %q", ref)
 	}
-	_, err = r.run(ctx, "", r.authEnv(), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", r.URL, "+"+ref+":"+ref)
+	_, err = r.run(ctx, "", r.authEnv(), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", r.URL, "+"+ref+":"+local)
 	var ce *CommandError
 	if errors.As(err, &ce) && strings.Contains(ce.Stderr, "couldn't find remote ref") {
 		return "", false, nil
@@ -279,11 +317,30 @@ func (r *Repo) FetchRef(ctx context.Context, ref string) (sha string, found bool
 	if err != nil {
 		return "", false, fmt.Errorf("fetch %s: %w", ref, err)
 	}
-	out, err := r.run(ctx, "", nil, "rev-parse", "--verify", ref+"^{commit}")
+	out, err := r.run(ctx, "", nil, "rev-parse", "--verify", local+"^{commit}")
 	if err != nil {
 		return "", false, fmt.Errorf("reading %s: %w", ref, err)
 	}
 	return strings.TrimSpace(string(out)), true, nil
+}
+
+// RemoteRefs lists the remote's refs whose names start with prefix (a directory such as
+// "refs/ralph/locks/"), by name, with their objects: one ls-remote.
+func (r *Repo) RemoteRefs(ctx context.Context, prefix string) (map[string]string, error) {
+	if !strings.HasPrefix(prefix, "refs/") || !strings.HasSuffix(prefix, "/") {
+		return nil, fmt.Errorf("invalid ref prefix %q", prefix)
+	}
+	out, err := r.run(ctx, "", r.authEnv(), "ls-remote", "--refs", r.URL, prefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("listing the remote's %s: %w", prefix, err)
+	}
+	refs := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if sha, name, ok := strings.Cut(line, "\t"); ok && strings.HasPrefix(name, prefix) {
+			refs[name] = sha
+		}
+	}
+	return refs, nil
 }
 
 // Message is a commit's message.

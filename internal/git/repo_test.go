@@ -826,3 +826,45 @@ func isRejected(err error) bool {
 	var rej *PushRejectedError
 	return errors.As(err, &rej)
 }
+
+// A lock-like ref: read without leaving a local ref, listed by prefix, and deleted only from the value the
+// deleter read.
+func TestReadDeleteAndListRemoteRefs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const ref = "refs/ralph/locks/7"
+	if sha, found, err := f.repo.ReadRef(ctx, ref); err != nil || found || sha != "" {
+		t.Fatalf("ReadRef of a missing ref = %q, %v, %v", sha, found, err)
+	}
+	first, _ := f.repo.CommitNote(ctx, "first", "", sig)
+	second, _ := f.repo.CommitNote(ctx, "second", first, sig)
+	if err := f.repo.PushRef(ctx, first, ref, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.PushRef(ctx, second, "refs/ralph/locks/8", ""); err != nil {
+		t.Fatal(err)
+	}
+	if sha, found, err := f.repo.ReadRef(ctx, ref); err != nil || !found || sha != first {
+		t.Fatalf("ReadRef = %q, %v, %v; want %s", sha, found, err, first)
+	}
+	if left := f.ralph(t, "for-each-ref", "refs/ralph/"); left != "" {
+		t.Errorf("ReadRef left refs behind: %s", left)
+	}
+	refs, err := f.repo.RemoteRefs(ctx, "refs/ralph/locks/")
+	if diff := cmp.Diff(map[string]string{ref: first, "refs/ralph/locks/8": second}, refs); err != nil || diff != "" {
+		t.Errorf("RemoteRefs (-want +got) %v:\n%s", err, diff)
+	}
+	if err := f.repo.DeleteRemoteRef(ctx, ref, second); !isRejected(err) {
+		t.Errorf("deleting from a stale value: %v, want a rejection", err)
+	}
+	if err := f.repo.DeleteRemoteRef(ctx, ref, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.DeleteRemoteRef(ctx, ref, first); !isRejected(err) {
+		t.Errorf("deleting a ref that is gone: %v, want a rejection", err)
+	}
+	if _, found, err := f.repo.ReadRef(ctx, ref); err != nil || found {
+		t.Errorf("after the delete: found %v, %v", found, err)
+	}
+}

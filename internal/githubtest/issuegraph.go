@@ -116,6 +116,28 @@ func (s *Server) addBlockedBy(c *call) (int, any) {
 	return http.StatusCreated, s.issueJSON(blocker)
 }
 
+// dependencies is an issue's issue_dependencies_summary: blocked_by and blocking count the open issues.
+func (s *Server) dependencies(n int) map[string]any {
+	s.graph.init()
+	open := func(numbers []int) int {
+		k := 0
+		for _, m := range numbers {
+			if is := s.issues[m]; is != nil && is.state == "open" {
+				k++
+			}
+		}
+		return k
+	}
+	var blocking []int
+	for m, blockers := range s.graph.blockedBy {
+		if slices.Contains(blockers, n) {
+			blocking = append(blocking, m)
+		}
+	}
+	return map[string]any{"blocked_by": open(s.graph.blockedBy[n]), "total_blocked_by": len(s.graph.blockedBy[n]),
+		"blocking": open(blocking), "total_blocking": len(blocking)}
+}
+
 // SubIssues lists the numbers of issue n's sub-issues.
 func (s *Server) SubIssues(n int) []int {
 	s.mu.Lock()

@@ -229,6 +229,13 @@ func (queryRoot) resolve(x *executor, field string, args map[string]any) any {
 		return ownerObject{login: login, org: isOrg}
 	case "viewer":
 		return fields{"User", map[string]any{"login": x.s.opts.TokenLogin}}
+	case "repository":
+		owner, _ := args["owner"].(string)
+		name, _ := args["name"].(string)
+		if !strings.EqualFold(owner, x.s.opts.Owner) || !strings.EqualFold(name, x.s.opts.Repo) {
+			return gqlNotFound("Could not resolve to a Repository with the name '%s/%s'.", owner, name)
+		}
+		return repositoryObject{}
 	case "node":
 		id, _ := args["id"].(string)
 		if o := x.node(id); o != nil {
@@ -420,16 +427,61 @@ func (o itemObject) resolve(x *executor, field string, args map[string]any) any 
 
 type issueObject struct{ is *issue }
 
-func (issueObject) typeName() string { return "Issue" }
+func (o issueObject) typeName() string {
+	if o.is.pull != nil {
+		return "PullRequest"
+	}
+	return "Issue"
+}
 
 func (o issueObject) resolve(x *executor, field string, args map[string]any) any {
 	switch field {
 	case "id":
 		return fmt.Sprintf("I_%d", o.is.id)
+	case "databaseId":
+		return o.is.id
 	case "number":
 		return o.is.number
 	case "title":
 		return o.is.title
+	case "body":
+		return o.is.body
+	case "state":
+		if o.is.pull != nil && o.is.pull.merged {
+			return "MERGED"
+		}
+		return strings.ToUpper(o.is.state)
+	case "stateReason":
+		if o.is.stateReason == "" {
+			return nil
+		}
+		return strings.ToUpper(o.is.stateReason)
+	case "url":
+		if o.is.pull != nil {
+			return fmt.Sprintf("%s/pull/%d", x.s.repoHTML(), o.is.number)
+		}
+		return fmt.Sprintf("%s/issues/%d", x.s.repoHTML(), o.is.number)
+	case "createdAt":
+		return timeJSON(o.is.created)
+	case "updatedAt":
+		return timeJSON(o.is.updated)
+	case "author":
+		return actorObject{x.s, o.is.author}
+	case "labels":
+		var nodes []gqlObject
+		for _, n := range o.is.labels {
+			l := x.s.repoLabel(n)
+			nodes = append(nodes, fields{"Label", map[string]any{"name": l.name, "color": l.color, "description": nullable(l.description)}})
+		}
+		return connection{"LabelConnection", nodes, args}
+	case "comments":
+		var nodes []gqlObject
+		for _, c := range x.s.comments {
+			if c.issue == o.is.number {
+				nodes = append(nodes, commentObject{x.s, c})
+			}
+		}
+		return connection{"IssueCommentConnection", nodes, args}
 	case "projectItems":
 		if err := x.scopeError(field); err != nil {
 			return err
@@ -445,7 +497,7 @@ func (o issueObject) resolve(x *executor, field string, args map[string]any) any
 	return x.unimplemented("Issue", field)
 }
 
-// connection is a list with first/after paging (only first is honoured: ralph's lists fit one page).
+// connection is a list with first/after paging; a cursor is the position after a node, as text.
 type connection struct {
 	typ   string
 	nodes []gqlObject
@@ -455,10 +507,19 @@ type connection struct {
 func (c connection) typeName() string { return c.typ }
 
 func (c connection) resolve(x *executor, field string, _ map[string]any) any {
-	nodes := c.nodes
-	if n, ok := c.args["first"]; ok && intArg(n) < len(nodes) {
-		nodes = nodes[:intArg(n)]
+	lo := 0
+	if after, ok := c.args["after"].(string); ok && after != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(after, "cursor:"))
+		if err != nil || n < 0 || n > len(c.nodes) {
+			return &fieldError{typ: "INVALID_CURSOR_ARGUMENTS", msg: fmt.Sprintf("`%s` does not appear to be a valid cursor.", after)}
+		}
+		lo = n
 	}
+	hi := len(c.nodes)
+	if n, ok := c.args["first"]; ok && lo+intArg(n) < hi {
+		hi = lo + intArg(n)
+	}
+	nodes := c.nodes[lo:hi]
 	switch field {
 	case "nodes":
 		if nodes == nil {
@@ -468,10 +529,82 @@ func (c connection) resolve(x *executor, field string, _ map[string]any) any {
 	case "totalCount":
 		return len(c.nodes)
 	case "pageInfo":
-		return fields{"PageInfo", map[string]any{"hasNextPage": len(nodes) < len(c.nodes), "hasPreviousPage": false,
-			"endCursor": nil, "startCursor": nil}}
+		var end, start any
+		if len(nodes) > 0 {
+			end, start = fmt.Sprintf("cursor:%d", hi), fmt.Sprintf("cursor:%d", lo+1)
+		}
+		return fields{"PageInfo", map[string]any{"hasNextPage": hi < len(c.nodes), "hasPreviousPage": lo > 0,
+			"endCursor": end, "startCursor": start}}
 	}
 	return x.unimplemented(c.typ, field)
+}
+
+// repositoryObject is the server's one repository.
+type repositoryObject struct{}
+
+func (repositoryObject) typeName() string { return "Repository" }
+
+func (repositoryObject) resolve(x *executor, field string, args map[string]any) any {
+	switch field {
+	case "issue", "issueOrPullRequest":
+		n := intArg(args["number"])
+		is := x.s.issues[n]
+		if is == nil || (field == "issue" && is.pull != nil) {
+			return gqlNotFound("Could not resolve to an Issue with the number of %d.", n)
+		}
+		return issueObject{is: is}
+	}
+	return x.unimplemented("Repository", field)
+}
+
+// actorObject is an account as GraphQL names it: a bot's login without the "[bot]" REST shows.
+type actorObject struct {
+	s     *Server
+	login string
+}
+
+func (a actorObject) typeName() string {
+	if strings.HasSuffix(a.login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
+}
+
+func (a actorObject) resolve(x *executor, field string, _ map[string]any) any {
+	switch field {
+	case "login":
+		return strings.TrimSuffix(a.login, "[bot]")
+	case "databaseId":
+		return a.s.knowUser(a.login)
+	}
+	return x.unimplemented(a.typeName(), field)
+}
+
+type commentObject struct {
+	s  *Server
+	cm *comment
+}
+
+func (commentObject) typeName() string { return "IssueComment" }
+
+func (c commentObject) resolve(x *executor, field string, _ map[string]any) any {
+	switch field {
+	case "id":
+		return fmt.Sprintf("IC_%d", c.cm.id)
+	case "databaseId":
+		return c.cm.id
+	case "body":
+		return c.cm.body
+	case "url":
+		return fmt.Sprintf("%s/issues/%d#issuecomment-%d", c.s.repoHTML(), c.cm.issue, c.cm.id)
+	case "createdAt":
+		return timeJSON(c.cm.created)
+	case "updatedAt":
+		return timeJSON(c.cm.updated)
+	case "author":
+		return actorObject{c.s, c.cm.user}
+	}
+	return x.unimplemented("IssueComment", field)
 }
 
 // fields is an object whose fields are plain values (payloads, options, page info).

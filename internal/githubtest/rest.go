@@ -319,6 +319,9 @@ func (s *Server) issueJSON(is *issue) map[string]any {
 		"created_at": timeJSON(is.created), "updated_at": timeJSON(is.updated),
 		"author_association": s.association(is.author),
 	}
+	if is.pull == nil {
+		m["issue_dependencies_summary"] = s.dependencies(is.number)
+	}
 	if is.pull != nil {
 		m["html_url"] = fmt.Sprintf("%s/pull/%d", s.repoHTML(), is.number)
 		m["pull_request"] = map[string]any{

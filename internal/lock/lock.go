@@ -1,14 +1,18 @@
-// Package lock is ralph's per-issue lock on GitHub: the ref refs/ralph/locks/<N>, which GitHub creates only
-// when it does not exist and moves only by a fast-forward, so that two runs can never both hold an issue.
-// The ref points at a commit whose message names the holder and its lease.
+// Package lock is ralph's per-issue lock on GitHub: the ref refs/ralph/locks/<N>, which is created only
+// when it does not exist and moved only from the value its mover read (a compare-and-swap on the remote),
+// so that two runs can never both hold an issue. The ref points at a commit whose message names the holder
+// and its lease. ralph moves it with git pushes from its own repository (GitRefs): no API request; outside
+// a checkout, where ralph has no repository, through the REST git API (RESTRefs).
 package lock
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,16 +21,31 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
 
-// API is what the lock needs of GitHub; *ghapi.Client implements it.
-type API interface {
-	CreateCommit(ctx context.Context, message, tree string, parents []string) (ghapi.GitCommit, error)
-	Commit(ctx context.Context, sha string) (ghapi.GitCommit, error)
-	GetRef(ctx context.Context, ref string) (ghapi.Ref, error)
-	CreateRef(ctx context.Context, ref, sha string) error
-	UpdateRef(ctx context.Context, ref, sha string, force bool) error
-	DeleteRef(ctx context.Context, ref string) error
+// Refs is where the lock refs live. Every change is a compare-and-swap on the remote.
+type Refs interface {
+	// Swap writes a lock commit with message msg on parent ("": none) and moves ref from parent ("": ref
+	// absent) to it. ErrMoved says ref was not at parent; sha is the commit written even then.
+	Swap(ctx context.Context, ref, parent, msg string) (sha string, err error)
+	// Read is the commit ref is at and its message; found is false when there is no such ref.
+	Read(ctx context.Context, ref string) (sha, msg string, found bool, err error)
+	// Delete deletes ref if it is at sha; ErrMoved says it is not (or is gone).
+	Delete(ctx context.Context, ref, sha string) error
+	// List names the refs whose names start with prefix.
+	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// ErrMoved is a compare-and-swap of a lock ref that found the ref elsewhere than expected.
+var ErrMoved = errors.New("the lock ref moved")
+
+// Runs says whether an Actions run still runs; *ghapi.Client implements it.
+type Runs interface {
 	WorkflowRun(ctx context.Context, id int64) (ghapi.WorkflowRun, error)
 }
+
+// HeldError says another run holds the issue.
+type HeldError struct{ Holder string }
+
+func (e *HeldError) Error() string { return "issue is held by " + e.Holder }
 
 // Holder says who holds a lock: an Actions run, or gh ralph on someone's machine.
 type Holder struct {
@@ -59,15 +78,15 @@ func (h Holder) String() string {
 	return s
 }
 
-// releaseMargin is how close to its expiry a lease is treated as possibly expired.
-const releaseMargin = 5 * time.Second
-
 // RefName is the lock's ref, as the refs API names it (without "refs/").
 func RefName(issue int) string { return fmt.Sprintf("ralph/locks/%d", issue) }
 
+const refPrefix = "refs/ralph/locks/"
+
 // Locker takes and keeps issue locks for one holder.
 type Locker struct {
-	API    API
+	Refs   Refs
+	Runs   Runs          // asked, only when the lock is held, whether the holder's Actions run still runs; nil: never
 	Holder Holder        // who this run is; Since and Expires are filled in
 	Lease  time.Duration // how long a lock holds without renewal
 	Renew  time.Duration // how often a held lock is renewed; 0: a third of Lease
@@ -85,16 +104,20 @@ func (l *Locker) now() time.Time {
 	return time.Now().UTC()
 }
 
-// lockMessage is the lock commit's message, and the expiry it promises.
-func (l *Locker) lockMessage(issue int) (string, time.Time, error) {
+// lockMessage is the lock commit's message. A nonce makes each lock commit
+// unlike any other, even of the same holder in the same second: a push of a commit the remote already
+// has at the ref would "succeed" as up to date, whatever its lease.
+func (l *Locker) lockMessage(issue int) (string, error) {
 	h := l.Holder
 	h.Since = l.now().Truncate(time.Second)
 	h.Expires = h.Since.Add(l.Lease)
 	b, err := json.Marshal(h)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", err
 	}
-	return fmt.Sprintf("ralph lock for #%d\n\n%s\n", issue, b), h.Expires, nil
+	var nonce [6]byte
+	_, _ = rand.Read(nonce[:])
+	return fmt.Sprintf("ralph lock for #%d (%s)\n\n%s\n", issue, hex.EncodeToString(nonce[:]), b), nil
 }
 
 // ParseHolder reads the holder out of a lock commit's message.
@@ -111,47 +134,39 @@ func ParseHolder(message string) (Holder, error) {
 }
 
 // Acquire takes the lock of issue, or takes it over when its holder has finished or its lease has expired;
-// a live holder gives *HeldError.
+// a live holder gives *HeldError. Uncontended, it is one compare-and-swap.
 func (l *Locker) Acquire(ctx context.Context, issue int) (*Lease, error) {
 	if l.Lease <= 0 {
 		return nil, errors.New("lock: the lease must be positive")
 	}
-	ref := RefName(issue)
+	ref := "refs/" + RefName(issue)
 	for try := 0; try < 3; try++ {
-		msg, expires, err := l.lockMessage(issue)
+		msg, err := l.lockMessage(issue)
 		if err != nil {
 			return nil, err
 		}
-		c, err := l.API.CreateCommit(ctx, msg, ghapi.EmptyTree, nil)
-		if err != nil {
-			return nil, fmt.Errorf("lock: writing the lock commit: %w", err)
-		}
-		err = l.API.CreateRef(ctx, "refs/"+ref, c.SHA)
+		mine, err := l.Refs.Swap(ctx, ref, "", msg)
 		if err == nil {
-			return l.hold(issue, c.SHA, "", expires), nil
+			return l.hold(issue, mine, ""), nil
 		}
-		if !isStatus(err, http.StatusUnprocessableEntity) {
-			return nil, fmt.Errorf("lock: creating refs/%s: %w", ref, err)
+		if !errors.Is(err, ErrMoved) {
+			return nil, fmt.Errorf("lock: creating %s: %w", ref, err)
 		}
 		// Held: by whom, and is that holder still there?
-		cur, err := l.API.GetRef(ctx, ref)
-		if errors.Is(err, ghapi.ErrNotFound) {
+		cur, curMsg, found, err := l.Refs.Read(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("lock: reading %s: %w", ref, err)
+		}
+		if !found {
 			continue // released between our create and our read: try again
 		}
-		if err != nil {
-			return nil, fmt.Errorf("lock: reading refs/%s: %w", ref, err)
-		}
-		if cur.Object.SHA == c.SHA {
-			// The ref is at the commit this very attempt wrote: our create took effect, and the 422 is the
-			// answer to a repeat of it (the client retried a 5xx GitHub gave after applying the create).
+		if cur == mine {
+			// The ref is at the commit this very attempt wrote: our create took effect, and the refusal is
+			// the answer to a repeat of it (a client retried a 5xx GitHub gave after applying the create).
 			// Without this the run would find the issue "held by" itself and stop the chain.
-			return l.hold(issue, c.SHA, "", expires), nil
+			return l.hold(issue, mine, ""), nil
 		}
-		held, err := l.API.Commit(ctx, cur.Object.SHA)
-		if err != nil {
-			return nil, fmt.Errorf("lock: reading the lock commit: %w", err)
-		}
-		holder, perr := ParseHolder(held.Message)
+		holder, perr := ParseHolder(curMsg)
 		why := ""
 		if perr != nil {
 			why = perr.Error() + "; taking it over"
@@ -161,22 +176,17 @@ func (l *Locker) Acquire(ctx context.Context, issue int) (*Lease, error) {
 		if why == "" {
 			return nil, &HeldError{Holder: fmt.Sprintf("%s since %s (lease until %s)", holder, holder.Since.Format(time.RFC3339), holder.Expires.Format(time.RFC3339))}
 		}
-		// Take over by a fast-forward from the commit we read: if anyone else moved the lock meanwhile
-		// (took it over, or its holder renewed it), GitHub refuses, and we look again.
-		msg, expires, err = l.lockMessage(issue)
-		if err != nil {
+		// Take over from the commit we read: if anyone else moved the lock meanwhile (took it over, or its
+		// holder renewed it), the swap is refused, and we look again.
+		if msg, err = l.lockMessage(issue); err != nil {
 			return nil, err
 		}
-		next, err := l.API.CreateCommit(ctx, msg, ghapi.EmptyTree, []string{cur.Object.SHA})
-		if err != nil {
-			return nil, fmt.Errorf("lock: writing the lock commit: %w", err)
-		}
-		err = l.API.UpdateRef(ctx, ref, next.SHA, false)
+		next, err := l.Refs.Swap(ctx, ref, cur, msg)
 		if err == nil {
-			return l.hold(issue, next.SHA, fmt.Sprintf("%s: %s", holder, why), expires), nil
+			return l.hold(issue, next, fmt.Sprintf("%s: %s", holder, why)), nil
 		}
-		if !isStatus(err, http.StatusUnprocessableEntity) {
-			return nil, fmt.Errorf("lock: taking over refs/%s: %w", ref, err)
+		if !errors.Is(err, ErrMoved) {
+			return nil, fmt.Errorf("lock: taking over %s: %w", ref, err)
 		}
 	}
 	return nil, &HeldError{Holder: "another run (the lock changed hands while ralph looked)"}
@@ -194,10 +204,10 @@ func (l *Locker) stale(ctx context.Context, h Holder) (string, error) {
 		if me.Kind == "actions" && me.RunID == h.RunID && me.Attempt > h.Attempt {
 			return fmt.Sprintf("attempt %d of this run replaced attempt %d", me.Attempt, h.Attempt), nil
 		}
-		if h.RunID == 0 {
+		if h.RunID == 0 || l.Runs == nil {
 			return "", nil
 		}
-		run, err := l.API.WorkflowRun(ctx, h.RunID)
+		run, err := l.Runs.WorkflowRun(ctx, h.RunID)
 		if errors.Is(err, ghapi.ErrNotFound) {
 			return "", nil // unknown to us; its lease decides
 		}
@@ -223,38 +233,30 @@ func (l *Locker) alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func isStatus(err error, status int) bool {
-	var ge *ghapi.Error
-	return errors.As(err, &ge) && ge.Status == status
-}
-
-// HeldError says another run holds the issue.
-type HeldError struct{ Holder string }
-
-func (e *HeldError) Error() string { return "issue is held by " + e.Holder }
-
 // Lease is a held lock, renewed in the background until released.
 type Lease struct {
 	l        *Locker
 	issue    int
 	tookOver string
 
-	mu      sync.Mutex
-	sha     string
-	expires time.Time // the expiry of the lease this run last wrote
-	lost    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	mu   sync.Mutex
+	sha  string
+	lost chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
 }
 
-func (l *Locker) hold(issue int, sha, tookOver string, expires time.Time) *Lease {
-	ls := &Lease{l: l, issue: issue, sha: sha, tookOver: tookOver, expires: expires, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+func (l *Locker) hold(issue int, sha, tookOver string) *Lease {
+	ls := &Lease{l: l, issue: issue, sha: sha, tookOver: tookOver, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go ls.renew()
 	return ls
 }
 
-func (ls *Lease) TookOver() string      { return ls.tookOver }
+// TookOver names the stale holder this run took the lock from, and why; "" when the lock was free.
+func (ls *Lease) TookOver() string { return ls.tookOver }
+
+// Lost is closed when another run took the lock over (this run's lease had expired).
 func (ls *Lease) Lost() <-chan struct{} { return ls.lost }
 
 // renew moves the lock to a fresh lease every Renew, until the lease is released or lost.
@@ -281,11 +283,12 @@ func (ls *Lease) renew() {
 	}
 }
 
-// renewNow renews the lease once, by a fast-forward of the lock: a refusal means another run took the lock
-// over (this lease had expired), and the lease is lost. Other errors are reported and tried again later.
+// renewNow renews the lease once, by a swap from the commit this run last wrote: a refusal means another
+// run took the lock over (this lease had expired), and the lease is lost. Other errors are reported and
+// tried again later.
 func (ls *Lease) renewNow(ctx context.Context) (lost bool) {
 	err := ls.renewOnce(ctx)
-	if isStatus(err, http.StatusUnprocessableEntity) {
+	if errors.Is(err, ErrMoved) {
 		if ls.l.Warnf != nil {
 			ls.l.Warnf("lost the lock on #%d: another run took it over", ls.issue)
 		}
@@ -302,24 +305,22 @@ func (ls *Lease) renewOnce(ctx context.Context) error {
 	ls.mu.Lock()
 	cur := ls.sha
 	ls.mu.Unlock()
-	msg, expires, err := ls.l.lockMessage(ls.issue)
+	msg, err := ls.l.lockMessage(ls.issue)
 	if err != nil {
 		return err
 	}
-	next, err := ls.l.API.CreateCommit(ctx, msg, ghapi.EmptyTree, []string{cur})
+	next, err := ls.l.Refs.Swap(ctx, "refs/"+RefName(ls.issue), cur, msg)
 	if err != nil {
-		return err
-	}
-	if err := ls.l.API.UpdateRef(ctx, RefName(ls.issue), next.SHA, false); err != nil {
 		return err
 	}
 	ls.mu.Lock()
-	ls.sha, ls.expires = next.SHA, expires
+	ls.sha = next
 	ls.mu.Unlock()
 	return nil
 }
 
-// Release deletes the lock if this run still holds it.
+// Release deletes the lock if this run still holds it: a delete from the commit this run last wrote,
+// which leaves alone the lock of a run that took it over.
 func (ls *Lease) Release(ctx context.Context) error {
 	ls.once.Do(func() { close(ls.stop) })
 	<-ls.done
@@ -329,42 +330,23 @@ func (ls *Lease) Release(ctx context.Context) error {
 	default:
 	}
 	ls.mu.Lock()
-	sha, expires := ls.sha, ls.expires
+	sha := ls.sha
 	ls.mu.Unlock()
-	// While the lease this run wrote has not expired (with a margin for the clocks of other machines),
-	// nobody can have taken the lock over: delete it at once. Near or after the expiry, look first, so as
-	// not to delete the lock of a run that took it over.
-	if ls.l.now().Before(expires.Add(-max(ls.l.Lease/10, releaseMargin))) {
-		return ls.l.API.DeleteRef(ctx, RefName(ls.issue))
-	}
-	cur, err := ls.l.API.GetRef(ctx, RefName(ls.issue))
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("lock: reading refs/%s: %w", RefName(ls.issue), err)
-	}
-	if cur.Object.SHA != sha {
+	err := ls.l.Refs.Delete(ctx, "refs/"+RefName(ls.issue), sha)
+	if errors.Is(err, ErrMoved) {
 		return nil // taken over after our lease expired
 	}
-	return ls.l.API.DeleteRef(ctx, RefName(ls.issue))
+	return err
 }
 
 // Live says whether issue's lock is held by a live run, and by whom; a missing or stale lock is not live.
 // It is what a sweep asks before it starts a run on a locked issue.
 func (l *Locker) Live(ctx context.Context, issue int) (bool, string, error) {
-	cur, err := l.API.GetRef(ctx, RefName(issue))
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return false, "", nil
-	}
-	if err != nil {
+	_, msg, found, err := l.Refs.Read(ctx, "refs/"+RefName(issue))
+	if err != nil || !found {
 		return false, "", err
 	}
-	c, err := l.API.Commit(ctx, cur.Object.SHA)
-	if err != nil {
-		return false, "", err
-	}
-	h, err := ParseHolder(c.Message)
+	h, err := ParseHolder(msg)
 	if err != nil {
 		return false, "", nil // unreadable: the run the sweep starts takes it over
 	}
@@ -373,4 +355,19 @@ func (l *Locker) Live(ctx context.Context, issue int) (bool, string, error) {
 		return false, "", err
 	}
 	return why == "", h.String(), nil
+}
+
+// Locked lists the issues that have a lock, live or stale: one listing of the lock refs.
+func (l *Locker) Locked(ctx context.Context) (map[int]bool, error) {
+	refs, err := l.Refs.List(ctx, refPrefix)
+	if err != nil {
+		return nil, err
+	}
+	locked := map[int]bool{}
+	for _, r := range refs {
+		if n, err := strconv.Atoi(strings.TrimPrefix(r, refPrefix)); err == nil {
+			locked[n] = true
+		}
+	}
+	return locked, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
 
@@ -25,50 +26,109 @@ func client(t testing.TB, srv *githubtest.Server) *ghapi.Client {
 	return c
 }
 
-func actions(api API, run int64, lease time.Duration) *Locker {
-	return &Locker{API: api, Holder: Holder{Kind: "actions", RunID: run, Attempt: 1}, Lease: lease}
+// gitRefs is the lock refs kept by git from a repository of ralph's own whose remote is the test server's.
+func gitRefs(t testing.TB, srv *githubtest.Server) GitRefs {
+	t.Helper()
+	repo, err := git.Open(context.Background(), git.ExecRunner{Env: []string{"HOME=" + t.TempDir()}}, t.TempDir(), "", srv.BareRepo, git.Auth{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return GitRefs{Repo: repo}
+}
+
+func actions(refs Refs, runs Runs, run int64, lease time.Duration) *Locker {
+	return &Locker{Refs: refs, Runs: runs, Holder: Holder{Kind: "actions", RunID: run, Attempt: 1}, Lease: lease}
+}
+
+// both are the two ways of keeping the lock refs, on one server.
+func both(t *testing.T, srv *githubtest.Server) map[string]Refs {
+	return map[string]Refs{"git": gitRefs(t, srv), "rest": RESTRefs{API: client(t, srv)}}
 }
 
 func TestAcquireRelease(t *testing.T) {
 	t.Parallel()
+	for kind := range both(t, githubtest.New(t, githubtest.Options{})) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			srv := githubtest.New(t, githubtest.Options{})
+			refs, api := both(t, srv)[kind], client(t, srv)
+			ctx := context.Background()
+			srv.SetWorkflowRun(1, "in_progress", "")
+
+			a, err := actions(refs, api, 1, time.Hour).Acquire(ctx, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.TookOver() != "" {
+				t.Errorf("a free lock reports a takeover: %q", a.TookOver())
+			}
+			// What git pushed, GitHub's refs API sees (and the other way round).
+			if ref, err := api.GetRef(ctx, RefName(7)); err != nil || ref.Object.SHA != a.sha {
+				t.Errorf("the refs API sees %+v, %v; want the lock at %s", ref, err, a.sha)
+			}
+			// A second run is refused and told who holds the issue.
+			_, err = actions(refs, api, 2, time.Hour).Acquire(ctx, 7)
+			var held *HeldError
+			if !errors.As(err, &held) || !strings.Contains(held.Holder, "Actions run 1") {
+				t.Fatalf("second Acquire: %v, want a HeldError naming run 1", err)
+			}
+			// Another issue is independent.
+			b, err := actions(refs, api, 2, time.Hour).Acquire(ctx, 8)
+			if err != nil {
+				t.Fatalf("another issue: %v", err)
+			}
+			locked, err := actions(refs, api, 3, time.Hour).Locked(ctx)
+			if err != nil || !locked[7] || !locked[8] || len(locked) != 2 {
+				t.Errorf("Locked = %v, %v; want 7 and 8", locked, err)
+			}
+			if err := a.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := api.GetRef(ctx, RefName(7)); !errors.Is(err, ghapi.ErrNotFound) {
+				t.Errorf("the ref is still there after Release: %v", err)
+			}
+			// Free again.
+			c, err := actions(refs, api, 3, time.Hour).Acquire(ctx, 7)
+			if err != nil {
+				t.Fatalf("after release: %v", err)
+			}
+			for _, l := range []*Lease{b, c} {
+				if err := l.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestGitLockMakesNoRequests: kept by git, an uncontended lock costs GitHub's API nothing, and the run
+// check of a contended one only its one question.
+func TestGitLockMakesNoRequests(t *testing.T) {
+	t.Parallel()
 	srv := githubtest.New(t, githubtest.Options{})
-	api := client(t, srv)
+	refs, api := gitRefs(t, srv), client(t, srv)
 	ctx := context.Background()
 	srv.SetWorkflowRun(1, "in_progress", "")
-
-	a, err := actions(api, 1, time.Hour).Acquire(ctx, 7)
+	a, err := actions(refs, api, 1, time.Hour).Acquire(ctx, 7)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if a.TookOver() != "" {
-		t.Errorf("a free lock reports a takeover: %q", a.TookOver())
-	}
-	// A second run is refused and told who holds the issue.
-	_, err = actions(api, 2, time.Hour).Acquire(ctx, 7)
-	var held *HeldError
-	if !errors.As(err, &held) || !strings.Contains(held.Holder, "Actions run 1") {
-		t.Fatalf("second Acquire: %v, want a HeldError naming run 1", err)
-	}
-	// Another issue is independent.
-	b, err := actions(api, 2, time.Hour).Acquire(ctx, 8)
-	if err != nil {
-		t.Fatalf("another issue: %v", err)
 	}
 	if err := a.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := api.GetRef(ctx, RefName(7)); !errors.Is(err, ghapi.ErrNotFound) {
-		t.Errorf("the ref is still there after Release: %v", err)
+	if got := srv.Requests(); len(got) != 0 {
+		t.Errorf("an uncontended acquire and release made API requests: %v", got)
 	}
-	// Free again.
-	c, err := actions(api, 3, time.Hour).Acquire(ctx, 7)
-	if err != nil {
-		t.Fatalf("after release: %v", err)
+	if a, err = actions(refs, api, 1, time.Hour).Acquire(ctx, 7); err != nil {
+		t.Fatal(err)
 	}
-	for _, l := range []*Lease{b, c} {
-		if err := l.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
+	defer a.Release(ctx)
+	var held *HeldError
+	if _, err := actions(refs, api, 2, time.Hour).Acquire(ctx, 7); !errors.As(err, &held) {
+		t.Fatalf("a held lock: %v", err)
+	}
+	if got := srv.Requests(); len(got) != 1 || got[0].Path != "/repos/octo/demo/actions/runs/1" {
+		t.Errorf("a refused acquire made %v, want only the question whether run 1 still runs", got)
 	}
 }
 
@@ -83,26 +143,26 @@ func TestTakeover(t *testing.T) {
 	}{
 		{
 			name:     "holder's run completed",
-			holder:   actions(nil, 10, time.Hour),
-			taker:    actions(nil, 11, time.Hour),
+			holder:   actions(nil, nil, 10, time.Hour),
+			taker:    actions(nil, nil, 11, time.Hour),
 			setup:    func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "completed", "cancelled") },
 			wantTake: "its Actions run has completed (cancelled)",
 		},
 		{
 			name:   "holder's run still running",
-			holder: actions(nil, 10, time.Hour),
-			taker:  actions(nil, 11, time.Hour),
+			holder: actions(nil, nil, 10, time.Hour),
+			taker:  actions(nil, nil, 11, time.Hour),
 			setup:  func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "in_progress", "") },
 		},
 		{
 			name:   "holder's run unknown and lease alive",
-			holder: actions(nil, 10, time.Hour),
-			taker:  actions(nil, 11, time.Hour),
+			holder: actions(nil, nil, 10, time.Hour),
+			taker:  actions(nil, nil, 11, time.Hour),
 		},
 		{
 			name:     "lease expired",
 			holder:   &Locker{Holder: Holder{Kind: "actions", RunID: 10}, Lease: time.Hour, Now: func() time.Time { return time.Now().Add(-2 * time.Hour) }},
-			taker:    actions(nil, 11, time.Hour),
+			taker:    actions(nil, nil, 11, time.Hour),
 			setup:    func(srv *githubtest.Server) { srv.SetWorkflowRun(10, "in_progress", "") },
 			wantTake: "its lease expired",
 		},
@@ -131,7 +191,8 @@ func TestTakeover(t *testing.T) {
 			srv := githubtest.New(t, githubtest.Options{})
 			api := client(t, srv)
 			ctx := context.Background()
-			tt.holder.API, tt.taker.API = api, api
+			tt.holder.Refs, tt.taker.Refs = gitRefs(t, srv), gitRefs(t, srv)
+			tt.holder.Runs, tt.taker.Runs = api, api
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
@@ -173,6 +234,9 @@ func TestConcurrentAcquire(t *testing.T) {
 	t.Parallel()
 	srv := githubtest.New(t, githubtest.Options{})
 	api := client(t, srv)
+	// The racers share one repository, as gh ralph processes on one checkout do; their pushes race on the
+	// server's repository.
+	refs := gitRefs(t, srv)
 	ctx := context.Background()
 	race := func(issue int) (winners []*Lease, held int) {
 		var mu sync.Mutex
@@ -181,7 +245,7 @@ func TestConcurrentAcquire(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				l, err := actions(api, run, time.Hour).Acquire(ctx, issue)
+				l, err := actions(refs, api, run, time.Hour).Acquire(ctx, issue)
 				mu.Lock()
 				defer mu.Unlock()
 				var h *HeldError
@@ -209,7 +273,7 @@ func TestConcurrentAcquire(t *testing.T) {
 	}
 	// Takeovers race too: a stale holder, eight takers, one wins.
 	srv.SetWorkflowRun(99, "completed", "failure")
-	if _, err := actions(api, 99, time.Hour).Acquire(ctx, 10); err != nil {
+	if _, err := actions(refs, api, 99, time.Hour).Acquire(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
 	winners, held := race(10)
@@ -229,7 +293,8 @@ func TestRenewalAndLoss(t *testing.T) {
 	api := client(t, srv)
 	ctx := context.Background()
 	srv.SetWorkflowRun(1, "in_progress", "")
-	a, err := actions(api, 1, 300*time.Millisecond).Acquire(ctx, 3)
+	refs := gitRefs(t, srv)
+	a, err := actions(refs, api, 1, 300*time.Millisecond).Acquire(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,25 +328,18 @@ func TestRenewalAndLoss(t *testing.T) {
 
 	// A holder that renews rarely; its run is reported completed, another run takes over, and the holder's
 	// next renewal learns that it lost the lock.
-	holder := actions(api, 1, time.Hour)
+	holder := actions(refs, api, 1, time.Hour)
 	holder.Renew = time.Hour
 	a, err = holder.Acquire(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.SetWorkflowRun(1, "completed", "success")
-	b, err := actions(api, 2, time.Hour).Acquire(ctx, 3)
+	b, err := actions(gitRefs(t, srv), api, 2, time.Hour).Acquire(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lost := a.renewNow(ctx); !lost {
-		t.Fatal("the renewal after a takeover did not report the loss")
-	}
-	select {
-	case <-a.Lost():
-	default:
-		t.Fatal("Lost() is not closed after the loss")
-	}
+	wantLost(t, a)
 	if err := a.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +354,7 @@ func TestRenewalAndLoss(t *testing.T) {
 func TestParseHolder(t *testing.T) {
 	t.Parallel()
 	l := &Locker{Holder: Holder{Kind: "local", Host: "h", PID: 9, User: "mona"}, Lease: time.Minute, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
-	msg, _, err := l.lockMessage(4)
+	msg, err := l.lockMessage(4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,5 +367,61 @@ func TestParseHolder(t *testing.T) {
 	}
 	if _, err := ParseHolder("no json here"); err == nil {
 		t.Errorf("ParseHolder accepted a message with no holder")
+	}
+}
+
+// TestExpiredLeaseTakenOver: a holder whose lease expired without renewal is taken over; its next renewal
+// learns the loss (Lost), and its Release, even before it learned anything, leaves the new holder's lock.
+func TestExpiredLeaseTakenOver(t *testing.T) {
+	t.Parallel()
+	for kind := range both(t, githubtest.New(t, githubtest.Options{})) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			srv := githubtest.New(t, githubtest.Options{})
+			api := client(t, srv)
+			ctx := context.Background()
+			srv.SetWorkflowRun(1, "in_progress", "")
+			for _, learns := range []bool{true, false} {
+				// The holder's clock is two hours behind: the lease it writes has expired for everyone else.
+				holder := &Locker{Refs: both(t, srv)[kind], Runs: api, Holder: Holder{Kind: "actions", RunID: 1, Attempt: 1},
+					Lease: time.Hour, Renew: time.Hour, Now: func() time.Time { return time.Now().Add(-2 * time.Hour) }}
+				a, err := holder.Acquire(ctx, 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := actions(both(t, srv)[kind], api, 2, time.Hour).Acquire(ctx, 4)
+				if err != nil {
+					t.Fatalf("taking over an expired lease: %v", err)
+				}
+				if !strings.Contains(b.TookOver(), "its lease expired") {
+					t.Errorf("TookOver = %q", b.TookOver())
+				}
+				if learns {
+					wantLost(t, a)
+				}
+				if err := a.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if ref, err := api.GetRef(ctx, RefName(4)); err != nil || ref.Object.SHA != b.sha {
+					t.Fatalf("after the old holder's Release (learned the loss: %v): the lock is %+v, %v; want the new holder's %s", learns, ref, err, b.sha)
+				}
+				if err := b.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// wantLost renews a lease that another run took over: the renewal must report the loss, and Lost be closed.
+func wantLost(t *testing.T, a *Lease) {
+	t.Helper()
+	if lost := a.renewNow(context.Background()); !lost {
+		t.Fatal("the renewal after a takeover did not report the loss")
+	}
+	select {
+	case <-a.Lost():
+	default:
+		t.Fatal("Lost() is not closed after the loss")
 	}
 }
