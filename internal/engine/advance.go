@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -53,13 +52,27 @@ type issue struct {
 	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
 }
 
+// held is the result of a run that found issue n held by another: nothing is done. The issue's state, as
+// its label shows it, is read for the report (one request; the holder may be moving it).
+func (e *Engine) held(ctx context.Context, n int, h *HeldError) Result {
+	msg := fmt.Sprintf("#%d is held by %s; nothing to do", n, h.Holder)
+	e.Log.Infof("%s", msg)
+	res := Result{Issue: n, Held: true, Message: msg}
+	if gi, err := e.GitHub.Issue(ctx, n); err == nil {
+		if st := workflow.StatesFromLabels(gi.LabelNames()); len(st) == 1 {
+			res.From, res.State = st[0], st[0]
+		}
+	}
+	return res
+}
+
 // errLockLost cancels a step whose lease another run took over.
 var errLockLost = errors.New("another run took over this issue's lock (the lease expired)")
 
 // dryRun says what Advance would do, writing nothing.
 func (e *Engine) dryRun(ic *issue) (Result, error) {
 	if ic.state == "" {
-		if !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild) {
+		if !ic.enrollable() {
 			return Result{Issue: ic.n}, ErrNotEnrolled
 		}
 		if len(ic.stray) > 1 {
@@ -74,14 +87,7 @@ func (e *Engine) dryRun(ic *issue) (Result, error) {
 // Advance performs the next step of issue n: enrollment first when ralph:build is on an issue ralph holds
 // no record of.
 func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
-	gi, err := e.peek(ctx, n)
-	if err != nil {
-		return Result{Issue: n}, err
-	}
-	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
-		return Result{Issue: n}, ErrNotEnrolled
-	}
-	return e.advance(ctx, gi, nil)
+	return e.advance(ctx, n, nil)
 }
 
 // ClosedPull is a pull request that was closed (merged or not), as its event names it.
@@ -97,14 +103,7 @@ type ClosedPull struct {
 // opened from n's branch in this repository. It never enrolls an issue and never runs the agent: anyone
 // who can open a pull request can close one, and write what they like in its body.
 func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, error) {
-	gi, err := e.peek(ctx, n)
-	if err != nil {
-		return Result{Issue: n}, err
-	}
-	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 && !slices.Contains(gi.LabelNames(), workflow.LabelBuild) {
-		return Result{Issue: n, Message: fmt.Sprintf("#%d is not enrolled; a pull request enrolls nothing", n)}, nil
-	}
-	return e.advance(ctx, gi, func(ic *issue) string {
+	return e.advance(ctx, n, func(ic *issue) string {
 		switch {
 		case ic.state == "":
 			return fmt.Sprintf("#%d is not enrolled (ralph holds no record of it); a pull request enrolls nothing", n)
@@ -117,13 +116,15 @@ func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, 
 	})
 }
 
-// advance runs the next step of the issue gi (read before the lock). gate, when set, is asked under the
-// lock, once the record is read: a reason not to go on, or "" to go on; an issue ralph holds no record of
-// passes only a nil gate, which enrolls it.
-func (e *Engine) advance(ctx context.Context, gi ghapi.Issue, gate func(*issue) string) (Result, error) {
-	n := gi.Number
+// advance runs the next step of issue n, under its lock. gate, when set, is asked once the issue and its
+// record are read: a reason not to go on, or "" to go on; an issue ralph holds no record of passes only a
+// nil gate, which enrolls it.
+func (e *Engine) advance(ctx context.Context, n int, gate func(*issue) string) (Result, error) {
+	if err := checkNumber(n); err != nil {
+		return Result{Issue: n}, err
+	}
 	if e.DryRun {
-		ic, err := e.loadFrom(ctx, gi)
+		ic, err := e.load(ctx, n)
 		if err != nil {
 			return Result{Issue: n}, err
 		}
@@ -138,13 +139,7 @@ func (e *Engine) advance(ctx context.Context, gi ghapi.Issue, gate func(*issue) 
 	if err != nil {
 		var held *HeldError
 		if errors.As(err, &held) {
-			state := workflow.State("")
-			if st := workflow.StatesFromLabels(gi.LabelNames()); len(st) == 1 {
-				state = st[0]
-			}
-			msg := fmt.Sprintf("#%d is held by %s; nothing to do", n, held.Holder)
-			e.Log.Infof("%s", msg)
-			return Result{Issue: n, From: state, State: state, Held: true, Message: msg}, nil
+			return e.held(ctx, n, held), nil
 		}
 		return Result{Issue: n}, fmt.Errorf("locking #%d: %w", n, err)
 	}
@@ -162,8 +157,8 @@ func (e *Engine) advance(ctx context.Context, gi ghapi.Issue, gate func(*issue) 
 		case <-ctx.Done():
 		}
 	}()
-	// Read the record under the lock: a run that held it until a moment ago may have moved the issue on.
-	ic, err := e.loadFrom(ctx, gi)
+	// Read under the lock: a run that held it until a moment ago may have moved the issue on.
+	ic, err := e.load(ctx, n)
 	if err != nil {
 		return Result{Issue: n}, err
 	}
@@ -183,7 +178,7 @@ func (e *Engine) advance(ctx context.Context, gi ghapi.Issue, gate func(*issue) 
 	}
 	if ic.state == "" {
 		switch {
-		case !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild):
+		case !ic.enrollable():
 			return Result{Issue: n}, ErrNotEnrolled
 		case len(ic.stray) > 1:
 			err = e.confused(ctx, ic)

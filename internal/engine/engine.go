@@ -34,6 +34,8 @@ type GitHub interface {
 
 // IssueStore reads and creates issues.
 type IssueStore interface {
+	// IssueWithComments reads an issue with all its comments: a run's one read of it.
+	IssueWithComments(ctx context.Context, n int) (ghapi.Issue, []ghapi.Comment, error)
 	Issue(ctx context.Context, n int) (ghapi.Issue, error)
 	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
 	CreateIssue(ctx context.Context, ni ghapi.NewIssue) (ghapi.Issue, error)

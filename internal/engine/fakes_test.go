@@ -300,6 +300,17 @@ func (g *fakeGitHub) setPull(n int, change func(p *ghapi.PullRequest)) {
 	}
 }
 
+// IssueWithComments is Issue and Comments (each faultable and logged under its own name), as the one
+// GraphQL query ghapi sends answers both.
+func (g *fakeGitHub) IssueWithComments(ctx context.Context, n int) (ghapi.Issue, []ghapi.Comment, error) {
+	is, err := g.Issue(ctx, n)
+	if err != nil {
+		return is, nil, err
+	}
+	cs, err := g.Comments(ctx, n)
+	return is, cs, err
+}
+
 func (g *fakeGitHub) Issue(_ context.Context, n int) (ghapi.Issue, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

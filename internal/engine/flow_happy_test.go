@@ -373,10 +373,10 @@ func TestFlowHeld(t *testing.T) {
 	if _, err := h.eng.Retry(context.Background(), n, "alice"); err == nil || !strings.Contains(err.Error(), "held by") {
 		t.Errorf("Retry of a held issue: %v", err)
 	}
-	h.lock.err = errors.New("ref update failed")
 	if _, err := h.eng.Advance(context.Background(), 99); err == nil {
 		t.Errorf("Advance of a missing issue: no error")
 	}
+	h.lock.err = errors.New("ref update failed")
 	delete(h.lock.held, n)
 	if _, err := h.eng.Advance(context.Background(), n); err == nil || !strings.Contains(err.Error(), "ref update failed") {
 		t.Errorf("Advance when the lock cannot be taken: %v", err)

@@ -117,14 +117,18 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 	})
 }
 
+// notEnrolled is a person's action on an issue ralph holds no record of.
+func notEnrolled(ic *issue) error {
+	if len(ic.stray) == 0 {
+		return inputErrorf("#%d is not enrolled: add the %s label first", ic.n, workflow.LabelBuild)
+	}
+	return inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", ic.n, workflow.LabelBuild)
+}
+
 // person runs a person's action: authorize, lock, read, check, change, record.
 func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) (Outcome, error)) (Result, error) {
-	gi, err := e.peek(ctx, n)
-	if err != nil {
+	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, err
-	}
-	if len(workflow.StatesFromLabels(gi.LabelNames())) == 0 {
-		return Result{Issue: n}, inputErrorf("#%d is not enrolled: add the %s label first", n, workflow.LabelBuild)
 	}
 	if err := e.authorize(ctx, n, login, act); err != nil {
 		return Result{Issue: n}, err
@@ -135,7 +139,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 			return Result{Issue: n}, err
 		}
 		if ic.state == "" {
-			return Result{Issue: n}, inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", n, workflow.LabelBuild)
+			return Result{Issue: n}, notEnrolled(ic)
 		}
 		return Result{Issue: n, From: ic.state, State: ic.state, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
 	}
@@ -157,7 +161,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		return Result{Issue: n}, err
 	}
 	if ic.state == "" {
-		return Result{Issue: n}, inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", n, workflow.LabelBuild)
+		return Result{Issue: n}, notEnrolled(ic)
 	}
 	from := ic.state
 	out, err := change(ic)

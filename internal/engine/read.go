@@ -11,42 +11,30 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// peek reads the issue and refuses what ralph cannot work on.
-func (e *Engine) peek(ctx context.Context, n int) (ghapi.Issue, error) {
+// checkNumber refuses what is not an issue number.
+func checkNumber(n int) error {
 	if n <= 0 {
-		return ghapi.Issue{}, inputErrorf("%d is not an issue number", n)
+		return inputErrorf("%d is not an issue number", n)
 	}
-	gi, err := e.GitHub.Issue(ctx, n)
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return gi, inputErrorf("issue #%d does not exist in this repository", n)
-	}
-	if err != nil {
-		return gi, fmt.Errorf("reading #%d: %w", n, err)
-	}
-	if gi.IsPull() {
-		return gi, inputErrorf("#%d is a pull request; ralph works on issues", n)
-	}
-	return gi, nil
+	return nil
 }
 
-// load reads the issue, its comments and its status record, and repairs the state labels when a crash or a
-// person left them inconsistent.
+// load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
+// work on, and repairs the state labels when a crash or a person left them inconsistent. A run reads it
+// under the issue's lock, so what it reads is what the last run left.
 func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
-	gi, err := e.peek(ctx, n)
-	if err != nil {
+	if err := checkNumber(n); err != nil {
 		return nil, err
 	}
-	return e.loadFrom(ctx, gi)
-}
-
-// loadFrom is load with the issue already read. The issue may have been read before the lock was taken:
-// when its labels disagree with the record (read now, under the lock), the issue is read again before the
-// labels are trusted, since the run that held the lock may have moved them.
-func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
-	n := gi.Number
-	comments, err := e.GitHub.Comments(ctx, n)
+	gi, comments, err := e.GitHub.IssueWithComments(ctx, n)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return nil, inputErrorf("issue #%d does not exist in this repository", n)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
+		return nil, fmt.Errorf("reading #%d: %w", n, err)
+	}
+	if gi.IsPull() {
+		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
 	}
 	ic := &issue{n: n, gh: gi, comments: comments}
 	if err := e.findStatus(ctx, ic); err != nil {
@@ -64,15 +52,16 @@ func (e *Engine) loadFrom(ctx context.Context, gi ghapi.Issue) (*issue, error) {
 	if ic.rec.Parent == 0 {
 		ic.rec.Parent, _, _ = parseParent(gi.Body)
 	}
-	if st := workflow.StatesFromLabels(gi.LabelNames()); ic.rec.State != "" && (len(st) != 1 || st[0] != ic.rec.State) {
-		if ic.gh, err = e.peek(ctx, n); err != nil {
-			return nil, err
-		}
-	}
 	if err := e.resolveState(ctx, ic); err != nil {
 		return nil, err
 	}
 	return ic, nil
+}
+
+// enrollable says whether an issue ralph holds no record of may be enrolled: it carries ralph:build. A state
+// label alone enrolls nothing.
+func (ic *issue) enrollable() bool {
+	return slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)
 }
 
 // resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
