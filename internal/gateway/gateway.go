@@ -87,7 +87,15 @@ type Options struct {
 	Limits []Limit
 	// Transport reaches the vendor (proxies, CA bundle); nil: a clone of http.DefaultTransport.
 	Transport http.RoundTripper
+	// MaxRequests is how many model requests may be in flight at once (0: DefaultMaxRequests); more wait
+	// their turn. The budget is checked when a request's turn comes, so that every answer in flight can
+	// overshoot a budget, and no more.
+	MaxRequests int
 }
+
+// DefaultMaxRequests lets a CLI's side requests and a few sub-agents run alongside its main loop, and
+// bounds what answers in flight can spend past a budget.
+const DefaultMaxRequests = 4
 
 // Gateway is one run's gateway, serving on loopback until Close.
 type Gateway struct {
@@ -99,7 +107,15 @@ type Gateway struct {
 	srv      *http.Server
 	ln       net.Listener
 
+	// slots hold one token per model request in flight, until its answer is metered to its end.
+	slots chan struct{}
+	// answers ends the reading of answers the agent left (their usage is read to the end, up to Close).
+	answers context.Context
+	cut     context.CancelFunc
+	serving sync.WaitGroup // requests being served, until Close
+
 	mu       sync.Mutex
+	closed   bool
 	usage    Usage
 	unpriced map[string]bool
 	stop     *Stop
@@ -148,7 +164,12 @@ func New(opts Options) (*Gateway, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	g := &Gateway{opts: opts, spec: sp, upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{}}
+	if opts.MaxRequests <= 0 {
+		opts.MaxRequests = DefaultMaxRequests
+	}
+	g := &Gateway{opts: opts, spec: sp, upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{},
+		slots: make(chan struct{}, opts.MaxRequests)}
+	g.answers, g.cut = context.WithCancel(context.Background())
 	transport := opts.Transport
 	if transport == nil {
 		// A transport of its own: another user of the process's default one (CloseIdleConnections, say)
@@ -215,13 +236,32 @@ func (g *Gateway) Refused() []string {
 	return append([]string(nil), g.refused...)
 }
 
-// Close stops serving and ends every connection: the run's key is good for nothing after it.
+// Close stops serving and ends every connection: the run's key is good for nothing after it. The answers
+// still coming are read to their end, for their usage (the vendor bills them whether or not the agent
+// read them), for at most closeGrace; then they are cut.
 func (g *Gateway) Close() error {
-	if g.srv == nil {
-		return nil
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	var err error
+	if g.srv != nil {
+		err = g.srv.Close()
 	}
-	return g.srv.Close()
+	done := make(chan struct{})
+	go func() { g.serving.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+		g.note("answers still coming %s after the run were cut: their usage is counted as far as they said it", closeGrace)
+	}
+	g.cut()
+	<-done
+	return err
 }
+
+// closeGrace is how long Close waits for the answers in flight: most end in seconds, the longest in a
+// few minutes.
+const closeGrace = 2 * time.Minute
 
 func (g *Gateway) note(format string, args ...any) {
 	g.mu.Lock()
@@ -244,7 +284,26 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, http.StatusForbidden, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
 		return
 	}
+	g.mu.Lock()
+	closed := g.closed
+	if !closed {
+		g.serving.Add(1)
+	}
+	g.mu.Unlock()
+	if closed {
+		g.refuse(w, http.StatusServiceUnavailable, "ralph's model gateway is closed: the run is over")
+		return
+	}
+	defer g.serving.Done()
 	if rt.metered {
+		select {
+		case g.slots <- struct{}{}:
+			defer func() { <-g.slots }()
+		case <-r.Context().Done():
+			return
+		case <-g.answers.Done():
+			return
+		}
 		g.mu.Lock()
 		var hit *Limit
 		for i := range g.opts.Limits {
@@ -284,7 +343,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	r.Header.Del("Content-Length")
 	r.Header.Del("Transfer-Encoding")
-	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+	// The request to the vendor outlives the agent's: an answer the agent leaves is still read to its end
+	// (meter.Close), for its usage, until the gateway closes.
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), routeKey{}, rt))
+	defer cancel()
+	defer context.AfterFunc(g.answers, cancel)()
+	g.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // maxRequest bounds one request to the model: a long context with images is a few MiB.
@@ -394,10 +458,24 @@ func (m *meter) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close reads what the agent left of the answer, for its usage: the vendor bills all of it. The reading is
+// bounded by maxLeft and by the gateway's Close.
 func (m *meter) Close() error {
+	if !m.ended {
+		buf := buffers.Get()
+		_, err := io.CopyBuffer(io.Discard, io.LimitReader(m, maxLeft), buf)
+		buffers.Put(buf)
+		if err == nil && !m.ended {
+			m.g.note("an answer the agent left had more than %d MiB: its usage is counted as far as it said it", maxLeft>>20)
+		}
+	}
 	m.end()
 	return m.rc.Close()
 }
+
+// maxLeft bounds what ralph reads of an answer the agent left: several times the longest answer (an
+// OpenAI stream repeats its output in its last event).
+const maxLeft = 64 << 20
 
 func (m *meter) feed(p []byte) {
 	if !m.sse {
