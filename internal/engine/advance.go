@@ -87,7 +87,7 @@ func (e *Engine) dryRun(ic *issue) (Result, error) {
 // Advance performs the next step of issue n: enrollment first when ralph:build is on an issue ralph holds
 // no record of.
 func (e *Engine) Advance(ctx context.Context, n int) (Result, error) {
-	return e.advance(ctx, n, nil)
+	return e.advance(ctx, n, "", nil)
 }
 
 // ClosedPull is a pull request that was closed (merged or not), as its event names it.
@@ -103,7 +103,7 @@ type ClosedPull struct {
 // opened from n's branch in this repository. It never enrolls an issue and never runs the agent: anyone
 // who can open a pull request can close one, and write what they like in its body.
 func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, error) {
-	return e.advance(ctx, n, func(ic *issue) string {
+	return e.advance(ctx, n, "", func(ic *issue) string {
 		switch {
 		case ic.state == "":
 			return fmt.Sprintf("#%d is not enrolled (ralph holds no record of it); a pull request enrolls nothing", n)
@@ -116,17 +116,23 @@ func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, 
 	})
 }
 
-// advance runs the next step of issue n, under its lock. gate, when set, is asked once the issue and its
+// advance runs the next step of issue n, under its lock. enroller, when set, is the person who enrolled
+// the issue: the run goes on only if they may drive ralph. gate, when set, is asked once the issue and its
 // record are read: a reason not to go on, or "" to go on; an issue ralph holds no record of passes only a
 // nil gate, which enrolls it.
-func (e *Engine) advance(ctx context.Context, n int, gate func(*issue) string) (Result, error) {
+func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(*issue) string) (Result, error) {
 	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, err
 	}
 	if e.DryRun {
-		ic, err := e.load(ctx, n)
+		ic, err := e.loadFor(ctx, n, enroller)
 		if err != nil {
 			return Result{Issue: n}, err
+		}
+		if enroller != "" {
+			if err := e.authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
+				return Result{Issue: n}, err
+			}
 		}
 		if gate != nil {
 			if why := gate(ic); why != "" {
@@ -158,9 +164,14 @@ func (e *Engine) advance(ctx context.Context, n int, gate func(*issue) string) (
 		}
 	}()
 	// Read under the lock: a run that held it until a moment ago may have moved the issue on.
-	ic, err := e.load(ctx, n)
+	ic, err := e.loadFor(ctx, n, enroller)
 	if err != nil {
 		return Result{Issue: n}, err
+	}
+	if enroller != "" {
+		if err := e.authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
+			return Result{Issue: n}, err
+		}
 	}
 	if t := lease.TookOver(); t != "" {
 		ic.takeover = t

@@ -41,6 +41,13 @@ type IssueStore interface {
 	CreateIssue(ctx context.Context, ni ghapi.NewIssue) (ghapi.Issue, error)
 }
 
+// IssueReaderFor is a GitHub that reads, with an issue and its comments, one person's role on the
+// repository in the same request (*ghapi.Client does): the run that enrolls an issue learns whether the
+// person who enrolled it may at no extra request. The role is "" when GitHub does not say.
+type IssueReaderFor interface {
+	IssueWithCommentsFor(ctx context.Context, n int, login string) (ghapi.Issue, []ghapi.Comment, string, error)
+}
+
 // LabelStore moves an issue's labels.
 type LabelStore interface {
 	AddLabels(ctx context.Context, n int, labels ...string) error

@@ -31,6 +31,15 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("@%s may not %s: write, maintain or admin permission is needed", e.Login, e.Action)
 }
 
+// authorizeIn is authorize for an issue this run has read: a person whose role came with the issue
+// (loadFor) is not asked about again.
+func (e *Engine) authorizeIn(ctx context.Context, ic *issue, login string, act Action) error {
+	if ic.trusted[login] {
+		return nil
+	}
+	return e.authorize(ctx, ic.n, login, act)
+}
+
 // authorize checks the actor's permission; a refusal posts one polite comment and returns *RefusedError.
 func (e *Engine) authorize(ctx context.Context, n int, login string, act Action) error {
 	if e.Auth == nil {
@@ -55,10 +64,7 @@ func (e *Engine) authorize(ctx context.Context, n int, login string, act Action)
 // Enroll records that login added ralph:build, then advances the issue one step. The caller has seen the
 // label added; the enrollment counts only if login may drive ralph.
 func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error) {
-	if err := e.authorize(ctx, n, login, ActEnroll); err != nil {
-		return Result{Issue: n}, err
-	}
-	return e.Advance(ctx, n)
+	return e.advance(ctx, n, login, nil)
 }
 
 // Approve approves the plan of an issue in Plan in Review.

@@ -23,10 +23,26 @@ func checkNumber(n int) error {
 // work on, and repairs the state labels when a crash or a person left them inconsistent. A run reads it
 // under the issue's lock, so what it reads is what the last run left.
 func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
+	return e.loadFor(ctx, n, "")
+}
+
+// loadFor is load that also learns, in the same request where GitHub can tell, the role login has on the
+// repository (ic.role).
+func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, error) {
 	if err := checkNumber(n); err != nil {
 		return nil, err
 	}
-	gi, comments, err := e.GitHub.IssueWithComments(ctx, n)
+	var (
+		gi       ghapi.Issue
+		comments []ghapi.Comment
+		role     string
+		err      error
+	)
+	if r, ok := e.GitHub.(IssueReaderFor); ok && login != "" {
+		gi, comments, role, err = r.IssueWithCommentsFor(ctx, n, login)
+	} else {
+		gi, comments, err = e.GitHub.IssueWithComments(ctx, n)
+	}
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, inputErrorf("issue #%d does not exist in this repository", n)
 	}
@@ -37,6 +53,10 @@ func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
 		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
 	}
 	ic := &issue{n: n, gh: gi, comments: comments}
+	if login != "" && !strings.HasSuffix(login, "[bot]") && slices.Contains([]string{"admin", "maintain", "write"}, role) {
+		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
+		ic.trusted = map[string]bool{login: true}
+	}
 	if err := e.findStatus(ctx, ic); err != nil {
 		return nil, err
 	}

@@ -94,18 +94,32 @@ type gqlIssue struct {
 // ralph reads them: ids are the REST ids (databaseId), state and state reason in REST's lower case (a
 // merged pull request is "closed"), a bot's login with its "[bot]".
 func (c *Client) IssueWithComments(ctx context.Context, n int) (Issue, []Comment, error) {
+	is, comments, _, err := c.IssueWithCommentsFor(ctx, n, "")
+	return is, comments, err
+}
+
+// IssueWithCommentsFor is IssueWithComments that also asks, in the same query, the permission login has on
+// the repository ("admin", "maintain", "write", "triage" or "read"; "" when GitHub does not say: login is
+// no collaborator GraphQL lists, or the token may not see the collaborators). Only a role GitHub names is
+// an answer; "" asks for the Permission request.
+func (c *Client) IssueWithCommentsFor(ctx context.Context, n int, login string) (Issue, []Comment, string, error) {
 	var (
 		is       Issue
 		comments []Comment
+		perm     string
 		after    any // null on the first page
 	)
 	for page := 0; ; page++ {
-		gi, err := c.issuePage(ctx, n, after)
+		asking := login
+		if page > 0 {
+			asking = ""
+		}
+		gi, p, err := c.issuePage(ctx, n, after, asking)
 		if err != nil {
-			return Issue{}, nil, err
+			return Issue{}, nil, "", err
 		}
 		if page == 0 {
-			is = gi.issue(c)
+			is, perm = gi.issue(c), p
 		}
 		for _, cm := range gi.Comments.Nodes {
 			comments = append(comments, Comment{ID: cm.DatabaseID, NodeID: cm.ID, Body: cm.Body, User: cm.Author.user(),
@@ -116,37 +130,71 @@ func (c *Client) IssueWithComments(ctx context.Context, n int) (Issue, []Comment
 		}
 		after = gi.Comments.PageInfo.EndCursor
 	}
-	return is, comments, nil
+	return is, comments, perm, nil
 }
 
-func (c *Client) issuePage(ctx context.Context, n int, after any) (*gqlIssue, error) {
+// collaboratorQuery is the field issuePage adds to ask one person's role; login: matches the login exactly
+// (query: would match others too).
+const collaboratorQuery = `collaborators(login: $login, first: 1) { edges { permission node { login } } }`
+
+// issueQueryFor is issueQuery asking, as well, the role of $login.
+var issueQueryFor = strings.Replace(strings.Replace(issueQuery, "$after: String)", "$after: String, $login: String!)", 1),
+	"repository(owner: $owner, name: $name) {", "repository(owner: $owner, name: $name) {\n    "+collaboratorQuery, 1)
+
+func (c *Client) issuePage(ctx context.Context, n int, after any, login string) (*gqlIssue, string, error) {
 	var out struct {
 		Data struct {
 			Repository *struct {
 				IssueOrPullRequest *gqlIssue `json:"issueOrPullRequest"`
+				Collaborators      *struct {
+					Edges []struct {
+						Permission string `json:"permission"`
+						Node       struct {
+							Login string `json:"login"`
+						} `json:"node"`
+					} `json:"edges"`
+				} `json:"collaborators"`
 			} `json:"repository"`
 		} `json:"data"`
 		Errors []struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
+			Path    []any  `json:"path"`
 		} `json:"errors"`
 	}
-	req := map[string]any{"query": issueQuery, "variables": map[string]any{"owner": c.owner, "name": c.repo, "number": n, "after": after}}
-	if _, err := c.do(ctx, http.MethodPost, c.endpoints.GraphQL, req, &out); err != nil {
-		return nil, err
+	query, vars := issueQuery, map[string]any{"owner": c.owner, "name": c.repo, "number": n, "after": after}
+	if login != "" {
+		query, vars["login"] = issueQueryFor, login
 	}
+	if _, err := c.do(ctx, http.MethodPost, c.endpoints.GraphQL, map[string]any{"query": query, "variables": vars}, &out); err != nil {
+		return nil, "", err
+	}
+	var failed string
 	for _, e := range out.Errors {
-		if e.Type == "NOT_FOUND" {
-			return nil, fmt.Errorf("issue #%d: %s: %w", n, e.Message, ErrNotFound)
+		switch {
+		case len(e.Path) >= 2 && e.Path[0] == "repository" && e.Path[1] == "collaborators":
+			// The role is not said: the caller asks the Permission request.
+		case e.Type == "NOT_FOUND":
+			return nil, "", fmt.Errorf("issue #%d: %s: %w", n, e.Message, ErrNotFound)
+		case failed == "":
+			failed = e.Message
 		}
 	}
-	if len(out.Errors) > 0 {
-		return nil, fmt.Errorf("reading issue #%d: GraphQL: %s", n, out.Errors[0].Message)
+	if failed != "" {
+		return nil, "", fmt.Errorf("reading issue #%d: GraphQL: %s", n, failed)
 	}
 	if out.Data.Repository == nil || out.Data.Repository.IssueOrPullRequest == nil {
-		return nil, fmt.Errorf("issue #%d: %w", n, ErrNotFound)
+		return nil, "", fmt.Errorf("issue #%d: %w", n, ErrNotFound)
 	}
-	return out.Data.Repository.IssueOrPullRequest, nil
+	perm := ""
+	if cs := out.Data.Repository.Collaborators; cs != nil {
+		for _, e := range cs.Edges {
+			if strings.EqualFold(e.Node.Login, login) {
+				perm = strings.ToLower(e.Permission)
+			}
+		}
+	}
+	return out.Data.Repository.IssueOrPullRequest, perm, nil
 }
 
 func (g *gqlIssue) issue(c *Client) Issue {

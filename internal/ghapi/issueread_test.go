@@ -84,3 +84,43 @@ func TestIssueWithComments(t *testing.T) {
 		t.Errorf("a missing issue: %v, want ErrNotFound", err)
 	}
 }
+
+// IssueWithCommentsFor asks a person's role in the same query: the role GitHub names for a collaborator,
+// "" for anyone else, and "" (no error) when the token may not see the collaborators.
+func TestIssueWithCommentsFor(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	c := newClient(t, srv)
+	ctx := context.Background()
+	n := srv.CreateIssue("alice", "Add a flag", "Please.", "ralph:build")
+	srv.AddComment(n, "bob", "hello")
+	for login, role := range map[string]string{"mona": "write", "hubot": "triage", "octocat": "admin", "maint": "maintain"} {
+		srv.SetPermission(login, role)
+	}
+	srv.SetPermission("stranger", "none")
+	wantIssue, wantComments, err := c.IssueWithComments(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for login, want := range map[string]string{"mona": "write", "hubot": "triage", "octocat": "admin", "maint": "maintain", "stranger": "", "mon": ""} {
+		before := len(srv.GraphQLRequests())
+		is, comments, perm, err := c.IssueWithCommentsFor(ctx, n, login)
+		if err != nil {
+			t.Fatalf("%s: %v", login, err)
+		}
+		if perm != want {
+			t.Errorf("%s's role = %q, want %q", login, perm, want)
+		}
+		if !cmp.Equal(is, wantIssue) || !cmp.Equal(comments, wantComments) {
+			t.Errorf("%s: the issue or comments differ from IssueWithComments'", login)
+		}
+		if got := len(srv.GraphQLRequests()) - before; got != 1 {
+			t.Errorf("%s: %d queries, want 1", login, got)
+		}
+	}
+	srv.HideCollaborators()
+	is, _, perm, err := c.IssueWithCommentsFor(ctx, n, "mona")
+	if err != nil || perm != "" || is.Number != n {
+		t.Errorf("collaborators hidden: #%d, role %q, %v; want the issue, no role, no error", is.Number, perm, err)
+	}
+}

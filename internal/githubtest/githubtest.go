@@ -73,14 +73,17 @@ type Server struct {
 	events     []*event
 	userIDs    map[string]int64
 	perms      map[string]string
-	dispatches []Dispatch
-	runs       map[int64]*run
-	requests   []Request
-	intercept  func(w http.ResponseWriter, r *http.Request) bool
-	faults     faults        // what to do to answers after the handler, see faults.go
-	graphql    *graphQLState // see graphql.go and projects.go
-	graph      issueGraph    // sub-issues and dependencies, see issuegraph.go
-	actions    actionsState  // Actions settings, secrets and workflows, see actions.go
+	// hideCollaborators answers GraphQL's Repository.collaborators as GitHub does to a token without push
+	// access: null and a FORBIDDEN error (see HideCollaborators).
+	hideCollaborators bool
+	dispatches        []Dispatch
+	runs              map[int64]*run
+	requests          []Request
+	intercept         func(w http.ResponseWriter, r *http.Request) bool
+	faults            faults        // what to do to answers after the handler, see faults.go
+	graphql           *graphQLState // see graphql.go and projects.go
+	graph             issueGraph    // sub-issues and dependencies, see issuegraph.go
+	actions           actionsState  // Actions settings, secrets and workflows, see actions.go
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }
@@ -572,6 +575,14 @@ func (s *Server) Issue(n int) Issue {
 	}
 	return Issue{Number: is.number, Title: is.title, Body: is.body, Author: is.author, State: is.state,
 		StateReason: is.stateReason, Labels: slices.Clone(is.labels), IsPull: is.pull != nil}
+}
+
+// HideCollaborators makes GraphQL's Repository.collaborators answer as it does to a token that may not see
+// them (null, FORBIDDEN), as a client must expect.
+func (s *Server) HideCollaborators() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hideCollaborators = true
 }
 
 // SetPermission gives user a role on the repository: "admin", "maintain", "write",

@@ -553,6 +553,18 @@ func (repositoryObject) resolve(x *executor, field string, args map[string]any) 
 			return gqlNotFound("Could not resolve to an Issue with the number of %d.", n)
 		}
 		return issueObject{is: is}
+	case "collaborators":
+		// Only the one-login form ralph asks (login: …), with the role as GraphQL names it.
+		login, _ := args["login"].(string)
+		if x.s.hideCollaborators {
+			return &fieldError{typ: "FORBIDDEN", msg: "Must have push access to view repository collaborators."}
+		}
+		var edges []gqlObject
+		if role := x.s.perms[login]; login != "" && role != "" && role != "none" {
+			edges = append(edges, fields{"RepositoryCollaboratorEdge", map[string]any{
+				"permission": strings.ToUpper(role), "node": actorObject{x.s, login}}})
+		}
+		return fields{"RepositoryCollaboratorConnection", map[string]any{"edges": edges, "totalCount": len(edges)}}
 	}
 	return x.unimplemented("Repository", field)
 }
