@@ -31,7 +31,7 @@ func TestMissingIssueAndPullRequest(t *testing.T) {
 			t.Errorf("issue %s: exit %d, want 1 and an error saying %q:\n%s", tt.issue, r.exit, tt.want, r.stdout)
 		}
 		for _, req := range e.srv.Requests()[before:] {
-			if req.Method != "GET" {
+			if req.Write() {
 				t.Errorf("issue %s: wrote %s %s", tt.issue, req.Method, req.Path)
 			}
 		}

@@ -46,13 +46,17 @@ func TestRobustFaults(t *testing.T) {
 			inject: func(t *testing.T, e *env) func() int {
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(20, 502)) // seeded: the same requests fail on every run of the test
-				n := 0
+				n, dispatchFailed := 0, false
 				e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 					mu.Lock()
 					defer mu.Unlock()
-					if rng.Float64() >= 0.2 {
+					// The first dispatch fails whatever the draw, so that a failed dispatch is always among the
+					// faults (a flow makes few dispatches: a draw may miss them all).
+					first := !dispatchFailed && strings.HasSuffix(r.URL.Path, "/dispatches")
+					if rng.Float64() >= 0.2 && !first {
 						return false
 					}
+					dispatchFailed = dispatchFailed || strings.HasSuffix(r.URL.Path, "/dispatches")
 					n++
 					w.WriteHeader(http.StatusBadGateway)
 					_, _ = w.Write([]byte(`{"message":"Server Error"}` + "\n"))

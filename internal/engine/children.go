@@ -143,7 +143,7 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 			}
 		}
 	}
-	return e.startable(ic, nil), nil
+	return startable(ic, nil), nil
 }
 
 func alreadyExists(err error) bool {
@@ -202,7 +202,7 @@ func labelState(is ghapi.Issue) workflow.State {
 
 // startable lists the children that have not started and whose blockers are done: the ones a parent's run
 // dispatches. states nil: none has started (just split).
-func (e *Engine) startable(ic *issue, states map[int]workflow.State) []int {
+func startable(ic *issue, states map[int]workflow.State) []int {
 	done := func(n int) bool { s := states[n]; return s == workflow.Done || s == workflow.Canceled }
 	var out []int
 	for _, c := range ic.rec.Children {
@@ -248,7 +248,7 @@ func (e *Engine) children(ctx context.Context, ic *issue) (Outcome, error) {
 	}
 	changed := !mapsEqual(summary, ic.rec.ChildStates)
 	ic.rec.ChildStates = summary
-	out := Outcome{Dispatch: e.startable(ic, states)}
+	out := Outcome{Dispatch: startable(ic, states)}
 	switch {
 	case allDone:
 		out.To = workflow.Done

@@ -71,7 +71,7 @@ func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspa
 		return fmt.Errorf("committing %s: %w", rel, err)
 	}
 	e.checkpoint("after-commit")
-	if err := e.push(ctx, ic, ws); err != nil {
+	if err := push(ctx, ic, ws); err != nil {
 		return err
 	}
 	e.checkpoint("after-push")
@@ -93,7 +93,7 @@ type docStep struct {
 // on the issue by that key, and repeats neither.
 func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
 	key := ic.rec.stepKey(st.kind)
-	_, found, err := e.done(ctx, ws, key)
+	_, found, err := committedStep(ctx, ws, key)
 	if err != nil {
 		return "", Artifact{}, err
 	}
@@ -154,7 +154,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "\n\n… (truncated; the whole document is in the file)"
 }
 
-func (e *Engine) setArtifact(ic *issue, kind string, a Artifact) {
+func setArtifact(ic *issue, kind string, a Artifact) {
 	if ic.rec.Artifacts == nil {
 		ic.rec.Artifacts = map[string]Artifact{}
 	}

@@ -1,6 +1,8 @@
-// Package engine advances one issue by one step: it reads the issue's state from GitHub, takes the issue's
-// lock, runs the step (with the agent when the step needs one), checks the step's postcondition, and only
-// then records the outcome: commits, comments, labels and the status comment.
+// Package engine advances one issue by one step. A step is one row of the table in table.go; the planner
+// (planner.go) reads ralph's record of the issue and the config and says which step a run takes, or what the
+// issue waits for; the engine takes the issue's lock, reads the issue under it, runs the step (with the
+// agent, in its boundary, when the step needs one) and applies the Outcome the step returns (outcome.go):
+// notices, labels, the status comment with the record, the state label, the board.
 package engine
 
 import (

@@ -88,7 +88,7 @@ func (e *Engine) pushCommitted(ctx context.Context, ic *issue) {
 	if ws == nil || ws.Built() == "" {
 		return
 	}
-	if err := e.push(ctx, ic, ws); err != nil {
+	if err := push(ctx, ic, ws); err != nil {
 		e.Log.Warnf("#%d: pushing the work committed before the stop: %v", ic.n, err)
 	}
 }

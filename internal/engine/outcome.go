@@ -122,7 +122,7 @@ func (e *Engine) finish(ctx context.Context, ic *issue, ev workflow.Event, from 
 	if to == "" {
 		to = ic.state
 	}
-	msg := e.describe(ev, from, to, ic)
+	msg := describe(ev, from, to, ic)
 	if to != workflow.HumanNeeded {
 		ic.rec.FailedStep, ic.rec.Failures = "", 0
 		ic.rec.Steps = append(ic.rec.Steps, Done{Step: ev, Note: msg})
@@ -147,7 +147,7 @@ func (e *Engine) next(ic *issue) (paused, cont bool) {
 	return p.Paused(), p.Now()
 }
 
-func (e *Engine) describe(ev workflow.Event, from, to workflow.State, ic *issue) string {
+func describe(ev workflow.Event, from, to workflow.State, ic *issue) string {
 	switch {
 	case ev == workflow.Children && from == to:
 		return "sub-issues: " + childSummary(ic.rec)

@@ -74,7 +74,7 @@ func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, erro
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
 		ic.rec.Feedback = ""
-		e.setArtifact(ic, "review", Artifact{Verdict: "APPROVED by @" + login})
+		setArtifact(ic, "review", Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
 	})
 }
@@ -89,7 +89,7 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
-		e.setArtifact(ic, "review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		setArtifact(ic, "review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
 		return e.sendBack(ic, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }

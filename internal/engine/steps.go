@@ -27,7 +27,7 @@ func (e *Engine) research(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	e.setArtifact(ic, "research", art)
+	setArtifact(ic, "research", art)
 	return Outcome{To: workflow.ReadyForPlan}, nil
 }
 
@@ -79,7 +79,7 @@ func (e *Engine) plan(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	e.setArtifact(ic, "plan", art)
+	setArtifact(ic, "plan", art)
 	for i := range phases {
 		phases[i].Text = "" // the plan file holds it; the record stays small
 	}
@@ -100,7 +100,7 @@ func ParseVerdict(doc string) (string, error) {
 
 func (e *Engine) review(ctx context.Context, ic *issue) (Outcome, error) {
 	if e.Config.Review == config.ReviewSkip {
-		e.setArtifact(ic, "review", Artifact{Verdict: "APPROVED (review: skip)"})
+		setArtifact(ic, "review", Artifact{Verdict: "APPROVED (review: skip)"})
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	ws, d, err := e.prepare(ctx, ic)
@@ -118,7 +118,7 @@ func (e *Engine) review(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	art.Verdict = verdict
-	e.setArtifact(ic, "review", art)
+	setArtifact(ic, "review", art)
 	if verdict == "APPROVED" {
 		ic.rec.Feedback = ""
 		return Outcome{To: workflow.InProgress}, nil
@@ -149,7 +149,7 @@ func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	key := fmt.Sprintf("implement/%d/%d", ic.rec.Rounds["plan"], k+1)
-	if sha, found, err := e.done(ctx, ws, key); err != nil {
+	if sha, found, err := committedStep(ctx, ws, key); err != nil {
 		return Outcome{}, err
 	} else if found {
 		e.Log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", ic.n, k+1)
@@ -189,7 +189,7 @@ func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
 // commitPhase checks the agent's changes of phase k (of m), runs verify, commits them with the phase's key
 // and pushes.
 func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Workspace, k, m int, key string) (string, error) {
-	changes, err := e.guard(ctx, ws, "implement")
+	changes, err := guard(ctx, ws, "implement")
 	if err != nil {
 		return "", err
 	}
@@ -200,7 +200,7 @@ func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Works
 		return "", err
 	}
 	// verify may have written files (a build, a formatter): check them too.
-	changes, err = e.guard(ctx, ws, "implement")
+	changes, err = guard(ctx, ws, "implement")
 	if err != nil {
 		return "", err
 	}
@@ -213,7 +213,7 @@ func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Works
 		return "", fmt.Errorf("committing phase %d: %w", k+1, err)
 	}
 	e.checkpoint("after-commit")
-	if err := e.push(ctx, ic, ws); err != nil {
+	if err := push(ctx, ic, ws); err != nil {
 		return "", err
 	}
 	e.checkpoint("after-push")
@@ -245,7 +245,7 @@ func (e *Engine) selfReview(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	art.Verdict = verdict
-	e.setArtifact(ic, "self-review", art)
+	setArtifact(ic, "self-review", art)
 	if verdict == "APPROVED" {
 		return Outcome{To: workflow.InProgress}, nil
 	}
@@ -275,7 +275,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) (Outcome, error) {
 	if pr == nil || pr.State != "open" {
 		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
 			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
-			Body:  e.pullBody(ic),
+			Body:  pullBody(ic),
 			Head:  ic.rec.Branch,
 			Base:  ic.rec.Base,
 			Draft: e.Config.DraftPR,
@@ -301,7 +301,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) (Outcome, error) {
 	return Outcome{To: workflow.InReview}, nil
 }
 
-func (e *Engine) pullBody(ic *issue) string {
+func pullBody(ic *issue) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, Inert(ic.gh.Title), len(ic.rec.Phases))
 	b.WriteString("## Phases\n\n")
@@ -414,6 +414,6 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	e.setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
+	setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
 	return Outcome{To: to, Dispatch: dispatch}, nil
 }

@@ -16,8 +16,8 @@ import (
 // trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").
 const trailerKey = "Ralph-Step"
 
-// done looks for the commit of step key on the branch: a run that crashed after pushing it left it there.
-func (e *Engine) done(ctx context.Context, ws *workspace.Workspace, key string) (string, bool, error) {
+// committedStep looks for the commit of step key on the branch: a run that crashed after pushing it left it there.
+func committedStep(ctx context.Context, ws *workspace.Workspace, key string) (string, bool, error) {
 	sha, found, err := ws.FindStep(ctx, trailerKey, key)
 	if err != nil {
 		return "", false, fmt.Errorf("looking for the commit of %s: %w", key, err)
@@ -163,7 +163,7 @@ func (e *Engine) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
 
 // guard records the agent's files in ralph's own index and refuses a change to protected paths, gitlinks,
 // oversized files and symlinks that leave the repository.
-func (e *Engine) guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Change, error) {
+func guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Change, error) {
 	changes, err := ws.Collect(ctx)
 	var refused *workspace.RefusedError
 	if errors.As(err, &refused) {
@@ -228,7 +228,7 @@ func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) erro
 	return nil
 }
 
-func (e *Engine) push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
+func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 	if err := ws.Push(ctx); err != nil {
 		var rej *git.PushRejectedError
 		if errors.As(err, &rej) {

@@ -36,7 +36,7 @@ func TestLoseResponse(t *testing.T) {
 	}
 	s.LoseResponse(nil)
 	want(t, do(t, s, "POST", "/repos/octo/demo/issues/1/comments", map[string]any{"body": "again"}), 201)
-	if diff := cmp.Diff([]Request{{"POST", "/repos/octo/demo/issues/1/comments", 201}}, s.LostResponses()); diff != "" {
+	if diff := cmp.Diff([]Request{{Method: "POST", Path: "/repos/octo/demo/issues/1/comments", Status: 201}}, s.LostResponses()); diff != "" {
 		t.Errorf("lost responses (-want +got):\n%s", diff)
 	}
 	if got := len(s.Requests()); got != 3 {
@@ -60,7 +60,7 @@ func TestReplaceResponse(t *testing.T) {
 	}
 	want(t, do(t, s, "GET", "/repos/octo/demo/issues/1/comments", nil), 200)
 	s.ReplaceResponse(nil)
-	if diff := cmp.Diff([]Request{{"POST", "/repos/octo/demo/issues/1/comments", 201}}, s.ReplacedResponses()); diff != "" {
+	if diff := cmp.Diff([]Request{{Method: "POST", Path: "/repos/octo/demo/issues/1/comments", Status: 201}}, s.ReplacedResponses()); diff != "" {
 		t.Errorf("replaced responses (-want +got):\n%s", diff)
 	}
 }

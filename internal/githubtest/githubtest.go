@@ -126,6 +126,18 @@ type Dispatch struct {
 type Request struct {
 	Method, Path string // Path is escaped, without the API prefix or query
 	Status       int
+	// Operation is a GraphQL request's operation and top-level fields ("query repository", "mutation
+	// addProjectV2ItemById"); "" for REST.
+	Operation string
+}
+
+// Write says whether the request could change something: a REST request other than GET, or a GraphQL
+// mutation (a GraphQL query is a POST that only reads).
+func (r Request) Write() bool {
+	if r.Operation != "" {
+		return !strings.HasPrefix(r.Operation, "query")
+	}
+	return r.Method != http.MethodGet
 }
 
 type issue struct {
@@ -334,10 +346,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Registered before the recording below, so it runs after it: a lost answer is still a request answered.
 	defer func() { s.settleResponse(sw.ResponseWriter, r.Method, path) }()
-	route := ""
+	route, operation := "", ""
 	defer func() {
 		s.mu.Lock()
-		s.requests = append(s.requests, Request{Method: r.Method, Path: path, Status: sw.status})
+		s.requests = append(s.requests, Request{Method: r.Method, Path: path, Status: sw.status, Operation: operation})
 		s.mu.Unlock()
 		if check != nil && route != "" {
 			check(path, r, sw.status, sw.Header(), sw.body)
@@ -363,7 +375,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isGraphQL {
-		s.serveGraphQL(sw, r) // graphql.go
+		operation = s.serveGraphQL(sw, r) // graphql.go
 		return
 	}
 

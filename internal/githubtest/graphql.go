@@ -117,10 +117,11 @@ type gqlLocation struct {
 // serveGraphQL answers POST /graphql: parse and validate the document and its variables against GitHub's
 // schema, then execute it against the in-memory model. Like GitHub, it answers 200 with an "errors" list for
 // an invalid document.
-func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
+// serveGraphQL answers a GraphQL request and returns its operation (GraphQLRequest.Operation).
+func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) string {
 	if r.Method != http.MethodPost {
 		writeJSON(w, http.StatusNotFound, errorBody("Not Found"))
-		return
+		return ""
 	}
 	var body struct {
 		Query         string         `json:"query"`
@@ -129,7 +130,7 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeJSON(w, http.StatusBadRequest, errorBody("Problems parsing JSON"))
-		return
+		return ""
 	}
 	entry := GraphQLRequest{Query: body.Query, Variables: body.Variables}
 	resp := s.runGraphQL(r, body.Query, body.OperationName, body.Variables, &entry)
@@ -143,10 +144,11 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 	b, err := json.Marshal(resp)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return entry.Operation
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(b, '\n'))
+	return entry.Operation
 }
 
 func (s *Server) runGraphQL(r *http.Request, query, opName string, vars map[string]any, entry *GraphQLRequest) gqlResponse {

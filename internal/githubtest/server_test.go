@@ -850,8 +850,8 @@ func TestEnterprisePrefix(t *testing.T) {
 		t.Errorf("GraphQL: status %d: %s", resp.StatusCode, body)
 	}
 	if diff := cmp.Diff([]Request{
-		{"GET", "/repos/acme/tool/issues/1", 200},
-		{"POST", "/api/graphql", 200},
+		{Method: "GET", Path: "/repos/acme/tool/issues/1", Status: 200},
+		{Method: "POST", Path: "/api/graphql", Status: 200, Operation: "query viewer"},
 	}, s.Requests()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
@@ -902,9 +902,9 @@ func TestInterceptAndRequests(t *testing.T) {
 	s.Intercept(nil)
 	want(t, do(t, s, "POST", "/repos/octo/demo/issues", map[string]any{"title": "x"}), 201)
 	if diff := cmp.Diff([]Request{
-		{"POST", "/repos/octo/demo/issues", 502},
-		{"GET", "/repos/octo/demo/issues", 200},
-		{"POST", "/repos/octo/demo/issues", 201},
+		{Method: "POST", Path: "/repos/octo/demo/issues", Status: 502},
+		{Method: "GET", Path: "/repos/octo/demo/issues", Status: 200},
+		{Method: "POST", Path: "/repos/octo/demo/issues", Status: 201},
 	}, s.Requests()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
