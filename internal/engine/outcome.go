@@ -105,6 +105,7 @@ func (e *Engine) record(ctx context.Context, ic *issue, ev workflow.Event, out O
 // once as the notice "<key> <run>" (when body is not empty). It is the one way ralph asks for a person:
 // a step's escalation, too many failures, a budget reached, labels no record explains.
 func (e *Engine) needsPerson(ctx context.Context, ic *issue, before workflow.State, reason, key, body string) error {
+	// An issue being enrolled ("": labels no record explains) goes to a person without a transition of its own.
 	if err := workflow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err != nil && ic.state != "" {
 		return err
 	}
