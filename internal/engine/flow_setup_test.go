@@ -84,6 +84,13 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 		if err := closePlaces(); err != nil {
 			t.Errorf("removing ralph's places: %v", err)
 		}
+		// Not as root, ralph keeps its repository for the checkout in the user's cache, which a real
+		// checkout reuses from run to run; this test's checkout is gone with the test.
+		if os.Geteuid() != 0 {
+			if err := os.RemoveAll(filepath.Dir(store.Repo().GitDir)); err != nil {
+				t.Errorf("removing ralph's repository of the test's checkout: %v", err)
+			}
+		}
 	})
 	// In a test binary, reaping every descendant would kill the other tests' processes (sandbox.Config).
 	sb.ReapDescendants = false
