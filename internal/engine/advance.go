@@ -125,23 +125,16 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		return Result{Issue: n}, err
 	}
 	if e.DryRun {
-		ic, err := e.loadFor(ctx, n, enroller)
+		ic, why, err := e.admit(ctx, n, enroller, gate)
 		if err != nil {
 			return Result{Issue: n}, err
 		}
-		if enroller != "" {
-			if err := e.authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
-				return Result{Issue: n}, err
-			}
-		}
-		if gate != nil {
-			if why := gate(ic); why != "" {
-				return Result{Issue: n, From: ic.state, State: ic.state, Message: why}, nil
-			}
+		if why != "" {
+			return Result{Issue: n, From: ic.state, State: ic.state, Message: why}, nil
 		}
 		return e.dryRun(ic)
 	}
-	lease, err := e.Lock.Acquire(ctx, n)
+	lease, release, err := e.acquire(ctx, n)
 	if err != nil {
 		var held *HeldError
 		if errors.As(err, &held) {
@@ -149,11 +142,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		}
 		return Result{Issue: n}, fmt.Errorf("locking #%d: %w", n, err)
 	}
-	defer func() {
-		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
-			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
-		}
-	}()
+	defer release()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -164,28 +153,21 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		}
 	}()
 	// Read under the lock: a run that held it until a moment ago may have moved the issue on.
-	ic, err := e.loadFor(ctx, n, enroller)
+	ic, why, err := e.admit(ctx, n, enroller, gate)
 	if err != nil {
 		return Result{Issue: n}, err
-	}
-	if enroller != "" {
-		if err := e.authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
-			return Result{Issue: n}, err
-		}
 	}
 	if t := lease.TookOver(); t != "" {
 		ic.takeover = t
 		e.Log.Warnf("#%d: took over a stale lock held by %s", n, t)
 	}
-	if gate != nil {
-		if why := gate(ic); why != "" {
-			e.Log.Infof("%s", why)
-			res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
-			if ic.state != "" {
-				err = e.flush(ctx, ic)
-			}
-			return res, err
+	if why != "" {
+		e.Log.Infof("%s", why)
+		res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
+		if ic.state != "" {
+			err = e.flush(ctx, ic)
 		}
+		return res, err
 	}
 	if ic.state == "" {
 		switch {
@@ -211,4 +193,35 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
 	return res, err
+}
+
+// admit reads issue n (with the enroller's role, when there is one) and says whether the run may go on:
+// the enroller may drive ralph, and gate has no reason against it (why).
+func (e *Engine) admit(ctx context.Context, n int, enroller string, gate func(*issue) string) (ic *issue, why string, err error) {
+	ic, err = e.loadFor(ctx, n, enroller)
+	if err != nil {
+		return nil, "", err
+	}
+	if enroller != "" {
+		if err := e.authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
+			return ic, "", err
+		}
+	}
+	if gate != nil {
+		why = gate(ic)
+	}
+	return ic, why, nil
+}
+
+// acquire takes issue n's lock (a *HeldError when another run holds it); release gives it up, warning
+// when that fails.
+func (e *Engine) acquire(ctx context.Context, n int) (lease Lease, release func(), err error) {
+	if lease, err = e.Lock.Acquire(ctx, n); err != nil {
+		return nil, nil, err
+	}
+	return lease, func() {
+		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
+			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
+		}
+	}, nil
 }

@@ -288,10 +288,12 @@ func childSummary(rec Record) string {
 	return strings.Join(parts, ", ")
 }
 
-// openBlockers lists the open issues that block issue n (one request; the planner asks only for a
-// sub-issue of ralph's before its first step).
-func (e *Engine) openBlockers(ctx context.Context, n int) ([]int, error) {
-	blockers, err := e.GitHub.BlockedBy(ctx, n)
+// openBlockers lists the open issues that block issue n (one request). The planner asks it only for a
+// sub-issue of ralph's before its first step; a sweep, for every issue the listing says is blocked.
+func openBlockers(ctx context.Context, gh interface {
+	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
+}, n int) ([]int, error) {
+	blockers, err := gh.BlockedBy(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("reading what blocks #%d: %w", n, err)
 	}

@@ -149,7 +149,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		}
 		return Result{Issue: n, From: ic.state, State: ic.state, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
 	}
-	lease, err := e.Lock.Acquire(ctx, n)
+	_, release, err := e.acquire(ctx, n)
 	if err != nil {
 		var held *HeldError
 		if errors.As(err, &held) {
@@ -157,11 +157,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		}
 		return Result{Issue: n}, err
 	}
-	defer func() {
-		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
-			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
-		}
-	}()
+	defer release()
 	ic, err := e.load(ctx, n)
 	if err != nil {
 		return Result{Issue: n}, err

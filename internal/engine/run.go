@@ -64,7 +64,7 @@ func (e *Engine) planFor(ctx context.Context, ic *issue) (Plan, error) {
 	if !p.AskBlockers {
 		return p, nil
 	}
-	open, err := e.openBlockers(ctx, ic.n)
+	open, err := openBlockers(ctx, e.GitHub, ic.n)
 	if err != nil {
 		return p, err
 	}

@@ -101,18 +101,12 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		// The listing says how many issues block this one: none, and there is nothing to read. Otherwise
 		// (or when GitHub's answer did not say) the blockers are read, to name the open ones.
 		if d := is.Dependencies; d == nil || d.TotalBlockedBy > 0 {
-			blockers, err := gh.BlockedBy(ctx, is.Number)
+			open, err := openBlockers(ctx, gh, is.Number)
 			if err != nil {
-				return sw, fmt.Errorf("reading what blocks #%d: %w", is.Number, err)
-			}
-			var open []string
-			for _, b := range blockers {
-				if b.State == "open" {
-					open = append(open, "#"+strconv.Itoa(b.Number))
-				}
+				return sw, err
 			}
 			if len(open) > 0 {
-				skip("blocked by %s", strings.Join(open, ", "))
+				skip("blocked by %s", issueList(open))
 				continue
 			}
 		}
