@@ -23,10 +23,6 @@ func usageSummary(results []engine.Result) string {
 		}
 		metered = metered || res.Usage.Metered
 		u := *res.Usage
-		cost := "—"
-		if u.CostUSD > 0 {
-			cost = fmt.Sprintf("$%.4f", u.CostUSD)
-		}
 		step := string(res.Step)
 		if u.HitTurnLimit {
 			step += " (turn limit hit)"
@@ -37,14 +33,7 @@ func usageSummary(results []engine.Result) string {
 		if u.Budget != "" {
 			step += " (stopped at " + u.Budget + ")"
 		}
-		requests := "—"
-		if u.Requests > 0 {
-			requests = fmt.Sprint(u.Requests)
-		}
-		in := fmt.Sprint(u.InputTokens)
-		if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
-			in += fmt.Sprintf(" (%d)", c)
-		}
+		requests, in, cost := engine.UsageFigures(u)
 		total := "—"
 		if res.Total != nil {
 			total = res.Total.String()

@@ -98,21 +98,28 @@ func usageSection(rec Record, cfg config.Config) string {
 }
 
 func usageCells(u agent.Usage) string {
-	cost := "—"
-	if u.CostUSD > 0 {
-		cost = fmt.Sprintf("$%.4f", u.CostUSD)
-	}
 	model := u.Model
 	if model == "" {
 		model = "—"
 	}
-	requests := "—"
+	requests, in, cost := UsageFigures(u)
+	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(model, "|", "\\|"))
+}
+
+// UsageFigures are a usage's model requests, tokens in (with the cached ones in parentheses) and cost as
+// ralph's usage tables show them, "—" for what was not reported: the status comment's and the Action's
+// step summary.
+func UsageFigures(u agent.Usage) (requests, in, cost string) {
+	requests, cost = "—", "—"
 	if u.Requests > 0 {
 		requests = fmt.Sprint(u.Requests)
 	}
-	in := fmt.Sprint(u.InputTokens)
+	in = fmt.Sprint(u.InputTokens)
 	if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
 		in += fmt.Sprintf(" (%d)", c)
 	}
-	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(model, "|", "\\|"))
+	if u.CostUSD > 0 {
+		cost = fmt.Sprintf("$%.4f", u.CostUSD)
+	}
+	return requests, in, cost
 }
