@@ -331,8 +331,7 @@ func (r *runner) door(gh *ghapi.Client, cfg config.Config, transport http.RoundT
 		Environ: r.env.Environ, Transport: transport, ProjectToken: ev.Inputs.ProjectToken, DryRun: r.dryRun,
 	}
 	if ev.RunID == 0 {
-		host, _ := os.Hostname()
-		d.Holder = lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: ev.User}
+		d.Holder = lock.LocalHolder(ev.User)
 		d.Run = engine.RunInfo{Label: "ralph"}
 	}
 	if at := ev.CrashAt; at != "" {

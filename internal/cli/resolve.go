@@ -220,7 +220,7 @@ func (s *session) door(ctx context.Context, root string, cfg config.Config, log 
 		GitHub: s.gh, Token: s.token, Config: cfg, Checkout: root,
 		Writable: filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
 		Log:      log,
-		Holder:   lock.Holder{Kind: "local", Host: hostname, PID: os.Getpid(), User: s.f.Getenv("USER")},
+		Holder:   lock.LocalHolder(s.f.Getenv("USER")),
 		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),
 		Environ:  s.f.Environ(),

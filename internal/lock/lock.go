@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,12 @@ type Holder struct {
 	User    string    `json:"user,omitempty"`
 	Since   time.Time `json:"since"`
 	Expires time.Time `json:"expires"`
+}
+
+// LocalHolder is ralph run on this machine (gh ralph, or the action run by hand) as user.
+func LocalHolder(user string) Holder {
+	host, _ := os.Hostname()
+	return Holder{Kind: "local", Host: host, PID: os.Getpid(), User: user}
 }
 
 func (h Holder) String() string {
