@@ -199,7 +199,7 @@ func readLock(ctx context.Context, gh *ghapi.Client, n int, now time.Time) (*loc
 }
 
 func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Config, now time.Time, stale time.Duration) (*issueStatus, error) {
-	is, err := gh.Issue(ctx, n)
+	is, comments, err := gh.IssueWithComments(ctx, n)
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, &engine.InputError{Msg: fmt.Sprintf("issue #%d does not exist in %s/%s", n, gh.Owner(), gh.Repo())}
 	}
@@ -208,10 +208,6 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 	}
 	if is.IsPull() {
 		return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is a pull request; ralph works on issues", n)}
-	}
-	comments, err := gh.Comments(ctx, n)
-	if err != nil {
-		return nil, fmt.Errorf("reading comments of #%d: %w", n, err)
 	}
 	st := &issueStatus{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", Config: cfg, UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
 	var warns []string
