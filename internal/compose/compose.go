@@ -86,7 +86,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 	if d.Checkout != "" {
 		var closePlaces func() error
 		store, sb, closePlaces, err = workspace.Setup{
-			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.Protected, Writable: d.Writable,
+			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.Protected, Branches: cfg.BranchPrefix, Writable: d.Writable,
 			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
 		}.Open(ctx)
 		if err != nil {

@@ -53,6 +53,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo.Branches = "ralph/"
 	f.repo = repo
 	return f
 }

@@ -31,6 +31,12 @@ type Repo struct {
 	URL    string // the remote
 	Runner Runner
 	Auth   Auth
+	// Branches is the prefix of every branch ralph may push (branch_prefix): the one place that decides where
+	// a push may go, whatever its caller asks. Refs under refs/ralph/ (the locks, the day's ledger) are
+	// ralph's own too. Empty: no branch may be pushed.
+	Branches string
+	// base is the remote's default branch once ralph has read it: never pushed, whatever the prefix.
+	base string
 }
 
 // hardening is passed to every git command ralph runs. The config that could run a program or redirect a
@@ -206,6 +212,7 @@ func (r *Repo) RemoteHeads(ctx context.Context, branches ...string) (defaultBran
 	if defaultBranch == "" {
 		return "", shas, errors.New("the remote did not say which branch is its default (HEAD)")
 	}
+	r.base = defaultBranch
 	return defaultBranch, shas, nil
 }
 
@@ -264,8 +271,44 @@ func (r *Repo) DeleteRemoteRef(ctx context.Context, ref, expectOld string) error
 	return r.push(ctx, strings.TrimPrefix(ref, "refs/heads/"), ref+":"+expectOld, ":"+ref)
 }
 
+// DestinationError is a push ralph refuses to make: its destination is not one of ralph's own refs.
+type DestinationError struct {
+	Ref    string
+	Reason string
+}
+
+func (e *DestinationError) Error() string {
+	return fmt.Sprintf("ralph does not push to %s: %s", e.Ref, e.Reason)
+}
+
+// destination says whether ralph may write ref on the remote: a branch under Branches that is not the
+// remote's default branch, or a ref under refs/ralph/. Every push and remote delete passes here, so a
+// record, a config or a caller that names another branch (the base branch, a branch of a person's) can
+// never make ralph write it.
+func (r *Repo) destination(ref string) error {
+	if rest, ok := strings.CutPrefix(ref, "refs/ralph/"); ok && rest != "" {
+		return nil
+	}
+	name, ok := strings.CutPrefix(ref, "refs/heads/")
+	switch {
+	case !ok:
+		return &DestinationError{Ref: ref, Reason: "only branches under its branch prefix and refs under refs/ralph/ are ralph's"}
+	case r.Branches == "":
+		return &DestinationError{Ref: ref, Reason: "no branch prefix is set, so no branch is ralph's"}
+	case !strings.HasPrefix(name, r.Branches) || len(name) == len(r.Branches):
+		return &DestinationError{Ref: ref, Reason: fmt.Sprintf("it is not under the branch prefix %q", r.Branches)}
+	case r.base != "" && name == r.base:
+		return &DestinationError{Ref: ref, Reason: "it is the repository's default branch"}
+	}
+	return nil
+}
+
 // push pushes one refspec under a lease (ref:expected value) and words a refusal as a *PushRejectedError.
 func (r *Repo) push(ctx context.Context, name, lease, refspec string) error {
+	_, dst, _ := strings.Cut(refspec, ":")
+	if err := r.destination(dst); err != nil {
+		return err
+	}
 	out, err := r.run(ctx, "", r.authEnv(), "push", "--porcelain", "--no-verify", "--force-with-lease="+lease, r.URL, refspec)
 	if err == nil {
 		return nil

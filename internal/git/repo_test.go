@@ -213,6 +213,7 @@ func TestTokenOnlyInEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Branches = "ralph/"
 	if _, _, err := r.RemoteHeads(ctx, "main"); err != nil {
 		t.Fatal(err)
 	}
@@ -350,6 +351,7 @@ func TestHTTPRemoteNeedsToken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			r.Branches = "ralph/"
 			_, heads, err := r.RemoteHeads(ctx, "main")
 			if (err == nil) != tt.wantOK || (tt.wantOK && heads["main"] != f.base) {
 				t.Errorf("RemoteHeads = %v, %v; want ok %v", heads, err, tt.wantOK)
@@ -405,19 +407,19 @@ func TestErrorsRedactToken(t *testing.T) {
 			_, _, err := r.RemoteHeads(context.Background(), "main")
 			return err
 		}},
-		{"push: git echoes the URL", f.runner, "/nonexistent/" + token, func(r *Repo) error { return r.Push(context.Background(), sha, "b", "") }},
+		{"push: git echoes the URL", f.runner, "/nonexistent/" + token, func(r *Repo) error { return r.Push(context.Background(), sha, "ralph/b", "") }},
 		{"runner error holds the header", funcRunner(func([]string) ([]byte, error) {
 			return nil, errors.New("fatal: bad header AUTHORIZATION: basic " + b64 + " for " + token)
 		}), f.origin, func(r *Repo) error { return r.Fetch(context.Background(), "main") }},
 		{"command error holds both", funcRunner(func(args []string) ([]byte, error) {
 			return nil, &CommandError{Args: append(args, b64), Stderr: "fatal: " + token, Err: errors.New("exit " + token)}
 		}), f.origin, func(r *Repo) error { return r.Fetch(context.Background(), "main") }},
-		{"rejection reason holds both", echoing, f.origin, func(r *Repo) error { return r.Push(context.Background(), sha, "b", "") }},
+		{"rejection reason holds both", echoing, f.origin, func(r *Repo) error { return r.Push(context.Background(), sha, "ralph/b", "") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := &Repo{GitDir: f.repo.GitDir, URL: tt.url, Runner: tt.runner, Auth: Auth{Token: token}}
+			r := &Repo{GitDir: f.repo.GitDir, URL: tt.url, Runner: tt.runner, Auth: Auth{Token: token}, Branches: "ralph/"}
 			err := tt.op(r)
 			if err == nil {
 				t.Fatal("succeeded, want an error")
@@ -524,6 +526,7 @@ func TestGlobalConfigIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Branches = "ralph/"
 	if _, heads, err := r.RemoteHeads(ctx, "main"); err != nil || heads["main"] != f.base {
 		t.Fatalf("RemoteHeads = %v, %v; want main at %s (from the real origin)", heads, err, f.base)
 	}
@@ -654,6 +657,7 @@ func TestInheritedGitEnvironmentHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Branches = "ralph/"
 	base := os.Getenv("RALPH_GIT_HELPER_BASE")
 	if _, _, err := r.RemoteHeads(ctx, "main"); err != nil {
 		t.Fatal(err)
@@ -752,13 +756,13 @@ func TestPushRejectionForms(t *testing.T) {
 		{"network error", "", "fatal: unable to access 'https://x/': Could not resolve host: x", ""},
 	}
 	for _, tt := range tests {
-		r := &Repo{GitDir: t.TempDir(), URL: "https://x/", Runner: funcRunner(func(args []string) ([]byte, error) {
+		r := &Repo{GitDir: t.TempDir(), URL: "https://x/", Branches: "ralph/", Runner: funcRunner(func(args []string) ([]byte, error) {
 			if subcommand(args) != "push" {
 				return nil, nil
 			}
 			return []byte(tt.stdout), &CommandError{Args: args, Stderr: tt.stderr, Err: errors.New("exit status 1")}
 		})}
-		err := r.Push(context.Background(), sha, "b", "")
+		err := r.Push(context.Background(), sha, "ralph/b", "")
 		var rejected *PushRejectedError
 		switch {
 		case err == nil:
@@ -866,5 +870,51 @@ func TestReadDeleteAndListRemoteRefs(t *testing.T) {
 	}
 	if _, found, err := f.repo.ReadRef(ctx, ref); err != nil || found {
 		t.Errorf("after the delete: found %v, %v", found, err)
+	}
+}
+
+// SECURITY: the lowest push refuses every destination but a branch under branch_prefix (never the remote's
+// default branch) and ralph's own refs/ralph/…, whatever its caller asks.
+func TestPushOnlyToRalphsRefs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	sha := f.commitFile(t, f.repo, f.base, "a.txt", "a\n", "a")
+	if _, _, err := f.repo.RemoteHeads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	refused := []string{
+		"refs/heads/main", "refs/heads/other", "refs/heads/ralph", "refs/heads/ralphx/1",
+		"refs/tags/v1", "refs/notes/commits", "refs/pull/1/head",
+	}
+	for _, ref := range refused {
+		err := f.repo.PushRef(ctx, sha, ref, "")
+		var de *DestinationError
+		if !errors.As(err, &de) {
+			t.Errorf("PushRef(%s) = %v, want a *DestinationError", ref, err)
+		}
+		if err := f.repo.DeleteRemoteRef(ctx, ref, f.base); !errors.As(err, &de) {
+			t.Errorf("DeleteRemoteRef(%s) = %v, want a *DestinationError", ref, err)
+		}
+	}
+	if got := f.git(t, f.origin, "for-each-ref", "--format=%(refname) %(objectname)"); got != "refs/heads/main "+f.base {
+		t.Errorf("remote refs = %q, want main alone, unmoved", got)
+	}
+	for _, ref := range []string{"refs/heads/ralph/1-x", "refs/ralph/locks/1"} {
+		if err := f.repo.PushRef(ctx, sha, ref, ""); err != nil {
+			t.Errorf("PushRef(%s) = %v", ref, err)
+		}
+	}
+
+	// A prefix that names the default branch still never pushes it.
+	f.repo.Branches = "ma"
+	if err := f.repo.Push(ctx, sha, "main", f.base); err == nil {
+		t.Errorf("pushed the default branch under the prefix %q", f.repo.Branches)
+	}
+	// No prefix: no branch at all.
+	none := *f.repo
+	none.Branches = ""
+	if err := none.Push(ctx, sha, "ralph/2-y", ""); err == nil {
+		t.Error("pushed a branch with no branch prefix set")
 	}
 }

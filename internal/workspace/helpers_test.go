@@ -80,6 +80,9 @@ func (f *fixture) open(t *testing.T, opts Options) *Store {
 		opts.Limits = testLimits
 	}
 	opts.Owner = f.owner
+	if opts.Branches == "" {
+		opts.Branches = "ralph/"
+	}
 	s, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -80,6 +80,8 @@ type Setup struct {
 	Checkout  string
 	Auth      git.Auth
 	Protected func(path string) bool
+	// Branches is branch_prefix: ralph pushes no branch outside it.
+	Branches string
 	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
 	Writable        []string
 	RequireLandlock bool
@@ -100,7 +102,7 @@ func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close
 	}
 	store, err = Open(ctx, Options{
 		GitDir: places.GitDir, Agents: places.Agents, Source: s.Checkout,
-		Auth: s.Auth, Owner: places.Owner, Protected: s.Protected,
+		Auth: s.Auth, Owner: places.Owner, Protected: s.Protected, Branches: s.Branches,
 	})
 	if err != nil {
 		_ = places.Close()

@@ -44,6 +44,8 @@ type Options struct {
 	// Protected says whether a path is one the agent may not change (protected_paths).
 	Protected func(path string) bool
 	Limits    Limits
+	// Branches is the prefix of the branches ralph may push (branch_prefix); see git.Repo.Branches.
+	Branches string
 }
 
 // Store is ralph's repository and the place where agent areas are made.
@@ -75,6 +77,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	repo.Branches = opts.Branches
 	return &Store{opts: opts, repo: repo}, nil
 }
 
