@@ -458,7 +458,7 @@ func (r *runner) summary(note string, err error) {
 			if r.links != nil {
 				link = fmt.Sprintf("[#%d](%s/%s/%s/issues/%d)", res.Issue, r.links.Endpoints().Server, r.links.Owner(), r.links.Repo(), res.Issue)
 			}
-			outcome := strings.ReplaceAll(res.Message, "|", "\\|")
+			outcome := strings.ReplaceAll(engine.Inert(res.Message), "|", "\\|")
 			if res.PRURL != "" {
 				outcome += fmt.Sprintf(" — [pull request](%s)", res.PRURL)
 			}
@@ -477,7 +477,7 @@ func (r *runner) summary(note string, err error) {
 		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
 	}
 	if err != nil {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", strings.ReplaceAll(err.Error(), "\n", "\n> "))
+		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", engine.Inert(err.Error()))
 	}
 	r.a.AddStepSummary(b.String())
 }
@@ -512,7 +512,26 @@ type actionLog struct {
 	out io.Writer
 }
 
-func (l actionLog) Infof(format string, args ...any) { l.a.Infof(format, args...) }
+// Infof prints a line of ralph's log. The runner reads every line of a step's output for workflow commands
+// ("::name::", anywhere after leading spaces, and the older "##[name]" anywhere in a line), and ralph's log
+// quotes text that is not its own (a file's name, a reason, a person's words): no line of it may be one.
+// Warnf goes through go-githubactions, which escapes its message's line breaks already.
+func (l actionLog) Infof(format string, args ...any) {
+	l.a.Infof("%s", plain(fmt.Sprintf(format, args...)))
+}
+
+// plain makes a message one that holds no workflow command on any of its lines.
+func plain(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r", ""), "\n")
+	for i, line := range lines {
+		line = strings.ReplaceAll(line, "##[", "#\u200b#[")
+		if rest := strings.TrimLeft(line, " \t"); strings.HasPrefix(rest, "::") {
+			line = line[:len(line)-len(rest)] + ":\u200b:" + rest[2:]
+		}
+		lines[i] = line
+	}
+	return strings.Join(lines, "\n")
+}
 func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args...) }
 
 // Untrusted fences the output in a group with ::stop-commands:: and a token of its own, fresh each time,

@@ -78,3 +78,24 @@ func TestOutputsDeclared(t *testing.T) {
 		}
 	}
 }
+
+// SECURITY: ralph's log quotes text that is not its own (a file's name, a reason); no line of it is a
+// workflow command for the runner.
+func TestLogLinesAreNoCommands(t *testing.T) {
+	for _, msg := range []string{
+		"::add-mask::x",
+		"failed: `a`\n::set-output name=step::merge\n  ::stop-commands::t",
+		"see ##[set-env name=X]y",
+		"\r\n::error::forged",
+	} {
+		got := plain(msg)
+		for _, line := range strings.Split(got, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(line, " \t"), "::") || strings.Contains(line, "##[") {
+				t.Errorf("plain(%q) has the line %q, a workflow command", msg, line)
+			}
+		}
+		if strings.ReplaceAll(strings.ReplaceAll(got, "\u200b", ""), "\r", "") != strings.ReplaceAll(msg, "\r", "") {
+			t.Errorf("plain(%q) = %q: more changed than the commands", msg, got)
+		}
+	}
+}

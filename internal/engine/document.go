@@ -138,8 +138,9 @@ func artifactMarker(key string) string {
 func (e *Engine) postArtifact(ctx context.Context, ic *issue, header, key, rel, doc string) (Artifact, error) {
 	url := e.GitHub.BlobURL(ic.rec.Branch, rel)
 	marker := artifactMarker(key)
-	body := fmt.Sprintf("%s\n%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
-		header, marker, rel, url, ic.rec.Branch, truncate(doc, 60000))
+	// The document is the agent's: quoted as text that references, mentions and hides nothing.
+	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
+		header, rel, url, ic.rec.Branch, InertText(truncate(doc, 60000)))
 	cm, err := e.upsertComment(ctx, ic, marker, body)
 	if err != nil {
 		return Artifact{Path: rel, URL: url}, err

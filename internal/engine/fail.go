@@ -57,14 +57,14 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	var body, reason string
 	var err error
 	if ic.rec.Failures >= e.Config.MaxFailures {
-		reason = fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, ic.rec.Failures, serr.Reason)
+		reason = fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, ic.rec.Failures, Inert(serr.Reason))
 		res.State, res.Paused = workflow.HumanNeeded, true
 		body = fmt.Sprintf("### ralph: %s failed, a person is needed\n\n%s\n\n%s\nWhat was produced before the failure is kept on the branch `%s`. Fix the cause (the issue, the config, the agent), then say `/ralph retry` (or run `gh ralph retry %d`) to go on from %s.",
 			ev, reason, detail(serr), ic.rec.Branch, ic.n, start.Title())
 	} else {
 		res.Continue = true
 		body = fmt.Sprintf("### ralph: %s failed (%d of %d)\n\n%s.\n\n%s\nThe issue stays in %s and ralph tries again on the next run; after %d failures in a row it stops and asks for a person. To retry now, re-run the workflow or run `gh ralph advance %d`.",
-			ev, ic.rec.Failures, e.Config.MaxFailures, capitalize(serr.Reason), detail(serr), start.Title(), e.Config.MaxFailures, ic.n)
+			ev, ic.rec.Failures, e.Config.MaxFailures, capitalize(Inert(serr.Reason)), detail(serr), start.Title(), e.Config.MaxFailures, ic.n)
 	}
 	if res.State == workflow.HumanNeeded {
 		err = e.needsPerson(cctx, ic, start, reason, "failed "+string(ev), e.redact(body))
@@ -103,11 +103,11 @@ func capitalize(s string) string {
 func detail(serr *StepError) string {
 	var b strings.Builder
 	if serr.Err != nil {
-		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(serr.Err.Error(), "`", "'"))
+		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(Inert(serr.Err.Error()), "`", "'"))
 	}
 	var ae *agentFailure
 	if errors.As(serr.Err, &ae) && ae.tail != "" {
-		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n````text\n%s\n````\n</details>\n\n", strings.ReplaceAll(ae.tail, "````", "'''"))
+		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", fence("text", InertText(ae.tail)))
 	}
 	return b.String()
 }

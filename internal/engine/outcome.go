@@ -86,7 +86,7 @@ func (e *Engine) record(ctx context.Context, ic *issue, ev workflow.Event, out O
 		}
 	}
 	if p := out.Person; p != nil {
-		body := fmt.Sprintf("### ralph needs a person\n\n%s %s", p.Reason, p.Advice)
+		body := fmt.Sprintf("### ralph needs a person\n\n%s %s", Inert(p.Reason), p.Advice)
 		if err := e.needsPerson(ctx, ic, p.Before, p.Reason, "human", body); err != nil {
 			return err
 		}

@@ -17,16 +17,48 @@ var (
 	schemeRef      = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*):(//)`)
 )
 
-// Inert makes text from an issue (a title) or from the agent (a phase's title) safe to quote where GitHub
-// acts on references: no closing keyword for another issue, no cross-reference, no @-mention and no link
-// survive in it. ralph writes the one closing keyword it means, for the issue itself, around such text.
+// Inert makes text that is not ralph's (an issue's title, a phase's title, a failure's reason that names a
+// file, a person's reason, a model's name) safe to quote on one line where GitHub acts on what it reads: no
+// closing keyword for another issue, no cross-reference, no @-mention, no link and no HTML (so no hidden
+// comment, and none of ralph's markers) survive in it. ralph writes the one closing keyword it means, for the
+// issue itself, around such text.
 func Inert(s string) string {
+	// One line: a title that broke a commit's subject would make the rest of it the message's body.
+	s = strings.NewReplacer("\r", " ", "\n", " ", "<", "\uFF1C").Replace(s) // ＜: no tag at all
+	return InertText(s)
+}
+
+// InertText is Inert for text of several lines (a document, the tail of a command's output): its lines are
+// kept, and so is its HTML, but for comments (which would hide text from a reader, or pass for a marker).
+func InertText(s string) string {
 	s = issueNumberRef.ReplaceAllString(s, "\uFF03$1") // ＃2
 	s = ghNumberRef.ReplaceAllString(s, "$1\u2011$2")  // GH‑2, a non-breaking hyphen
 	s = mentionRef.ReplaceAllString(s, "$1\uFF20$2")   // ＠name
 	s = schemeRef.ReplaceAllString(s, "$1\uFF1A$2")    // https：//…
-	// One line: a title that broke a commit's subject would make the rest of it the message's body.
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+	return unmarked(s)
+}
+
+// unmarked makes sure no text in a body ralph composed can pass for one of ralph's markers or hide from a
+// reader: an HTML comment is written with a full-width "<". ralph adds its own marker after this, at the
+// body's fixed start or end, so the one marker a comment of ralph's holds is the one ralph put there.
+func unmarked(s string) string {
+	return strings.ReplaceAll(s, "<!--", "\uFF1C!--")
+}
+
+// fence quotes text as a fenced block that the text cannot close: the fence is longer than any run of
+// backticks in it.
+func fence(info, s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", max(3, longest+1))
+	return f + info + "\n" + s + "\n" + f
 }
 
 // slugReference finds "gh-" before a number in a slug: GH-2 is a reference to issue 2 wherever GitHub
@@ -40,4 +72,17 @@ func inertSlug(s string) string {
 		s = slugReference.ReplaceAllString(s, "$1$2")
 	}
 	return s
+}
+
+// safeURL is what a link target of ralph's may hold: an http(s) URL of the characters GitHub's own URLs are
+// made of, none of which can end a Markdown link, open a tag or a comment, or start a line.
+var safeURL = regexp.MustCompile(`^https?://[A-Za-z0-9._~:/?#\[\]@!$&*+,;=%-]+$`)
+
+// link is a URL ralph was told (GitHub's answer, the runner's environment) as the target of a Markdown link:
+// as it is when it is a plain http(s) URL, and otherwise quoted inert, so that it links nowhere.
+func link(u string) string {
+	if safeURL.MatchString(u) && !strings.Contains(u, "<!--") {
+		return u
+	}
+	return Inert(u)
 }

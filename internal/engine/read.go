@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -62,11 +63,16 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 	}
 	if ic.status != nil {
 		rec, ok, err := ParseRecord(ic.status.Body)
-		if err != nil {
-			e.Log.Warnf("#%d: %v; starting a new record", n, err)
-		} else if ok {
-			ic.rec = rec
+		if err == nil && !ok {
+			err = errors.New("it holds no record")
 		}
+		if err == nil {
+			err = rec.check(e.Config)
+		}
+		if err != nil {
+			return nil, e.unreadable(ctx, ic, err)
+		}
+		ic.rec = rec
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
@@ -151,4 +157,40 @@ func joinStates(states []workflow.State) string {
 		names[i] = "`" + s.Label() + "`"
 	}
 	return strings.Join(names, ", ")
+}
+
+// RecordError is a status comment whose record ralph cannot read or would not have written. ralph never
+// starts such an issue over (that would forget where it was, and redo or undo work): it leaves the comment
+// as it is, labels the issue Human Needed, and says once what a person can do.
+type RecordError struct {
+	Issue int
+	URL   string // the status comment
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("#%d: ralph cannot use the record in its status comment (%s): %v; a person must repair the comment (or delete it to start the issue over)", e.Issue, e.URL, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// unreadable fails closed on a status comment ralph cannot use: nothing of the issue moves but its label, to
+// Human Needed, and one comment says why and what to do.
+func (e *Engine) unreadable(ctx context.Context, ic *issue, cause error) error {
+	rerr := &RecordError{Issue: ic.n, URL: ic.status.HTMLURL, Err: cause}
+	e.Log.Warnf("%v", rerr)
+	if e.DryRun {
+		return rerr
+	}
+	body := fmt.Sprintf("### ralph: a person is needed\n\nralph cannot use the record at the end of [its status comment](%s): %s. "+
+		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
+		ic.status.HTMLURL, Inert(cause.Error()))
+	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.status.ID, 10) + " -->"
+	if _, err := e.upsertComment(ctx, ic, marker, body); err != nil {
+		return errors.Join(rerr, err)
+	}
+	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
+		return errors.Join(rerr, err)
+	}
+	return rerr
 }

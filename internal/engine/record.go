@@ -2,11 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -157,22 +160,104 @@ func (r *Record) phasesDone() int {
 	return n
 }
 
-// ParseRecord reads the hidden block of a status comment body; ok is false when the body holds none.
+// ParseRecord reads ralph's record from a status comment body. The record is the block at the body's very end,
+// and nowhere else: ralph renders every other part of the comment, which may quote text that is not ralph's
+// (a phase's title, a failure's reason, a file's name), before it, and that text can never carry "<!--"
+// (see Inert). The block's JSON cannot hold "<", ">" or "-->" (json.Marshal escapes them), so the last opening
+// of a block in the body is the start of ralph's own. ok is false when the body holds no block at all; a block
+// that is not at the end, is not closed, or is not a record ralph wrote is an error.
 func ParseRecord(body string) (Record, bool, error) {
-	i := strings.Index(body, recordOpen)
+	body = strings.TrimRight(body, " \t\r\n")
+	i := strings.LastIndex(body, recordOpen)
 	if i < 0 {
 		return Record{}, false, nil
 	}
-	rest := body[i+len(recordOpen):]
-	j := strings.Index(rest, recordClose)
-	if j < 0 {
-		return Record{}, false, fmt.Errorf("status comment: record block is not closed")
+	block, ok := strings.CutSuffix(body[i+len(recordOpen):], recordClose)
+	if !ok {
+		return Record{}, false, errors.New("the record block is not at the end of the status comment")
 	}
+	if strings.Contains(block, recordClose) {
+		return Record{}, false, errors.New("the record block is closed before the end of the status comment")
+	}
+	dec := json.NewDecoder(strings.NewReader(block))
+	dec.DisallowUnknownFields()
 	var r Record
-	if err := json.Unmarshal([]byte(strings.TrimSpace(rest[:j])), &r); err != nil {
-		return Record{}, false, fmt.Errorf("status comment: record block: %w", err)
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, false, fmt.Errorf("the record block: %w", err)
+	}
+	if dec.More() {
+		return Record{}, false, errors.New("the record block holds more than one record")
+	}
+	if r.Version != 1 {
+		return Record{}, false, fmt.Errorf("the record block is of version %d; this ralph reads version 1", r.Version)
 	}
 	return r, true, nil
+}
+
+// check refuses a record that ralph would not have written: a state that is not one, a branch that is the
+// base branch or lies outside branch_prefix, a commit that is not a commit id. A record of ralph's own
+// always passes; one that a person with write access edited by hand may not, and goes to a person.
+func (r Record) check(cfg config.Config) error {
+	if r.State == "" || !slices.Contains(workflow.States(), r.State) {
+		return fmt.Errorf("its state %q is not one of ralph's", r.State)
+	}
+	if r.Before != "" && !slices.Contains(workflow.States(), r.Before) {
+		return fmt.Errorf("its state before Human Needed %q is not one of ralph's", r.Before)
+	}
+	if r.Branch != "" {
+		switch {
+		case !strings.HasPrefix(r.Branch, cfg.BranchPrefix) || len(r.Branch) == len(cfg.BranchPrefix):
+			return fmt.Errorf("its branch %q is not under the branch prefix %q", r.Branch, cfg.BranchPrefix)
+		case r.Branch == r.Base || (cfg.BaseBranch != "" && r.Branch == cfg.BaseBranch):
+			return fmt.Errorf("its branch %q is the base branch", r.Branch)
+		case !validBranch(r.Branch):
+			return fmt.Errorf("its branch %q is not a branch name ralph makes", r.Branch)
+		}
+	}
+	if r.Base != "" && !validBranch(r.Base) {
+		return fmt.Errorf("its base branch %q is not a branch name", r.Base)
+	}
+	for i, p := range r.Phases {
+		if p.SHA != "" && !isCommitID(p.SHA) {
+			return fmt.Errorf("phase %d's commit %q is not a commit id", i+1, p.SHA)
+		}
+	}
+	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 {
+		return errors.New("it holds a negative number")
+	}
+	for _, c := range r.Children {
+		if c <= 0 {
+			return fmt.Errorf("its sub-issue %d is not an issue number", c)
+		}
+	}
+	return nil
+}
+
+// validBranch is what ralph's own branch names (branch_prefix, the issue's number, a slug) and a base branch
+// are made of: no part of a ref that git or a shell would read as more.
+func validBranch(s string) bool {
+	if s == "" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
+		strings.HasSuffix(s, ".lock") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
+		return false
+	}
+	for _, c := range s {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune("~^:?*[\\", c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isCommitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func encodeRecord(r Record) string {

@@ -59,13 +59,12 @@ type checkItem struct {
 // person can do, the workflow diagram, and the hidden record.
 func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	var b strings.Builder
-	b.WriteString(StatusMarker + "\n")
 	fmt.Fprintf(&b, "## ralph: %s\n\n", rec.State.Title())
 	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
-		fmt.Fprintf(&b, "> [!WARNING]\n> **A person is needed.** %s\n\n", rec.Reason)
+		fmt.Fprintf(&b, "> [!WARNING]\n> **A person is needed.** %s\n\n", Inert(rec.Reason))
 	}
 	if rec.Repair != "" {
-		fmt.Fprintf(&b, "> [!NOTE]\n> **Labels repaired.** %s\n\n", rec.Repair)
+		fmt.Fprintf(&b, "> [!NOTE]\n> **Labels repaired.** %s\n\n", Inert(rec.Repair))
 	}
 
 	b.WriteString("### Steps\n\n")
@@ -117,9 +116,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	}
 	if rec.Branch != "" {
 		if links.Branch != "" {
-			fmt.Fprintf(&b, "- Branch: [`%s`](%s)\n", rec.Branch, links.Branch)
+			fmt.Fprintf(&b, "- Branch: [`%s`](%s)\n", Inert(rec.Branch), link(links.Branch))
 		} else {
-			fmt.Fprintf(&b, "- Branch: `%s`\n", rec.Branch)
+			fmt.Fprintf(&b, "- Branch: `%s`\n", Inert(rec.Branch))
 		}
 	}
 	for _, kind := range []string{"triage", "research", "plan", "review", "self-review"} {
@@ -129,18 +128,18 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 		fmt.Fprintf(&b, "- %s:", documentTitle(kind))
 		if a.URL != "" {
-			fmt.Fprintf(&b, " [`%s`](%s)", a.Path, a.URL)
+			fmt.Fprintf(&b, " [`%s`](%s)", Inert(a.Path), link(a.URL))
 		}
 		if a.Comment != "" {
-			fmt.Fprintf(&b, " ([comment](%s))", a.Comment)
+			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
 		}
 		if a.Verdict != "" {
-			fmt.Fprintf(&b, " — %s", a.Verdict)
+			fmt.Fprintf(&b, " — %s", Inert(a.Verdict))
 		}
 		b.WriteString("\n")
 	}
 	if rec.PRURL != "" {
-		fmt.Fprintf(&b, "- Pull request: #%d (%s)\n", rec.PR, rec.PRURL)
+		fmt.Fprintf(&b, "- Pull request: #%d (%s)\n", rec.PR, link(rec.PRURL))
 	}
 
 	if rec.Last != nil {
@@ -149,11 +148,11 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		when := l.At.Format("2006-01-02 15:04 UTC")
 		what := l.Message
 		if l.URL != "" {
-			fmt.Fprintf(&b, "[%s](%s): ", when, l.URL)
+			fmt.Fprintf(&b, "[%s](%s): ", when, link(l.URL))
 		} else {
 			fmt.Fprintf(&b, "%s: ", when)
 		}
-		fmt.Fprintf(&b, "**%s** — %s\n", l.Outcome, what)
+		fmt.Fprintf(&b, "**%s** — %s\n", Inert(l.Outcome), Inert(what))
 		if rec.Failures > 0 && rec.State != workflow.HumanNeeded {
 			fmt.Fprintf(&b, "\n%s has failed %d time(s) in a row (a person is called after %d).\n", rec.FailedStep, rec.Failures, cfg.MaxFailures)
 		}
@@ -164,9 +163,8 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", Next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
 
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
-	b.WriteString(encodeRecord(rec))
-	b.WriteString("\n")
-	return b.String()
+	// ralph's marker first, its record last, and between them nothing that can pass for either.
+	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
 }
 
 func has(rec Record, ev workflow.Event) bool {

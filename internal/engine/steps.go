@@ -314,14 +314,14 @@ func pullBody(ic *issue) string {
 		if !ok || a.URL == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s: [`%s`](%s)", documentTitle(kind), a.Path, a.URL)
+		fmt.Fprintf(&b, "- %s: [`%s`](%s)", documentTitle(kind), Inert(a.Path), link(a.URL))
 		if a.Comment != "" {
-			fmt.Fprintf(&b, " ([comment](%s))", a.Comment)
+			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\nCloses #%d\n", ic.n)
-	return b.String()
+	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
+	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", ic.n)
 }
 
 func short(sha string) string {
@@ -410,7 +410,7 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 	if to == workflow.ResearchNeeded && !e.Config.Research {
 		to = workflow.ReadyForPlan
 	}
-	cm, err := e.upsertComment(ctx, ic, fmt.Sprintf("<!-- ralph:notice triage %d -->", ic.rec.Runs), fmt.Sprintf("## Triage\n\n%s", truncate(string(b), 60000)))
+	cm, err := e.upsertComment(ctx, ic, fmt.Sprintf("<!-- ralph:notice triage %d -->", ic.rec.Runs), fmt.Sprintf("## Triage\n\n%s", InertText(truncate(string(b), 60000))))
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -59,9 +59,9 @@ func usageSection(rec Record, cfg config.Config) string {
 		if r.Usage == nil {
 			continue
 		}
-		step := string(r.Step)
+		step := Inert(string(r.Step))
 		if r.Outcome != "done" {
-			step += " (" + r.Outcome + ")"
+			step += " (" + Inert(r.Outcome) + ")"
 		}
 		if r.Usage.HitTurnLimit {
 			step += " — turn limit hit"
@@ -70,7 +70,7 @@ func usageSection(rec Record, cfg config.Config) string {
 			step += " — over max_cost"
 		}
 		if r.Usage.Budget != "" {
-			step += " — stopped at " + r.Usage.Budget
+			step += " — stopped at " + Inert(r.Usage.Budget)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.At.Format("2006-01-02 15:04"), step, usageCells(*r.Usage))
 	}
@@ -103,7 +103,7 @@ func usageCells(u agent.Usage) string {
 		model = "—"
 	}
 	requests, in, cost := UsageFigures(u)
-	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(model, "|", "\\|"))
+	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(Inert(model), "|", "\\|"))
 }
 
 // UsageFigures are a usage's model requests, tokens in (with the cached ones in parentheses) and cost as

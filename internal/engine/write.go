@@ -74,11 +74,9 @@ func (e *Engine) notice(ctx context.Context, ic *issue, key, body string) error 
 
 // upsertComment creates the comment that carries marker, or edits the one that does.
 func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
-	if !strings.Contains(body, marker) {
-		body = body + "\n\n" + marker
-	}
+	body = sealed(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := e.ownComment(ctx, ic, func(b string) bool { return strings.Contains(b, marker) })
+	i, err := e.ownComment(ctx, ic, func(b string) bool { return carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
@@ -95,7 +93,19 @@ func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body stri
 	return cm, err
 }
 
-// createComment posts a comment that carries marker. When the answer is an error, GitHub may have posted it
+// sealed is a comment's body as ralph posts it: what it composed, in which nothing can pass for a marker,
+// and then its one marker, at the fixed end.
+func sealed(content, marker string) string {
+	return unmarked(strings.TrimRight(content, " \n")) + "\n\n" + marker
+}
+
+// carries says whether body is a comment that ralph sealed with marker: the marker is its end, where no
+// quoted text can reach.
+func carries(body, marker string) bool {
+	return strings.HasSuffix(strings.TrimRight(body, " \t\r\n"), marker)
+}
+
+// createComment posts a comment that carries marker (at its end, as sealed leaves it). When the answer is an error, GitHub may have posted it
 // all the same (a 502 after the write): ralph looks for the marker before it tries once more, so the
 // comment is never there twice.
 func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
@@ -110,7 +120,7 @@ func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body stri
 		}
 		found := false
 		for _, c := range comments {
-			if !strings.Contains(c.Body, marker) {
+			if !carries(c.Body, marker) {
 				continue
 			}
 			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {

@@ -552,6 +552,19 @@ func (s *Server) AddComment(n int, user, body string) Comment {
 	return s.addComment(n, user, body).snapshot()
 }
 
+// EditComment changes a comment's body as its author (or someone with write access) would on GitHub.
+func (s *Server) EditComment(id int64, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.comments {
+		if c.id == id {
+			c.body, c.updated = body, s.now()
+			return
+		}
+	}
+	s.t.Errorf("no comment %d to edit", id)
+}
+
 func (s *Server) addComment(n int, user, body string) *comment {
 	now := s.now()
 	c := &comment{id: s.newID(), issue: n, user: user, body: body, created: now, updated: now}
