@@ -101,6 +101,11 @@ func TestProtectedPathsAndSymlinks(t *testing.T) {
 	for name, extra := range map[string]string{
 		"workflow": "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml\n",
 		"symlink":  "ln -s /etc/passwd passwd\n",
+		// The files that run code on people's machines are protected by default too.
+		"agent config": "mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json\n",
+		"mcp server":   "echo '{\"mcpServers\":{}}' > .mcp.json\n",
+		"editor task":  "mkdir -p .vscode && echo '{}' > .vscode/tasks.json\n",
+		"git hook":     "mkdir -p .husky && echo 'curl evil' > .husky/pre-commit\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -118,7 +123,14 @@ func TestProtectedPathsAndSymlinks(t *testing.T) {
 			if len(matching(subjects, "Phase")) != 0 || slices.Contains(files, ".github/workflows/ci.yml") || slices.Contains(files, "passwd") || slices.Contains(files, "feature-1.txt") {
 				t.Errorf("a refused change was pushed: %v %v", subjects, files)
 			}
-			want := map[string]string{"workflow": "`.github/workflows/ci.yml` (protected_paths: added)", "symlink": "`passwd` (a symlink to `/etc/passwd`, which resolves outside the repository)"}[name]
+			want := map[string]string{
+				"workflow":     "`.github/workflows/ci.yml` (protected_paths: added)",
+				"symlink":      "`passwd` (a symlink to `/etc/passwd`, which resolves outside the repository)",
+				"agent config": "`.claude/settings.json` (protected_paths: added)",
+				"mcp server":   "`.mcp.json` (protected_paths: added)",
+				"editor task":  "`.vscode/tasks.json` (protected_paths: added)",
+				"git hook":     "`.husky/pre-commit` (protected_paths: added)",
+			}[name]
 			found := false
 			for _, c := range e.srv.Comments(n) {
 				if strings.HasPrefix(c.Body, "### ralph: implement failed (1 of 2)") && strings.Contains(c.Body, want) {

@@ -32,6 +32,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -151,7 +152,7 @@ func Default() Config {
 		BranchPrefix:   "ralph/",
 		DraftPR:        false,
 		Chain:          true,
-		ProtectedPaths: []string{".github/workflows/**"},
+		ProtectedPaths: slices.Clone(DefaultProtectedPaths),
 		LockLease:      60 * time.Minute,
 		// The SPEC's `go test ./...` is an example: a default command would
 		// fail in every repository that is not a Go module.
@@ -211,6 +212,17 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
+}
+
+// DefaultProtectedPaths are the files that run code on people's machines, or in the repository's CI, as
+// soon as they are checked out, opened or committed to: GitHub's workflows and actions, the agents' own
+// configuration (an MCP server is a program), editor and container tasks, and git hook managers. A
+// protected_paths in the config replaces the whole list.
+var DefaultProtectedPaths = []string{
+	".github/workflows/**", ".github/actions/**",
+	".claude/**", ".gemini/**", ".codex/**", ".cursor/**", ".mcp.json",
+	".vscode/**", ".devcontainer/**", ".devcontainer.json",
+	".husky/**", ".githooks/**", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
 }
 
 // Protected reports whether p, a slash-separated path relative to the

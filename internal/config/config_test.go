@@ -25,7 +25,7 @@ func TestDefault(t *testing.T) {
 		BranchPrefix:   "ralph/",
 		DraftPR:        false,
 		Chain:          true,
-		ProtectedPaths: []string{".github/workflows/**"},
+		ProtectedPaths: []string{".github/workflows/**", ".github/actions/**", ".claude/**", ".gemini/**", ".codex/**", ".cursor/**", ".mcp.json", ".vscode/**", ".devcontainer/**", ".devcontainer.json", ".husky/**", ".githooks/**", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml"},
 		Verify:         []string{},
 		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}, Landlock: LandlockAuto},
 		Sweep:          Sweep{Max: 5, Matrix: false},
@@ -195,7 +195,10 @@ sweep:
   max: 5
   matrix: false           # true: a sweep only outputs ` + "`issues`" + ` for a matrix job
 `,
-			want: with(func(c *Config) { c.Verify = []string{"go test ./..."} }),
+			want: with(func(c *Config) {
+				c.Verify = []string{"go test ./..."}
+				c.ProtectedPaths = []string{".github/workflows/**"}
+			}),
 		},
 		{
 			name: "partial overlay keeps the other defaults",
