@@ -22,6 +22,7 @@ type termLog struct {
 	shown   bool // the status line is on screen
 	atBOL   bool // the last byte written was a newline (or nothing was written)
 	frame   int
+	safe    termSafe // the agent's output, made harmless to the terminal
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -45,7 +46,7 @@ func (l *termLog) line(prefix, format string, args ...any) {
 	if !l.atBOL {
 		fmt.Fprintln(l.w)
 	}
-	fmt.Fprintf(l.w, "%s%s\n", prefix, fmt.Sprintf(format, args...))
+	fmt.Fprintf(l.w, "%s%s\n", prefix, termString(fmt.Sprintf(format, args...)))
 	l.atBOL = true
 	l.draw()
 }
@@ -66,11 +67,12 @@ func (o termOutput) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clear()
-	if _, err := l.w.Write(p); err != nil {
+	safe := l.safe.filter(p)
+	if _, err := l.w.Write(safe); err != nil {
 		return 0, err
 	}
-	if len(p) > 0 {
-		l.atBOL = p[len(p)-1] == '\n'
+	if len(safe) > 0 {
+		l.atBOL = safe[len(safe)-1] == '\n'
 	}
 	l.draw()
 	return len(p), nil
