@@ -75,7 +75,7 @@ func (e *Engine) ownComment(ctx context.Context, ic *issue, match func(body stri
 // starts with the status marker: ralph neither believes nor edits those.
 func (e *Engine) findStatus(ctx context.Context, ic *issue) error {
 	for i, c := range ic.comments {
-		if !strings.HasPrefix(c.Body, StatusMarker) {
+		if !isStatus(c.Body) {
 			continue
 		}
 		ok, err := e.authored(ctx, ic, c)

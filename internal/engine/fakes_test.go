@@ -58,6 +58,7 @@ var writeMethods = map[string]bool{
 type fault struct {
 	err   error
 	after bool
+	skip  int // calls to let through before this fault
 }
 
 // fakeGitHub is GitHub in memory: issues with labels, comments with authors, pull requests, sub-issues and
@@ -163,6 +164,13 @@ func (g *fakeGitHub) failAfter(method string, err error) {
 	g.faults[method] = append(g.faults[method], fault{err: err, after: true})
 }
 
+// failAfterNth is failAfter for the call after the next skip calls of method.
+func (g *fakeGitHub) failAfterNth(method string, skip int, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.faults[method] = append(g.faults[method], fault{err: err, after: true, skip: skip})
+}
+
 // ghError is an error answer from GitHub with that HTTP status.
 func ghError(code int) error {
 	return &ghapi.Error{Method: "POST", Path: "/repos/octo/widgets/...", Status: code, Message: http5xx(code)}
@@ -182,8 +190,12 @@ func http5xx(code int) string {
 func (g *fakeGitHub) enter(method string, n int, arg string) (fault, bool) {
 	f, ok := fault{}, false
 	if q := g.faults[method]; len(q) > 0 {
-		f, ok = q[0], true
-		g.faults[method] = q[1:]
+		if q[0].skip > 0 {
+			q[0].skip--
+		} else {
+			f, ok = q[0], true
+			g.faults[method] = q[1:]
+		}
 	}
 	c := call{Method: method, Issue: n, Arg: arg}
 	if ok {

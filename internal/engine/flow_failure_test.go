@@ -256,6 +256,22 @@ func TestFlowCommentLost(t *testing.T) {
 	}
 }
 
+// TestFlowStatusCommentLost: the status comment, posted but its answer lost, is found again (by the marker
+// that starts it), not posted twice.
+func TestFlowStatusCommentLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	n := h.enrolled("Parse widgets")
+	h.gh.failAfterNth("CreateComment", 1, ghError(502)) // the research document, then the status comment
+	if res := h.advance(n); res.State != workflow.ReadyForPlan {
+		t.Errorf("Result = %+v", res)
+	}
+	if got := len(h.gh.commentsStarting(n, engine.StatusMarker)); got != 1 {
+		t.Errorf("%d status comments, want 1", got)
+	}
+	h.wantState(n, workflow.ReadyForPlan)
+}
+
 // TestFlowLabelsRepaired: labels that disagree with ralph's record are put back, and the status comment
 // says so once; a label ralph itself left between two writes is put back silently.
 func TestFlowLabelsRepaired(t *testing.T) {

@@ -24,7 +24,7 @@ func (e *Engine) saveStatus(ctx context.Context, ic *issue) error {
 		ic.status = &cm
 		return nil
 	}
-	cm, err := e.createComment(ctx, ic, StatusMarker, body)
+	cm, err := e.createComment(ctx, ic, isStatus, body)
 	if err != nil {
 		return fmt.Errorf("creating the status comment of #%d: %w", ic.n, err)
 	}

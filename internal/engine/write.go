@@ -81,7 +81,7 @@ func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body stri
 		return ghapi.Comment{}, err
 	}
 	if i < 0 {
-		return e.createComment(ctx, ic, marker, body)
+		return e.createComment(ctx, ic, func(b string) bool { return carries(b, marker) }, body)
 	}
 	if c := ic.comments[i]; c.Body == body {
 		return c, nil
@@ -105,10 +105,13 @@ func carries(body, marker string) bool {
 	return strings.HasSuffix(strings.TrimRight(body, " \t\r\n"), marker)
 }
 
-// createComment posts a comment that carries marker (at its end, as sealed leaves it). When the answer is an error, GitHub may have posted it
-// all the same (a 502 after the write): ralph looks for the marker before it tries once more, so the
-// comment is never there twice.
-func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+// isStatus says whether body is a status comment: ralph's marker starts it.
+func isStatus(body string) bool { return strings.HasPrefix(body, StatusMarker) }
+
+// createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
+// GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once
+// more, so the comment is never there twice.
+func (e *Engine) createComment(ctx context.Context, ic *issue, marked func(body string) bool, body string) (ghapi.Comment, error) {
 	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -120,7 +123,7 @@ func (e *Engine) createComment(ctx context.Context, ic *issue, marker, body stri
 		}
 		found := false
 		for _, c := range comments {
-			if !carries(c.Body, marker) {
+			if !marked(c.Body) {
 				continue
 			}
 			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {
