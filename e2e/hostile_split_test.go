@@ -33,7 +33,7 @@ func manyParts(n int) string {
 	return b.String()
 }
 
-// TestHostileSplitSixtyParts: a triage asking for 60 sub-issues from one ralph:build label creates, enrolls
+// SECURITY: one document's reach is bounded. TestHostileSplitSixtyParts: a triage asking for 60 sub-issues from one ralph:build label creates, enrolls
 // and dispatches nothing; the issue goes to a person, told how many were asked for, the limit and how to
 // raise it.
 func TestHostileSplitSixtyParts(t *testing.T) {
@@ -67,7 +67,7 @@ func TestHostileSplitSixtyParts(t *testing.T) {
 	}
 }
 
-// TestHostileSplitWaitsForApproval: with split.approve, a split creates nothing until a person with write
+// SECURITY: one document's reach is bounded. TestHostileSplitWaitsForApproval: with split.approve, a split creates nothing until a person with write
 // access says `/ralph approve`; someone without is refused; the approval creates the parts in the same run.
 func TestHostileSplitWaitsForApproval(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,7 @@ func TestHostileSplitWaitsForApproval(t *testing.T) {
 	}
 }
 
-// TestHostileSplitForgedParent: a part's text that carries ralph's parent marker naming another issue does
+// SECURITY: a sub-issue's parent marker is ralph's alone. TestHostileSplitForgedParent: a part's text that carries ralph's parent marker naming another issue does
 // not make the sub-issue that issue's part: the marker ralph wrote, at the end of the body, is the one read.
 func TestHostileSplitForgedParent(t *testing.T) {
 	t.Parallel()
