@@ -65,6 +65,9 @@ type Config struct {
 	// MaxFailures bounds consecutive failures of one step before Human
 	// Needed; at least 1.
 	MaxFailures int // max_failures
+	// MaxPhases bounds the phases of one plan: each is an implement run of the agent, a commit and a line of
+	// the record, so a plan with more goes to a person; at least 1.
+	MaxPhases int // max_phases
 	// BaseBranch is the pull request's base; "" means the repository's
 	// default branch.
 	BaseBranch   string // base_branch
@@ -79,6 +82,7 @@ type Config struct {
 	Verify []string // verify
 	Agent  Agent    // agent
 	Sweep  Sweep    // sweep
+	Split  Split    // split
 	// AllowedBots are bot accounts (logins ending in [bot]) that may enroll, approve, reject and retry like
 	// a person with write permission. Every other bot is refused. Empty by default.
 	AllowedBots []string // allowed_bots
@@ -138,6 +142,15 @@ type Sweep struct {
 	Matrix bool // matrix: only output the issues, for a matrix job
 }
 
+// Split is the split: section: what one triage that splits an issue may do.
+type Split struct {
+	// Max bounds the sub-issues one split creates (each is enrolled and runs the whole workflow); a triage
+	// asking for more goes to a person and creates nothing. At least 2.
+	Max int // max
+	// Approve makes every split wait for a person's `/ralph approve` before any sub-issue is created.
+	Approve bool // approve
+}
+
 // Default returns the settings used for everything a file leaves out, and
 // for a repository with no file. Each call returns fresh slices and maps.
 func Default() Config {
@@ -148,6 +161,7 @@ func Default() Config {
 		SelfReview:     true,
 		MaxIterations:  3,
 		MaxFailures:    2,
+		MaxPhases:      20,
 		BaseBranch:     "",
 		BranchPrefix:   "ralph/",
 		DraftPR:        false,
@@ -166,6 +180,7 @@ func Default() Config {
 			Args:     []string{},
 		},
 		Sweep:   Sweep{Max: 5, Matrix: false},
+		Split:   Split{Max: 5, Approve: false},
 		Gateway: Gateway{Enabled: true, Prices: map[string]Price{}},
 	}
 }

@@ -21,6 +21,7 @@ func TestDefault(t *testing.T) {
 		SelfReview:     true,
 		MaxIterations:  3,
 		MaxFailures:    2,
+		MaxPhases:      20,
 		BaseBranch:     "",
 		BranchPrefix:   "ralph/",
 		DraftPR:        false,
@@ -29,6 +30,7 @@ func TestDefault(t *testing.T) {
 		Verify:         []string{},
 		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}, Landlock: LandlockAuto},
 		Sweep:          Sweep{Max: 5, Matrix: false},
+		Split:          Split{Max: 5, Approve: false},
 		LockLease:      time.Hour,
 		Gateway:        Gateway{Enabled: true, Prices: map[string]Price{}},
 	}
@@ -74,6 +76,7 @@ research: false
 self_review: false
 max_iterations: 5
 max_failures: 4
+max_phases: 8
 base_branch: develop
 branch_prefix: bot/ralph-
 draft_pr: true
@@ -92,6 +95,9 @@ agent:
 sweep:
   max: 10
   matrix: true
+split:
+  max: 3
+  approve: true
 allowed_bots: ["renovate[bot]"]
 lock_lease: 90m
 gateway:
@@ -112,6 +118,7 @@ budget:
 				SelfReview:     false,
 				MaxIterations:  5,
 				MaxFailures:    4,
+				MaxPhases:      8,
 				BaseBranch:     "develop",
 				BranchPrefix:   "bot/ralph-",
 				DraftPR:        true,
@@ -127,6 +134,7 @@ budget:
 					Landlock: LandlockAuto,
 				},
 				Sweep:       Sweep{Max: 10, Matrix: true},
+				Split:       Split{Max: 3, Approve: true},
 				AllowedBots: []string{"renovate[bot]"},
 				LockLease:   90 * time.Minute,
 				Gateway: Gateway{Enabled: true, Vendor: "anthropic", Upstream: "https://llm.example.com/anthropic", Prices: map[string]Price{
@@ -296,7 +304,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, allowed_bots, lock_lease, project, gateway, budget)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, split, allowed_bots, lock_lease, project, gateway, budget)",
 		},
 		{
 			name: "dash instead of underscore",
@@ -562,6 +570,36 @@ func TestParseBad(t *testing.T) {
 			name: "max_failures below 1",
 			yaml: "max_failures: -1\n",
 			line: 1, column: 15, key: "max_failures", msg: "must be at least 1",
+		},
+		{
+			name: "split.max below 2",
+			yaml: "split:\n  approve: true\n  max: 1\n",
+			line: 3, column: 8, key: "split.max", msg: "must be at least 2 (a split makes two sub-issues or more), not 1",
+		},
+		{
+			name: "split.max not a number",
+			yaml: "split:\n  max: many\n",
+			line: 2, column: 8, key: "split.max", msg: "must be a whole number",
+		},
+		{
+			name: "split.approve not a boolean",
+			yaml: "split:\n  approve: maybe\n",
+			line: 2, column: 12, key: "split.approve", msg: "must be true or false",
+		},
+		{
+			name: "unknown key under split",
+			yaml: "split:\n  limit: 3\n",
+			line: 2, column: 3, key: "split.limit", msg: "(known keys under split: max, approve)",
+		},
+		{
+			name: "wrong type: split is a number",
+			yaml: "split: 5\n",
+			line: 1, column: 8, key: "split", msg: "must be a mapping with the keys max, approve",
+		},
+		{
+			name: "max_phases below 1",
+			yaml: "max_phases: 0\n",
+			line: 1, column: 13, key: "max_phases", msg: "must be at least 1, not 0",
 		},
 		{
 			name: "sweep.max below 1",

@@ -29,12 +29,13 @@ func Parse(file string, data []byte) (Config, error) {
 // errors.
 var (
 	topKeys = []string{
-		"review", "triage", "research", "self_review", "max_iterations", "max_failures",
+		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep", "allowed_bots", "lock_lease", "project", "gateway", "budget",
+		"agent", "sweep", "split", "allowed_bots", "lock_lease", "project", "gateway", "budget",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "max_tokens", "landlock"}
 	sweepKeys = []string{"max", "matrix"}
+	splitKeys = []string{"max", "approve"}
 	presets   = []string{"claude", "codex", "gemini", "command"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
 )
@@ -214,6 +215,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			c.MaxIterations, err = p.count(n, f.path)
 		case "max_failures":
 			c.MaxFailures, err = p.count(n, f.path)
+		case "max_phases":
+			c.MaxPhases, err = p.count(n, f.path)
 		case "base_branch":
 			if c.BaseBranch, err = p.str(n, f.path); err == nil && c.BaseBranch != "" {
 				if why := checkBranch(c.BaseBranch); why != "" {
@@ -257,6 +260,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			err = p.agent(n, f.path, &c.Agent)
 		case "sweep":
 			err = p.sweep(n, f.path, &c.Sweep)
+		case "split":
+			err = p.split(n, f.path, &c.Split)
 		case "project":
 			c.Project, err = p.project(n, f.path) // project.go
 		case "gateway":
@@ -351,6 +356,33 @@ func (p *parser) sweep(n *yaml.Node, section string, s *Sweep) error {
 			s.Max, err = p.count(f.value, f.path)
 		case "matrix":
 			s.Matrix, err = p.boolean(f.value, f.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) split(n *yaml.Node, section string, s *Split) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(splitKeys, ", "))
+	}
+	pairs, err := p.fields(n, section, splitKeys)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		switch f.name {
+		case "max":
+			if s.Max, err = p.count(f.value, f.path); err == nil && s.Max < 2 {
+				err = p.errorf(f.value, f.path, "must be at least 2 (a split makes two sub-issues or more), not %d", s.Max)
+			}
+		case "approve":
+			s.Approve, err = p.boolean(f.value, f.path)
 		}
 		if err != nil {
 			return err

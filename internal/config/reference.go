@@ -54,6 +54,10 @@ func Keys() []string {
 			for _, s := range sweepKeys {
 				keys = append(keys, "sweep."+s)
 			}
+		case "split":
+			for _, s := range splitKeys {
+				keys = append(keys, "split."+s)
+			}
 		case "project":
 			for _, p := range projectKeys {
 				keys = append(keys, "project."+p)

@@ -2,13 +2,17 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -20,17 +24,89 @@ func parentMarker(parent, part int) string {
 	return fmt.Sprintf("%s%d part %d -->", parentMarkerPrefix, parent, part)
 }
 
-var parentMarkerRE = regexp.MustCompile(`<!-- ralph:parent (\d+) part (\d+) -->`)
+// parentMarkerRE is the marker where ralph writes it: the last line of the body, alone on its line. The
+// agent's text above it is escaped (subIssueBody) so that it holds no "<!--" of its own, and a marker
+// anywhere else is no marker.
+var parentMarkerRE = regexp.MustCompile(`(?:\A|\n)<!-- ralph:parent ([1-9]\d{0,9}) part ([1-9]\d{0,5}) -->\n?\z`)
 
-// parseParent reads the parent and part of a sub-issue ralph created.
+// parseParent reads the parent and part of a sub-issue ralph created from the end of its body. Only a body
+// ralph wrote counts (parentOf checks who opened the issue).
 func parseParent(body string) (parent, part int, ok bool) {
-	m := parentMarkerRE.FindStringSubmatch(body)
+	m := parentMarkerRE.FindStringSubmatch(strings.ReplaceAll(body, "\r\n", "\n"))
 	if m == nil {
 		return 0, 0, false
 	}
-	parent, _ = strconv.Atoi(m[1])
-	part, _ = strconv.Atoi(m[2])
+	parent, err1 := strconv.Atoi(m[1])
+	part, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
 	return parent, part, true
+}
+
+// parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
+// was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
+// an issue whose body ends with a marker.
+func (e *Engine) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
+	parent, part, ok = parseParent(is.Body)
+	if !ok {
+		return 0, 0, false, nil
+	}
+	may := func(ctx context.Context, login string) (bool, error) { return e.trusted(ctx, ic, login) }
+	own, err := WroteRecord(ctx, is.User, may, e.Identity)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("checking who opened #%d: %w", is.Number, err)
+	}
+	if !own {
+		e.Log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", ic.n, is.Number, is.User.Login)
+		return 0, 0, false, nil
+	}
+	return parent, part, true, nil
+}
+
+// Limits of what GitHub takes in an issue (characters; bytes are counted, which is never fewer).
+const (
+	maxIssueTitle = 256
+	// maxSubIssueBody leaves room under GitHub's 65536 for the footer ralph adds.
+	maxSubIssueBody = 60000
+)
+
+// escapeBody makes agent text that ralph puts in an issue body inert: each line as Inert makes a title (no
+// reference, mention or link), and every "<" as "&lt;", which GitHub shows as "<" but which opens no HTML
+// comment or tag, so that the text can neither hide anything nor carry a marker of ralph's.
+func escapeBody(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = Inert(strings.ReplaceAll(l, "<", "&lt;"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// subIssueBody is the body of part (of total) of parent: the part's text, escaped, then ralph's footer,
+// which ends with the marker (nothing follows it).
+func subIssueBody(sub SubIssue, parent, part, total int) string {
+	return fmt.Sprintf("%s\n\n---\nPart %d of %d of #%d, split by ralph's triage.\n%s", escapeBody(sub.Body), part, total, parent, parentMarker(parent, part))
+}
+
+// checkSplit says why ralph may not make this split ("" when it may): more parts than split.max, or a
+// part GitHub would not take. It is checked before anything is created. The parts' dependencies need no
+// bound of their own: a part is blocked only by earlier parts, each once (ParseSplit).
+func checkSplit(subs []SubIssue, limit int) string {
+	if limit < 2 { // a Config not made by config.Default or Parse
+		limit = config.Default().Split.Max
+	}
+	if len(subs) > limit {
+		return fmt.Sprintf("The triage asked for %d sub-issues; one split may create at most %d (split.max: %d). Nothing was created.", len(subs), limit, limit)
+	}
+	for i, sub := range subs {
+		if n := utf8.RuneCountInString(sub.Title); n > maxIssueTitle {
+			return fmt.Sprintf("The title of sub-issue %d is %d characters; GitHub takes at most %d. Nothing was created.", i+1, n, maxIssueTitle)
+		}
+		if n := len(escapeBody(sub.Body)); n > maxSubIssueBody {
+			return fmt.Sprintf("The body of sub-issue %d (%s) is %d characters once escaped; ralph writes at most %d. Nothing was created.", i+1, Inert(sub.Title), n, maxSubIssueBody)
+		}
+	}
+	return ""
 }
 
 // SubIssue is one part a triage split an issue into.
@@ -91,7 +167,11 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
 	}
 	for _, k := range kids {
-		if p, part, ok := parseParent(k.Body); ok && p == ic.n {
+		p, part, ok, err := e.parentOf(ctx, ic, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok && p == ic.n && part <= len(subs) {
 			existing[part], linked[part] = k, true
 		}
 	}
@@ -102,10 +182,12 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 			return nil, fmt.Errorf("looking for sub-issues already created: %w", err)
 		}
 		for _, is := range open {
-			if p, part, ok := parseParent(is.Body); ok && p == ic.n {
-				if _, seen := existing[part]; !seen {
-					existing[part] = is
-				}
+			p, part, ok, err := e.parentOf(ctx, ic, is)
+			if err != nil {
+				return nil, err
+			}
+			if _, seen := existing[part]; ok && p == ic.n && part <= len(subs) && !seen {
+				existing[part] = is
 			}
 		}
 	}
@@ -114,8 +196,8 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 		part := k + 1
 		child, ok := existing[part]
 		if !ok {
-			body := fmt.Sprintf("%s\n\n---\nPart %d of %d of #%d, split by ralph's triage.\n%s", sub.Body, part, len(subs), ic.n, parentMarker(ic.n, part))
-			if child, err = e.GitHub.CreateIssue(ctx, ghapi.NewIssue{Title: sub.Title, Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
+			body := subIssueBody(sub, ic.n, part, len(subs))
+			if child, err = e.GitHub.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
 				return nil, fmt.Errorf("creating sub-issue %d: %w", part, err)
 			}
 			e.checkpoint("after-sub-issue")
@@ -304,4 +386,133 @@ func openBlockers(ctx context.Context, gh interface {
 		}
 	}
 	return open, nil
+}
+
+// The triage's comment: the document under a heading, quoted whole in a fence it cannot close (where GitHub
+// acts on no mention or reference, and an HTML comment is written inert), sealed with the notice marker of
+// the run. A held split is read back from it as ralph wrote it.
+const triageHeader = "## Triage\n\n"
+
+func triageMarker(runs int) string { return fmt.Sprintf("<!-- ralph:notice triage %d -->", runs) }
+
+func triageBody(doc, marker string) string {
+	return sealed(triageHeader+fence("markdown", truncate(doc, 60000)), marker)
+}
+
+// triageDoc is the document of a triage comment ralph sealed with marker: what the fence holds.
+func triageDoc(body, marker string) (string, bool) {
+	inner, ok := strings.CutPrefix(body, triageHeader)
+	if !ok {
+		return "", false
+	}
+	inner = strings.TrimSpace(strings.TrimSuffix(inner, marker))
+	lines := strings.Split(inner, "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "```") || strings.TrimSuffix(lines[0], "markdown") != lines[len(lines)-1] {
+		return "", false
+	}
+	return strings.Join(lines[1:len(lines)-1], "\n"), true
+}
+
+// postTriage posts the triage's document as this run's triage comment (a rerun edits it).
+func (e *Engine) postTriage(ctx context.Context, ic *issue, doc string) (ghapi.Comment, error) {
+	marker := triageMarker(ic.rec.Runs)
+	return e.upsertComment(ctx, ic, marker, triageBody(doc, marker))
+}
+
+// commentDigest fixes a comment's text as ralph wrote it (GitHub may hand it back with CRLF line ends or
+// trimmed).
+func commentDigest(body string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(strings.ReplaceAll(body, "\r\n", "\n"))))
+	return hex.EncodeToString(sum[:])
+}
+
+// splitDecided is a triage that decided to split ic. The parts are checked against split.max and what
+// GitHub takes before anything is created; a split that passes is made now, or, with split.approve, held
+// for a person's approval (the issue stays in Backlog and the planner waits: WaitSplit).
+func (e *Engine) splitDecided(ctx context.Context, ic *issue, doc string) (Outcome, error) {
+	subs, err := ParseSplit(doc)
+	if err != nil {
+		return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
+	}
+	marker := triageMarker(ic.rec.Runs)
+	body := triageBody(doc, marker)
+	cm, err := e.upsertComment(ctx, ic, marker, body)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if why := checkSplit(subs, e.Config.Split.Max); why != "" {
+		setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
+		return Outcome{Person: splitEscalation(ic.n, why)}, nil
+	}
+	if e.Config.Split.Approve {
+		ic.rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
+		setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
+		return Outcome{}, nil
+	}
+	return e.makeSplit(ctx, ic, subs, cm.HTMLURL)
+}
+
+// approvedSplit makes the split a person approved, from ralph's own triage comment as ralph wrote it: a
+// comment that is gone or changed since makes nothing, and goes to a person.
+func (e *Engine) approvedSplit(ctx context.Context, ic *issue, ps *PendingSplit) (Outcome, error) {
+	if ps.ApprovedBy == "" { // the planner does not run the step then; said for a caller that would
+		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", ic.n)}}, nil
+	}
+	doc, url, found, err := e.heldSplit(ctx, ic, ps)
+	if err != nil {
+		return Outcome{}, err
+	}
+	why := fmt.Sprintf("The triage comment whose split @%s approved is gone, or changed since ralph wrote it. Nothing was created.", ps.ApprovedBy)
+	var subs []SubIssue
+	if found {
+		if subs, err = ParseSplit(doc); err != nil {
+			why = fmt.Sprintf("The split @%s approved cannot be read back: %v. Nothing was created.", ps.ApprovedBy, err)
+		} else {
+			why = checkSplit(subs, e.Config.Split.Max)
+		}
+	}
+	if why != "" {
+		ic.rec.Split = nil
+		return Outcome{Person: splitEscalation(ic.n, why)}, nil
+	}
+	return e.makeSplit(ctx, ic, subs, url)
+}
+
+// heldSplit finds the document of a held split in ralph's triage comment, as ralph wrote it.
+func (e *Engine) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (doc, url string, found bool, err error) {
+	for _, c := range ic.comments {
+		body := strings.TrimSpace(strings.ReplaceAll(c.Body, "\r\n", "\n"))
+		if !strings.HasSuffix(body, ps.Marker) || commentDigest(body) != ps.Digest {
+			continue
+		}
+		own, err := e.authored(ctx, ic, c)
+		if err != nil {
+			return "", "", false, err
+		}
+		if own {
+			doc, ok := triageDoc(body, ps.Marker)
+			return doc, c.HTMLURL, ok, nil
+		}
+	}
+	return "", "", false, nil
+}
+
+// makeSplit creates, links and enrolls the parts; the parent follows them from In Progress.
+func (e *Engine) makeSplit(ctx context.Context, ic *issue, subs []SubIssue, comment string) (Outcome, error) {
+	dispatch, err := e.split(ctx, ic, subs)
+	if err != nil {
+		return Outcome{}, err
+	}
+	ic.rec.Split = nil
+	setArtifact(ic, "triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
+	return Outcome{To: workflow.InProgress, Dispatch: dispatch}, nil
+}
+
+// splitEscalation sends a split ralph will not make to a person; a retry triages the issue again.
+func splitEscalation(n int, why string) *Escalation {
+	return &Escalation{
+		Before: workflow.Backlog,
+		Reason: why,
+		Advice: fmt.Sprintf("Read the triage above. Split the issue by hand, or edit it (to let one split make more sub-issues, raise `split.max` in .github/ralph.yml), then say `/ralph retry` (or run `gh ralph retry %d`) to triage it again.", n),
+	}
 }

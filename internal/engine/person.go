@@ -67,9 +67,17 @@ func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error
 	return e.advance(ctx, n, login, nil)
 }
 
-// Approve approves the plan of an issue in Plan in Review.
+// Approve approves the plan of an issue in Plan in Review, or the split of an issue whose triage's split
+// waits for a person (split.approve).
 func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
 	return e.person(ctx, n, login, ActApprove, func(ic *issue) (Outcome, error) {
+		if ps := ic.rec.Split; ic.state == workflow.Backlog && ps != nil {
+			if ps.ApprovedBy != "" {
+				return Outcome{}, inputErrorf("#%d's split was approved by @%s already; the next run creates its sub-issues", n, ps.ApprovedBy)
+			}
+			ps.ApprovedBy = login // the next run creates the sub-issues (the triage step, with no agent)
+			return Outcome{}, nil
+		}
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
@@ -79,13 +87,20 @@ func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, erro
 	})
 }
 
-// Reject sends the plan back with the person's reason, which reaches the next plan step's prompt.
+// Reject sends the plan back with the person's reason, which reaches the next plan step's prompt; or a
+// split that waits for approval back to triage, the reason in the next triage's prompt.
 func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Result, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return Result{Issue: n}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
 	}
 	return e.person(ctx, n, login, ActReject, func(ic *issue) (Outcome, error) {
+		if ic.state == workflow.Backlog && ic.rec.Split != nil {
+			// Nothing was created: the issue is triaged again, with the reason in the triage's prompt.
+			ic.rec.Split = nil
+			ic.rec.Feedback = fmt.Sprintf("@%s rejected the split: %s", login, reason)
+			return Outcome{}, nil
+		}
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}

@@ -38,6 +38,9 @@ const (
 	WaitReopen
 	// Finished: Done or Canceled.
 	Finished
+	// WaitSplit: the triage's split waits for a person's approval before any sub-issue is created
+	// (split.approve); the issue stays in Backlog.
+	WaitSplit
 )
 
 // Plan is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
@@ -61,6 +64,8 @@ type Plan struct {
 	// (Facts.Blockers) before it may.
 	AskBlockers bool
 	Blockers    []int
+	// SplitParts: the sub-issues a split that waits for approval would create.
+	SplitParts int
 	// Reason is why a person is needed (Human Needed).
 	Reason string
 	Before workflow.State
@@ -94,6 +99,8 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 		return p
 	}
 	switch {
+	case p.Step.Name == workflow.Triage && rec.Split != nil && rec.Split.ApprovedBy == "":
+		p.Wait, p.SplitParts = WaitSplit, rec.Split.Parts
 	case p.Step.Person != nil && p.Step.Person(c):
 		p.Wait = WaitApproval
 	case p.Step.Name == workflow.Merge:
@@ -134,7 +141,7 @@ func (p Plan) Runs() bool {
 // a parent In Review, its sub-issues').
 func (p Plan) Paused() bool {
 	switch p.Wait {
-	case WaitPerson, WaitApproval, WaitPullRequest:
+	case WaitPerson, WaitApproval, WaitSplit, WaitPullRequest:
 		return true
 	case WaitSubIssues:
 		return p.State == workflow.InReview
@@ -152,6 +159,8 @@ func (p Plan) Message() string {
 		return fmt.Sprintf("#%d needs a person: %s Say `/ralph retry` when it can go on.", n, p.Reason)
 	case WaitApproval:
 		return fmt.Sprintf("#%d waits for a person to review the plan: `/ralph approve` or `/ralph reject <why>`", n)
+	case WaitSplit:
+		return fmt.Sprintf("#%d waits for a person to approve its split into %d sub-issues: `/ralph approve` or `/ralph reject <why>`", n, p.SplitParts)
 	case WaitBlockers:
 		return fmt.Sprintf("#%d waits: it is blocked by %s", n, issueList(p.Blockers))
 	case Finished:
@@ -186,6 +195,8 @@ func (p Plan) Describe() string {
 		return "people: review and merge the pull request (the merge step then marks the issue Done)"
 	case WaitApproval:
 		return fmt.Sprintf("a person: read the plan, then gh ralph approve %d or gh ralph reject %d --reason …", n, n)
+	case WaitSplit:
+		return fmt.Sprintf("a person: read the triage's split into %d sub-issues, then gh ralph approve %d (creates them) or gh ralph reject %d --reason … (triages again)", p.SplitParts, n, n)
 	case WaitSubIssues:
 		return fmt.Sprintf("its sub-issues: the parent moves when they do (children: gh ralph advance %d)", n)
 	case WaitBlockers:
@@ -214,7 +225,7 @@ func (p Plan) Short() string {
 	switch p.Wait {
 	case WaitPerson:
 		return "a person (retry)"
-	case WaitApproval:
+	case WaitApproval, WaitSplit:
 		return "a person (approve or reject)"
 	case WaitPullRequest:
 		return "merge the pull request"
@@ -242,6 +253,8 @@ func (p Plan) Actions() string {
 		return fmt.Sprintf("Fix what is described above, then comment `/ralph retry` (or run `gh ralph retry %d`) to go back to %s.", n, p.Before.Title())
 	case WaitApproval:
 		return fmt.Sprintf("Read the plan, then comment `/ralph approve` or `/ralph reject <why>` (or `gh ralph approve %d` / `gh ralph reject %d --reason …`).", n, n)
+	case WaitSplit:
+		return fmt.Sprintf("Read the triage above: it splits this issue into %d sub-issues, and none is created yet. Comment `/ralph approve` to create them, or `/ralph reject <why>` to have the issue triaged again (or `gh ralph approve %d` / `gh ralph reject %d --reason …`).", p.SplitParts, n, n)
 	case WaitPullRequest:
 		return "Review and merge the pull request. Closing it without merging hands the issue back to a person."
 	case Finished:

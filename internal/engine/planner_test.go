@@ -52,6 +52,8 @@ func TestNext(t *testing.T) {
 		{name: "plan", rec: Record{State: workflow.ReadyForPlan}, cfg: def, step: workflow.Plan, now: true, short: "plan"},
 		{name: "review auto", rec: Record{State: workflow.PlanInReview}, cfg: def, step: workflow.Review, now: true, short: "review"},
 		{name: "review interactive", rec: Record{State: workflow.PlanInReview}, cfg: interactive, step: workflow.Review, wait: WaitApproval, describe: "gh ralph approve 7", short: "a person (approve or reject)"},
+		{name: "split waits for approval", rec: Record{State: workflow.Backlog, Split: &PendingSplit{Parts: 3}}, cfg: triage, step: workflow.Triage, wait: WaitSplit, describe: "split into 3 sub-issues, then gh ralph approve 7", short: "a person (approve or reject)"},
+		{name: "approved split", rec: Record{State: workflow.Backlog, Split: &PendingSplit{Parts: 3, ApprovedBy: "alice"}}, cfg: triage, step: workflow.Triage, now: true, short: "triage"},
 		{name: "implement", rec: Record{State: workflow.InProgress, Phases: phases(true, false)}, cfg: def, step: workflow.Implement, now: true, describe: "implement phase 2 of 2 (phase B)", short: "implement"},
 		{name: "self-review when no phase is left", rec: Record{State: workflow.InProgress, Phases: phases(true, true)}, cfg: def, step: workflow.SelfReview, now: true, short: "self-review"},
 		{name: "self-review again after a fix phase", rec: Record{State: workflow.InProgress, Phases: phases(true, true), Artifacts: sentBack}, cfg: def, step: workflow.SelfReview, now: true},

@@ -76,7 +76,9 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
-		ic.rec.Parent, _, _ = parseParent(gi.Body)
+		if ic.rec.Parent, _, _, err = e.parentOf(ctx, ic, gi); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.resolveState(ctx, ic); err != nil {
 		return nil, err

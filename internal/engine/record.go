@@ -52,6 +52,8 @@ type Record struct {
 	ChildStates map[string]string `json:"child_states,omitempty"`
 	// Parent is the issue this one is a part of, when ralph's triage split it off.
 	Parent int `json:"parent,omitempty"`
+	// Split is a split the triage decided that waits for a person's approval (split.approve).
+	Split *PendingSplit `json:"split,omitempty"`
 
 	PR    int    `json:"pr,omitempty"`
 	PRURL string `json:"pr_url,omitempty"`
@@ -67,6 +69,17 @@ type Record struct {
 	Steps   []Done `json:"done,omitempty"` // steps completed, in order (for the checklist)
 	// Usage is the total of every run's agent usage.
 	Usage *agent.Usage `json:"usage,omitempty"`
+}
+
+// PendingSplit is a triage's split held for a person (split.approve). The triage's document is in ralph's
+// triage comment (the notice Marker); Digest fixes that comment as ralph wrote it, so that what is created
+// after the approval is what the person was shown, or nothing.
+type PendingSplit struct {
+	Marker string `json:"marker"`
+	Digest string `json:"digest"`
+	Parts  int    `json:"parts"`
+	// ApprovedBy is the person who approved it; "" while it waits.
+	ApprovedBy string `json:"approved_by,omitempty"`
 }
 
 // Phase is one "## Phase N:" section of the plan (or a fix phase added by self-review).

@@ -218,3 +218,30 @@ func TestFence(t *testing.T) {
 		}
 	}
 }
+
+func TestSealedTwice(t *testing.T) {
+	marker := triageMarker(3)
+	once := sealed("## Triage\n\n"+hostile, marker)
+	if twice := sealed(once, marker); twice != once {
+		t.Errorf("sealing twice changed the body:\n%s\n---\n%s", once, twice)
+	}
+}
+
+// SECURITY: the triage comment quotes the agent's document in a fence it cannot close, and a held split
+// reads back exactly what the agent wrote (but for HTML comments, written inert).
+func TestTriageCommentQuotesTheDocument(t *testing.T) {
+	doc := "Split.\n\n## Sub-issue: One\n\nDo ``` one @octocat.\n\n## Sub-issue: Two\n\nBlocked by: #1\n\nDECISION: split\n"
+	marker := triageMarker(2)
+	body := triageBody(doc, marker)
+	if !carries(body, marker) || strings.Count(body, "<!--") != 1 {
+		t.Errorf("body:\n%s", body)
+	}
+	got, ok := triageDoc(body, marker)
+	if !ok || got != strings.TrimSpace(doc) && got != doc {
+		t.Errorf("triageDoc = %q, %v; want the document", got, ok)
+	}
+	subs, err := ParseSplit(got)
+	if err != nil || len(subs) != 2 || len(subs[1].BlockedBy) != 1 {
+		t.Errorf("ParseSplit of the quoted document = %+v, %v", subs, err)
+	}
+}

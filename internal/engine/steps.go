@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
@@ -59,6 +60,26 @@ func ParsePhases(plan string) ([]Phase, error) {
 	return phases, nil
 }
 
+// maxPhaseTitle bounds a phase's title: it is a commit's subject and a line of the record.
+const maxPhaseTitle = 200
+
+// checkPhases says why ralph will not work through a plan's phases ("" when it will): more than max_phases,
+// or a title too long for a commit's subject.
+func checkPhases(phases []Phase, limit int) string {
+	if limit < 1 { // a Config not made by config.Default or Parse
+		limit = config.Default().MaxPhases
+	}
+	if len(phases) > limit {
+		return fmt.Sprintf("The plan has %d phases; a plan may have at most %d (max_phases: %d). No phase was started.", len(phases), limit, limit)
+	}
+	for i, p := range phases {
+		if n := utf8.RuneCountInString(p.Title); n > maxPhaseTitle {
+			return fmt.Sprintf("The title of phase %d is %d characters; ralph takes at most %d. No phase was started.", i+1, n, maxPhaseTitle)
+		}
+	}
+	return ""
+}
+
 func (e *Engine) plan(ctx context.Context, ic *issue) (Outcome, error) {
 	ws, d, err := e.prepare(ctx, ic)
 	if err != nil {
@@ -80,6 +101,15 @@ func (e *Engine) plan(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	setArtifact(ic, "plan", art)
+	if why := checkPhases(phases, e.Config.MaxPhases); why != "" {
+		// Each phase is a run of the agent, a commit and a line of the record: a plan with too many goes to
+		// a person before any runs.
+		return Outcome{Person: &Escalation{
+			Before: workflow.ReadyForPlan,
+			Reason: why,
+			Advice: fmt.Sprintf("Read the plan above. Make the issue smaller (or split it), or raise `max_phases` in .github/ralph.yml, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", ic.n),
+		}}, nil
+	}
 	for i := range phases {
 		phases[i].Text = "" // the plan file holds it; the record stays small
 	}
@@ -368,6 +398,11 @@ func (e *Engine) merge(ctx context.Context, ic *issue) (Outcome, error) {
 var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled|split)\b`)
 
 func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
+	if ps := ic.rec.Split; ps != nil {
+		// A split a person approved (the planner waits until one does): created from ralph's own comment,
+		// with no agent.
+		return e.approvedSplit(ctx, ic, ps)
+	}
 	ws, err := e.checkout(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
@@ -378,6 +413,7 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	d.Feedback = ic.rec.Feedback // why a person sent the last split back
 	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
 		return Outcome{}, err
 	}
@@ -396,24 +432,18 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage has no `DECISION: research|plan|done|canceled` line"}
 	}
 	decision := m[len(m)-1][1]
-	var dispatch []int
+	ic.rec.Feedback = ""
 	if decision == "split" {
-		subs, err := ParseSplit(string(b))
-		if err != nil {
-			return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
-		}
-		if dispatch, err = e.split(ctx, ic, subs); err != nil {
-			return Outcome{}, err
-		}
+		return e.splitDecided(ctx, ic, string(b))
 	}
-	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled, "split": workflow.InProgress}[decision]
+	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[decision]
 	if to == workflow.ResearchNeeded && !e.Config.Research {
 		to = workflow.ReadyForPlan
 	}
-	cm, err := e.upsertComment(ctx, ic, fmt.Sprintf("<!-- ralph:notice triage %d -->", ic.rec.Runs), fmt.Sprintf("## Triage\n\n%s", InertText(truncate(string(b), 60000))))
+	cm, err := e.postTriage(ctx, ic, string(b))
 	if err != nil {
 		return Outcome{}, err
 	}
 	setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
-	return Outcome{To: to, Dispatch: dispatch}, nil
+	return Outcome{To: to}, nil
 }

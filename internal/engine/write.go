@@ -94,9 +94,10 @@ func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body stri
 }
 
 // sealed is a comment's body as ralph posts it: what it composed, in which nothing can pass for a marker,
-// and then its one marker, at the fixed end.
+// and then its one marker, at the fixed end. Sealing a sealed body changes nothing.
 func sealed(content, marker string) string {
-	return unmarked(strings.TrimRight(content, " \n")) + "\n\n" + marker
+	content = strings.TrimSuffix(strings.TrimRight(content, " \t\r\n"), marker)
+	return unmarked(strings.TrimRight(content, " \t\r\n")) + "\n\n" + marker
 }
 
 // carries says whether body is a comment that ralph sealed with marker: the marker is its end, where no
