@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,6 +21,9 @@ type Gateway struct {
 	// the agent gets the gateway's key under the same name, so that its CLI authenticates as it would with
 	// the real one.
 	KeyName string
+	// ServerTools are the tools the vendor runs that the gateway forwards (gateway.server_tools): a CLI that
+	// asks for one on every request by default is told not to, unless it is allowed.
+	ServerTools []gateway.ServerTool
 }
 
 // The variables every agent that runs with the gateway gets, whatever its vendor: a command agent may use
@@ -76,13 +80,19 @@ func (g *Gateway) env(base []string) []string {
 
 // presetArgs are what a preset's CLI needs besides its environment to reach the gateway. Codex takes no
 // base URL from its environment for its own provider: it gets a provider of ralph's, on the command line
-// (which holds the URL, not the key: the key is read from RALPH_GATEWAY_KEY).
+// (which holds the URL, not the key: the key is read from RALPH_GATEWAY_KEY). Codex also offers its model
+// OpenAI's web search tool on every request, which the gateway refuses unless gateway.server_tools allows
+// it: then Codex is told not to.
 func (g *Gateway) presetArgs(preset string) []string {
 	if preset != "codex" {
 		return nil
 	}
 	provider := fmt.Sprintf(`model_providers.ralph={name="ralph", base_url="%s/v1", env_key="%s", wire_api="responses"}`, g.URL, EnvGatewayKey)
-	return []string{"-c", provider, "-c", "model_provider=ralph"}
+	args := []string{"-c", provider, "-c", "model_provider=ralph"}
+	if !slices.Contains(g.ServerTools, gateway.WebSearch) {
+		args = append(args, "-c", `web_search="disabled"`)
+	}
+	return args
 }
 
 // geminiSettings are Gemini CLI's user settings for the gateway: with GOOGLE_GEMINI_BASE_URL set it takes

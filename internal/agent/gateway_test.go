@@ -83,12 +83,15 @@ func TestPresetWithGateway(t *testing.T) {
 	tests := []struct {
 		cfg     config.Agent
 		vendor  gateway.Vendor
+		tools   []gateway.ServerTool
 		want    []string
 		wantNot []string
 	}{
-		{config.Agent{Preset: "claude", MaxCost: 2}, gateway.Anthropic, []string{"arg: --no-session-persistence"}, []string{"--max-budget-usd"}},
-		{config.Agent{Preset: "codex"}, gateway.OpenAI, []string{`arg: model_providers.ralph={name="ralph", base_url="http://127.0.0.1:9/v1", env_key="RALPH_GATEWAY_KEY", wire_api="responses"}`, "arg: model_provider=ralph"}, []string{"selectedType"}},
-		{config.Agent{Preset: "gemini"}, gateway.Gemini, []string{`"selectedType":"gemini-api-key"`}, nil},
+		{config.Agent{Preset: "claude", MaxCost: 2}, gateway.Anthropic, nil, []string{"arg: --no-session-persistence"}, []string{"--max-budget-usd"}},
+		{config.Agent{Preset: "codex"}, gateway.OpenAI, nil, []string{`arg: model_providers.ralph={name="ralph", base_url="http://127.0.0.1:9/v1", env_key="RALPH_GATEWAY_KEY", wire_api="responses"}`, "arg: model_provider=ralph", `arg: web_search="disabled"`}, []string{"selectedType"}},
+		// Codex offers its model web search on every request, which the gateway refuses unless allowed.
+		{config.Agent{Preset: "codex"}, gateway.OpenAI, []gateway.ServerTool{gateway.WebSearch}, []string{"arg: model_provider=ralph"}, []string{"web_search"}},
+		{config.Agent{Preset: "gemini"}, gateway.Gemini, nil, []string{`"selectedType":"gemini-api-key"`}, nil},
 	}
 	for _, tt := range tests {
 		runner, err := New(tt.cfg)
@@ -98,7 +101,7 @@ func TestPresetWithGateway(t *testing.T) {
 		inv, _ := newInvocation(t)
 		inv.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 		g := *gw
-		g.Vendor = tt.vendor
+		g.Vendor, g.ServerTools = tt.vendor, tt.tools
 		inv.Gateway = &g
 		_, _ = runner.Run(context.Background(), inv)
 		out := inv.Output.(*strings.Builder).String()

@@ -154,6 +154,14 @@ budget:
 			}),
 		},
 		{
+			name: "server tools allowed, and priced per use",
+			yaml: "gateway:\n  server_tools: [web_search, mcp]\n  prices:\n    claude-sonnet-4-5: {input: 3, output: 15, web_search: 8}\n",
+			want: with(func(c *Config) {
+				c.Gateway.ServerTools = []string{"web_search", "mcp"}
+				c.Gateway.Prices = map[string]Price{"claude-sonnet-4-5": {Input: 3, Output: 15, CacheRead: 3, CacheWrite: 3, Calls: map[string]float64{"web_search": 8}}}
+			}),
+		},
+		{
 			name: "without the gateway, Claude Code's own cost",
 			yaml: "gateway:\n  enabled: false\nagent:\n  max_cost: 1\n  env:\n    ANTHROPIC_API_KEY: \"\"\n    ANTHROPIC_BASE_URL: \"\"\n",
 			want: with(func(c *Config) {
@@ -530,6 +538,16 @@ func TestParseBad(t *testing.T) {
 			name: "a negative price",
 			yaml: "gateway:\n  prices:\n    m: {input: -3, output: 1}\n",
 			line: 3, column: 16, key: "gateway.prices.m.input", msg: "US dollars per million tokens",
+		},
+		{
+			name: "a server tool ralph does not meter",
+			yaml: "gateway:\n  server_tools: [web_search, image_generation]\n",
+			line: 2, column: 30, key: "gateway.server_tools[1]", msg: "\"image_generation\" is not a server tool ralph meters: one of web_search, web_fetch, code_execution, file_search, mcp",
+		},
+		{
+			name: "a negative price per use",
+			yaml: "gateway:\n  prices:\n    m: {input: 3, output: 1, web_search: -1}\n",
+			line: 3, column: 42, key: "gateway.prices.m.web_search", msg: "US dollars per 1,000 uses",
 		},
 		{
 			name: "a price that is not a mapping",

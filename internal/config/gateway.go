@@ -21,8 +21,12 @@ type Gateway struct {
 	// Upstream is the vendor API's base URL the gateway forwards to ("" = the vendor's public host): a
 	// proxy of your own, an enterprise endpoint, or a scripted model in tests.
 	Upstream string // upstream
-	// Prices add to or replace entries of the built-in price table: model name (or the start of one) to
-	// US dollars per million tokens.
+	// ServerTools are the tools the model's vendor runs itself and bills apart (web_search, web_fetch,
+	// code_execution, file_search, mcp) that the agent may ask for; the gateway refuses any other, and
+	// prices these per use. Default: none.
+	ServerTools []string // server_tools
+	// Prices add to or replace entries of the built-in price table: model name (which also prices its
+	// dated and -latest variants) to US dollars per million tokens, and per 1,000 uses of a server tool.
 	Prices map[string]Price // prices
 }
 
@@ -32,6 +36,9 @@ type Price struct {
 	Output     float64 // output (required)
 	CacheRead  float64 // cache_read: default, the input price
 	CacheWrite float64 // cache_write: default, the input price
+	// Calls are US dollars per 1,000 uses of a server tool (web_search: 10), by its name in server_tools;
+	// a tool not named costs the built-in price.
+	Calls map[string]float64
 }
 
 // Budget is the budget: section: spending limits across runs, in US dollars, that the model gateway
@@ -54,8 +61,10 @@ var (
 		"openai":    {"OPENAI_BASE_URL"},
 		"gemini":    {"GOOGLE_GEMINI_BASE_URL"},
 	}
-	gatewayKeys = []string{"enabled", "vendor", "upstream", "prices"}
-	priceKeys   = []string{"input", "output", "cache_read", "cache_write"}
+	gatewayKeys = []string{"enabled", "vendor", "upstream", "server_tools", "prices"}
+	// serverTools are the names of gateway.server_tools (the gateway's ServerTools).
+	serverTools = []string{"web_search", "web_fetch", "code_execution", "file_search", "mcp"}
+	priceKeys   = append([]string{"input", "output", "cache_read", "cache_write"}, serverTools...)
 	budgetKeys  = []string{"issue", "day"}
 )
 
@@ -96,6 +105,13 @@ func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 					err = p.errorf(f.value, f.path, "%q %s", g.Upstream, why)
 				}
 			}
+		case "server_tools":
+			g.ServerTools, err = p.list(f.value, f.path, func(item *yaml.Node, key, s string) error {
+				if !contains(serverTools, s) {
+					return p.errorf(item, key, "%q is not a server tool ralph meters: one of %s", s, strings.Join(serverTools, ", "))
+				}
+				return nil
+			})
 		case "prices":
 			g.Prices, err = p.prices(f.value, f.path)
 		}
@@ -139,7 +155,7 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 			return nil, p.errorf(m.key, m.path, "must name a model")
 		}
 		if m.value.Kind != yaml.MappingNode {
-			return nil, p.errorf(m.value, m.path, "must be a mapping with the keys %s, in US dollars per million tokens", strings.Join(priceKeys, ", "))
+			return nil, p.errorf(m.value, m.path, "must be a mapping with the keys %s, in US dollars per million tokens (per 1,000 uses for a server tool)", strings.Join(priceKeys, ", "))
 		}
 		pairs, err := p.fields(m.value, m.path, priceKeys)
 		if err != nil {
@@ -148,8 +164,12 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 		pr := Price{CacheRead: -1, CacheWrite: -1}
 		seen := map[string]bool{}
 		for _, f := range pairs {
+			unit := "per million tokens, such as 3 or 0.30"
+			if contains(serverTools, f.name) {
+				unit = "per 1,000 uses, such as 10"
+			}
 			var v float64
-			if v, err = p.rate(f.value, f.path); err != nil {
+			if v, err = p.rate(f.value, f.path, unit); err != nil {
 				return nil, err
 			}
 			seen[f.name] = true
@@ -162,6 +182,11 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 				pr.CacheRead = v
 			case "cache_write":
 				pr.CacheWrite = v
+			default:
+				if pr.Calls == nil {
+					pr.Calls = map[string]float64{}
+				}
+				pr.Calls[f.name] = v
 			}
 		}
 		for _, k := range []string{"input", "output"} {
@@ -180,15 +205,15 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 	return out, nil
 }
 
-// rate decodes a price in US dollars per million tokens: zero or more (a model of your own may be free).
-func (p *parser) rate(n *yaml.Node, key string) (float64, error) {
+// rate decodes a price in US dollars per unit: zero or more (a model of your own may be free).
+func (p *parser) rate(n *yaml.Node, key, unit string) (float64, error) {
 	tag := n.ShortTag()
 	if n.Kind != yaml.ScalarNode || (tag != "!!float" && tag != "!!int") {
-		return 0, p.errorf(n, key, "must be US dollars per million tokens such as 3 or 0.30, not %s", describe(n))
+		return 0, p.errorf(n, key, "must be US dollars %s, not %s", unit, describe(n))
 	}
 	var f float64
 	if err := n.Decode(&f); err != nil || f != f || f < 0 || f > 1e6 {
-		return 0, p.errorf(n, key, "must be US dollars per million tokens such as 3 or 0.30, not %s", describe(n))
+		return 0, p.errorf(n, key, "must be US dollars %s, not %s", unit, describe(n))
 	}
 	return f, nil
 }

@@ -98,17 +98,25 @@ func (e *Engine) openGateway(ctx context.Context, ic *issue, command string) (*g
 			return nil, nil, &StepError{Step: command, Reason: "the agent was not run", Err: &budgetError{limit: l, before: true}}
 		}
 	}
-	prices := gateway.DefaultPrices(v)
+	overrides := gateway.Prices{}
 	for model, p := range e.Config.Gateway.Prices {
-		prices[model] = gateway.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+		calls := map[gateway.ServerTool]float64{}
+		for t, c := range p.Calls {
+			calls[gateway.ServerTool(t)] = c
+		}
+		overrides[model] = gateway.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite, Calls: calls}
 	}
-	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: e.Config.Gateway.Upstream, Credential: cred, Prices: prices,
-		Limits: limits, Transport: e.ModelTransport})
+	var tools []gateway.ServerTool
+	for _, t := range e.Config.Gateway.ServerTools {
+		tools = append(tools, gateway.ServerTool(t))
+	}
+	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: e.Config.Gateway.Upstream, Credential: cred, Prices: gateway.DefaultPrices(v).With(overrides),
+		Limits: limits, Transport: e.ModelTransport, ServerTools: tools})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting ralph's model gateway: %w", err)
 	}
 	e.Log.Infof("the agent reaches the %s API through ralph's model gateway at %s%s", v, gw.URL(), describeLimits(limits))
-	return gw, &agent.Gateway{Vendor: v, URL: gw.URL(), Key: gw.Key(), KeyName: cred.Name}, nil
+	return gw, &agent.Gateway{Vendor: v, URL: gw.URL(), Key: gw.Key(), KeyName: cred.Name, ServerTools: tools}, nil
 }
 
 // limits are the run's budgets: the step's as configured, the issue's and the day's as what remains of

@@ -42,7 +42,7 @@ var scriptedVendors = []scripted{
 			return m.URL, m.Billed
 		}},
 	{"openai stream", OpenAI, "/v1/responses",
-		`{"model":"gpt-5","stream":true,"input":[{"role":"user","content":"write /doc.md"}],"tools":[{"name":"exec_command"}]}`,
+		`{"model":"gpt-5","stream":true,"input":[{"role":"user","content":"write /doc.md"}],"tools":[{"type":"function","name":"exec_command"}]}`,
 		func(t *testing.T, key string) (string, func() agenttest.Billed) {
 			m := agenttest.NewOpenAI(t, key, "/doc.md", bigContent)
 			return m.URL, m.Billed

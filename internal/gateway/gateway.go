@@ -1,8 +1,8 @@
 // Package gateway is ralph's model gateway: a loopback HTTP proxy between one agent run and its model's
 // API. The agent gets the gateway's URL and a key valid for that run only; the gateway forwards the few API
-// paths the agent's CLI needs to the vendor, with the real key, which never leaves ralph. It meters every
-// response's token usage as it streams through, prices it, and refuses further model requests once a
-// budget is reached.
+// paths the agent's CLI needs to the vendor, with the real key, which never leaves ralph, and only requests
+// whose cost it can meter. It meters every response's usage as it streams through, prices it, and refuses
+// further model requests once a budget is reached.
 package gateway
 
 import (
@@ -50,8 +50,13 @@ type Usage struct {
 	Requests int     // model requests forwarded (token counting excluded)
 	CostUSD  float64 // at the prices of the table
 	Model    string  // the model of the last response that named one
-	// Unpriced names the models the price table did not know; they were priced at its dearest entry.
+	// Unpriced names the models the price table did not know; they were priced at its dearest prices.
 	Unpriced []string
+	// ToolCalls counts the uses of the server tools the vendor ran (searches, say), priced per use.
+	ToolCalls map[ServerTool]int
+	// Unmetered counts the answers whose usage could not be read; each was counted as the worst its request
+	// could bill (its body as input, its maximum output, at the dearest prices).
+	Unmetered int
 }
 
 // Limit is one budget for a run: a cost in US dollars, a number of tokens, or both (zero: none). Name says
@@ -91,6 +96,9 @@ type Options struct {
 	// their turn. The budget is checked when a request's turn comes, so that every answer in flight can
 	// overshoot a budget, and no more.
 	MaxRequests int
+	// ServerTools are the tools the vendor runs itself that the agent may ask for (gateway.server_tools);
+	// a request that asks for any other is refused.
+	ServerTools []ServerTool
 }
 
 // DefaultMaxRequests lets a CLI's side requests and a few sub-agents run alongside its main loop, and
@@ -114,9 +122,12 @@ type Gateway struct {
 	cut     context.CancelFunc
 	serving sync.WaitGroup // requests being served, until Close
 
+	dearest Price // the price of an unknown model, and of an answer's worst case
+
 	mu       sync.Mutex
 	closed   bool
 	usage    Usage
+	calls    [len(ServerTools)]int
 	unpriced map[string]bool
 	stop     *Stop
 	refused  []string // what was refused, one line each, for the log
@@ -168,7 +179,7 @@ func New(opts Options) (*Gateway, error) {
 		opts.MaxRequests = DefaultMaxRequests
 	}
 	g := &Gateway{opts: opts, spec: sp, upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{},
-		slots: make(chan struct{}, opts.MaxRequests)}
+		slots: make(chan struct{}, opts.MaxRequests), dearest: opts.Prices.Dearest()}
 	g.answers, g.cut = context.WithCancel(context.Background())
 	transport := opts.Transport
 	if transport == nil {
@@ -186,7 +197,7 @@ func New(opts Options) (*Gateway, error) {
 		ModifyResponse: g.meterResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			g.note("could not reach %s for %s %s: %v", g.upstream.Host, r.Method, r.URL.Path, err)
-			g.refuse(w, http.StatusBadGateway, "ralph's model gateway could not reach the model API: "+err.Error())
+			g.refuse(w, http.StatusBadGateway, codeUpstream, "ralph's model gateway could not reach the model API: "+err.Error())
 		},
 	}
 	return g, nil
@@ -214,6 +225,14 @@ func (g *Gateway) Usage() Usage {
 	u.Unpriced = nil
 	for m := range g.unpriced {
 		u.Unpriced = append(u.Unpriced, m)
+	}
+	for i, n := range g.calls {
+		if n > 0 {
+			if u.ToolCalls == nil {
+				u.ToolCalls = map[ServerTool]int{}
+			}
+			u.ToolCalls[ServerTools[i]] = n
+		}
 	}
 	return u
 }
@@ -271,17 +290,17 @@ func (g *Gateway) note(format string, args ...any) {
 	}
 }
 
-// ServeHTTP checks the run's key, the path and the budget, then forwards the request.
+// ServeHTTP checks the run's key, the path, the request and the budget, then forwards the request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.authorized(r) {
 		g.note("refused %s %s: not the run's key", r.Method, r.URL.Path)
-		g.refuse(w, http.StatusUnauthorized, "ralph's model gateway: this key is not good here")
+		g.refuse(w, http.StatusUnauthorized, codeKey, "ralph's model gateway: this key is not good here")
 		return
 	}
 	rt, ok := g.route(r)
 	if !ok {
 		g.note("refused %s %s: not a model API path ralph forwards", r.Method, r.URL.Path)
-		g.refuse(w, http.StatusForbidden, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
+		g.refuse(w, http.StatusForbidden, codePath, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
 		return
 	}
 	g.mu.Lock()
@@ -291,10 +310,35 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.mu.Unlock()
 	if closed {
-		g.refuse(w, http.StatusServiceUnavailable, "ralph's model gateway is closed: the run is over")
+		g.refuse(w, http.StatusServiceUnavailable, codeKey, "ralph's model gateway is closed: the run is over")
 		return
 	}
 	defer g.serving.Done()
+	// The request is read whole before it is forwarded: to read what it asks for, and because, passed on as
+	// it comes, the server would close it once the answer's headers are written, and the transport's last
+	// read of it would then cut the connection to the vendor, and the answer streaming on it.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil {
+		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway could not read the request: "+err.Error())
+		return
+	}
+	if len(body) > maxRequest {
+		g.note("refused %s %s: a request over %d MiB", r.Method, r.URL.Path, maxRequest>>20)
+		g.refuse(w, http.StatusRequestEntityTooLarge, codeRequest, fmt.Sprintf("ralph's model gateway takes requests of at most %d MiB", maxRequest>>20))
+		return
+	}
+	// What the gateway reads is what the vendor reads: a body in another encoding is not.
+	if enc := r.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		g.note("refused %s %s: a request body in the encoding %q", r.Method, r.URL.Path, enc)
+		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway takes request bodies without a Content-Encoding; send the JSON as it is")
+		return
+	}
+	a, why := g.inspect(rt, body)
+	if why != "" {
+		g.note("refused %s %s: %s", r.Method, r.URL.Path, why)
+		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
+		return
+	}
 	if rt.metered {
 		select {
 		case g.slots <- struct{}{}:
@@ -323,29 +367,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if hit != nil {
 			g.note("refused %s %s: the %s budget is reached", r.Method, r.URL.Path, hit.Name)
 			msg := fmt.Sprintf("ralph: budget reached, no more model requests in this step: %s (this step has spent $%.4f, %d tokens)", hit.Why, spent.CostUSD, spent.Total())
-			g.refuse(w, http.StatusBadRequest, msg)
+			g.refuse(w, http.StatusBadRequest, codeBudget, msg)
 			return
 		}
-	}
-	// The request is read whole before it is forwarded: passed on as it comes, the server would close it
-	// once the answer's headers are written, and the transport's last read of it would then cut the
-	// connection to the vendor, and the answer streaming on it.
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
-	if err != nil {
-		g.refuse(w, http.StatusBadRequest, "ralph's model gateway could not read the request: "+err.Error())
-		return
-	}
-	if len(body) > maxRequest {
-		g.note("refused %s %s: a request over %d MiB", r.Method, r.URL.Path, maxRequest>>20)
-		g.refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("ralph's model gateway takes requests of at most %d MiB", maxRequest>>20))
-		return
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	r.Header.Del("Content-Length")
 	r.Header.Del("Transfer-Encoding")
 	// The request to the vendor outlives the agent's: an answer the agent leaves is still read to its end
 	// (meter.Close), for its usage, until the gateway closes.
-	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), routeKey{}, rt))
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), routeKey{}, forwarded{rt, a, r.Method + " " + r.URL.Path}))
 	defer cancel()
 	defer context.AfterFunc(g.answers, cancel)()
 	g.proxy.ServeHTTP(w, r.WithContext(ctx))
@@ -354,8 +385,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // maxRequest bounds one request to the model: a long context with images is a few MiB.
 const maxRequest = 64 << 20
 
-// routeKey carries a forwarded request's route to its response.
+// routeKey carries a forwarded request's route and what it asked for to its response.
 type routeKey struct{}
+
+type forwarded struct {
+	route
+	ask  ask
+	what string // method and path, for the log
+}
 
 // authorized: the request carries the run's key where the vendor's clients put theirs.
 func (g *Gateway) authorized(r *http.Request) bool {
@@ -408,10 +445,10 @@ func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
 }
 
 // refuse answers with an error in the vendor's own shape, which its CLI shows.
-func (g *Gateway) refuse(w http.ResponseWriter, status int, msg string) {
+func (g *Gateway) refuse(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(g.spec.errorBody(status, msg))
+	_, _ = w.Write(g.spec.errorBody(status, code, msg))
 }
 
 // maxBody bounds what the meter keeps of one JSON body or one event: far more than a model's answer.
@@ -419,11 +456,12 @@ const maxBody = 16 << 20
 
 // meterResponse reads the usage of a model response as it passes to the agent.
 func (g *Gateway) meterResponse(resp *http.Response) error {
-	rt, ok := resp.Request.Context().Value(routeKey{}).(route)
-	if !ok || !rt.metered {
+	f, ok := resp.Request.Context().Value(routeKey{}).(forwarded)
+	if !ok || !f.metered {
 		return nil
 	}
-	m := &meter{g: g, rc: resp.Body}
+	// The vendor bills the answers it gives, not its errors.
+	m := &meter{g: g, rc: resp.Body, f: f, billed: resp.StatusCode/100 == 2}
 	if strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		m.sse = true
 	}
@@ -434,9 +472,11 @@ func (g *Gateway) meterResponse(resp *http.Response) error {
 // meter passes a response body through and reads its usage on the way: event by event for a stream, at
 // the end for a JSON body.
 type meter struct {
-	g   *Gateway
-	rc  io.ReadCloser
-	sse bool
+	g      *Gateway
+	rc     io.ReadCloser
+	sse    bool
+	f      forwarded
+	billed bool // a 2xx answer: the vendor bills it, and it must say its usage
 
 	line    []byte // the stream's current line
 	skip    bool   // the current line is too long to keep
@@ -529,18 +569,28 @@ func (m *meter) end() {
 		return
 	}
 	m.ended = true
-	if m.sse {
+	switch {
+	case m.sse:
 		if len(m.line) > 0 && !m.skip {
 			m.event(m.line)
 		}
-		return
-	}
-	if m.over {
+	case m.over:
 		m.g.note("a model response over %d MiB could not be metered", maxBody>>20)
-		return
+	default:
+		m.g.spec.json(m.body.Bytes(), &m.r)
 	}
-	m.g.spec.json(m.body.Bytes(), &m.r)
+	if m.billed && !m.r.final {
+		// The answer ended without its usage (cut short, or in a shape ralph does not know): it is counted
+		// as the worst its request could bill, so that a budget stops what cannot be metered.
+		m.r.worst = true
+		m.r.Input, m.r.Output = max(m.r.Input, m.f.ask.input), max(m.r.Output, m.f.ask.output)
+		m.r.CacheRead, m.r.CacheWrite = 0, 0
+	}
 	m.g.update(m)
+	if m.r.worst {
+		m.g.note("the answer to %s gave no usage ralph could read: counted as the worst it could bill, %d tokens in and %d out at the dearest prices ($%.4f)",
+			m.f.what, m.r.Input, m.r.Output, m.g.cost(m.r))
+	}
 }
 
 // update moves a response's latest reading into the gateway's totals.
@@ -551,20 +601,39 @@ func (g *Gateway) update(m *meter) {
 		return
 	}
 	g.usage.Tokens = g.usage.Tokens.add(m.counted.Tokens, -1).add(m.r.Tokens, 1)
-	g.usage.CostUSD += g.price(m.r) - g.price(m.counted)
+	g.usage.CostUSD += g.cost(m.r) - g.cost(m.counted)
+	for i := range g.calls {
+		g.calls[i] += m.r.calls[i] - m.counted.calls[i]
+	}
+	if m.r.worst && !m.counted.worst {
+		g.usage.Unmetered++
+	}
 	if m.r.model != "" {
 		g.usage.Model = m.r.model
+	}
+	if !m.r.worst && m.r.Tokens != (Tokens{}) {
+		if _, _, known := g.opts.Prices.For(m.r.model); !known {
+			g.unpriced[m.r.model] = true
+		}
 	}
 	m.counted = m.r
 }
 
-func (g *Gateway) price(r reading) float64 {
-	if r.Tokens == (Tokens{}) {
+// cost is what a reading costs: its tokens and its server tools' uses at its model's prices, or, counted as
+// a worst case, its tokens at the dearest prices (every prompt token at the dearest of the input and cache
+// prices).
+func (g *Gateway) cost(r reading) float64 {
+	if r.worst {
+		d := g.dearest
+		return (float64(r.Input)*max(d.Input, d.CacheWrite, d.CacheRead) + float64(r.Output)*d.Output) / 1e6
+	}
+	if r.Tokens == (Tokens{}) && r.calls == [len(ServerTools)]int{} {
 		return 0
 	}
-	p, _, known := g.opts.Prices.For(r.model)
-	if !known {
-		g.unpriced[r.model] = true
+	p, _, _ := g.opts.Prices.For(r.model)
+	c := p.Cost(r.Tokens)
+	for i, n := range r.calls {
+		c += float64(n) * p.Calls[ServerTools[i]] / 1000
 	}
-	return p.Cost(r.Tokens)
+	return c
 }

@@ -73,12 +73,25 @@ type spec struct {
 	query []string
 	// credential sets the real key on the request to the vendor.
 	credential func(h http.Header, c Credential)
-	// errorBody is an error in the vendor's own shape, so that the CLI shows its message.
-	errorBody func(status int, msg string) []byte
+	// errorBody is an error in the vendor's own shape, so that the CLI shows its message; code says what
+	// refused it (a refusal's code, for the APIs whose errors carry one).
+	errorBody func(status int, code, msg string) []byte
+	// request reads a model request's body (its members), refusing through c what the gateway cannot
+	// meter; it returns the most the answer can cost.
+	request func(m map[string]json.RawMessage, c *checker) ask
 	// event reads one server-sent event's data, json reads a whole JSON body, into u.
 	event func(data []byte, u *reading)
 	json  func(body []byte, u *reading)
 }
+
+// The codes of the gateway's refusals.
+const (
+	codeBudget   = "ralph_budget_reached"
+	codePath     = "ralph_path_refused"
+	codeRequest  = "ralph_request_refused"
+	codeKey      = "invalid_api_key"
+	codeUpstream = "ralph_upstream_error"
+)
 
 // geminiModel is a model name in a Gemini API path: no slash, no dot-dot.
 const geminiModel = `[A-Za-z0-9][A-Za-z0-9._-]*`
@@ -99,7 +112,7 @@ func specOf(v Vendor) (spec, error) {
 				}
 				h.Set("X-Api-Key", c.Value)
 			},
-			errorBody: func(status int, msg string) []byte {
+			errorBody: func(status int, _, msg string) []byte {
 				kind := "invalid_request_error"
 				switch status {
 				case http.StatusForbidden:
@@ -109,8 +122,9 @@ func specOf(v Vendor) (spec, error) {
 				}
 				return mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}})
 			},
-			event: anthropicEvent,
-			json:  anthropicJSON,
+			request: anthropicRequest,
+			event:   anthropicEvent,
+			json:    anthropicJSON,
 		}, nil
 	case OpenAI:
 		return spec{
@@ -118,18 +132,12 @@ func specOf(v Vendor) (spec, error) {
 			credential: func(h http.Header, c Credential) {
 				h.Set("Authorization", "Bearer "+c.Value)
 			},
-			errorBody: func(status int, msg string) []byte {
-				code := "ralph_budget_reached"
-				switch status {
-				case http.StatusForbidden:
-					code = "ralph_path_refused"
-				case http.StatusUnauthorized:
-					code = "invalid_api_key"
-				}
+			errorBody: func(_ int, code, msg string) []byte {
 				return mustJSON(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": code}})
 			},
-			event: openaiEvent,
-			json:  openaiJSON,
+			request: openaiRequest,
+			event:   openaiEvent,
+			json:    openaiJSON,
 		}, nil
 	case Gemini:
 		return spec{
@@ -141,8 +149,11 @@ func specOf(v Vendor) (spec, error) {
 			credential: func(h http.Header, c Credential) {
 				h.Set("X-Goog-Api-Key", c.Value)
 			},
-			errorBody: func(status int, msg string) []byte {
+			errorBody: func(status int, code, msg string) []byte {
 				st := "FAILED_PRECONDITION"
+				if code == codeRequest {
+					st = "INVALID_ARGUMENT"
+				}
 				switch status {
 				case http.StatusForbidden:
 					st = "PERMISSION_DENIED"
@@ -151,8 +162,9 @@ func specOf(v Vendor) (spec, error) {
 				}
 				return mustJSON(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}})
 			},
-			event: geminiEvent,
-			json:  geminiJSON,
+			request: geminiRequest,
+			event:   geminiEvent,
+			json:    geminiJSON,
 		}, nil
 	}
 	return spec{}, fmt.Errorf("unknown model API %q (want anthropic, openai or gemini)", v)
@@ -170,6 +182,11 @@ func mustJSON(v any) []byte {
 type reading struct {
 	Tokens
 	model string
+	calls [len(ServerTools)]int // the server tools' uses, by ServerTool.index
+	// final: the answer's last word on its usage is read, and what it says is what it billed.
+	final bool
+	// worst: the answer ended without saying, and is counted as the worst its request could bill.
+	worst bool
 }
 
 // Anthropic: message_start carries the model and the prompt's usage, message_delta the output so far
@@ -179,6 +196,10 @@ type anthropicUsage struct {
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
 	OutputTokens             *int `json:"output_tokens"`
+	ServerToolUse            *struct {
+		WebSearchRequests int `json:"web_search_requests"`
+		WebFetchRequests  int `json:"web_fetch_requests"`
+	} `json:"server_tool_use"`
 }
 
 func (a anthropicUsage) apply(u *reading) {
@@ -195,6 +216,9 @@ func (a anthropicUsage) apply(u *reading) {
 	u.Input, u.CacheWrite, u.CacheRead = plain+write+read, write, read
 	if a.OutputTokens != nil {
 		u.Output = *a.OutputTokens
+	}
+	if st := a.ServerToolUse; st != nil {
+		u.calls[WebSearch.index()], u.calls[WebFetch.index()] = st.WebSearchRequests, st.WebFetchRequests
 	}
 }
 
@@ -216,6 +240,8 @@ func anthropicEvent(data []byte, u *reading) {
 		ev.Message.Usage.apply(u)
 	case "message_delta":
 		ev.Usage.apply(u)
+		// The message's last usage: its output, and its server tools' uses.
+		u.final = u.final || ev.Usage.OutputTokens != nil
 	}
 }
 
@@ -227,13 +253,18 @@ func anthropicJSON(body []byte, u *reading) {
 	if json.Unmarshal(body, &m) == nil {
 		u.model = m.Model
 		m.Usage.apply(u)
+		u.final = m.Usage.InputTokens != nil && m.Usage.OutputTokens != nil
 	}
 }
 
 // OpenAI Responses: the finished response (response.completed, or .incomplete or .failed) carries the
-// usage; input_tokens includes the cached ones, output_tokens the reasoning ones.
+// usage; input_tokens includes the cached ones, output_tokens the reasoning ones. Its output lists the
+// server tools' calls, one item each.
 type openaiResponse struct {
-	Model string `json:"model"`
+	Model  string `json:"model"`
+	Output []struct {
+		Type string `json:"type"`
+	} `json:"output"`
 	Usage *struct {
 		InputTokens        int `json:"input_tokens"`
 		InputTokensDetails struct {
@@ -249,8 +280,18 @@ func (r openaiResponse) apply(u *reading) {
 	}
 	if r.Usage != nil {
 		u.Input, u.CacheRead, u.Output = r.Usage.InputTokens, r.Usage.InputTokensDetails.CachedTokens, r.Usage.OutputTokens
+		u.calls = [len(ServerTools)]int{}
+		for _, item := range r.Output {
+			if t, ok := openaiCalls[item.Type]; ok {
+				u.calls[t.index()]++
+			}
+		}
+		u.final = true
 	}
 }
+
+// openaiCalls are the output items of the server tools' calls.
+var openaiCalls = map[string]ServerTool{"web_search_call": WebSearch, "file_search_call": FileSearch, "code_interpreter_call": CodeExecution, "mcp_call": MCP}
 
 func openaiEvent(data []byte, u *reading) {
 	var ev struct {
@@ -269,9 +310,19 @@ func openaiJSON(body []byte, u *reading) {
 }
 
 // Gemini: every chunk carries usageMetadata so far; promptTokenCount includes the cached tokens, and the
-// model's thoughts are billed as output.
+// model's thoughts are billed as output. The last chunk has a finishReason (or the prompt's blockReason);
+// an answer grounded in Google Search has groundingMetadata, with the queries it searched.
 type geminiChunk struct {
-	ModelVersion  string `json:"modelVersion"`
+	ModelVersion string `json:"modelVersion"`
+	Candidates   []struct {
+		FinishReason      string `json:"finishReason"`
+		GroundingMetadata *struct {
+			WebSearchQueries []string `json:"webSearchQueries"`
+		} `json:"groundingMetadata"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
 	UsageMetadata *struct {
 		PromptTokenCount        int `json:"promptTokenCount"`
 		CandidatesTokenCount    int `json:"candidatesTokenCount"`
@@ -290,6 +341,16 @@ func (c geminiChunk) apply(u *reading) {
 		u.CacheRead = m.CachedContentTokenCount
 		u.Output = m.CandidatesTokenCount + m.ThoughtsTokenCount
 	}
+	finished := c.PromptFeedback != nil && c.PromptFeedback.BlockReason != ""
+	for _, cand := range c.Candidates {
+		finished = finished || cand.FinishReason != ""
+		if g := cand.GroundingMetadata; g != nil {
+			// A grounded answer is billed at least once, whether or not it names its queries.
+			i := WebSearch.index()
+			u.calls[i] = max(u.calls[i], len(g.WebSearchQueries), 1)
+		}
+	}
+	u.final = u.final || finished && c.UsageMetadata != nil
 }
 
 func geminiEvent(data []byte, u *reading) {
@@ -312,5 +373,10 @@ func geminiJSON(body []byte, u *reading) {
 		}
 		return
 	}
-	geminiEvent(body, u)
+	var c geminiChunk
+	if json.Unmarshal(body, &c) == nil {
+		c.apply(u)
+		// A whole answer: its usage is its last.
+		u.final = c.UsageMetadata != nil
+	}
 }

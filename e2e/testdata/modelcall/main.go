@@ -3,6 +3,7 @@
 //
 //	modelcall message      one Anthropic Messages request, streamed, to $ANTHROPIC_BASE_URL with $ANTHROPIC_API_KEY
 //	modelcall get PATH     a GET of $RALPH_GATEWAY_URL PATH with $RALPH_GATEWAY_KEY
+//	modelcall post PATH BODY  a POST of the JSON BODY to $RALPH_GATEWAY_URL PATH with $RALPH_GATEWAY_KEY
 //
 // It prints the answer's status and body and exits 1 unless the status is 200, as a CLI shows an API error
 // and stops.
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: modelcall message | get PATH")
+		fmt.Fprintln(os.Stderr, "usage: modelcall message | get PATH | post PATH BODY")
 		os.Exit(2)
 	}
 	var req *http.Request
@@ -36,6 +37,16 @@ func main() {
 		req, err = http.NewRequest("GET", os.Getenv("RALPH_GATEWAY_URL")+os.Args[2], nil)
 		if err == nil {
 			req.Header.Set("Authorization", "Bearer "+os.Getenv("RALPH_GATEWAY_KEY"))
+		}
+	case "post":
+		if len(os.Args) < 4 {
+			err = fmt.Errorf("post needs a path and a body")
+			break
+		}
+		req, err = http.NewRequest("POST", os.Getenv("RALPH_GATEWAY_URL")+os.Args[2], strings.NewReader(os.Args[3]))
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+os.Getenv("RALPH_GATEWAY_KEY"))
+			req.Header.Set("Content-Type", "application/json")
 		}
 	default:
 		err = fmt.Errorf("unknown call %q", os.Args[1])
