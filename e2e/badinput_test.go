@@ -87,7 +87,7 @@ func TestPlanWithoutPhasesAndReviewWithoutVerdict(t *testing.T) {
 	if e.commentsStarting(n, "### ralph: plan failed (1 of 3)") != 1 || e.commentsStarting(n, "## Implementation Plan") != 0 {
 		t.Errorf("comments: %+v", e.srv.Comments(n))
 	}
-	if !strings.Contains(e.statusComment(n), "the plan has no `## Phase N: <title>` headings") {
+	if !strings.Contains(e.statusComment(n), "the plan has no `## Phase N: ＜title>` headings") { // quoted inert: no tag
 		t.Errorf("the status comment does not say what is missing")
 	}
 	if e.branchExists(branch) {
