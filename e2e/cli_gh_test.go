@@ -44,22 +44,37 @@ type cliEnv struct {
 // (GH_HOST=127.0.0.1:PORT): ralph's client must still send the token there.
 func newCLIEnv(t *testing.T, configYAML string) *cliEnv {
 	t.Helper()
-	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", TLS: true})
+	return newCLIEnvAs(t, runAs{}, configYAML)
+}
+
+// cliVars points gh ralph at srv, served over HTTPS, as an Enterprise host with a port.
+func cliVars(t *testing.T, srv *githubtest.Server) map[string]string {
+	t.Helper()
 	host := strings.TrimPrefix(srv.ServerURL, "https://")
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, srv.CACertPEM(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return newCLIEnvOn(t, srv, configYAML, map[string]string{
+	return map[string]string{
 		"GH_HOST": host, "GH_REPO": host + "/octo/demo", "GH_ENTERPRISE_TOKEN": "test-token", "SSL_CERT_FILE": ca,
-	})
+	}
 }
 
 func newCLIEnvOn(t *testing.T, srv *githubtest.Server, configYAML string, vars map[string]string) *cliEnv {
 	t.Helper()
-	e := &cliEnv{env: &env{t: t, srv: srv, home: t.TempDir(), control: controlDir(t)}}
+	return newCLIEnvOnAs(t, runAs{}, srv, configYAML, vars)
+}
+
+// newCLIEnvOnAs is newCLIEnvOn with ralph (and gh) run as as says.
+func newCLIEnvOnAs(t *testing.T, as runAs, srv *githubtest.Server, configYAML string, vars map[string]string) *cliEnv {
+	t.Helper()
+	e := &cliEnv{env: &env{t: t, srv: srv, control: controlDir(t)}}
+	e.setUser(as)
+	if ca := vars["SSL_CERT_FILE"]; ca != "" && e.cred != nil {
+		e.reach(ca)
+	}
 	e.srv.SetPermission(maintainer, "admin")
-	e.work = filepath.Join(t.TempDir(), "work")
+	e.work = filepath.Join(e.tempDir(), "work")
 	e.git("", "clone", "-q", e.srv.BareRepo, e.work)
 	e.git(e.work, "config", "user.name", "Mona Lisa")
 	e.git(e.work, "config", "user.email", "mona@example.com")
@@ -71,6 +86,7 @@ func newCLIEnvOn(t *testing.T, srv *githubtest.Server, configYAML string, vars m
 		if err := os.WriteFile(p, []byte(configYAML), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		e.own(e.work)
 		e.git(e.work, "add", "-A")
 		e.git(e.work, "commit", "-q", "-m", "add ralph config")
 		e.git(e.work, "push", "-q", "origin", "HEAD:main")
@@ -118,9 +134,12 @@ func (e *cliEnv) cli(name string, args ...string) result {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = e.work
 	cmd.Env = e.environ()
+	cmd.SysProcAttr = e.sysProcAttr()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	e.resetAgentUser()
 	err := cmd.Run()
+	e.checkAgentUser()
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exit = ee.ExitCode()

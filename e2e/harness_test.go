@@ -67,6 +67,10 @@ type env struct {
 	extra   map[string]string // more variables for every run
 	runs    atomic.Int64
 	seen    int // dispatches already run
+	// cred is the user ralph runs as (runAs); nil: the test process's. base holds what that user owns,
+	// tmp is its TMPDIR.
+	cred      *syscall.Credential
+	base, tmp string
 }
 
 // agentCommand runs the scripted agent. Its control directory reaches it through agent.env (agentEnvYAML):
@@ -111,9 +115,16 @@ func newEnv(t testing.TB, configYAML string) *env {
 // newEnvWith is newEnv on a test server made with opts.
 func newEnvWith(t testing.TB, configYAML string, opts githubtest.Options) *env {
 	t.Helper()
-	e := &env{t: t, srv: githubtest.New(t, opts), home: t.TempDir(), control: controlDir(t)}
+	return newEnvWithAs(t, runAs{}, configYAML, opts)
+}
+
+// newEnvWithAs is newEnvWith with ralph run as as says.
+func newEnvWithAs(t testing.TB, as runAs, configYAML string, opts githubtest.Options) *env {
+	t.Helper()
+	e := &env{t: t, srv: githubtest.New(t, opts), control: controlDir(t)}
+	e.setUser(as)
 	e.srv.SetPermission(maintainer, "admin")
-	seed := filepath.Join(t.TempDir(), "seed")
+	seed := filepath.Join(e.tempDir(), "seed")
 	e.git("", "clone", "-q", e.srv.BareRepo, seed)
 	if configYAML != "" {
 		cfgPath := filepath.Join(seed, ".github", "ralph.yml")
@@ -123,6 +134,7 @@ func newEnvWith(t testing.TB, configYAML string, opts githubtest.Options) *env {
 		if err := os.WriteFile(cfgPath, []byte(configYAML), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		e.own(seed)
 		e.git(seed, "add", "-A")
 		e.git(seed, "-c", "user.name=Mona", "-c", "user.email=mona@example.com", "commit", "-q", "-m", "add ralph config")
 		e.git(seed, "push", "-q", "origin", "HEAD:main")
@@ -131,15 +143,21 @@ func newEnvWith(t testing.TB, configYAML string, opts githubtest.Options) *env {
 }
 
 func (e *env) gitEnv() []string {
-	return append(os.Environ(), "HOME="+e.home, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	return append(append(os.Environ(), "HOME="+e.home, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0"), e.userEnv()...)
+}
+
+// gitCommand is the test's own git, run as ralph's user (which owns the origin and the checkouts).
+func (e *env) gitCommand(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = e.gitEnv()
+	cmd.SysProcAttr = e.sysProcAttr()
+	return cmd
 }
 
 func (e *env) git(dir string, args ...string) string {
 	e.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = e.gitEnv()
-	out, err := cmd.CombinedOutput()
+	out, err := e.gitCommand(dir, args...).CombinedOutput()
 	if err != nil {
 		e.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -206,7 +224,7 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	if attempt == 0 {
 		attempt = 1
 	}
-	dir := e.t.TempDir()
+	dir := e.tempDir()
 	work := filepath.Join(dir, "work")
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
 	// actions/checkout leaves the token in the checkout's config unless persist-credentials is false.
@@ -260,6 +278,9 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	if err := os.WriteFile(filepath.Join(e.control, "rundir"), []byte(dir), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	// In user mode ralph's user is the runner's too: it owns the run's directory and all in it.
+	e.own(dir)
+	e.resetAgentUser()
 	vars := map[string]string{
 		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath,
 		"GITHUB_REPOSITORY": "octo/demo", "GITHUB_REPOSITORY_OWNER": "octo", "GITHUB_WORKSPACE": work,
@@ -290,6 +311,7 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	for k, v := range vars {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)
 	}
+	p.cmd.SysProcAttr = e.sysProcAttr()
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	return p
 }
@@ -339,6 +361,7 @@ func (p *pending) wait() result {
 	if testing.Verbose() {
 		e.t.Logf("run %d (%s, run id %d): exit %d, outputs %v\n%s%s", p.n, p.event, p.runID, r.exit, r.outputs, r.stdout, r.stderr)
 	}
+	e.checkAgentUser()
 	// The one place the token may appear is the ::add-mask:: command that hides it in the log.
 	if strings.Contains(strings.Replace(r.stdout, "::add-mask::test-token", "", 1)+r.stderr, "test-token") {
 		e.t.Errorf("run %d printed the token:\n%s%s", p.n, r.stdout, r.stderr)
@@ -598,10 +621,7 @@ func (e *env) branch(name string) (subjects []string, files []string) {
 }
 
 func (e *env) branchExists(name string) bool {
-	cmd := exec.Command("git", "rev-parse", "--verify", "-q", "refs/heads/"+name)
-	cmd.Dir = e.srv.BareRepo
-	cmd.Env = e.gitEnv()
-	return cmd.Run() == nil
+	return e.gitCommand(e.srv.BareRepo, "rev-parse", "--verify", "-q", "refs/heads/"+name).Run() == nil
 }
 
 func matching(list []string, re string) []string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,7 +17,8 @@ import (
 
 // The agent is hostile: these tests give the scripted agent the script of a prompt-injected one (run as
 // extra_<command> after it did its job) and check, through the built binary run as the Action runs it,
-// that the attack gets nothing. Each names the promise of SECURITY.md it proves.
+// that the attack gets nothing. Each names the promise of SECURITY.md it proves. Those that do not need
+// root by nature run both as root and as a normal user (bothUsers).
 
 const branch1 = "ralph/1-add-a-greeting"
 
@@ -62,8 +62,11 @@ func (e *env) implementOnce() (int, result) {
 
 // SECURITY: the agent cannot read ralph's environment (/proc/<pid>/environ) or any other process's.
 func TestHostileReadsProcEnviron(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, ""))
+	bothUsers(t, func(t *testing.T, as runAs) { testHostileReadsProcEnviron(t, as) })
+}
+
+func testHostileReadsProcEnviron(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, ""))
 	e.setControl("extra_research", `
 for f in /proc/[0-9]*/environ /proc/[0-9]*/task/*/environ; do
   tr '\0' '\n' < "$f" 2>/dev/null
@@ -118,8 +121,11 @@ PY
 // SECURITY: nothing the agent started outlives its step (setsid, double fork), so nothing reads git's
 // command line or environment during the push, or changes the files after ralph checked them.
 func TestHostileLeavesProcesses(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	bothUsers(t, func(t *testing.T, as runAs) { testHostileLeavesProcesses(t, as) })
+}
+
+func testHostileLeavesProcesses(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
 	e.setControl("implement_extra", `
 ctl="$RALPH_TEST_CONTROL"
 ( setsid sh -c '
@@ -175,9 +181,12 @@ func running(pid int) bool {
 // SECURITY: ralph's git reads no config, attribute, hook or .git file of the agent's; the agent cannot
 // write ralph's HOME.
 func TestHostileGitConfig(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
-	evil := filepath.Join(t.TempDir(), "evil.git")
+	bothUsers(t, func(t *testing.T, as runAs) { testHostileGitConfig(t, as) })
+}
+
+func testHostileGitConfig(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
+	evil := filepath.Join(e.tempDir(), "evil.git")
 	e.git("", "init", "-q", "--bare", evil)
 	script := `
 ctl="$RALPH_TEST_CONTROL"
@@ -211,7 +220,9 @@ rm -rf .git && echo "gitdir: EVILREPO" > .git
 			t.Errorf("ralph's git honoured the agent's config: %s exists:\n%.300s", f, b)
 		}
 	}
-	if l := e.leak(); l != "" {
+	// As a normal user without Landlock the agent is ralph's user and may write its HOME: ralph's git reads
+	// no global config, which the checks above prove.
+	if l := e.leak(); l != "" && (!e.sameUser() || landlock(r.stderr)) {
 		t.Errorf("the agent wrote ralph's HOME: %s", l)
 	}
 	if refs := e.git(evil, "for-each-ref"); refs != "" {
@@ -226,8 +237,11 @@ rm -rf .git && echo "gitdir: EVILREPO" > .git
 // GITHUB_ENV or GITHUB_PATH, and no workflow command it prints takes effect (the log fences it with
 // ::stop-commands:: and a fresh token).
 func TestHostileRunnerChannels(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	bothUsers(t, func(t *testing.T, as runAs) { testHostileRunnerChannels(t, as) })
+}
+
+func testHostileRunnerChannels(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
 	e.setControl("implement_extra", `
 ctl="$RALPH_TEST_CONTROL"
 run=$(cat "$ctl/rundir")
@@ -244,12 +258,19 @@ printf '::error::pwned'
 	if r.exit != 0 {
 		t.Fatalf("implement: exit %d\n%s", r.exit, r.stdout)
 	}
-	if l := e.leak(); l != "" {
+	// As a normal user without Landlock, the file commands are the agent's user's to write (they are
+	// ralph's user's): only the environment it was given, and the log's fence, keep it out.
+	files := !e.sameUser() || landlock(r.stderr)
+	l := e.leak()
+	if !files {
+		l = regexp.MustCompile(`(?m)^wrote GITHUB_(ENV|PATH)\n`).ReplaceAllString(l, "")
+	}
+	if l != "" {
 		t.Errorf("the agent reached the runner's channels:\n%s", l)
 	}
 	run, _ := os.ReadFile(filepath.Join(e.control, "rundir"))
 	for _, f := range []string{"set_env", "add_path"} {
-		if b, _ := os.ReadFile(filepath.Join(string(run), "file_commands", f)); len(b) != 0 {
+		if b, _ := os.ReadFile(filepath.Join(string(run), "file_commands", f)); len(b) != 0 && files {
 			t.Errorf("%s holds %q", f, b)
 		}
 	}
@@ -353,7 +374,10 @@ echo tried >> "$ctl/tried"
 // SECURITY: a document is read as a regular file only, without blocking and with a size cap: a FIFO or
 // a symlink to /dev/zero fails the step at once, in bounded memory, and the lock is released.
 func TestHostileDocuments(t *testing.T) {
-	t.Parallel()
+	bothUsers(t, testHostileDocuments)
+}
+
+func testHostileDocuments(t *testing.T, as runAs) {
 	for name, script := range map[string]string{
 		"fifo":             `rm -f "$RALPH_ARTIFACT"; mkfifo "$RALPH_ARTIFACT"`,
 		"dev-zero":         `rm -f "$RALPH_ARTIFACT"; ln -s /dev/zero "$RALPH_ARTIFACT"`,
@@ -362,7 +386,7 @@ func TestHostileDocuments(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, baseConfig(t, ""))
+			e := newEnvAs(t, as, baseConfig(t, ""))
 			e.setControl("extra_research", script)
 			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 			start := time.Now()
@@ -397,7 +421,10 @@ func TestHostileDocuments(t *testing.T) {
 // agent made (even with a forged Ralph-Step trailer, even on the failure path), not a workflow renamed
 // away, not a chain of relative symlinks that ends outside the repository.
 func TestHostileCommits(t *testing.T) {
-	t.Parallel()
+	bothUsers(t, testHostileCommits)
+}
+
+func testHostileCommits(t *testing.T, as runAs) {
 	up := "mkdir -p a\nln -s .. a/up0\nln -s a/up0/.. l0\n"
 	for i := 1; i <= 15; i++ {
 		up += fmt.Sprintf("ln -s ../l%d a/up%d\nln -s a/up%d/.. l%d\n", i-1, i, i, i)
@@ -432,7 +459,7 @@ func TestHostileCommits(t *testing.T) {
 			} else {
 				cfg = baseConfig(t, cfg)
 			}
-			e := newEnv(t, cfg)
+			e := newEnvAs(t, as, cfg)
 			e.pushFile(".github/workflows/ci.yml", "on: push\n")
 			e.setControl("implement_extra", tc.script)
 			n, r := e.implementOnce()
@@ -455,7 +482,7 @@ func TestHostileCommits(t *testing.T) {
 // pushFile commits a file to main on the origin, as a maintainer would.
 func (e *env) pushFile(path, content string) {
 	e.t.Helper()
-	dir := filepath.Join(e.t.TempDir(), "seed")
+	dir := filepath.Join(e.tempDir(), "seed")
 	e.git("", "clone", "-q", e.srv.BareRepo, dir)
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755); err != nil {
 		e.t.Fatal(err)
@@ -463,6 +490,7 @@ func (e *env) pushFile(path, content string) {
 	if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	e.own(dir)
 	e.git(dir, "add", "-A")
 	e.git(dir, "-c", "user.name=Mona", "-c", "user.email=mona@example.com", "commit", "-q", "-m", "add "+path)
 	e.git(dir, "push", "-q", "origin", "HEAD:main")
@@ -472,8 +500,11 @@ func (e *env) pushFile(path, content string) {
 // (ralph is not dumpable), its processes do not outlive the step, its own commits are not pushed, and it
 // cannot write outside its copy, HOME and TMPDIR where the kernel has Landlock.
 func TestHostileThroughCLI(t *testing.T) {
-	t.Parallel()
-	e := newCLIEnv(t, agentConfig(t)+"research: false\nreview: skip\n")
+	bothUsers(t, func(t *testing.T, as runAs) { testHostileThroughCLI(t, as) })
+}
+
+func testHostileThroughCLI(t *testing.T, as runAs) {
+	e := newCLIEnvAs(t, as, agentConfig(t)+"research: false\nreview: skip\n")
 	outside := filepath.Join(e.home, "outside")
 	e.setControl("phases", "1")
 	e.setControl("implement_extra", `
@@ -518,12 +549,15 @@ func landlock(log string) bool { return strings.Contains(log, "landlock ABI") }
 // through ralph: a document or a change that holds its value is refused, and the failure comment shows the
 // agent's output with the value replaced by ***.
 func TestHostileLeaksItsKey(t *testing.T) {
-	t.Parallel()
+	bothUsers(t, testHostileLeaksItsKey)
+}
+
+func testHostileLeaksItsKey(t *testing.T, as runAs) {
 	const key = "sk-model-key-0123456789"
 	cfgFor := func(t *testing.T) string {
 		return "agent:\n  preset: command\n  command: " + agentCommand(t) + "\n  timeout: 2m\n" + agentEnvYAML + "    MODEL_KEY: \"\"\nverify:\n  - test -f README.md\n"
 	}
-	nothingPublic := func(e *env, n int) {
+	nothingPublic := func(t *testing.T, e *env, n int) {
 		t.Helper()
 		for _, c := range e.srv.Comments(n) {
 			if strings.Contains(c.Body, key) {
@@ -531,16 +565,14 @@ func TestHostileLeaksItsKey(t *testing.T) {
 			}
 		}
 		if e.branchExists(branch1) {
-			cmd := exec.Command("git", "grep", "-l", "-F", key, "refs/heads/"+branch1)
-			cmd.Dir, cmd.Env = e.srv.BareRepo, e.gitEnv()
-			if out, _ := cmd.Output(); len(out) != 0 {
+			if out, _ := e.gitCommand(e.srv.BareRepo, "grep", "-l", "-F", key, "refs/heads/"+branch1).Output(); len(out) != 0 {
 				t.Errorf("the branch holds the key: %s", out)
 			}
 		}
 	}
 	t.Run("document", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, cfgFor(t))
+		e := newEnvAs(t, as, cfgFor(t))
 		e.extra = map[string]string{"MODEL_KEY": key}
 		e.setControl("extra_research", `echo "my key: $MODEL_KEY" >> "$RALPH_ARTIFACT"; echo "printing $MODEL_KEY"`)
 		n := e.srv.CreateIssue("octocat", "Add a greeting", "")
@@ -548,22 +580,22 @@ func TestHostileLeaksItsKey(t *testing.T) {
 		if r.exit != 1 || !strings.Contains(e.statusComment(n), "holds the value of MODEL_KEY") {
 			t.Fatalf("research: exit %d, want a refusal naming MODEL_KEY\n%s", r.exit, r.stdout)
 		}
-		nothingPublic(e, n)
+		nothingPublic(t, e, n)
 	})
 	t.Run("change", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, cfgFor(t)+"research: false\nreview: skip\n")
+		e := newEnvAs(t, as, cfgFor(t)+"research: false\nreview: skip\n")
 		e.extra = map[string]string{"MODEL_KEY": key}
 		e.setControl("implement_extra", `echo "$MODEL_KEY" > config.txt`)
 		n, r := e.implementOnce()
 		if r.exit != 1 || !strings.Contains(e.statusComment(n), "`config.txt` (holds the value of MODEL_KEY)") {
 			t.Fatalf("implement: exit %d, want a refusal naming config.txt\n%s", r.exit, r.stdout)
 		}
-		nothingPublic(e, n)
+		nothingPublic(t, e, n)
 	})
 	t.Run("output", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, cfgFor(t))
+		e := newEnvAs(t, as, cfgFor(t))
 		e.extra = map[string]string{"MODEL_KEY": key}
 		e.setControl("extra_research", `echo "the key is $MODEL_KEY"; exit 3`)
 		n := e.srv.CreateIssue("octocat", "Add a greeting", "")
@@ -577,6 +609,6 @@ func TestHostileLeaksItsKey(t *testing.T) {
 		if !found {
 			t.Errorf("no failure comment with the agent's output, redacted")
 		}
-		nothingPublic(e, n)
+		nothingPublic(t, e, n)
 	})
 }

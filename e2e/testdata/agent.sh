@@ -3,12 +3,13 @@
 # It logs each invocation to $RALPH_TEST_CONTROL/invocations, keeps each prompt, and answers from
 # control files the test writes: verdict (review), self_verdict (self-review), decision (triage), and
 # sleep (seconds to work before answering: a slow agent). Its pid goes to agent.pid first, so that a test
-# can kill its process group.
+# can kill its process group, and its uid to agent.uid, so that the harness can check who it runs as.
 set -eu
 # Each run of ralph gives its agent a user of its own: files here must stay writable by the next one.
 umask 000
 ctl="$RALPH_TEST_CONTROL"
 echo $$ > "$ctl/agent.pid"
+id -u > "$ctl/agent.uid"
 echo "$RALPH_COMMAND $RALPH_ISSUE ${RALPH_PHASE:-} ${RALPH_PHASES:-}" >> "$ctl/invocations"
 count=$(wc -l < "$ctl/invocations" | tr -d ' ')
 cp "$RALPH_PROMPT_FILE" "$ctl/prompt-$count-$RALPH_COMMAND.md"
