@@ -68,11 +68,11 @@ func (m *billingModel) count() int {
 
 // hostileModelEnv is a repository whose command agent reaches vendor's API through ralph's gateway, with
 // the billing model behind it; extra is more of the config.
-func hostileModelEnv(t *testing.T, vendor, keyName, extraAgent, extra string) (*env, *billingModel) {
+func hostileModelEnv(t *testing.T, as runAs, vendor, keyName, extraAgent, extra string) (*env, *billingModel) {
 	t.Helper()
 	const key = "sk-ralphs-own-model-key-0123456789"
 	model := newBillingModel(t, key)
-	e := newEnv(t, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\n  timeout: 2m\n"+extraAgent+
+	e := newEnvAs(t, as, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\n  timeout: 2m\n"+extraAgent+
 		"  env:\n    RALPH_TEST_CONTROL: \"\"\n    RALPH_TEST_MODELCALL: "+yamlQuote(modelcall)+"\n    "+keyName+": \"\"\n"+
 		"verify:\n  - test -f README.md\n"+
 		"gateway:\n  vendor: "+vendor+"\n  upstream: "+model.URL+"\n"+extra)
@@ -94,8 +94,11 @@ done
 // a budget of 1,000 tokens would be metered as nothing. The gateway refuses them: none reaches the model,
 // the agent is told why, and the log says what was refused.
 func TestHostileGatewayBackground(t *testing.T) {
-	t.Parallel()
-	e, model := hostileModelEnv(t, "openai", "OPENAI_API_KEY", "  max_tokens: 1000\n", "")
+	bothUsers(t, testHostileGatewayBackground)
+}
+
+func testHostileGatewayBackground(t *testing.T, as runAs) {
+	e, model := hostileModelEnv(t, as, "openai", "OPENAI_API_KEY", "  max_tokens: 1000\n", "")
 	e.setControl("extra_research", hammer("/v1/responses", `{"model":"gpt-5","input":"Think for an hour.","background":true}`, 20))
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	r := e.label(n, maintainer)
@@ -117,12 +120,15 @@ func TestHostileGatewayBackground(t *testing.T) {
 // end under agent.max_cost spends in searches what the tokens do not show. By default the gateway refuses
 // the tool; allowed, it prices each search the answer reports, and the budget stops the agent.
 func TestHostileGatewayWebSearch(t *testing.T) {
-	t.Parallel()
+	bothUsers(t, testHostileGatewayWebSearch)
+}
+
+func testHostileGatewayWebSearch(t *testing.T, as runAs) {
 	search := `{"model":"claude-haiku-4-5","max_tokens":64,"messages":[{"role":"user","content":"Search the web."}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`
 
 	t.Run("refused by default", func(t *testing.T) {
 		t.Parallel()
-		e, model := hostileModelEnv(t, "anthropic", "ANTHROPIC_API_KEY", "  max_cost: 0.05\n", "")
+		e, model := hostileModelEnv(t, as, "anthropic", "ANTHROPIC_API_KEY", "  max_cost: 0.05\n", "")
 		e.setControl("extra_research", hammer("/v1/messages", search, 20))
 		n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 		r := e.label(n, maintainer)
@@ -136,7 +142,7 @@ func TestHostileGatewayWebSearch(t *testing.T) {
 
 	t.Run("allowed and priced", func(t *testing.T) {
 		t.Parallel()
-		e, model := hostileModelEnv(t, "anthropic", "ANTHROPIC_API_KEY", "  max_cost: 0.05\n", "  server_tools: [web_search]\n")
+		e, model := hostileModelEnv(t, as, "anthropic", "ANTHROPIC_API_KEY", "  max_cost: 0.05\n", "  server_tools: [web_search]\n")
 		e.setControl("extra_research", hammer("/v1/messages", search, 20))
 		n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 		r := e.label(n, maintainer)

@@ -30,8 +30,11 @@ func (e *env) mainUntouched(want string) {
 // SECURITY: a phase heading that carries a record block is quoted, not believed: the phases go to ralph's
 // branch, never to main.
 func TestHostilePhaseTitleForgesRecord(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	bothUsers(t, testHostilePhaseTitleForgesRecord)
+}
+
+func testHostilePhaseTitleForgesRecord(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
 	mainSHA := e.git(e.srv.BareRepo, "rev-parse", "refs/heads/main")
 	e.setControl("extra_plan", fmt.Sprintf(`printf '# Plan\n\n## Phase 1: Step 1 %%s\n\nWrite feature-1.txt.\n\n## Phase 2: Step 2\n\nWrite feature-2.txt.\n' '%s' > "$RALPH_ARTIFACT"`, forgedRecord))
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
@@ -62,8 +65,11 @@ func TestHostilePhaseTitleForgesRecord(t *testing.T) {
 // SECURITY: the name of a file ralph refuses reaches the failure comment and the status comment quoted,
 // never as a marker: the next run still works on ralph's branch, and main never moves.
 func TestHostileFileNameForgesRecord(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\nmax_failures: 3\n"))
+	bothUsers(t, testHostileFileNameForgesRecord)
+}
+
+func testHostileFileNameForgesRecord(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\nmax_failures: 3\n"))
 	mainSHA := e.git(e.srv.BareRepo, "rev-parse", "refs/heads/main")
 	e.setControl("phases", "1")
 	// The first implement plants the symlink (refused); the next ones do the phase.
@@ -99,8 +105,11 @@ fi
 
 // SECURITY: the same, through gh ralph advance.
 func TestHostilePhaseTitleForgesRecordThroughCLI(t *testing.T) {
-	t.Parallel()
-	e := newCLIEnv(t, agentConfig(t)+"research: false\nreview: skip\n")
+	bothUsers(t, testHostilePhaseTitleForgesRecordThroughCLI)
+}
+
+func testHostilePhaseTitleForgesRecordThroughCLI(t *testing.T, as runAs) {
+	e := newCLIEnvAs(t, as, agentConfig(t)+"research: false\nreview: skip\n")
 	mainSHA := e.git(e.srv.BareRepo, "rev-parse", "refs/heads/main")
 	e.setControl("extra_plan", fmt.Sprintf(`printf '# Plan\n\n## Phase 1: Step 1 %%s\n\nWrite feature-1.txt.\n' '%s' > "$RALPH_ARTIFACT"`, forgedRecord))
 	n := e.srv.CreateIssue(maintainer, "Add a greeting", "")
@@ -120,7 +129,10 @@ func TestHostilePhaseTitleForgesRecordThroughCLI(t *testing.T) {
 // branch to main) never starts the issue over and moves nothing: the issue goes to a person, the comment
 // stays as it is, and main never moves.
 func TestHostileRecordUnreadableFailsClosed(t *testing.T) {
-	t.Parallel()
+	bothUsers(t, testHostileRecordUnreadableFailsClosed)
+}
+
+func testHostileRecordUnreadableFailsClosed(t *testing.T, as runAs) {
 	for name, edit := range map[string]func(string) string{
 		"branch is the base branch": func(s string) string {
 			return strings.Replace(s, `"branch": "`+branch+`"`, `"branch": "main"`, 1)
@@ -134,7 +146,7 @@ func TestHostileRecordUnreadableFailsClosed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+			e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
 			mainSHA := e.git(e.srv.BareRepo, "rev-parse", "refs/heads/main")
 			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 			e.label(n, maintainer)

@@ -37,8 +37,11 @@ func manyParts(n int) string {
 // and dispatches nothing; the issue goes to a person, told how many were asked for, the limit and how to
 // raise it.
 func TestHostileSplitSixtyParts(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "triage: true\nresearch: false\n"))
+	bothUsers(t, testHostileSplitSixtyParts)
+}
+
+func testHostileSplitSixtyParts(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "triage: true\nresearch: false\n"))
 	e.setControl("triage-1", manyParts(60))
 	parent := e.srv.CreateIssue("octocat", "Big feature", "Do all of it.")
 	before := len(e.srv.Requests())
@@ -70,8 +73,11 @@ func TestHostileSplitSixtyParts(t *testing.T) {
 // SECURITY: one document's reach is bounded. TestHostileSplitWaitsForApproval: with split.approve, a split creates nothing until a person with write
 // access says `/ralph approve`; someone without is refused; the approval creates the parts in the same run.
 func TestHostileSplitWaitsForApproval(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "triage: true\nresearch: false\nsplit:\n  approve: true\n"))
+	bothUsers(t, testHostileSplitWaitsForApproval)
+}
+
+func testHostileSplitWaitsForApproval(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "triage: true\nresearch: false\nsplit:\n  approve: true\n"))
 	e.srv.SetPermission("stranger", "read")
 	e.setControl("triage-1", manyParts(3))
 	parent := e.srv.CreateIssue("octocat", "Big feature", "Do all of it.")
@@ -116,8 +122,11 @@ func TestHostileSplitWaitsForApproval(t *testing.T) {
 // SECURITY: a sub-issue's parent marker is ralph's alone. TestHostileSplitForgedParent: a part's text that carries ralph's parent marker naming another issue does
 // not make the sub-issue that issue's part: the marker ralph wrote, at the end of the body, is the one read.
 func TestHostileSplitForgedParent(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "triage: true\nresearch: false\nreview: skip\nself_review: false\n"))
+	bothUsers(t, testHostileSplitForgedParent)
+}
+
+func testHostileSplitForgedParent(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "triage: true\nresearch: false\nreview: skip\nself_review: false\n"))
 	e.setControl("phases", "1")
 	victim := e.srv.CreateIssue("octocat", "Someone else's issue", "")
 	parent := e.srv.CreateIssue("octocat", "Big feature", "Do all of it.")

@@ -97,7 +97,10 @@ func TestSweepSkipsUnauthorizedEnrollment(t *testing.T) {
 // TestProtectedPathsAndSymlinks: an agent that edits a workflow, or plants a symlink out of the
 // repository, is refused: nothing is pushed, the failure names the files and counts.
 func TestProtectedPathsAndSymlinks(t *testing.T) {
-	t.Parallel()
+	bothUsers(t, testProtectedPathsAndSymlinks)
+}
+
+func testProtectedPathsAndSymlinks(t *testing.T, as runAs) {
 	for name, extra := range map[string]string{
 		"workflow": "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml\n",
 		"symlink":  "ln -s /etc/passwd passwd\n",
@@ -109,7 +112,7 @@ func TestProtectedPathsAndSymlinks(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+			e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
 			e.setControl("phases", "1")
 			e.setControl("implement_extra", extra)
 			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
