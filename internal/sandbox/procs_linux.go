@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -94,91 +95,200 @@ func readProcs(withUIDs bool) ([]proc, error) {
 	return procs, nil
 }
 
-// target is what a sweep kills: the descendants of root (when not 0), and every process with uid as its
-// real, effective or saved uid (when not -1). Never the sweeping process itself.
-type target struct {
-	root int
-	uid  int
+// quietPasses is how many passes in a row must find nothing of the agent before it is taken to be gone:
+// one pass may read /proc while a process is being re-parented.
+const quietPasses = 3
+
+// killUID kills every process of uid, the agent's, and returns once none is left, not even a zombie:
+// reap, called after every pass, waits for the ones that are this process's children. It kills from a
+// thread of this process (root) that is not the main thread, whose credentials are the process's to
+// kill(2) and in /proc; see killAs.
+func killUID(uid, reaper int, reap func(), limit time.Duration) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread: another thread does it, while this one, held here, cannot run its
+			// goroutine.
+			errc <- killUID(uid, reaper, reap, limit)
+			runtime.UnlockOSThread()
+			return
+		}
+		// Never unlocked: should killAs fail to make it root again, the thread ends with this goroutine.
+		errc <- killAs(uid, reaper, reap, limit)
+	}()
+	return <-errc
 }
 
-func (t target) pick(procs []proc, self int) []proc {
-	var picked []proc
-	in := map[int]bool{}
-	add := func(p proc) {
-		if p.pid != self && !in[p.pid] {
-			in[p.pid] = true
-			picked = append(picked, p)
-		}
+// killAs kills every process of uid from the calling thread, which must be locked to its goroutine and
+// root: it takes uid as its effective uid and reaper as its real uid, and calls kill(-1, SIGKILL) until
+// quietPasses looks at /proc in a row find no process of uid but zombies it cannot reap, and then makes
+// the thread root again. kill(-1) sends the signal to every process the caller may signal but its own,
+// all at once: no fork slips between, as a fork whose parent has SIGKILL pending fails. The effective uid
+// makes every process of uid one the thread may signal; the real uid, one that no process has, makes the
+// thread one that no process of uid may signal (tgkill) or trace, and the saved uid 0 lets it become root
+// again. The look at /proc is needed because kill(-1) succeeds whenever another process exists, even one
+// it may not signal. It returns an error when processes of uid are still running after limit.
+func killAs(uid, reaper int, reap func(), limit time.Duration) (err error) {
+	if uid <= 0 || reaper <= 0 || uid == reaper {
+		return fmt.Errorf("kill the processes of uid %d as uid %d: not allowed", uid, reaper)
 	}
-	if t.root != 0 {
-		children := map[int][]proc{}
-		for _, p := range procs {
-			children[p.ppid] = append(children[p.ppid], p)
-		}
-		queue := []int{t.root}
-		for len(queue) > 0 {
-			pid := queue[0]
-			queue = queue[1:]
-			for _, c := range children[pid] {
-				if !in[c.pid] {
-					add(c)
-					queue = append(queue, c.pid)
-				}
-			}
-		}
+	// setresuid(2) itself changes only this thread: Go's Setresuid would change them all.
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(reaper), uintptr(uid), 0); e != 0 {
+		return fmt.Errorf("kill the processes of uid %d: setresuid: %w", uid, e)
 	}
-	if t.uid >= 0 {
-		for _, p := range procs {
-			if p.uids[0] == t.uid || p.uids[1] == t.uid || p.uids[2] == t.uid {
-				add(p)
-			}
+	defer func() {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, 0, 0, 0); e != 0 && err == nil {
+			err = fmt.Errorf("become root again after killing the processes of uid %d: %w", uid, e)
 		}
-	}
-	return picked
-}
-
-// sweep kills what t picks until a look at /proc finds none of it running, and reaps those that are this
-// process's children: the ones it killed with a blocking wait, zombies with WNOHANG. It waits on those pids
-// only, never on any child (-1), whose status belongs to whoever started it. Processes that keep appearing
-// for longer than limit are an error.
-func sweep(t target, limit time.Duration) (killed int, err error) {
-	self := os.Getpid()
-	done := map[[2]uint64]bool{}
+	}()
 	deadline := time.Now().Add(limit)
-	pause := time.Millisecond
-	for {
-		procs, err := readProcs(t.uid >= 0)
+	pause := 100 * time.Microsecond
+	for quiet := 0; quiet < quietPasses; {
+		if err := unix.Kill(-1, unix.SIGKILL); err != nil {
+			return fmt.Errorf("kill the processes of uid %d: %w", uid, err)
+		}
+		reap()
+		live, err := liveOf(uid)
 		if err != nil {
-			return len(done), err
+			return fmt.Errorf("kill the processes of uid %d: %w", uid, err)
 		}
-		running := 0
-		for _, p := range t.pick(procs, self) {
-			if p.dead() {
-				if p.ppid == self {
-					var ws unix.WaitStatus
-					_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
-				}
-				continue
-			}
-			running++
-			if kill(p) != nil {
-				continue
-			}
-			done[[2]uint64{uint64(p.pid), p.start}] = true
-			if p.ppid == self {
-				// SIGKILL always ends it; its pid is free once it is waited for.
-				var ws unix.WaitStatus
-				_, _ = unix.Wait4(p.pid, &ws, 0, nil)
-			}
+		if live == 0 {
+			quiet++
+			continue
 		}
-		if running == 0 {
-			return len(done), nil
-		}
+		quiet = 0
 		if time.Now().After(deadline) {
-			return len(done), fmt.Errorf("%d processes of the agent still running after %s of killing them", running, limit)
+			return fmt.Errorf("%d processes of uid %d still running after %s of killing them", live, uid, limit)
 		}
+		// Killed processes take a moment to exit.
 		time.Sleep(pause)
-		pause = min(2*pause, 50*time.Millisecond)
+		pause = min(2*pause, 10*time.Millisecond)
+	}
+	return nil
+}
+
+// liveOf is how many processes of uid (real, effective or saved) there are but zombies that are not this
+// process's children: those are not running, and their parent's to wait for. This process's own zombie
+// children count, for its reap to wait for. This process itself does not count, whose thread may be
+// killing them.
+func liveOf(uid int) (int, error) {
+	procs, err := readProcs(true)
+	if err != nil {
+		return 0, err
+	}
+	self, n := os.Getpid(), 0
+	for _, p := range procs {
+		if p.pid != self && (p.uids[0] == uid || p.uids[1] == uid || p.uids[2] == uid) && (!p.dead() || p.ppid == self) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// killTree kills every process descended from this one, which must be a child subreaper (an orphan of
+// its descendants, a double fork or a setsid, comes back to it as its child), and returns once none is
+// left: reap, called after every pass, waits for the zombies among its children. Each pass reads the
+// tree through the children lists, which is quick enough to find a process that forks and exits, again
+// and again, before its next hop: when it forks after its SIGKILL, the fork fails; when before, its
+// child comes back here and the next pass finds it. It returns an error when descendants keep appearing
+// for longer than limit.
+func killTree(reap func(), limit time.Duration) (killed int, err error) {
+	self := os.Getpid()
+	deadline := time.Now().Add(limit)
+	pause := 50 * time.Microsecond
+	for quiet := 0; quiet < quietPasses; {
+		reap()
+		live := descendants(self)
+		for _, p := range live {
+			if kill(p) == nil {
+				killed++
+			}
+		}
+		if len(live) == 0 {
+			quiet++
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		quiet = 0
+		if time.Now().After(deadline) {
+			return killed, fmt.Errorf("%d processes of the agent still running after %s of killing them", len(live), limit)
+		}
+		// Give the kernel a moment to finish the kills, less when there is more to do.
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Millisecond)
+	}
+	return killed, nil
+}
+
+// descendants is the live processes descended from root, as the children lists of its threads and theirs
+// show them (zombies left out). A process that ends while it is read is left out.
+func descendants(root int) []proc {
+	var live []proc
+	seen := map[int]bool{root: true}
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children(pid) {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			p, err := readProc(c, false)
+			if err != nil || p.dead() {
+				continue
+			}
+			live = append(live, p)
+			queue = append(queue, c)
+		}
+	}
+	return live
+}
+
+// children is the pids of pid's children, zombies included, from /proc/<pid>/task/*/children: an orphan
+// is given to one of its new parent's threads.
+func children(pid int) []int {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var pids []int
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, c)
+			}
+		}
+	}
+	return pids
+}
+
+// reapAll waits for every child of this process that has ended. Only a process whose children are all
+// the agent's (the supervisor, once the command's own wait returned) may call it: it takes their exit
+// statuses from whoever else would wait for them.
+func reapAll() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// reapChildren waits for the children of this process that are zombies and that of picks, by their pid
+// only, never any child (-1): ralph's other children are its own to wait for.
+func reapChildren(of func(proc) bool) {
+	self := os.Getpid()
+	for _, c := range children(self) {
+		p, err := readProc(c, true)
+		if err != nil || !p.dead() || p.ppid != self || !of(p) {
+			continue
+		}
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
 	}
 }
 
