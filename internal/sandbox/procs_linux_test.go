@@ -120,7 +120,7 @@ func checkGone(t *testing.T, name, marker string) {
 		t.Errorf("the hopper's processes %v still run after the step", live)
 	}
 	if len(zombies) > 0 {
-		p, _ := readProc(zombies[0], false)
+		p, _ := readProc(zombies[0])
 		t.Errorf("the hopper left %d zombies (the first, %d, is %d's)", len(zombies), zombies[0], p.ppid)
 	}
 	b, _ := os.ReadFile(filepath.Join(marker, "trail"))
@@ -220,14 +220,7 @@ exec sleep 2
 		case <-done:
 			waiting = false
 		case <-time.After(20 * time.Millisecond):
-			procs, _ := readProcs(true)
-			n := 0
-			for _, p := range procs {
-				if p.uids[0] == uid {
-					n++
-				}
-			}
-			most = max(most, n)
+			most = max(most, len(ofUID(uid)))
 		}
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
@@ -239,10 +232,21 @@ exec sleep 2
 	if most < limit/2 {
 		t.Errorf("the agent's uid had at most %d processes: the bomb did not go off", most)
 	}
-	procs, _ := readProcs(true)
-	for _, p := range procs {
-		if p.uids[0] == uid {
-			t.Errorf("process %d of the agent's uid is left, state %c", p.pid, p.state)
+	for _, p := range ofUID(uid) {
+		t.Errorf("process %d of the agent's uid is left, state %c", p.pid, p.state)
+	}
+}
+
+// ofUID is the processes whose real uid is uid, zombies included.
+func ofUID(uid int) []proc {
+	entries, _ := os.ReadDir("/proc")
+	var procs []proc
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			if p, err := readStatus(pid); err == nil && p.uids[0] == uid {
+				procs = append(procs, p)
+			}
 		}
 	}
+	return procs
 }

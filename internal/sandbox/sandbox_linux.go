@@ -50,8 +50,7 @@ func (b *Boundary) Reap() (killed int, err error) {
 	switch {
 	case b.separate:
 		ours := func(p proc) bool { return p.uids[0] == b.uid || p.uids[1] == b.uid || p.uids[2] == b.uid }
-		killed, _ = liveOf(b.uid)
-		return killed, killUID(b.uid, b.reaper, func() { reapChildren(ours) }, reapTimeout)
+		return killUID(b.uid, b.reaper, func() { reapChildren(ours) }, reapTimeout)
 	case b.reapDescendants:
 		return killTree(func() { reapChildren(func(proc) bool { return true }) }, reapTimeout)
 	}

@@ -140,7 +140,7 @@ func zombieChildren() int {
 		b, _ := os.ReadFile(task)
 		for _, f := range strings.Fields(string(b)) {
 			if pid, err := strconv.Atoi(f); err == nil {
-				if p, err := readProc(pid, false); err == nil && p.dead() {
+				if p, err := readProc(pid); err == nil && p.dead() {
 					n++
 				}
 			}
@@ -247,7 +247,7 @@ func running(marker string) []int {
 		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
 			continue
 		}
-		if p, err := readProc(pid, false); err == nil && !p.dead() {
+		if p, err := readProc(pid); err == nil && !p.dead() {
 			pids = append(pids, pid)
 		}
 	}

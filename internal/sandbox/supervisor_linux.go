@@ -88,7 +88,7 @@ func SupervisorMain(args []string) int {
 		// From this thread, which started the command: Landlock's domain is a thread's, and one that
 		// scopes signals lets a thread signal only its own domain and those nested in it.
 		reaper, _ := reaperUID(s.uid)
-		if err := killAs(s.uid, reaper, reapAll, reapTimeout); err != nil {
+		if _, err := killAs(s.uid, reaper, reapAll, reapTimeout); err != nil {
 			return fail(ExitCleanup, "%v", err)
 		}
 	}
