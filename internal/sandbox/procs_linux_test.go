@@ -250,3 +250,46 @@ func ofUID(uid int) []proc {
 	}
 	return procs
 }
+
+// The agent turns on whatever kills it: a loop that kills every process it may signal (kill -1) and every
+// thread of every process on the machine, one by one (a thread's own credentials decide who may signal
+// it). The thread that kills the agent's uid, in the supervisor and in ralph, is none of them: the
+// supervisor reports the agent's end and nothing of the uid is left.
+func TestAgentCannotStopItsKiller(t *testing.T) {
+	t.Parallel()
+	// The attacker kills the agent's script too, and it spares only itself.
+	script := `
+setsid sh -c ': > "$D/ready"; while :; do kill -9 -1; for t in /proc/[0-9]*/task/*; do [ "${t##*/}" = $$ ] || kill -9 "${t##*/}"; done; done 2>/dev/null' </dev/null >/dev/null 2>&1 &
+while [ ! -e "$D/ready" ]; do sleep 0.01; done
+sleep 0.3
+`
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("supervisor killed %v", killed), func(t *testing.T) {
+			t.Parallel()
+			uid := agentUID(t, true)
+			d := openDir(t, uid)
+			killMarked(t, d)
+			env := []string{"PATH=/usr/bin:/bin", "D=" + d}
+			if !killed {
+				b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+				// The agent's own kill -1 may end its script first: SIGKILL, 128+9.
+				if out, code := run(t, b, d, script, env[1:]...); code != 0 && code != 137 {
+					t.Errorf("exit code %d, want the agent's (0, or 137 when it killed itself); output:\n%s", code, out)
+				}
+			} else {
+				cmd := exec.Command(helper)
+				cmd.Env = append(env, helperEnv+"=reap", launcherEnv+"="+launcher, "AGENT_UID="+strconv.Itoa(uid), "SCRIPT="+script+"exec sleep 300\n")
+				cmd.WaitDelay = 2 * time.Second
+				if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "zombies=0\n") {
+					t.Errorf("helper: %v, said %q; want it alive, with no zombie left", err, out)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(d, "ready")); err != nil {
+				t.Fatal("the attack never started")
+			}
+			if left := ofUID(uid); len(left) > 0 {
+				t.Errorf("%d processes of the agent's uid are left", len(left))
+			}
+		})
+	}
+}
