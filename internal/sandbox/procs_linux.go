@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -16,14 +17,14 @@ import (
 type proc struct {
 	pid, ppid int
 	state     byte
-	start     uint64 // start time since boot: with pid, it names one process even after the pid is reused
-	uids      [3]int // real, effective, saved
+	start     uint64 // start time since boot (readProc): with pid, it names one process even after the pid is reused
+	uids      [3]int // real, effective, saved (readStatus)
 }
 
 func (p proc) dead() bool { return p.state == 'Z' || p.state == 'X' }
 
-// readProc reads one process; withUIDs also reads its uids, which costs a second file.
-func readProc(pid int, withUIDs bool) (proc, error) {
+// readProc reads one process's state, parent and start time from its stat file.
+func readProc(pid int) (proc, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return proc{}, err
@@ -44,141 +45,266 @@ func readProc(pid int, withUIDs bool) (proc, error) {
 	if p.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
 		return proc{}, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
 	}
-	if !withUIDs {
-		return p, nil
-	}
-	s, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	return p, nil
+}
+
+// readStatus reads one process's state, parent and uids from its status file (not its start time).
+func readStatus(pid int) (proc, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return proc{}, err
 	}
-	for _, line := range strings.Split(string(s), "\n") {
-		rest, ok := strings.CutPrefix(line, "Uid:")
-		if !ok {
-			continue
-		}
-		u := strings.Fields(rest)
-		if len(u) < 3 {
-			return proc{}, fmt.Errorf("/proc/%d/status: Uid: %q", pid, rest)
-		}
-		for k := range 3 {
-			if p.uids[k], err = strconv.Atoi(u[k]); err != nil {
-				return proc{}, fmt.Errorf("/proc/%d/status: Uid: %w", pid, err)
+	p, seen := proc{pid: pid}, 0
+	for _, line := range strings.Split(string(b), "\n") {
+		key, value, _ := strings.Cut(line, ":")
+		f := strings.Fields(value)
+		switch {
+		case key == "State" && len(f) > 0:
+			p.state, seen = f[0][0], seen+1
+		case key == "PPid" && len(f) > 0:
+			if p.ppid, err = strconv.Atoi(f[0]); err != nil {
+				return proc{}, fmt.Errorf("/proc/%d/status: PPid: %w", pid, err)
 			}
+			seen++
+		case key == "Uid" && len(f) >= 3:
+			for k := range 3 {
+				if p.uids[k], err = strconv.Atoi(f[k]); err != nil {
+					return proc{}, fmt.Errorf("/proc/%d/status: Uid: %w", pid, err)
+				}
+			}
+			seen++
 		}
-		return p, nil
+		if seen == 3 {
+			return p, nil
+		}
 	}
-	return proc{}, fmt.Errorf("/proc/%d/status: no Uid line", pid)
+	return proc{}, fmt.Errorf("/proc/%d/status: no State, PPid and Uid lines", pid)
 }
 
-// readProcs reads every process; the ones that end while it reads are left out.
-func readProcs(withUIDs bool) ([]proc, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
+// quietPasses is how many passes in a row must find nothing of the agent's tree before it is taken to be
+// gone: one pass may read a children list while a process is being re-parented. uidQuietPasses is the
+// same for a uid, whose processes are all killed at once by each pass, and only have to be seen gone.
+const (
+	quietPasses    = 3
+	uidQuietPasses = 2
+)
+
+// killUID kills every process of uid, the agent's, and returns once none is left, not even a zombie
+// (reap, called after every pass, waits for the ones that are this process's children), with how many it
+// found running. It kills from a thread of this process (root) that is not the main thread, whose
+// credentials are the process's to kill(2) and in /proc; see killAs.
+func killUID(uid, reaper int, reap func(), limit time.Duration) (found int, err error) {
+	type result struct {
+		found int
+		err   error
 	}
-	var procs []proc
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread: another thread does it, while this one, held here, cannot run its
+			// goroutine.
+			found, err := killUID(uid, reaper, reap, limit)
+			runtime.UnlockOSThread()
+			done <- result{found, err}
+			return
+		}
+		// Never unlocked: should killAs fail to make it root again, the thread ends with this goroutine.
+		found, err := killAs(uid, reaper, reap, limit)
+		done <- result{found, err}
+	}()
+	r := <-done
+	return r.found, r.err
+}
+
+// killAs kills every process of uid from the calling thread, which must be locked to its goroutine and
+// root, and returns how many it found running. It takes uid as its effective uid and reaper as its real
+// uid, and calls kill(-1, SIGKILL) until uidQuietPasses looks at /proc in a row find no process of uid but
+// zombies it cannot reap, and then makes the thread root again. kill(-1) sends the signal to every process
+// the caller may signal but its own, all at once: no fork slips between, as a fork whose parent has
+// SIGKILL pending fails, and only root makes a process of uid otherwise. The effective uid makes every
+// process of uid one the thread may signal; the real uid, one that no process has, makes the thread one
+// that no process of uid may signal (tgkill) or trace, and the saved uid 0 lets it become root again.
+// The looks at /proc are needed because kill(-1) succeeds whenever another process exists, even one it
+// may not signal. It returns an error when processes of uid are still there after limit.
+func killAs(uid, reaper int, reap func(), limit time.Duration) (found int, err error) {
+	if uid <= 0 || reaper <= 0 || uid == reaper {
+		return 0, fmt.Errorf("kill the processes of uid %d as uid %d: not allowed", uid, reaper)
+	}
+	// setresuid(2) itself changes only this thread: Go's Setresuid would change them all.
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(reaper), uintptr(uid), 0); e != 0 {
+		return 0, fmt.Errorf("kill the processes of uid %d: setresuid: %w", uid, e)
+	}
+	defer func() {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, 0, 0, 0); e != 0 && err == nil {
+			err = fmt.Errorf("become root again after killing the processes of uid %d: %w", uid, e)
+		}
+	}()
+	deadline := time.Now().Add(limit)
+	pause := 100 * time.Microsecond
+	for pass, quiet := 0, 0; ; pass++ {
+		left, err := liveOf(uid)
 		if err != nil {
+			return found, fmt.Errorf("kill the processes of uid %d: %w", uid, err)
+		}
+		if pass == 0 {
+			found = left
+		}
+		if left == 0 {
+			if quiet++; quiet == uidQuietPasses {
+				return found, nil
+			}
+		} else {
+			quiet = 0
+		}
+		if err := unix.Kill(-1, unix.SIGKILL); err != nil {
+			return found, fmt.Errorf("kill the processes of uid %d: %w", uid, err)
+		}
+		reap()
+		if left == 0 {
 			continue
 		}
-		p, err := readProc(pid, withUIDs)
+		if time.Now().After(deadline) {
+			return found, fmt.Errorf("%d processes of uid %d still there after %s of killing them", left, uid, limit)
+		}
+		// Killed processes take a moment to exit.
+		time.Sleep(pause)
+		pause = min(2*pause, 10*time.Millisecond)
+	}
+}
+
+// liveOf is how many processes of uid (real, effective or saved) there are but zombies that are not this
+// process's children: those are not running, and their parent's to wait for. This process's own zombie
+// children count, for its reap to wait for. This process itself does not count, whose thread may be
+// killing them. A process that ends while it is read is left out.
+func liveOf(uid int) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("list processes: %w", err)
+	}
+	self, n := os.Getpid(), 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		p, err := readStatus(pid)
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		procs = append(procs, p)
+		if (p.uids[0] == uid || p.uids[1] == uid || p.uids[2] == uid) && (!p.dead() || p.ppid == self) {
+			n++
+		}
 	}
-	return procs, nil
+	return n, nil
 }
 
-// target is what a sweep kills: the descendants of root (when not 0), and every process with uid as its
-// real, effective or saved uid (when not -1). Never the sweeping process itself.
-type target struct {
-	root int
-	uid  int
-}
-
-func (t target) pick(procs []proc, self int) []proc {
-	var picked []proc
-	in := map[int]bool{}
-	add := func(p proc) {
-		if p.pid != self && !in[p.pid] {
-			in[p.pid] = true
-			picked = append(picked, p)
-		}
-	}
-	if t.root != 0 {
-		children := map[int][]proc{}
-		for _, p := range procs {
-			children[p.ppid] = append(children[p.ppid], p)
-		}
-		queue := []int{t.root}
-		for len(queue) > 0 {
-			pid := queue[0]
-			queue = queue[1:]
-			for _, c := range children[pid] {
-				if !in[c.pid] {
-					add(c)
-					queue = append(queue, c.pid)
-				}
-			}
-		}
-	}
-	if t.uid >= 0 {
-		for _, p := range procs {
-			if p.uids[0] == t.uid || p.uids[1] == t.uid || p.uids[2] == t.uid {
-				add(p)
-			}
-		}
-	}
-	return picked
-}
-
-// sweep kills what t picks until a look at /proc finds none of it running, and reaps those that are this
-// process's children: the ones it killed with a blocking wait, zombies with WNOHANG. It waits on those pids
-// only, never on any child (-1), whose status belongs to whoever started it. Processes that keep appearing
-// for longer than limit are an error.
-func sweep(t target, limit time.Duration) (killed int, err error) {
+// killTree kills every process descended from this one, which must be a child subreaper (an orphan of
+// its descendants, a double fork or a setsid, comes back to it as its child), and returns once none is
+// left: reap, called after every pass, waits for the zombies among its children. Each pass reads the
+// tree through the children lists, which is quick enough to find a process that forks and exits, again
+// and again, before its next hop: when it forks after its SIGKILL, the fork fails; when before, its
+// child comes back here and the next pass finds it. It returns an error when descendants keep appearing
+// for longer than limit.
+func killTree(reap func(), limit time.Duration) (killed int, err error) {
 	self := os.Getpid()
-	done := map[[2]uint64]bool{}
 	deadline := time.Now().Add(limit)
-	pause := time.Millisecond
-	for {
-		procs, err := readProcs(t.uid >= 0)
-		if err != nil {
-			return len(done), err
-		}
-		running := 0
-		for _, p := range t.pick(procs, self) {
-			if p.dead() {
-				if p.ppid == self {
-					var ws unix.WaitStatus
-					_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
-				}
-				continue
-			}
-			running++
-			if kill(p) != nil {
-				continue
-			}
-			done[[2]uint64{uint64(p.pid), p.start}] = true
-			if p.ppid == self {
-				// SIGKILL always ends it; its pid is free once it is waited for.
-				var ws unix.WaitStatus
-				_, _ = unix.Wait4(p.pid, &ws, 0, nil)
+	pause := 50 * time.Microsecond
+	for quiet := 0; quiet < quietPasses; {
+		reap()
+		live := descendants(self)
+		for _, p := range live {
+			if kill(p) == nil {
+				killed++
 			}
 		}
-		if running == 0 {
-			return len(done), nil
+		if len(live) == 0 {
+			quiet++
+			time.Sleep(100 * time.Microsecond)
+			continue
 		}
+		quiet = 0
 		if time.Now().After(deadline) {
-			return len(done), fmt.Errorf("%d processes of the agent still running after %s of killing them", running, limit)
+			return killed, fmt.Errorf("%d processes of the agent still running after %s of killing them", len(live), limit)
 		}
+		// Give the kernel a moment to finish the kills, less when there is more to do.
 		time.Sleep(pause)
-		pause = min(2*pause, 50*time.Millisecond)
+		pause = min(2*pause, 5*time.Millisecond)
+	}
+	return killed, nil
+}
+
+// descendants is the live processes descended from root, as the children lists of its threads and theirs
+// show them (zombies left out). A process that ends while it is read is left out.
+func descendants(root int) []proc {
+	var live []proc
+	seen := map[int]bool{root: true}
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children(pid) {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			p, err := readProc(c)
+			if err != nil || p.dead() {
+				continue
+			}
+			live = append(live, p)
+			queue = append(queue, c)
+		}
+	}
+	return live
+}
+
+// children is the pids of pid's children, zombies included, from /proc/<pid>/task/*/children: an orphan
+// is given to one of its new parent's threads.
+func children(pid int) []int {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var pids []int
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, c)
+			}
+		}
+	}
+	return pids
+}
+
+// reapAll waits for every child of this process that has ended. Only a process whose children are all
+// the agent's (the supervisor, once the command's own wait returned) may call it: it takes their exit
+// statuses from whoever else would wait for them.
+func reapAll() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// reapChildren waits for the children of this process that are zombies and that of picks, by their pid
+// only, never any child (-1): ralph's other children are its own to wait for.
+func reapChildren(of func(proc) bool) {
+	self := os.Getpid()
+	for _, c := range children(self) {
+		p, err := readStatus(c)
+		if err != nil || !p.dead() || p.ppid != self || !of(p) {
+			continue
+		}
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
 	}
 }
 
@@ -195,7 +321,7 @@ func kill(p proc) error {
 	if ferr == nil {
 		defer unix.Close(fd)
 	}
-	if q, err := readProc(p.pid, false); err != nil || q.start != p.start {
+	if q, err := readProc(p.pid); err != nil || q.start != p.start {
 		return errGone
 	}
 	if ferr != nil {

@@ -17,11 +17,30 @@ import (
 )
 
 // AgentUID and AgentGID are the agent's ids when Config.Separate leaves them unset: high enough to belong to
-// no one in the Action's container, and neither root nor 1001, which owns the runner's mounts.
+// no one in the Action's container, and neither root nor 1001, which owns the runner's mounts. An agent's
+// uid is always within AgentUID and AgentUID+3999 (PickIDs).
 const (
 	AgentUID = 61000
 	AgentGID = 61000
 )
+
+// uidRange is how many ids after AgentUID a run may take.
+const uidRange = 4000
+
+// reaperUID is the real uid of the thread that kills the agent's processes (killUID): uidRange below the
+// agent's, so that two ralphs, which never share an agent uid, never share one either, and no agent ever
+// has one. ok is false for a uid outside the agent's range, which has none.
+func reaperUID(uid int) (reaper int, ok bool) {
+	if uid < AgentUID || uid >= AgentUID+uidRange {
+		return 0, false
+	}
+	return uid - uidRange, true
+}
+
+// DefaultProcessLimit is the cap on the agent's processes and threads when it runs as a user of its own:
+// enough for the agents' CLIs and the builds and test runs they start (a Go or Node process has a thread
+// per core and more), low enough that a fork bomb stops long before the machine does.
+func DefaultProcessLimit() int { return max(4096, 128*runtime.NumCPU()) }
 
 // runnerUID owns the GitHub runner's workspace and temp mounts; an agent with that uid could write them.
 const runnerUID = 1001
@@ -43,8 +62,8 @@ type Config struct {
 	// Action's container).
 	Separate bool
 	// UID and GID are the agent's ids when Separate; 0 means AgentUID/AgentGID. They must not be 0 or 1001
-	// (1001 owns the runner's mounts). Reap kills every process of UID: two agents that run at once must
-	// not share one (PickIDs).
+	// (1001 owns the runner's mounts), and UID must be within AgentUID and AgentUID+3999. Reap kills every
+	// process of UID: two agents that run at once must not share one (PickIDs).
 	UID, GID int
 	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
 	// HOME, its TMPDIR. /dev/null and the like are added.
@@ -56,6 +75,9 @@ type Config struct {
 	// Only a whole program that runs nothing else at the time (ralph's doors) may set it: inside a test
 	// binary it would kill the other tests' processes.
 	ReapDescendants bool
+	// ProcessLimit caps the processes (threads included) of the agent's uid when Separate, through
+	// RLIMIT_NPROC; 0 means DefaultProcessLimit().
+	ProcessLimit int
 	// Launcher is ralph's own executable, run as the supervisor; "" means os.Executable().
 	Launcher string
 	// Logf is where whether Landlock is in force is said, once; nil says nothing.
@@ -69,6 +91,8 @@ type Config struct {
 type Boundary struct {
 	separate        bool
 	uid, gid        int
+	reaper          int // reaperUID(uid)
+	nproc           int // the cap on the agent's processes, when separate
 	writable        []string
 	reapDescendants bool
 	launcher        string
@@ -100,6 +124,14 @@ func New(cfg Config) (*Boundary, error) {
 			if id.v < 0 || id.v == runnerUID {
 				return nil, fmt.Errorf("agent %s %d is not allowed (not root, not %d, which owns the runner's files)", id.name, id.v, runnerUID)
 			}
+		}
+		var ok bool
+		if b.reaper, ok = reaperUID(b.uid); !ok {
+			return nil, fmt.Errorf("agent uid %d is not allowed (it must be within %d and %d)", b.uid, AgentUID, AgentUID+uidRange-1)
+		}
+		b.nproc = cfg.ProcessLimit
+		if b.nproc <= 0 {
+			b.nproc = DefaultProcessLimit()
 		}
 	}
 	for _, w := range cfg.Writable {
@@ -175,7 +207,7 @@ func (b *Boundary) writableList() string {
 func (b *Boundary) Command(program string, args []string) *exec.Cmd {
 	argv := []string{b.launcher, SupervisorCommand}
 	if b.separate {
-		argv = append(argv, "-separate", "-uid", strconv.Itoa(b.uid), "-gid", strconv.Itoa(b.gid))
+		argv = append(argv, "-separate", "-uid", strconv.Itoa(b.uid), "-gid", strconv.Itoa(b.gid), "-nproc", strconv.Itoa(b.nproc))
 	}
 	if b.abi > 0 {
 		argv = append(argv, "-landlock")
@@ -192,6 +224,7 @@ func (b *Boundary) Command(program string, args []string) *exec.Cmd {
 type spec struct {
 	separate bool
 	uid, gid int
+	nproc    int
 	landlock bool
 	writable []string
 	program  string
@@ -206,6 +239,7 @@ func parseSpec(args []string) (spec, error) {
 	fs.BoolVar(&s.separate, "separate", false, "run the command as -uid and -gid, with no groups")
 	fs.IntVar(&s.uid, "uid", 0, "the command's uid")
 	fs.IntVar(&s.gid, "gid", 0, "the command's gid")
+	fs.IntVar(&s.nproc, "nproc", 0, "the cap on the processes of the command's uid (RLIMIT_NPROC)")
 	fs.BoolVar(&s.landlock, "landlock", false, "confine writes with Landlock, or fail")
 	fs.Func("writable", "a directory the command may write (repeated)", func(v string) error {
 		s.writable = append(s.writable, v)
@@ -218,8 +252,8 @@ func parseSpec(args []string) (spec, error) {
 	if len(rest) == 0 {
 		return spec{}, errors.New("no command to run")
 	}
-	if s.separate && (s.uid <= 0 || s.gid <= 0 || s.uid == runnerUID || s.gid == runnerUID) {
-		return spec{}, fmt.Errorf("uid %d, gid %d not allowed for the agent", s.uid, s.gid)
+	if _, ok := reaperUID(s.uid); s.separate && (!ok || s.gid <= 0 || s.gid == runnerUID || s.nproc <= 0) {
+		return spec{}, fmt.Errorf("uid %d, gid %d, process cap %d not allowed for the agent", s.uid, s.gid, s.nproc)
 	}
 	s.program, s.args = rest[0], rest[1:]
 	return s, nil

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -42,21 +41,27 @@ func Prepare() error {
 	return errors.Join(errs...)
 }
 
-// Reap makes sure nothing of the agent is still running once the supervised command has ended, which
-// matters when the supervisor itself was killed (SIGKILL after the grace period) before it could clean up.
-// Separate, it kills every process of the agent's uid; otherwise, with ReapDescendants, every process
-// descended from ralph. It is safe to call more than once.
+// Reap makes sure nothing of the agent is left once the supervised command has ended, which matters when
+// the supervisor itself was killed (SIGKILL after the grace period) before it could clean up. Separate, it
+// kills every process of the agent's uid (killUID) and waits for the ones that were left to this process,
+// a child subreaper (Prepare); otherwise, with ReapDescendants, it kills every process descended from this
+// one and waits for them. It is safe to call more than once. killed is how many it found running.
 func (b *Boundary) Reap() (killed int, err error) {
-	t := target{uid: -1}
 	switch {
 	case b.separate:
-		t.uid = b.uid
+		ours := func(p proc) bool { return p.uids[0] == b.uid || p.uids[1] == b.uid || p.uids[2] == b.uid }
+		return killUID(b.uid, b.reaper, func() { reapChildren(ours) }, reapTimeout)
 	case b.reapDescendants:
-		t.root = os.Getpid()
-	default:
-		return 0, nil
+		return killTree(func() { reapChildren(func(proc) bool { return true }) }, reapTimeout)
 	}
-	return sweep(t, reapTimeout)
+	return 0, nil
+}
+
+// setProcessLimit caps the processes of this process's real uid, and of its children's, at n
+// (RLIMIT_NPROC): root is never held to it, the agent's uid is, once the supervisor's child has switched
+// to it.
+func setProcessLimit(n int) error {
+	return unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: uint64(n), Max: uint64(n)})
 }
 
 // writeRights are the Landlock rights the boundary handles, at an ABI: everything that changes the

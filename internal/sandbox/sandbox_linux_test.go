@@ -72,9 +72,11 @@ func testMain(m *testing.M) int {
 //
 //   - "prepare" and "no-prepare": call Prepare (or not), then run sh -c $SCRIPT as a child, as ralph runs
 //     an agent of the same user.
-//   - "reap": Prepare, then run sh -c $SCRIPT under a boundary with ReapDescendants, wait for $D/ready,
+//   - "reap": Prepare, then run sh -c $SCRIPT under a boundary with ReapDescendants (as $AGENT_UID when
+//     set), wait for $D/ready,
 //     kill the supervisor's group with SIGKILL as ralph does after the grace period, and Reap. It prints
-//     how many of the agent's processes were left before Reap.
+//     how many of the agent's processes were left before Reap, and then how many zombies Reap left it as
+//     their parent.
 func runHelper(mode string) int {
 	script := os.Getenv("SCRIPT")
 	switch mode {
@@ -98,7 +100,11 @@ func runHelper(mode string) int {
 			return 1
 		}
 		d := os.Getenv("D")
-		b, err := New(Config{ReapDescendants: true, Launcher: os.Getenv(launcherEnv), Writable: []string{d}})
+		cfg := Config{ReapDescendants: true, Launcher: os.Getenv(launcherEnv), Writable: []string{d}}
+		if uid, err := strconv.Atoi(os.Getenv("AGENT_UID")); err == nil {
+			cfg.Separate, cfg.UID, cfg.GID = true, uid, uid
+		}
+		b, err := New(cfg)
 		if err != nil {
 			fmt.Println("New:", err)
 			return 1
@@ -119,10 +125,28 @@ func runHelper(mode string) int {
 			fmt.Println("Reap:", err)
 			return 1
 		}
+		fmt.Printf("zombies=%d\n", zombieChildren())
 		return 0
 	}
 	fmt.Println("unknown helper mode", mode)
 	return 2
+}
+
+// zombieChildren is how many children of this process are zombies.
+func zombieChildren() int {
+	n := 0
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				if p, err := readProc(pid); err == nil && p.dead() {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 func needRoot(t *testing.T) {
@@ -223,7 +247,7 @@ func running(marker string) []int {
 		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
 			continue
 		}
-		if p, err := readProc(pid, false); err == nil && !p.dead() {
+		if p, err := readProc(pid); err == nil && !p.dead() {
 			pids = append(pids, pid)
 		}
 	}
@@ -616,6 +640,9 @@ func TestNew(t *testing.T) {
 		{"runner's uid", Config{Separate: true, UID: 1001}, true, "agent uid 1001 is not allowed"},
 		{"runner's gid", Config{Separate: true, GID: 1001}, true, "agent gid 1001 is not allowed"},
 		{"negative uid", Config{Separate: true, UID: -5}, true, "agent uid -5 is not allowed"},
+		// Its reaper's uid would be a real user's.
+		{"uid below the agents' range", Config{Separate: true, UID: 5000}, true, "agent uid 5000 is not allowed (it must be within 61000 and 64999)"},
+		{"uid above the agents' range", Config{Separate: true, UID: 65000}, true, "agent uid 65000 is not allowed"},
 		{"relative writable", Config{Writable: []string{"repo"}}, false, `writable directory "repo" is not an absolute path`},
 		{"same user", Config{Writable: []string{"/w/"}}, false, ""},
 	}
@@ -640,9 +667,9 @@ func TestNew(t *testing.T) {
 
 func TestCommandArgv(t *testing.T) {
 	t.Parallel()
-	b := &Boundary{separate: true, uid: 61000, gid: 61001, writable: []string{"/w", "/h"}, launcher: "/bin/ralph", abi: 7}
+	b := &Boundary{separate: true, uid: 61000, gid: 61001, nproc: 4096, writable: []string{"/w", "/h"}, launcher: "/bin/ralph", abi: 7}
 	cmd := b.Command("/usr/bin/claude", []string{"-p", "--", "x"})
-	want := []string{"/bin/ralph", SupervisorCommand, "-separate", "-uid", "61000", "-gid", "61001", "-landlock",
+	want := []string{"/bin/ralph", SupervisorCommand, "-separate", "-uid", "61000", "-gid", "61001", "-nproc", "4096", "-landlock",
 		"-writable", "/w", "-writable", "/h", "--", "/usr/bin/claude", "-p", "--", "x"}
 	if diff := cmp.Diff(want, cmd.Args); diff != "" || cmd.Path != "/bin/ralph" {
 		t.Errorf("Command %s (-want +got):\n%s", cmd.Path, diff)
@@ -651,7 +678,7 @@ func TestCommandArgv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSpec := spec{separate: true, uid: 61000, gid: 61001, landlock: true, writable: []string{"/w", "/h"},
+	wantSpec := spec{separate: true, uid: 61000, gid: 61001, nproc: 4096, landlock: true, writable: []string{"/w", "/h"},
 		program: "/usr/bin/claude", args: []string{"-p", "--", "x"}}
 	if diff := cmp.Diff(wantSpec, got, cmp.AllowUnexported(spec{})); diff != "" {
 		t.Errorf("parseSpec (-want +got):\n%s", diff)

@@ -13,10 +13,12 @@ import (
 )
 
 // SupervisorMain is the supervisor, the process Command starts: it confines itself, runs the command as
-// its child, and once the command has ended kills everything it left before exiting with its exit code
-// (128+n for signal n). It stays root when the command runs as another uid, so that the command can
-// neither signal nor trace it. It returns ExitSetup when the boundary could not be set up, before the
-// command started, and ExitCleanup when the command's processes could not all be killed.
+// its child, and once the command has ended kills everything it left and waits for all of it before
+// exiting with its exit code (128+n for signal n): no process of the command, and no zombie, outlives it.
+// It stays root when the command runs as another uid, so that the command can neither signal nor trace
+// it, and caps the processes of that uid (RLIMIT_NPROC). It returns ExitSetup when the boundary could not
+// be set up, before the command started, and ExitCleanup when the command's processes could not all be
+// killed.
 func SupervisorMain(args []string) int {
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "ralph sandbox: "+format+"\n", a...)
@@ -26,12 +28,14 @@ func SupervisorMain(args []string) int {
 	if err != nil {
 		return fail(ExitSetup, "%v", err)
 	}
-	// No new privileges and the parent-death signal are a thread's: the command is forked from this one.
+	// No new privileges, the parent-death signal and Landlock's domain are a thread's: the command is
+	// forked from this one, and its processes are killed from it.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(ExitSetup, "prctl(PR_SET_DUMPABLE): %v", err)
 	}
-	// Every orphan of the command (setsid, double fork) is re-parented here, where the sweep finds it.
+	// Every orphan of the command (setsid, double fork) is re-parented here, where killTree finds it and
+	// reapAll waits for it.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(ExitSetup, "prctl(PR_SET_CHILD_SUBREAPER): %v", err)
 	}
@@ -42,6 +46,13 @@ func SupervisorMain(args []string) int {
 		}
 		if err := confine(abi, s.writable); err != nil {
 			return fail(ExitSetup, "landlock: %v", err)
+		}
+	}
+	if s.separate {
+		// Inherited by the command; root, this process, is not held to it. Counted per uid across the
+		// machine, which is what a uid of the run's own wants: a fork bomb stops at the cap.
+		if err := setProcessLimit(s.nproc); err != nil {
+			return fail(ExitSetup, "setrlimit(RLIMIT_NPROC): %v", err)
 		}
 	}
 	// A setuid program (sudo, su) must not give the command back what the boundary took.
@@ -72,11 +83,16 @@ func SupervisorMain(args []string) int {
 		code = 128 + int(ws.Signal())
 	}
 
-	t := target{root: os.Getpid(), uid: -1}
+	// The command's own status is taken: every child left is the command's, to kill and wait for.
 	if s.separate {
-		t.uid = s.uid
+		// From this thread, which started the command: Landlock's domain is a thread's, and one that
+		// scopes signals lets a thread signal only its own domain and those nested in it.
+		reaper, _ := reaperUID(s.uid)
+		if _, err := killAs(s.uid, reaper, reapAll, reapTimeout); err != nil {
+			return fail(ExitCleanup, "%v", err)
+		}
 	}
-	if _, err := sweep(t, reapTimeout); err != nil {
+	if _, err := killTree(reapAll, reapTimeout); err != nil {
 		return fail(ExitCleanup, "%v", err)
 	}
 	return code

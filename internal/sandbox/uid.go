@@ -10,12 +10,10 @@ import (
 	"syscall"
 )
 
-// uidRange is how many ids after AgentUID a run may take.
-const uidRange = 4000
-
 // PickIDs chooses the agent's uid and gid for one run of ralph: AgentUID, AgentGID plus the same offset,
-// one that no running process has. The agent's processes are reaped by their uid, so two ralphs on one
-// machine (a self-hosted runner, parallel tests) must not share one: each would kill the other's agent.
+// one that no running process has, nor its reaper uid (reaperUID). The agent's processes are reaped by
+// their uid, so two ralphs on one machine (a self-hosted runner, parallel tests) must not share one: each
+// would kill the other's agent.
 func PickIDs() (uid, gid int) {
 	inUse := map[uint32]bool{}
 	paths, _ := filepath.Glob("/proc/[0-9]*")
@@ -32,7 +30,7 @@ func PickIDs() (uid, gid int) {
 			break
 		}
 		off := int(n.Int64())
-		if !inUse[uint32(AgentUID+off)] {
+		if reaper, _ := reaperUID(AgentUID + off); !inUse[uint32(AgentUID+off)] && !inUse[uint32(reaper)] {
 			return AgentUID + off, AgentGID + off
 		}
 	}
