@@ -132,9 +132,11 @@ func (e *env) checkNoHopper(t *testing.T, names []string, files []string) {
 // by the agent or by a verify command: when ralph reads the work, and after it exits, no process of theirs
 // runs and no zombie of theirs is left.
 func TestHostilePidHopper(t *testing.T) {
-	t.Parallel()
-	needRoot(t)
-	e := newEnv(t, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\n  timeout: 2m\n"+agentEnvYAML+
+	bothUsers(t, testHostilePidHopper)
+}
+
+func testHostilePidHopper(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, "agent:\n  preset: command\n  command: "+agentCommand(t)+"\n  timeout: 2m\n"+agentEnvYAML+
 		"verify:\n  - sh \"$RALPH_TEST_CONTROL/hopper\" verify\nresearch: false\nreview: skip\n")
 	names := e.hoppers(t)
 	e.setControl("implement_extra", `sh "$RALPH_TEST_CONTROL/hopper" agent`)
@@ -153,8 +155,11 @@ func TestHostilePidHopper(t *testing.T) {
 // The same hoppers through gh ralph advance: as the same user when not root, ralph and its supervisor,
 // child subreapers, kill the agent's tree; as root, every process of the agent's uid.
 func TestHostilePidHopperThroughCLI(t *testing.T) {
-	t.Parallel()
-	e := newCLIEnv(t, agentConfig(t)+"verify:\n  - sh \"$RALPH_TEST_CONTROL/hopper\" verify\nresearch: false\nreview: skip\n")
+	bothUsers(t, testHostilePidHopperThroughCLI)
+}
+
+func testHostilePidHopperThroughCLI(t *testing.T, as runAs) {
+	e := newCLIEnvAs(t, as, agentConfig(t)+"verify:\n  - sh \"$RALPH_TEST_CONTROL/hopper\" verify\nresearch: false\nreview: skip\n")
 	names := e.hoppers(t)
 	e.setControl("phases", "1")
 	e.setControl("implement_extra", `sh "$RALPH_TEST_CONTROL/hopper" agent`)
