@@ -223,11 +223,7 @@ func TestTokenOnlyInEnvironment(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, "a.txt"), "a\n")
-	if _, err := r.Candidates(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
+	if err := r.AddBlob(ctx, index, "a.txt", []byte("a\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.AddBlob(ctx, index, "b.txt", []byte("b\n")); err != nil {
@@ -534,13 +530,10 @@ func TestGlobalConfigIgnored(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, ".gitattributes"), "* filter=evil\n")
-	writeFile(t, filepath.Join(wt, "a.txt"), "lower\n")
-	if _, err := r.Candidates(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{".gitattributes": "* filter=evil\n", "a.txt": "lower\n"} {
+		if err := r.AddBlob(ctx, index, name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tree, err := r.WriteTree(ctx, index)
 	if err != nil {
@@ -665,10 +658,10 @@ func TestInheritedGitEnvironmentHelper(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, ".gitattributes"), "* filter=evil\n")
-	writeFile(t, filepath.Join(wt, "a.txt"), "lower\n")
-	if err := r.AddAll(ctx, index, wt); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{".gitattributes": "* filter=evil\n", "a.txt": "lower\n"} {
+		if err := r.AddBlob(ctx, index, name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tree, err := r.WriteTree(ctx, index)
 	if err != nil {
@@ -713,11 +706,7 @@ func TestRepositoryHooksDoNotRun(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, "a.txt"), "a\n")
-	if _, err := r.Candidates(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
+	if err := r.AddBlob(ctx, index, "a.txt", []byte("a\n")); err != nil {
 		t.Fatal(err)
 	}
 	tree, err := r.WriteTree(ctx, index)

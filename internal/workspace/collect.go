@@ -3,12 +3,9 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
 )
@@ -22,29 +19,31 @@ func (e *RefusedError) Error() string {
 	return "the change touches paths ralph may not change: " + strings.Join(e.Paths, ", ")
 }
 
-// Collect records every file of the agent's copy in ralph's own index, as files (the copy's .git, config,
-// attributes and hooks are not consulted), and checks the resulting tree against the branch. It returns
-// what changed; a *RefusedError says what may not be committed. Every process of the agent must be gone
-// before it is called, so that what is checked is what is committed.
+// Collect records the agent's copy in ralph's own index and checks the resulting tree against the
+// branch. It reads the copy as data, in Go (see walk.go): no git and no other program runs over it, and
+// nothing in it (a .git at any depth, config, attributes, hooks, a submodule's repository) is honoured. It
+// returns what changed; a *RefusedError says what may not be committed. Every process of the agent must be
+// gone before it is called, so that what is checked is what is committed.
 func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
 	r := w.store.repo
-	if info, err := os.Lstat(w.Dir); err != nil || !info.IsDir() {
-		return nil, &RefusedError{Paths: []string{"the agent's copy is no longer a directory"}}
-	}
-	candidates, err := r.Candidates(ctx, w.index, w.Dir)
+	base, err := r.Entries(ctx, w.head)
 	if err != nil {
 		return nil, err
 	}
-	var refused []string
-	for _, p := range candidates {
-		if why := w.inspect(p); why != "" {
-			refused = append(refused, fmt.Sprintf("`%s` (%s)", p, why))
-		}
+	c := newCollector(w, base)
+	if err := c.collect(); err != nil {
+		return nil, err
 	}
-	if len(refused) > 0 {
-		return nil, &RefusedError{Paths: refused}
+	if len(c.refused) > 0 {
+		return nil, &RefusedError{Paths: c.refused}
 	}
-	if err := r.AddAll(ctx, w.index, w.Dir); err != nil {
+	if err := r.WriteBlobs(ctx, c.blobs); err != nil {
+		return nil, err
+	}
+	if err := r.ReadTree(ctx, w.index, w.head); err != nil {
+		return nil, err
+	}
+	if err := r.UpdateIndex(ctx, w.index, c.entries); err != nil {
 		return nil, err
 	}
 	tree, err := r.WriteTree(ctx, w.index)
@@ -60,27 +59,6 @@ func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
 	}
 	w.tree = tree
 	return changes, nil
-}
-
-// inspect looks at one file of the agent's copy without following it: too large, or (when the agent has
-// a user of its own) not the agent's file (a hard link to one of ralph's), is refused.
-func (w *Workspace) inspect(rel string) string {
-	info, err := os.Lstat(filepath.Join(w.Dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return ""
-	}
-	if !info.Mode().IsRegular() {
-		return ""
-	}
-	if max := w.store.opts.Limits.File; info.Size() > max {
-		return fmt.Sprintf("%d bytes, more than the limit of %d", info.Size(), max)
-	}
-	if o := w.store.opts.Owner; o.UID != 0 {
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != o.UID {
-			return "a file the agent does not own (a hard link?)"
-		}
-	}
-	return ""
 }
 
 // check refuses a tree that changes, against the commit the step builds on, a protected path in any way
