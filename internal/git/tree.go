@@ -54,7 +54,8 @@ func (r *Repo) WriteBlobs(ctx context.Context, blobs [][]byte) error {
 		in.WriteByte('\n')
 	}
 	in.WriteString("done\n")
-	if _, err := r.runInput(ctx, "", nil, &in, "fast-import", "--quiet", "--done"); err != nil {
+	// One pack, however few the blobs (git would otherwise start unpack-objects for fewer than 100).
+	if _, err := r.runInput(ctx, "", nil, &in, "-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"); err != nil {
 		return fmt.Errorf("storing the agent's files: %w", err)
 	}
 	return nil

@@ -50,11 +50,8 @@ func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes, err := r.Changes(ctx, w.head, tree)
+	changes, err := w.check(ctx, tree)
 	if err != nil {
-		return nil, err
-	}
-	if err := w.check(ctx, tree); err != nil {
 		return nil, err
 	}
 	w.tree = tree
@@ -63,17 +60,17 @@ func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
 
 // check refuses a tree that changes, against the commit the step builds on, a protected path in any way
 // (added, modified, deleted, renamed away, mode changed), any gitlink, a file over the size limits, or that
-// holds a symlink which is absolute or resolves outside the repository.
-func (w *Workspace) check(ctx context.Context, tree string) error {
+// holds a symlink which is absolute or resolves outside the repository. It returns the tree's changes.
+func (w *Workspace) check(ctx context.Context, tree string) ([]git.Change, error) {
 	r := w.store.repo
 	lim := w.store.opts.Limits
 	changes, err := r.Changes(ctx, w.head, tree)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries, err := r.Entries(ctx, tree)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byPath := make(map[string]git.Entry, len(entries))
 	for _, e := range entries {
@@ -107,13 +104,13 @@ func (w *Workspace) check(ctx context.Context, tree string) error {
 	}
 	bad, err := w.escapingLinks(ctx, byPath, changed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	refused = append(refused, bad...)
 	if len(refused) > 0 {
-		return &RefusedError{Paths: refused}
+		return nil, &RefusedError{Paths: refused}
 	}
-	return nil
+	return changes, nil
 }
 
 func verb(c git.Change) string {

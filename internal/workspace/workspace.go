@@ -214,7 +214,7 @@ func (w *Workspace) CommitDocument(ctx context.Context, rel string, content []by
 	if err != nil {
 		return "", err
 	}
-	if err := w.check(ctx, tree); err != nil {
+	if _, err := w.check(ctx, tree); err != nil {
 		return "", err
 	}
 	return w.commit(ctx, tree, msg, author)
