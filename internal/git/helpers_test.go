@@ -138,6 +138,7 @@ func basic(token string) string {
 
 // call is one command a recordingRunner saw.
 type call struct {
+	dir       string
 	args, env []string
 }
 
@@ -150,14 +151,14 @@ type recordingRunner struct {
 
 func (r *recordingRunner) Run(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	r.mu.Lock()
-	r.calls = append(r.calls, call{append([]string(nil), args...), append([]string(nil), env...)})
+	r.calls = append(r.calls, call{dir, append([]string(nil), args...), append([]string(nil), env...)})
 	r.mu.Unlock()
 	return r.next.Run(ctx, dir, env, args...)
 }
 
 func (r *recordingRunner) RunInput(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
 	r.mu.Lock()
-	r.calls = append(r.calls, call{append([]string(nil), args...), append([]string(nil), env...)})
+	r.calls = append(r.calls, call{dir, append([]string(nil), args...), append([]string(nil), env...)})
 	r.mu.Unlock()
 	return r.next.(InputRunner).RunInput(ctx, dir, env, stdin, args...)
 }

@@ -25,8 +25,8 @@ func (a Auth) basic() string {
 // Repo is ralph's own git directory: a bare repository in a place the agent cannot write, whose object
 // store borrows the objects of the user's checkout (an alternate), so that it costs little disk and a fetch
 // brings only what the checkout lacks. ralph commits and pushes from here and nowhere else. Every command
-// runs with the system and global git config off, hooks and fsmonitor off, and git's own environment
-// variables from ralph's environment dropped, so nothing outside this directory steers it.
+// runs with the system and global git config off, hooks and fsmonitor off, and an allowlisted environment
+// (see Allowed), so nothing outside this directory steers it and no secret of ralph's reaches it.
 type Repo struct {
 	GitDir string
 	URL    string // the remote
@@ -40,9 +40,6 @@ var hardening = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.fsmonitor=false",
 	"-c", "core.untrackedCache=false",
-	// Giving the agent its copy (chown) changes every file's ctime; without this, git would read every file
-	// again to find the few the agent changed.
-	"-c", "core.trustctime=false",
 	"-c", "core.attributesFile=/dev/null",
 	"-c", "core.excludesFile=/dev/null",
 	"-c", "credential.helper=",

@@ -277,6 +277,16 @@ func TestTokenOnlyInEnvironment(t *testing.T) {
 		if has != network[sub] {
 			t.Errorf("git %s: credential in the environment = %v, want %v", sub, has, network[sub])
 		}
+		// Only Checkout (read-tree -u, into a new directory) has a work tree; every other command runs in
+		// ralph's own git directory.
+		for _, e := range c.env {
+			if strings.HasPrefix(e, "GIT_WORK_TREE=") && sub != "read-tree" {
+				t.Errorf("git %s runs with a work tree: %s", sub, e)
+			}
+		}
+		if c.dir != r.GitDir && sub != "read-tree" {
+			t.Errorf("git %s runs in %q, not ralph's git directory", sub, c.dir)
+		}
 		if network[sub] {
 			seen[sub] = true
 		}
