@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"golang.org/x/sys/unix"
 )
 
 // withSubmodule gives the fixture's main a submodule at mod (a gitlink to the one commit of a repository of
@@ -352,5 +353,33 @@ func TestCollectDeepTree(t *testing.T) {
 	writeFile(t, filepath.Join(d, "x"), "x\n")
 	if _, err := w.Collect(context.Background()); !strings.Contains(refused(err), "deeper than 256 directories") {
 		t.Errorf("Collect = %v, want a refusal", err)
+	}
+}
+
+// TestCollectDevice: a device the agent could not make but ralph must not open (here /dev/null's numbers)
+// is left out when untracked and refused at a tracked path, without being opened.
+func TestCollectDevice(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: making a device")
+	}
+	f := newFixture(t, Owner{})
+	w := f.prepare(t, 15, "ralph/issue-15")
+	null := int(unix.Mkdev(1, 3))
+	if err := unix.Mknod(filepath.Join(w.Dir, "dev-new"), unix.S_IFCHR|0o644, null); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := w.Collect(context.Background())
+	if err != nil || len(changes) != 0 {
+		t.Fatalf("Collect = %v, %v; want nothing (the untracked device left out)", changes, err)
+	}
+	if err := os.Remove(filepath.Join(w.Dir, "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mknod(filepath.Join(w.Dir, "README.md"), unix.S_IFCHR|0o644, null); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Collect(context.Background()); !strings.Contains(refused(err), "`README.md` (a device") {
+		t.Errorf("Collect = %v, want the device refused", err)
 	}
 }
