@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"encoding/base64"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,7 @@ func basic(token string) string {
 
 // call is one command a recordingRunner saw.
 type call struct {
+	dir       string
 	args, env []string
 }
 
@@ -150,9 +152,16 @@ type recordingRunner struct {
 
 func (r *recordingRunner) Run(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	r.mu.Lock()
-	r.calls = append(r.calls, call{append([]string(nil), args...), append([]string(nil), env...)})
+	r.calls = append(r.calls, call{dir, append([]string(nil), args...), append([]string(nil), env...)})
 	r.mu.Unlock()
 	return r.next.Run(ctx, dir, env, args...)
+}
+
+func (r *recordingRunner) RunInput(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, call{dir, append([]string(nil), args...), append([]string(nil), env...)})
+	r.mu.Unlock()
+	return r.next.(InputRunner).RunInput(ctx, dir, env, stdin, args...)
 }
 
 func (r *recordingRunner) recorded() []call {
@@ -166,4 +175,10 @@ type funcRunner func(args []string) ([]byte, error)
 
 func (f funcRunner) Run(_ context.Context, _ string, _ []string, args ...string) ([]byte, error) {
 	return f(args)
+}
+
+// addAll records every file of wt in index with the test's own git (ralph's never reads a work tree).
+func addAll(t *testing.T, f *fixture, index, wt string) {
+	t.Helper()
+	runGit(t, append(setupEnv(f.home), "GIT_DIR="+f.repo.GitDir, "GIT_WORK_TREE="+wt, "GIT_INDEX_FILE="+index), wt, "add", "--all")
 }

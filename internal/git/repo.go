@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,8 @@ func (a Auth) basic() string {
 // Repo is ralph's own git directory: a bare repository in a place the agent cannot write, whose object
 // store borrows the objects of the user's checkout (an alternate), so that it costs little disk and a fetch
 // brings only what the checkout lacks. ralph commits and pushes from here and nowhere else. Every command
-// runs with the system and global git config off, hooks and fsmonitor off, and git's own environment
-// variables from ralph's environment dropped, so nothing outside this directory steers it.
+// runs with the system and global git config off, hooks and fsmonitor off, and an allowlisted environment
+// (see Allowed), so nothing outside this directory steers it and no secret of ralph's reaches it.
 type Repo struct {
 	GitDir string
 	URL    string // the remote
@@ -45,9 +46,6 @@ var hardening = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.fsmonitor=false",
 	"-c", "core.untrackedCache=false",
-	// Giving the agent its copy (chown) changes every file's ctime; without this, git would read every file
-	// again to find the few the agent changed.
-	"-c", "core.trustctime=false",
 	"-c", "core.attributesFile=/dev/null",
 	"-c", "core.excludesFile=/dev/null",
 	"-c", "credential.helper=",
@@ -72,6 +70,10 @@ func Open(ctx context.Context, runner Runner, gitDir, source, url string, auth A
 		return nil, err
 	}
 	r := &Repo{GitDir: gitDir, URL: url, Runner: runner, Auth: auth}
+	// Every command runs in this directory (see run): it must exist before the first.
+	if err := os.MkdirAll(gitDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating ralph's git directory: %w", err)
+	}
 	var common string
 	if source != "" {
 		c, err := CommonDir(source)
@@ -91,9 +93,6 @@ func Open(ctx context.Context, runner Runner, gitDir, source, url string, auth A
 		return nil, errors.New("no remote: the checkout has no origin")
 	}
 	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
-		if err := os.MkdirAll(gitDir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating ralph's git directory: %w", err)
-		}
 		// An empty template: no sample hooks, no info/exclude.
 		if _, err := r.run(ctx, "", nil, "init", "--quiet", "--bare", "--template=", gitDir); err != nil {
 			return nil, fmt.Errorf("creating ralph's git directory: %w", err)
@@ -154,18 +153,34 @@ func (r *Repo) redactor() redactor {
 	return redactor{r.Auth.basic(), r.Auth.Token}
 }
 
-// run runs git on ralph's repository with the hardening options; workTree, when set, is a directory git
-// reads as files only (its .git, if any, is not looked at). It removes the token from any error.
+// run runs git on ralph's repository with the hardening options, in ralph's git directory. workTree, when
+// set, is a directory git writes files into (Checkout, into a new directory no agent has seen); no command
+// ralph runs reads a tree the agent could write. It removes the token from any error.
 func (r *Repo) run(ctx context.Context, workTree string, env []string, args ...string) ([]byte, error) {
+	return r.runInput(ctx, workTree, env, nil, args...)
+}
+
+// runInput is run with stdin as the command's standard input.
+func (r *Repo) runInput(ctx context.Context, workTree string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
 	full := append(append([]string{}, hardening...), args...)
 	e := append([]string{}, baseEnv...)
+	dir := workTree
 	if r.GitDir != "" {
 		e = append(e, "GIT_DIR="+r.GitDir)
+		if dir == "" {
+			dir = r.GitDir
+		}
 	}
 	if workTree != "" {
 		e = append(e, "GIT_WORK_TREE="+workTree)
 	}
-	out, err := r.Runner.Run(ctx, workTree, append(e, env...), full...)
+	var out []byte
+	var err error
+	if stdin == nil {
+		out, err = r.Runner.Run(ctx, dir, append(e, env...), full...)
+	} else {
+		out, err = runInput(ctx, r.Runner, dir, append(e, env...), stdin, full...)
+	}
 	return out, r.redactor().error(err)
 }
 

@@ -224,11 +224,7 @@ func TestTokenOnlyInEnvironment(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, "a.txt"), "a\n")
-	if _, err := r.Candidates(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
+	if err := r.AddBlob(ctx, index, "a.txt", []byte("a\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.AddBlob(ctx, index, "b.txt", []byte("b\n")); err != nil {
@@ -281,6 +277,16 @@ func TestTokenOnlyInEnvironment(t *testing.T) {
 		}
 		if has != network[sub] {
 			t.Errorf("git %s: credential in the environment = %v, want %v", sub, has, network[sub])
+		}
+		// Only Checkout (read-tree -u, into a new directory) has a work tree; every other command runs in
+		// ralph's own git directory.
+		for _, e := range c.env {
+			if strings.HasPrefix(e, "GIT_WORK_TREE=") && sub != "read-tree" {
+				t.Errorf("git %s runs with a work tree: %s", sub, e)
+			}
+		}
+		if c.dir != r.GitDir && sub != "read-tree" {
+			t.Errorf("git %s runs in %q, not ralph's git directory", sub, c.dir)
 		}
 		if network[sub] {
 			seen[sub] = true
@@ -537,13 +543,10 @@ func TestGlobalConfigIgnored(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, ".gitattributes"), "* filter=evil\n")
-	writeFile(t, filepath.Join(wt, "a.txt"), "lower\n")
-	if _, err := r.Candidates(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{".gitattributes": "* filter=evil\n", "a.txt": "lower\n"} {
+		if err := r.AddBlob(ctx, index, name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tree, err := r.WriteTree(ctx, index)
 	if err != nil {
@@ -669,10 +672,10 @@ func TestInheritedGitEnvironmentHelper(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, ".gitattributes"), "* filter=evil\n")
-	writeFile(t, filepath.Join(wt, "a.txt"), "lower\n")
-	if err := r.AddAll(ctx, index, wt); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{".gitattributes": "* filter=evil\n", "a.txt": "lower\n"} {
+		if err := r.AddBlob(ctx, index, name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tree, err := r.WriteTree(ctx, index)
 	if err != nil {
@@ -717,11 +720,7 @@ func TestRepositoryHooksDoNotRun(t *testing.T) {
 	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, "a.txt"), "a\n")
-	if _, err := r.Candidates(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
+	if err := r.AddBlob(ctx, index, "a.txt", []byte("a\n")); err != nil {
 		t.Fatal(err)
 	}
 	tree, err := r.WriteTree(ctx, index)

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -21,25 +23,43 @@ type Runner interface {
 	Run(ctx context.Context, dir string, env []string, args ...string) ([]byte, error)
 }
 
-// ExecRunner runs the git binary. Env is appended to the process environment
-// before the per-command env, so tests can give git a private HOME without
-// touching the process environment.
+// InputRunner is a Runner that can also give a command its standard input.
+type InputRunner interface {
+	Runner
+	RunInput(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error)
+}
+
+// ExecRunner runs the git binary. git's environment is an allowlist: the variables of ralph's own
+// environment that git needs (see [Allowed]), then Env (so that tests can give git a private HOME), then
+// the per-command env. No other variable of ralph's (INPUT_*, a token) ever reaches git.
 type ExecRunner struct {
 	Env  []string
 	Path string // the git binary; "" means "git" from PATH
+	// Environ is ralph's own environment, which Allowed filters; nil means the process's (os.Environ).
+	Environ func() []string
 }
 
-var _ Runner = ExecRunner{}
+var _ InputRunner = ExecRunner{}
 
 // Run runs git and kills it when ctx ends.
 func (e ExecRunner) Run(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	return e.RunInput(ctx, dir, env, nil, args...)
+}
+
+// RunInput is Run with stdin as git's standard input.
+func (e ExecRunner) RunInput(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
 	path := e.Path
 	if path == "" {
 		path = "git"
 	}
+	environ := e.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(inherited(), e.Env...), env...)
+	cmd.Env = append(append(Allowed(environ()), e.Env...), env...)
+	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -55,16 +75,40 @@ func (e ExecRunner) Run(ctx context.Context, dir string, env []string, args ...s
 	return stdout.Bytes(), nil
 }
 
-// inherited is ralph's environment without git's own variables (GIT_DIR, GIT_TRACE2_*, GIT_CONFIG_*…),
-// so that git's behaviour depends only on what ralph passes.
-func inherited() []string {
+// allowed are the variables of ralph's environment that git gets: what it needs to find programs (PATH;
+// ssh for an ssh remote, with the user's agent), a home of ralph's own (config files are off: see baseEnv
+// and hardening), temporary files, the locale and time zone, and the network (proxies, CA bundles: git's
+// own GIT_SSL_CAINFO and GIT_SSL_CAPATH are the only GIT_ variables taken, as a user's CA has no other way
+// in with the global config off). Nothing else: no INPUT_*, GITHUB_TOKEN, GH_TOKEN, ACTIONS_* or other
+// secret, and none of git's variables that steer it (GIT_DIR, GIT_CONFIG_*, GIT_SSL_NO_VERIFY…). The push
+// credential reaches git only through the per-command env ralph passes.
+var allowed = map[string]bool{
+	"PATH": true, "HOME": true, "TMPDIR": true, "TZ": true, "LANG": true, "LANGUAGE": true,
+	"HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true, "ALL_PROXY": true,
+	"http_proxy": true, "https_proxy": true, "no_proxy": true, "all_proxy": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true,
+	"SSH_AUTH_SOCK": true,
+}
+
+// Allowed is the part of environ (KEY=VALUE entries) that git may see.
+func Allowed(environ []string) []string {
 	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
+	for _, kv := range environ {
+		key, _, ok := strings.Cut(kv, "=")
+		if ok && (allowed[key] || strings.HasPrefix(key, "LC_")) {
 			env = append(env, kv)
 		}
 	}
 	return env
+}
+
+// runInput runs a command with stdin through runner, which must be able to give it one.
+func runInput(ctx context.Context, runner Runner, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
+	ir, ok := runner.(InputRunner)
+	if !ok {
+		return nil, fmt.Errorf("git %s: the runner cannot give a command its input", subcommand(args))
+	}
+	return ir.RunInput(ctx, dir, env, stdin, args...)
 }
 
 // CommandError is a failed git command.

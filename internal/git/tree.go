@@ -1,7 +1,10 @@
 package git
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +15,9 @@ import (
 // noFsync: the agent's copy is thrown away after the step, so waiting for the disk to sync it buys nothing.
 var noFsync = []string{"-c", "core.fsync=none"}
 
-// Checkout writes the files of commit into workTree (an empty directory), recording them in index, one
-// of ralph's own index files. The work tree gets no .git of ralph's.
+// Checkout writes the files of commit into workTree, recording them in index, one of ralph's own index
+// files. The work tree gets no .git of ralph's. workTree must be a new, empty directory that no process
+// but ralph's has seen: this is the one git ralph runs with a work tree, and it only writes there.
 func (r *Repo) Checkout(ctx context.Context, index, workTree, commit string) error {
 	if _, err := r.run(ctx, workTree, []string{"GIT_INDEX_FILE=" + index}, append(noFsync, "read-tree", "--reset", "-u", commit)...); err != nil {
 		return fmt.Errorf("checking out %s: %w", short(commit), err)
@@ -29,12 +33,64 @@ func (r *Repo) ReadTree(ctx context.Context, index, commit string) error {
 	return nil
 }
 
-// AddAll records in index every file of workTree as it is now (all of them, or only paths), the way
-// `git add --all` does: workTree is read as files, with ralph's config, never the directory's own.
-func (r *Repo) AddAll(ctx context.Context, index, workTree string, paths ...string) error {
-	args := []string{"add", "--all", "--"}
-	args = append(args, paths...)
-	if _, err := r.run(ctx, workTree, []string{"GIT_INDEX_FILE=" + index}, args...); err != nil {
+// BlobID is the id git gives a blob of content (ralph's repository uses SHA-1).
+func BlobID(content []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// WriteBlobs stores blobs in ralph's repository, all in one git fast-import that reads them from its
+// standard input: git reads no file and no directory but ralph's own. Their ids are BlobID's.
+func (r *Repo) WriteBlobs(ctx context.Context, blobs [][]byte) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	for _, b := range blobs {
+		fmt.Fprintf(&in, "blob\ndata %d\n", len(b))
+		in.Write(b)
+		in.WriteByte('\n')
+	}
+	in.WriteString("done\n")
+	// One pack, however few the blobs (git would otherwise start unpack-objects for fewer than 100).
+	if _, err := r.runInput(ctx, "", nil, &in, "-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"); err != nil {
+		return fmt.Errorf("storing the agent's files: %w", err)
+	}
+	return nil
+}
+
+// IndexEntry is one entry UpdateIndex records: Mode "100644", "100755" or "120000" with the blob's id, or
+// Mode "0" to remove Path.
+type IndexEntry struct {
+	Mode, SHA, Path string
+}
+
+// UpdateIndex records entries in index (removals first), as git update-index --index-info reads them on
+// its standard input: no file is read.
+func (r *Repo) UpdateIndex(ctx context.Context, index string, entries []IndexEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	zero := strings.Repeat("0", 40)
+	var in bytes.Buffer
+	for _, remove := range []bool{true, false} {
+		for _, e := range entries {
+			if (e.Mode == "0") != remove {
+				continue
+			}
+			if strings.ContainsRune(e.Path, 0) {
+				return fmt.Errorf("recording %q: a NUL in the path", e.Path)
+			}
+			sha := e.SHA
+			if remove {
+				sha = zero
+			}
+			fmt.Fprintf(&in, "%s %s\t%s\x00", e.Mode, sha, e.Path)
+		}
+	}
+	if _, err := r.runInput(ctx, "", []string{"GIT_INDEX_FILE=" + index}, &in, "update-index", "-z", "--index-info"); err != nil {
 		return fmt.Errorf("recording the agent's files: %w", err)
 	}
 	return nil
@@ -43,27 +99,10 @@ func (r *Repo) AddAll(ctx context.Context, index, workTree string, paths ...stri
 // AddBlob records content at path in index as a regular file, without reading any file of the agent's:
 // the content is what ralph read and checked.
 func (r *Repo) AddBlob(ctx context.Context, index, path string, content []byte) error {
-	tmp, err := os.CreateTemp(r.GitDir, "blob-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	out, err := r.run(ctx, "", nil, "hash-object", "-w", "--no-filters", "--", tmp.Name())
-	if err != nil {
+	if err := r.WriteBlobs(ctx, [][]byte{content}); err != nil {
 		return fmt.Errorf("storing %s: %w", path, err)
 	}
-	sha := strings.TrimSpace(string(out))
-	if _, err := r.run(ctx, "", []string{"GIT_INDEX_FILE=" + index}, "update-index", "--add", "--cacheinfo", "100644,"+sha+","+path); err != nil {
-		return fmt.Errorf("recording %s: %w", path, err)
-	}
-	return nil
+	return r.UpdateIndex(ctx, index, []IndexEntry{{Mode: "100644", SHA: BlobID(content), Path: path}})
 }
 
 // WriteTree writes index as a tree and returns its id.
@@ -276,27 +315,4 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
-}
-
-// Candidates lists the paths of workTree that may differ from index: untracked files that are not ignored,
-// and tracked files whose recorded state (size, time) changed. It reads no file's content.
-func (r *Repo) Candidates(ctx context.Context, index, workTree string) ([]string, error) {
-	env := []string{"GIT_INDEX_FILE=" + index}
-	others, err := r.run(ctx, workTree, env, "ls-files", "-z", "--others", "--exclude-standard")
-	if err != nil {
-		return nil, fmt.Errorf("listing the agent's files: %w", err)
-	}
-	modified, err := r.run(ctx, workTree, env, "diff-files", "--name-only", "-z")
-	if err != nil {
-		return nil, fmt.Errorf("listing the agent's changes: %w", err)
-	}
-	var paths []string
-	for _, b := range [][]byte{others, modified} {
-		for _, p := range strings.Split(string(b), "\x00") {
-			if p != "" {
-				paths = append(paths, p)
-			}
-		}
-	}
-	return paths, nil
 }

@@ -29,9 +29,7 @@ func TestChangesAndEntries(t *testing.T) {
 	if err := os.Symlink("README.md", filepath.Join(wt, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.AddAll(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
+	addAll(t, f, index, wt)
 	tree, err := r.WriteTree(ctx, index)
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +51,7 @@ func TestChangesAndEntries(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(wt, "link"), "now a file\n")
 	writeFile(t, filepath.Join(wt, "new", "deep.txt"), "new\n")
-	if err := r.AddAll(ctx, index, wt); err != nil {
-		t.Fatal(err)
-	}
+	addAll(t, f, index, wt)
 	// A gitlink, as a nested repository would be recorded.
 	runGit(t, append(setupEnv(f.home), "GIT_DIR="+r.GitDir, "GIT_INDEX_FILE="+index), "", "update-index", "--add", "--cacheinfo", "160000,"+f.base+",sub")
 	tree, err = r.WriteTree(ctx, index)
@@ -280,24 +276,60 @@ func TestInitCopy(t *testing.T) {
 	}
 }
 
-// TestCandidates lists new and changed files without reading them, and leaves out ignored ones.
-func TestCandidates(t *testing.T) {
+// TestWriteBlobsAndUpdateIndex: blobs given on standard input are stored under BlobID's ids, and the index
+// takes entries of every kind, a file replaced by a directory and a directory by a link included.
+func TestWriteBlobsAndUpdateIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	r := f.repo
-	wt, index := t.TempDir(), filepath.Join(t.TempDir(), "index")
-	if err := r.Checkout(ctx, index, wt, f.base); err != nil {
+	index := filepath.Join(t.TempDir(), "index")
+	if err := r.Fetch(ctx, "+refs/heads/main:refs/remotes/origin/main"); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(wt, "README.md"), "changed, longer\n")
-	writeFile(t, filepath.Join(wt, "new", "file.txt"), "x\n")
-	writeFile(t, filepath.Join(wt, "debug.log"), "ignored\n")
-	got, err := r.Candidates(ctx, index, wt)
+	if err := r.ReadTree(ctx, index, f.base); err != nil {
+		t.Fatal(err)
+	}
+	blobs := [][]byte{[]byte("script\n"), []byte("README.md/inner"), {}, []byte("data\x00with\nNUL")}
+	if err := r.WriteBlobs(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blobs {
+		if _, err := r.Blob(ctx, BlobID(b), 100); err != nil {
+			t.Errorf("blob %q not stored under %s: %v", b, BlobID(b), err)
+		}
+	}
+	err := r.UpdateIndex(ctx, index, []IndexEntry{
+		{Mode: "100755", SHA: BlobID(blobs[0]), Path: "run.sh"},
+		{Mode: "100644", SHA: BlobID(blobs[1]), Path: "README.md/inner"},
+		{Mode: "0", Path: "README.md"},
+		{Mode: "100644", SHA: BlobID(blobs[2]), Path: "with space\tand tab\nand newline"},
+		{Mode: "120000", SHA: BlobID(blobs[1]), Path: "link"},
+		{Mode: "100644", SHA: BlobID(blobs[3]), Path: "data.bin"},
+		{Mode: "0", Path: ".gitignore"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"new/file.txt", "README.md"}, got); diff != "" {
-		t.Errorf("Candidates (-want +got):\n%s", diff)
+	tree, err := r.WriteTree(ctx, index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Entries(ctx, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{
+		{Path: "README.md/inner", Mode: "100644", SHA: BlobID(blobs[1]), Size: 15},
+		{Path: "data.bin", Mode: "100644", SHA: BlobID(blobs[3]), Size: 13},
+		{Path: "link", Mode: "120000", SHA: BlobID(blobs[1]), Size: 15},
+		{Path: "run.sh", Mode: "100755", SHA: BlobID(blobs[0]), Size: 7},
+		{Path: "with space\tand tab\nand newline", Mode: "100644", SHA: BlobID(blobs[2]), Size: 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Entries (-want +got):\n%s", diff)
+	}
+	if got, want := BlobID([]byte("hello\n")), "ce013625030ba8dba906f756967f9e9ca394464a"; got != want {
+		t.Errorf("BlobID = %s, want %s", got, want)
 	}
 }

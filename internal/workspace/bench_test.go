@@ -28,7 +28,81 @@ func BenchmarkStep(b *testing.B) {
 	}
 }
 
+// BenchmarkCollect measures Collect alone: reading back a change of one new file from the agent's copy of
+// a repository of 20 or 2,000 files into ralph's own index, and checking the tree.
+//
+//	go test ./internal/workspace -run '^$' -bench Collect -benchtime 20x
+func BenchmarkCollect(b *testing.B) {
+	for _, files := range []int{20, 2000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) { benchmarkCollect(b, files, Owner{}) })
+		if os.Geteuid() == 0 {
+			b.Run(fmt.Sprintf("files=%d/own-user", files), func(b *testing.B) { benchmarkCollect(b, files, Owner{UID: 61999, GID: 61999}) })
+		}
+	}
+}
+
+func benchmarkCollect(b *testing.B, files int, owner Owner) {
+	ctx := context.Background()
+	store := benchStore(b, files, owner)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		w, err := store.Prepare(ctx, 1, "ralph/1-bench", "main")
+		if err != nil {
+			b.Fatal(err)
+		}
+		newFile(b, w, owner)
+		b.StartTimer()
+		if _, err := w.Collect(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// newFile is the agent's change: one new file, its own.
+func newFile(b *testing.B, w *Workspace, owner Owner) {
+	if err := os.WriteFile(filepath.Join(w.Dir, "dir00", "new.txt"), []byte("phase\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if owner.UID != 0 {
+		if err := os.Chown(filepath.Join(w.Dir, "dir00", "new.txt"), owner.UID, owner.GID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func benchmarkStep(b *testing.B, files int, owner Owner) {
+	ctx := context.Background()
+	store := benchStore(b, files, owner)
+	var disk int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, err := store.Prepare(ctx, 1, "ralph/1-bench", "main")
+		if err != nil {
+			b.Fatal(err)
+		}
+		disk = du(w.area)
+		newFile(b, w, owner)
+		if _, err := w.Collect(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Commit(ctx, "phase", git.Signature{Name: "ralph", Email: "r@r"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(disk)/(1<<20), "MiB-copy")
+}
+
+// benchStore is ralph's repository for a checkout of files files of 4 KiB in 40 directories.
+func benchStore(b *testing.B, files int, owner Owner) *Store {
 	ctx := context.Background()
 	root := b.TempDir()
 	origin := filepath.Join(root, "origin.git")
@@ -65,33 +139,7 @@ func benchmarkStep(b *testing.B, files int, owner Owner) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var disk int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		w, err := store.Prepare(ctx, 1, "ralph/1-bench", "main")
-		if err != nil {
-			b.Fatal(err)
-		}
-		disk = du(w.area)
-		if err := os.WriteFile(filepath.Join(w.Dir, "dir00", "new.txt"), []byte("phase\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if owner.UID != 0 {
-			if err := os.Chown(filepath.Join(w.Dir, "dir00", "new.txt"), owner.UID, owner.GID); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := w.Collect(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.Commit(ctx, "phase", git.Signature{Name: "ralph", Email: "r@r"}); err != nil {
-			b.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(disk)/(1<<20), "MiB-copy")
+	return store
 }
 
 func du(dir string) int64 {

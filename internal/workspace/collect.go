@@ -3,12 +3,9 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
 )
@@ -22,80 +19,58 @@ func (e *RefusedError) Error() string {
 	return "the change touches paths ralph may not change: " + strings.Join(e.Paths, ", ")
 }
 
-// Collect records every file of the agent's copy in ralph's own index, as files (the copy's .git, config,
-// attributes and hooks are not consulted), and checks the resulting tree against the branch. It returns
-// what changed; a *RefusedError says what may not be committed. Every process of the agent must be gone
-// before it is called, so that what is checked is what is committed.
+// Collect records the agent's copy in ralph's own index and checks the resulting tree against the
+// branch. It reads the copy as data, in Go (see walk.go): no git and no other program runs over it, and
+// nothing in it (a .git at any depth, config, attributes, hooks, a submodule's repository) is honoured. It
+// returns what changed; a *RefusedError says what may not be committed. Every process of the agent must be
+// gone before it is called, so that what is checked is what is committed.
 func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
 	r := w.store.repo
-	if info, err := os.Lstat(w.Dir); err != nil || !info.IsDir() {
-		return nil, &RefusedError{Paths: []string{"the agent's copy is no longer a directory"}}
-	}
-	candidates, err := r.Candidates(ctx, w.index, w.Dir)
+	base, err := r.Entries(ctx, w.head)
 	if err != nil {
 		return nil, err
 	}
-	var refused []string
-	for _, p := range candidates {
-		if why := w.inspect(p); why != "" {
-			refused = append(refused, fmt.Sprintf("`%s` (%s)", p, why))
-		}
+	c := newCollector(w, base)
+	if err := c.collect(); err != nil {
+		return nil, err
 	}
-	if len(refused) > 0 {
-		return nil, &RefusedError{Paths: refused}
+	if len(c.refused) > 0 {
+		return nil, &RefusedError{Paths: c.refused}
 	}
-	if err := r.AddAll(ctx, w.index, w.Dir); err != nil {
+	if err := r.WriteBlobs(ctx, c.blobs); err != nil {
+		return nil, err
+	}
+	if err := r.ReadTree(ctx, w.index, w.head); err != nil {
+		return nil, err
+	}
+	if err := r.UpdateIndex(ctx, w.index, c.entries); err != nil {
 		return nil, err
 	}
 	tree, err := r.WriteTree(ctx, w.index)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := r.Changes(ctx, w.head, tree)
+	changes, err := w.check(ctx, tree)
 	if err != nil {
-		return nil, err
-	}
-	if err := w.check(ctx, tree); err != nil {
 		return nil, err
 	}
 	w.tree = tree
 	return changes, nil
 }
 
-// inspect looks at one file of the agent's copy without following it: too large, or (when the agent has
-// a user of its own) not the agent's file (a hard link to one of ralph's), is refused.
-func (w *Workspace) inspect(rel string) string {
-	info, err := os.Lstat(filepath.Join(w.Dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return ""
-	}
-	if !info.Mode().IsRegular() {
-		return ""
-	}
-	if max := w.store.opts.Limits.File; info.Size() > max {
-		return fmt.Sprintf("%d bytes, more than the limit of %d", info.Size(), max)
-	}
-	if o := w.store.opts.Owner; o.UID != 0 {
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != o.UID {
-			return "a file the agent does not own (a hard link?)"
-		}
-	}
-	return ""
-}
-
 // check refuses a tree that changes, against the commit the step builds on, a protected path in any way
 // (added, modified, deleted, renamed away, mode changed), any gitlink, a file over the size limits, or that
-// holds a symlink which is absolute or resolves outside the repository.
-func (w *Workspace) check(ctx context.Context, tree string) error {
+// holds a symlink which is absolute or resolves outside the repository. It returns the tree's changes.
+func (w *Workspace) check(ctx context.Context, tree string) ([]git.Change, error) {
 	r := w.store.repo
 	lim := w.store.opts.Limits
 	changes, err := r.Changes(ctx, w.head, tree)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries, err := r.Entries(ctx, tree)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byPath := make(map[string]git.Entry, len(entries))
 	for _, e := range entries {
@@ -129,13 +104,13 @@ func (w *Workspace) check(ctx context.Context, tree string) error {
 	}
 	bad, err := w.escapingLinks(ctx, byPath, changed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	refused = append(refused, bad...)
 	if len(refused) > 0 {
-		return &RefusedError{Paths: refused}
+		return nil, &RefusedError{Paths: refused}
 	}
-	return nil
+	return changes, nil
 }
 
 func verb(c git.Change) string {

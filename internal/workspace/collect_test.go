@@ -257,7 +257,8 @@ func TestSymlinks(t *testing.T) {
 	}
 }
 
-// TestGitlinkRefused: a repository the agent makes inside its copy would be recorded as a submodule.
+// TestGitlinkRefused: a repository the agent makes inside its copy (which git would record as a
+// submodule) is refused, and nothing of it is read.
 func TestGitlinkRefused(t *testing.T) {
 	t.Parallel()
 	for _, owner := range owners() {
@@ -273,8 +274,8 @@ func TestGitlinkRefused(t *testing.T) {
 			f.git(t, nested, "commit", "--quiet", "-m", "nested")
 			f.asAgent(t, w)
 			_, err := w.Collect(ctx)
-			if got := refused(err); !strings.Contains(got, "`nested` (a submodule") {
-				t.Errorf("Collect = %v, want the gitlink refused", err)
+			if got := refused(err); !strings.Contains(got, "`nested/.git` (a repository inside the copy") {
+				t.Errorf("Collect = %v, want the nested repository refused", err)
 			}
 		})
 	}

@@ -23,10 +23,11 @@ type Places struct {
 }
 
 // NewPlaces chooses the places for a run. As root (the Action's container), the agent runs as uid:gid and
-// everything lives in a fresh directory under the system's temporary directory that belongs to root and
-// that the agent may read (its own repository borrows ralph's objects) but not write. Otherwise the agent
-// is ralph's own user: ralph's repository is kept in cacheDir between runs, and Landlock is what keeps
-// the agent out of it.
+// everything lives in a fresh directory under the system's temporary directory that belongs to root: the
+// agent may pass through it to its own area, but ralph's repository (objects, index files, config) is
+// closed to it, neither readable nor writable (the agent's copy has a repository of its own, which borrows
+// nothing). Otherwise the agent is ralph's own user: ralph's repository is kept in cacheDir between runs,
+// and Landlock is what keeps the agent from writing it.
 func NewPlaces(cacheDir string, uid, gid int) (Places, error) {
 	if os.Geteuid() != 0 {
 		if err := os.MkdirAll(cacheDir, 0o700); err != nil {
@@ -38,11 +39,14 @@ func NewPlaces(cacheDir string, uid, gid int) (Places, error) {
 	if err != nil {
 		return Places{}, err
 	}
-	if err := os.Chmod(root, 0o755); err != nil {
+	if err := os.Chmod(root, 0o711); err != nil {
 		return Places{}, err
 	}
 	p := Places{GitDir: filepath.Join(root, "git"), Agents: filepath.Join(root, "agents"), Owner: Owner{UID: uid, GID: gid}, temp: root}
-	if err := os.Mkdir(p.Agents, 0o755); err != nil {
+	if err := os.Mkdir(p.GitDir, 0o700); err != nil {
+		return Places{}, err
+	}
+	if err := os.Mkdir(p.Agents, 0o711); err != nil {
 		return Places{}, err
 	}
 	return p, nil

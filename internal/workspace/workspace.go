@@ -21,10 +21,12 @@ type Limits struct {
 	File     int64 // bytes of one file in the change
 	Total    int64 // bytes of all files the change adds or modifies
 	Document int64 // bytes of a document (research, plan, review)
+	Files    int   // entries (files, links, directories) ralph reads in the agent's copy; 0: the default
 }
 
-// DefaultLimits: GitHub itself refuses files over 100 MiB and warns at 50 MiB.
-var DefaultLimits = Limits{File: 25 << 20, Total: 200 << 20, Document: 1 << 20}
+// DefaultLimits: GitHub itself refuses files over 100 MiB and warns at 50 MiB; a repository of half a
+// million files is a very large one.
+var DefaultLimits = Limits{File: 25 << 20, Total: 200 << 20, Document: 1 << 20, Files: 500_000}
 
 // Owner is the agent's identity when it runs as a user of its own; its copy, HOME and TMPDIR are given to
 // it. Zero: the agent is ralph's own user (gh ralph on a laptop).
@@ -59,13 +61,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
 	}
+	if opts.Limits.Files == 0 {
+		opts.Limits.Files = DefaultLimits.Files
+	}
 	if opts.Protected == nil {
 		opts.Protected = func(string) bool { return false }
 	}
 	if opts.Runner == nil {
 		opts.Runner = git.ExecRunner{}
 	}
-	// ralph runs git in the agent's copy: a relative path would be resolved there.
+	// Checkout runs git in the new copy: a relative path would be resolved there.
 	for _, p := range []*string{&opts.GitDir, &opts.Agents} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
@@ -98,15 +103,18 @@ type Workspace struct {
 
 	store *Store
 	area  string
-	index string // ralph's own index for this area
-	head  string // the commit ralph's next commit builds on: Start, then what ralph built
-	built string // the last commit ralph built in this step ("" none)
-	tree  string // the tree the last Collect checked
+	index string           // ralph's own index for this area
+	head  string           // the commit ralph's next commit builds on: Start, then what ralph built
+	built string           // the last commit ralph built in this step ("" none)
+	tree  string           // the tree the last Collect checked
+	known map[string]known // the files ralph wrote into the copy, as it left them
 }
 
 // Prepare gives the agent of issue a fresh area at the tip of branch (or at base when the branch does not
 // exist yet): ralph fetches both, writes the files into the agent's copy, and gives that copy a git
-// repository of the agent's own.
+// repository of the agent's own. Only then is the copy the agent's: the area is made anew, and no process
+// of any agent exists while ralph's git writes into it (every one is gone when a step ends), so no git
+// ralph runs ever works in a directory an agent's process could write at that time.
 func (s *Store) Prepare(ctx context.Context, issue int, branch, base string) (*Workspace, error) {
 	_, heads, err := s.repo.RemoteHeads(ctx, branch, base)
 	if err != nil {
@@ -155,6 +163,9 @@ func (s *Store) Prepare(ctx context.Context, issue int, branch, base string) (*W
 				return nil, fmt.Errorf("giving the agent its area: %w", err)
 			}
 		}
+	}
+	if err := w.remember(ctx, start); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -206,7 +217,7 @@ func (w *Workspace) CommitDocument(ctx context.Context, rel string, content []by
 	if err != nil {
 		return "", err
 	}
-	if err := w.check(ctx, tree); err != nil {
+	if _, err := w.check(ctx, tree); err != nil {
 		return "", err
 	}
 	return w.commit(ctx, tree, msg, author)
