@@ -38,14 +38,15 @@ touch -d 2001-01-02 mod/file.txt
 // withSubmodule gives main a submodule at mod: a gitlink to the commit mksub makes.
 func (e *env) withSubmodule() string {
 	e.t.Helper()
-	sub := filepath.Join(e.t.TempDir(), "sub")
+	sub := filepath.Join(e.tempDir(), "sub")
 	cmd := exec.Command("sh", "-c", makeSubRepo+`mksub "$1"`, "sh", sub)
 	cmd.Env = e.gitEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		e.t.Fatalf("making the submodule: %v\n%s", err, out)
 	}
+	e.own(sub) // as a normal user, the test's git must own what it reads
 	commit := e.git(sub, "rev-parse", "HEAD")
-	seed := filepath.Join(e.t.TempDir(), "seed-sub")
+	seed := filepath.Join(e.tempDir(), "seed-sub")
 	e.git("", "clone", "-q", e.srv.BareRepo, seed)
 	if err := os.WriteFile(filepath.Join(seed, ".gitmodules"), []byte("[submodule \"mod\"]\n\tpath = mod\n\turl = ./mod.git\n"), 0o644); err != nil {
 		e.t.Fatal(err)
@@ -95,8 +96,11 @@ func (e *env) gitlinkKept(commit string) {
 // environment) reaches no program of the agent's. The step still commits the agent's work, with the
 // gitlink as it was.
 func TestHostileNestedRepository(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	bothUsers(t, testHostileNestedRepository)
+}
+
+func testHostileNestedRepository(t *testing.T, as runAs) {
+	e := newEnvAs(t, as, baseConfig(t, "research: false\nreview: skip\n"))
 	commit := e.withSubmodule()
 	e.setControl("implement_extra", nestedFilter)
 	_, r := e.implementOnce()
@@ -110,8 +114,11 @@ func TestHostileNestedRepository(t *testing.T) {
 // SECURITY: the same attack through gh ralph advance: nothing of the agent's runs, and the person's token
 // reaches no program of the agent's.
 func TestHostileNestedRepositoryThroughCLI(t *testing.T) {
-	t.Parallel()
-	e := newCLIEnv(t, agentConfig(t)+"research: false\nreview: skip\n")
+	bothUsers(t, testHostileNestedRepositoryThroughCLI)
+}
+
+func testHostileNestedRepositoryThroughCLI(t *testing.T, as runAs) {
+	e := newCLIEnvAs(t, as, agentConfig(t)+"research: false\nreview: skip\n")
 	commit := e.withSubmodule()
 	e.git(e.work, "pull", "-q", "--ff-only", "origin", "main")
 	e.setControl("phases", "1")

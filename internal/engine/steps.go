@@ -234,7 +234,7 @@ func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Works
 	if err != nil {
 		return "", err
 	}
-	if err := e.scanSecrets(ws, changes); err != nil {
+	if err := e.scanSecrets(ctx, ws, changes); err != nil {
 		return "", err
 	}
 	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ic.rec.Phases[k].Title), trailerKey, key)

@@ -204,7 +204,7 @@ func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace,
 // scanSecrets refuses a change whose files hold the value of a secret the agent holds (agent.env's
 // pass-through variables) or ralph's token: a prompt-injected agent would commit it, and ralph would push
 // it to GitHub.
-func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) error {
+func (e *Engine) scanSecrets(ctx context.Context, ws *workspace.Workspace, changes []git.Change) error {
 	secrets := e.secrets()
 	if len(secrets) == 0 {
 		return nil
@@ -214,7 +214,8 @@ func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) erro
 		if c.Status == "D" || c.NewMode == "120000" || c.NewMode == "160000" {
 			continue
 		}
-		b, err := ws.Read(c.Path)
+		// What is scanned is what will be committed: the blob ralph stored, not the agent's copy.
+		b, err := ws.Stored(ctx, c.NewSHA)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", c.Path, err)
 		}

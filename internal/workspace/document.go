@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -105,8 +106,8 @@ func kind(m os.FileMode) string {
 	return m.Type().String()
 }
 
-// Read reads a file of the change (rel, as listed by Collect) from the agent's copy the way Document does,
-// up to the size limit of one file: for ralph's own checks of its content.
-func (w *Workspace) Read(rel string) ([]byte, error) {
-	return readRegular(w.Dir, rel, w.store.opts.Limits.File)
+// Stored is the content of a blob that Collect stored in ralph's own repository: what will be committed,
+// read from ralph's objects, not from the agent's copy.
+func (w *Workspace) Stored(ctx context.Context, blob string) ([]byte, error) {
+	return w.store.repo.Blob(ctx, blob, w.store.opts.Limits.File)
 }
