@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,14 +20,14 @@ import (
 // initial, the other (where /usr/bin/python3 is) python renamed the same with a p. Every hop appends its
 // pid to trail-TAG and stops when the control directory holds stop (the test's cleanup). Once the step's
 // process has ended (the agent's script, whose pid is in agent.pid; for verify, this script, the last of
-// the command), each hop appends its pid to after-TAG too, and from the fifth on (the first may come
-// before the supervisor could act) writes late-TAG-<pid>.txt in its working directory, the agent's copy.
-// The control directory is in each hop's command line.
+// the command), each hop appends its pid to after-TAG too. The python hopper also leaves a bait in the
+// agent's copy, bait-TAG.txt, and says in alive-when-read-TAG when it sees ralph open it. The control
+// directory is in each hop's command line.
 const hopperScript = `
 ctl="$RALPH_TEST_CONTROL"; tag=$1; name=NAME$(printf %.1s "$tag")
 owner=$$; if [ "$tag" = agent ]; then owner=$(cat "$ctl/agent.pid"); fi
 cp /bin/sh "$TMPDIR/$name"
-hop='[ -e "$1/stop" ] && exit 0; echo $$ >> "$1/trail-$2"; if [ ! -d "/proc/$3" ]; then echo $$ >> "$1/after-$2"; if [ "$(wc -l < "$1/after-$2")" -ge 5 ]; then echo late > "late-$2-$$.txt"; fi; fi; setsid "$0" -c "$hop" "$0" "$1" "$2" "$3" </dev/null >/dev/null 2>&1 & exit 0'
+hop='[ -e "$1/stop" ] && exit 0; echo $$ >> "$1/trail-$2"; if [ ! -d "/proc/$3" ]; then echo $$ >> "$1/after-$2"; fi; setsid "$0" -c "$hop" "$0" "$1" "$2" "$3" </dev/null >/dev/null 2>&1 & exit 0'
 export hop
 setsid "$TMPDIR/$name" -c "$hop" "$TMPDIR/$name" "$ctl" "$tag" "$owner" </dev/null >/dev/null 2>&1 &
 if [ -x /usr/bin/python3 ]; then
@@ -37,20 +38,30 @@ while [ "$(wc -l < "$ctl/trail-$tag" 2>/dev/null || echo 0)" -lt 40 ]; do sleep 
 
 const hopPy = `import ctypes, os, sys
 ctl, name, tag, owner = sys.argv[1:5]
-ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, name.encode(), 0, 0, 0)
+# The bait: a new file of the step's work, which ralph opens when it reads the work. A hopper that sees it
+# opened (inotify: IN_OPEN | IN_ACCESS; the watch is shared by every fork) was alive when ralph read the work.
+bait = "bait-%s.txt" % tag
+with open(bait, "w") as f:
+    f.write("bait\n")
+watch = libc.inotify_init1(os.O_NONBLOCK)
+libc.inotify_add_watch(watch, bait.encode(), 0x20 | 0x01)
 while not os.path.exists(ctl + "/stop"):
     if os.fork():
         os._exit(0)
     os.setsid()
     with open(ctl + "/trail-" + tag, "a") as f:
         f.write("%d\n" % os.getpid())
+    try:
+        if os.read(watch, 4096):
+            with open(ctl + "/alive-when-read-" + tag, "a") as f:
+                f.write("%d\n" % os.getpid())
+    except BlockingIOError:
+        pass
     if not os.path.exists("/proc/" + owner):
-        with open(ctl + "/after-" + tag, "a+") as f:
+        with open(ctl + "/after-" + tag, "a") as f:
             f.write("%d\n" % os.getpid())
-            f.seek(0)
-            after = len(f.readlines())
-        if after >= 5:
-            open("late-%s-%d.txt" % (tag, os.getpid()), "w").write("late\n")
 `
 
 // hoppers writes the hopper's programs to e's control directory and returns the command names its
@@ -109,6 +120,12 @@ func leftovers(marker string, names []string) (live, zombies []int) {
 	return live, zombies
 }
 
+// pythonHoppers says whether the python hopper, which watches the bait, runs here.
+func pythonHoppers() bool {
+	_, err := os.Stat("/usr/bin/python3")
+	return err == nil
+}
+
 // checkNoHopper fails t unless the hoppers of the agent and of verify ran, and nothing of them is left
 // once ralph has exited: no process, no zombie, no late file pushed.
 func (e *env) checkNoHopper(t *testing.T, names []string, files []string) {
@@ -123,8 +140,13 @@ func (e *env) checkNoHopper(t *testing.T, names []string, files []string) {
 	if live, zombies := leftovers(e.control, names); len(live)+len(zombies) > 0 {
 		t.Errorf("after ralph exited, the hoppers' processes %v still run and %d zombies of theirs are left", live, len(zombies))
 	}
-	if late := matching(files, "^late-"); len(late) > 0 {
-		t.Errorf("files the hoppers wrote long after the step's process ended were pushed: %v", late)
+	// When ralph read the work (it opened the bait, a new file of the work), none of them was alive.
+	for _, tag := range []string{"agent", "verify"} {
+		if b, err := os.ReadFile(filepath.Join(e.control, "alive-when-read-"+tag)); err == nil {
+			t.Errorf("the %s's hoppers %q were alive when ralph read the work", tag, strings.Fields(string(b)))
+		} else if !slices.Contains(files, "bait-"+tag+".txt") && pythonHoppers() {
+			t.Errorf("the %s's bait was not part of the work ralph read: %v", tag, files)
+		}
 	}
 }
 
