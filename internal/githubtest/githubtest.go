@@ -80,10 +80,10 @@ type Server struct {
 	runs              map[int64]*run
 	requests          []Request
 	intercept         func(w http.ResponseWriter, r *http.Request) bool
-	faults            faults        // what to do to answers after the handler, see faults.go
-	graphql           *graphQLState // see graphql.go and projects.go
-	graph             issueGraph    // sub-issues and dependencies, see issuegraph.go
-	actions           actionsState  // Actions settings, secrets and workflows, see actions.go
+	faults            faults          // what to do to answers after the handler, see faults.go
+	graphql           *graphQLState   // see graphql.go and projects.go
+	graph             issueGraph      // sub-issues and dependencies, see issuegraph.go
+	actions           actionsState    // Actions settings, secrets and workflows, see actions.go
 	reviews           []*review       // pull request reviews, see reviews.go
 	threads           []*reviewThread // review threads and their comments, see reviews.go
 	suites            []*checkSuite   // check suites, runs, Actions jobs and logs, see checks.go

@@ -195,12 +195,12 @@ func (s *Server) reviewRoutes() map[string]handler {
 	}
 	const pull = "/repos/{owner}/{repo}/pulls/{pull_number}"
 	return map[string]handler{
-		"GET " + pull + "/reviews":                          h(s.listReviews, pageParams),
-		"POST " + pull + "/reviews":                         h(s.createReview, nil, "body", "event", "commit_id"),
-		"GET " + pull + "/comments":                         h(s.listReviewComments, pageParams),
-		"POST " + pull + "/comments/{comment_id}/replies":   h(s.replyReviewComment, nil, "body"),
-		"POST " + pull + "/requested_reviewers":             h(s.requestReviewers, nil, "reviewers"),
-		"GET " + pull + "/requested_reviewers":              h(s.listRequestedReviewers, nil),
+		"GET " + pull + "/reviews":                        h(s.listReviews, pageParams),
+		"POST " + pull + "/reviews":                       h(s.createReview, nil, "body", "event", "commit_id"),
+		"GET " + pull + "/comments":                       h(s.listReviewComments, pageParams),
+		"POST " + pull + "/comments/{comment_id}/replies": h(s.replyReviewComment, nil, "body"),
+		"POST " + pull + "/requested_reviewers":           h(s.requestReviewers, nil, "reviewers"),
+		"GET " + pull + "/requested_reviewers":            h(s.listRequestedReviewers, nil),
 	}
 }
 
