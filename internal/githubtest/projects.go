@@ -258,6 +258,14 @@ func (x *executor) node(id string) gqlObject {
 		}
 		return nil
 	}
+	if rest, ok := strings.CutPrefix(id, "PRRT_"); ok {
+		for _, th := range s.threads { // review threads, see reviews.go
+			if fmt.Sprint(th.id) == rest {
+				return threadObject{s, th}
+			}
+		}
+		return nil
+	}
 	for _, p := range s.gql().projects {
 		if p.id == id {
 			return projectObject{p}
