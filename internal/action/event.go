@@ -25,9 +25,9 @@ const (
 	CmdMerge   Command = "merge"  // from a `pull_request` closed event
 	// CmdFix: a writer asked for changes on ralph's pull request (a review, `/ralph fix`) or its checks
 	// failed (`check_suite`, `workflow_run`); Trigger.Fix says which.
-	CmdFix Command = "fix"
-	CmdHelp    Command = "help"   // an unknown /ralph command: reply with help
-	CmdNone    Command = ""       // nothing to do
+	CmdFix  Command = "fix"
+	CmdHelp Command = "help" // an unknown /ralph command: reply with help
+	CmdNone Command = ""     // nothing to do
 )
 
 // Trigger is an event reduced to what ralph does with it.

@@ -153,8 +153,10 @@ func TestParseEventFix(t *testing.T) {
 		},
 		{
 			name: "a workflow run from a fork", event: "workflow_run",
-			payload: failedRun(t, func(m map[string]any) { obj(obj(m, "workflow_run"), "head_repository")["full_name"] = "mallory/octo-repo" }),
-			want:    Trigger{Why: `the failed run on "ralph/5-thing" comes from another repository (mallory/octo-repo)`},
+			payload: failedRun(t, func(m map[string]any) {
+				obj(obj(m, "workflow_run"), "head_repository")["full_name"] = "mallory/octo-repo"
+			}),
+			want: Trigger{Why: `the failed run on "ralph/5-thing" comes from another repository (mallory/octo-repo)`},
 		},
 		{
 			name: "a workflow run ralph's own dispatch started", event: "workflow_run",
