@@ -44,17 +44,16 @@ type Step struct {
 }
 
 type checkSuite struct {
-	id         int64
-	sha        string
-	branch     string
-	app        string
-	runID      int64 // the workflow run, for Actions
-	workflow   string
-	created    time.Time
-	updated    time.Time
-	checkRuns  []*checkRun
-	runNumber  int64
-	runCreated time.Time
+	id        int64
+	sha       string
+	branch    string
+	app       string
+	runID     int64 // the workflow run, for Actions
+	workflow  string
+	created   time.Time
+	updated   time.Time
+	checkRuns []*checkRun
+	runNumber int64
 }
 
 type checkRun struct {
