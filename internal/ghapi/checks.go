@@ -137,3 +137,50 @@ func (c *Client) RunJobs(ctx context.Context, runID int64) ([]Job, error) {
 	}
 	return all, nil
 }
+
+// MaxCheckLogs bounds how many failed jobs' logs FailedChecks reads for one commit.
+const MaxCheckLogs = 5
+
+// FailedCheck is a check that failed on a commit, with what explains it. All of it but the ids is text
+// the check's author (a CI service, a workflow, the code it ran) wrote: data, escaped wherever rendered.
+type FailedCheck struct {
+	Run CheckRun
+	Job *Job    // the Actions job behind the check; nil for another CI's check
+	Log LogTail // the tail of the job's failing step; empty without a job, or when LogErr says why
+	// LogErr is why the job's log could not be read (it expired, the token may not read actions, more than
+	// MaxCheckLogs jobs failed); the check's summary still explains what it can.
+	LogErr error
+}
+
+// FailedChecks lists the checks that failed on commit sha, each with its Actions job and the tail of that
+// job's failing step (opts bounds it; TailOptions.Step is filled in from the job's steps). Logs are read
+// one after another, each in bounded memory, at most MaxCheckLogs of them.
+func (c *Client) FailedChecks(ctx context.Context, sha string, opts TailOptions) ([]FailedCheck, error) {
+	runs, err := c.FailingCheckRuns(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FailedCheck, 0, len(runs))
+	logs := 0
+	for _, r := range runs {
+		fc := FailedCheck{Run: r}
+		job, ok, err := c.CheckRunJob(ctx, r)
+		switch {
+		case err != nil:
+			fc.LogErr = err
+		case ok && logs >= MaxCheckLogs:
+			fc.Job = &job
+			fc.LogErr = fmt.Errorf("more than %d jobs failed; this one's log was not read", MaxCheckLogs)
+		case ok:
+			fc.Job = &job
+			logs++
+			o := opts
+			if o.Step == "" {
+				o.Step = job.FailedStep()
+			}
+			fc.Log, fc.LogErr = c.JobLog(ctx, job.ID, o)
+		}
+		out = append(out, fc)
+	}
+	return out, nil
+}

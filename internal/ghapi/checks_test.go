@@ -62,3 +62,34 @@ func TestFailingChecksAndTheirJobs(t *testing.T) {
 		t.Errorf("a check with no job: ok %v, %v; want none", ok, err)
 	}
 }
+
+func TestFailedChecksWithTheirLogs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := githubtest.New(t, githubtest.Options{})
+	c := newClient(t, srv)
+	ralphPull(t, srv, c)
+	sha := srv.Pulls()[0].HeadSHA
+	srv.SetCheckRun(sha, githubtest.CheckRun{Name: "test", Conclusion: "failure", Summary: "1 failed",
+		Steps: []githubtest.Step{{Name: "Run actions/checkout@v4", Conclusion: "success"}, {Name: "Run go test ./...", Conclusion: "failure"}},
+		Log:   jobLog("##[group]Run actions/checkout@v4", "##[error]a warning styled as an error", "##[group]Run go test ./...", "--- FAIL: TestX", "##[error]exit 1", "##[group]Run cleanup", "bye")})
+	srv.SetCheckRun(sha, githubtest.CheckRun{Name: "ci/circleci", App: "circleci", Conclusion: "failure", Summary: "see CircleCI"})
+	srv.SetCheckRun(sha, githubtest.CheckRun{Name: "lint", Conclusion: "success"})
+
+	got, err := c.FailedChecks(ctx, sha, ghapi.TailOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d failed checks, want 2: %+v", len(got), got)
+	}
+	test, circle := got[0], got[1]
+	// The job names the step that failed, so its section is kept, not the first error's.
+	if test.Job == nil || test.LogErr != nil || test.Log.Step != "Run go test ./..." ||
+		test.Log.Text != "##[group]Run go test ./...\n--- FAIL: TestX\n##[error]exit 1" {
+		t.Errorf("test: job %v, log %+v, err %v", test.Job, test.Log, test.LogErr)
+	}
+	if circle.Job != nil || circle.Log.Text != "" || circle.Run.Output.Summary != "see CircleCI" {
+		t.Errorf("CircleCI's check: %+v", circle)
+	}
+}

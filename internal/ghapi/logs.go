@@ -140,7 +140,7 @@ func (t *tail) text() string { return strings.Join(t.lines, "\n") }
 
 // TailLog reads a GitHub Actions log as a stream and keeps what explains a failure, at most opts.Max bytes:
 // the section of the step the job says failed (opts.Step), else the section holding the first
-// "##[error]" line, else the log's last bytes. A section starts at a "##[group]Run …" line, which is
+// "##[error]" line (up to a quarter of opts.Max after it), else the log's last bytes. A section starts at a "##[group]Run …" line, which is
 // how the runner opens each step; timestamps and terminal escapes are dropped, and an over-long line is
 // cut. The markers only choose what is kept: the log's text is data and nothing in it is acted on (a
 // forged marker can only change which of the job's own lines are shown). Memory stays about opts.Max
@@ -154,14 +154,29 @@ func TailLog(r io.Reader, opts TailOptions) (LogTail, error) {
 	var (
 		all       = tail{max: max}
 		cur       = tail{max: max}
-		step      string // the current section's step
-		erred     bool   // the current section holds the first error
-		after     int    // bytes kept after that error
+		step      string   // the current section's step
+		erred     bool     // the current section holds the log's first error
+		after     int      // bytes of the current section after that error
+		firstErr  *LogTail // the first error's section, kept while the named step's is looked for
 		longLines bool
 		read      int64
 	)
-	done := func(text, step string, dropped bool) LogTail {
-		return LogTail{Text: text, Step: step, Truncated: dropped || longLines, Read: read}
+	done := func(t *tail, step string, dropped bool) LogTail {
+		return LogTail{Text: t.text(), Step: step, Truncated: t.dropped || dropped || longLines, Read: read}
+	}
+	named := func() bool { return opts.Step != "" && step == opts.Step }
+	// keepErr ends the first error's section: with no named step it is the answer; else it is kept in case
+	// the named step's section never comes.
+	keepErr := func(dropped bool) (LogTail, bool) {
+		lt := done(&cur, step, dropped)
+		if opts.Step == "" || named() {
+			return lt, true
+		}
+		if firstErr == nil {
+			firstErr = &lt
+		}
+		erred = false
+		return LogTail{}, false
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var scratch []byte
@@ -175,8 +190,13 @@ func TailLog(r io.Reader, opts TailOptions) (LogTail, error) {
 				content = ansi.ReplaceAllString(content, "")
 			}
 			if name, ok := strings.CutPrefix(content, "##[group]Run "); ok {
-				if erred || (opts.Step != "" && step == opts.Step) {
-					return done(cur.text(), step, cur.dropped), nil // the section is complete
+				if named() {
+					return done(&cur, step, false), nil // the named step's section is complete
+				}
+				if erred {
+					if lt, final := keepErr(false); final {
+						return lt, nil
+					}
 				}
 				cur.reset()
 				step = "Run " + name
@@ -186,10 +206,12 @@ func TailLog(r io.Reader, opts TailOptions) (LogTail, error) {
 			switch {
 			case erred:
 				if after += len(content) + 1; after > max/4 {
-					return done(cur.text(), step, true), nil
+					if lt, final := keepErr(true); final {
+						return lt, nil
+					}
 				}
-			case strings.HasPrefix(content, "##[error]"):
-				erred = true
+			case firstErr == nil && strings.HasPrefix(content, "##[error]"):
+				erred, after = true, 0
 			}
 		}
 		if err == io.EOF {
@@ -199,10 +221,14 @@ func TailLog(r io.Reader, opts TailOptions) (LogTail, error) {
 			return LogTail{Read: read}, fmt.Errorf("reading the log: %w", err)
 		}
 	}
-	if erred || (opts.Step != "" && step == opts.Step) {
-		return done(cur.text(), step, cur.dropped), nil
+	switch {
+	case named() || (erred && firstErr == nil):
+		return done(&cur, step, false), nil
+	case firstErr != nil:
+		firstErr.Read = read
+		return *firstErr, nil
 	}
-	return done(all.text(), "", all.dropped), nil
+	return done(&all, "", false), nil
 }
 
 // readLine reads one line (without its newline) of at most maxLogLine bytes, valid UTF-8, skipping the rest
