@@ -204,7 +204,7 @@ func (r *runner) run(ctx context.Context) error {
 	sb := eng.Sandbox
 	// Every command that may run a step checks, before it touches an issue, that the agent can run.
 	switch trig.Command {
-	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep:
+	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep, CmdFix:
 		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
 			break
 		}
@@ -222,6 +222,17 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		_, err := gh.CreateComment(ctx, n, HelpText(trig.Reason))
 		return err
+	}
+	if trig.Command == CmdFix && len(trig.Issues) == 0 && trig.Fix != nil && trig.Fix.Pull != 0 {
+		why, err := resolveFixPull(ctx, gh, cfg.BranchPrefix, &trig)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			a.Infof("nothing to do: %s", why)
+			r.summary("nothing to do: "+why, nil)
+			return nil
+		}
 	}
 	if len(trig.Issues) == 0 {
 		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)
@@ -292,11 +303,13 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 		if err == nil && res.Continue && !r.dryRun {
 			res, err = eng.Advance(ctx, n)
 		}
+	case CmdFix:
+		res, err = fixIssue(ctx, eng, n, trig) // fix.go
 	case CmdStatus:
 		_, err = eng.Status(ctx, n, true)
 		res = engine.Result{Issue: n}
 	default:
-		return engine.Result{Issue: n}, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry or status", trig.Command)
+		return engine.Result{Issue: n}, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry, fix or status", trig.Command)
 	}
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
@@ -364,10 +377,13 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 	}
 	if in := r.ev.Inputs.Command; in != "" {
 		switch c := Command(in); c {
-		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus:
+		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus, CmdFix:
 			t.Command = c
 		default:
-			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, status", in)
+			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, fix, status", in)
+		}
+		if t.Command == CmdFix && t.Fix == nil {
+			t.Fix = &FixRequest{Cause: FixComment} // a person's request, as `/ralph fix` is
 		}
 		if t.Actor == "" {
 			t.Actor = r.ev.Actor

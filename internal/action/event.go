@@ -23,8 +23,11 @@ const (
 	CmdStatus  Command = "status"
 	CmdEnroll  Command = "enroll" // from an `issues` labeled event
 	CmdMerge   Command = "merge"  // from a `pull_request` closed event
-	CmdHelp    Command = "help"   // an unknown /ralph command: reply with help
-	CmdNone    Command = ""       // nothing to do
+	// CmdFix: a writer asked for changes on ralph's pull request (a review, `/ralph fix`) or its checks
+	// failed (`check_suite`, `workflow_run`); Trigger.Fix says which.
+	CmdFix  Command = "fix"
+	CmdHelp Command = "help" // an unknown /ralph command: reply with help
+	CmdNone Command = ""     // nothing to do
 )
 
 // Trigger is an event reduced to what ralph does with it.
@@ -36,6 +39,34 @@ type Trigger struct {
 	Why     string // why there is nothing to do, for the log
 	// Pull is the closed pull request of CmdMerge.
 	Pull engine.ClosedPull
+	// Fix is what CmdFix knows of its cause. Reason is the person's text: the review's body, or what
+	// follows `/ralph fix`; it is data, quoted, never read for commands.
+	Fix *FixRequest
+}
+
+// The causes of a fix.
+const (
+	FixReview  = "review"  // a review that requests changes
+	FixComment = "comment" // `/ralph fix [text]` on the issue or its pull request (or the command input)
+	FixCI      = "ci"      // checks that failed on the head commit of ralph's pull request
+)
+
+// FixRequest is a fix trigger's cause as the event states it. None of it is trusted: the engine acts only
+// if the pull request, branch and commit are those its record says ralph opened and pushed, and, for a
+// review or a comment, only if the Actor has write access.
+type FixRequest struct {
+	Cause string // FixReview, FixComment or FixCI
+	// Pull is the pull request the event is about; 0 when it names none (`/ralph fix` on the issue).
+	Pull int
+	// Head is the pull request's head branch in this repository; "" when the event does not say (a
+	// comment on a pull request: the runner reads it, see resolveFixPull).
+	Head string
+	// HeadSHA is the commit whose checks failed (FixCI).
+	HeadSHA string
+	// ReviewID is the review that requested changes (FixReview).
+	ReviewID int64
+	// CheckSuiteID or WorkflowRunID is what failed (FixCI).
+	CheckSuiteID, WorkflowRunID int64
 }
 
 // event holds the fields of the payloads ralph reads.
@@ -76,6 +107,49 @@ type event struct {
 	Sender *struct {
 		Login string `json:"login"`
 	} `json:"sender"`
+	Review *struct {
+		ID                int64  `json:"id"`
+		State             string `json:"state"`
+		Body              string `json:"body"`
+		AuthorAssociation string `json:"author_association"`
+		User              struct {
+			Login string `json:"login"`
+		} `json:"user"`
+	} `json:"review"`
+	CheckSuite *struct {
+		ID           int64      `json:"id"`
+		HeadBranch   string     `json:"head_branch"`
+		HeadSHA      string     `json:"head_sha"`
+		Conclusion   string     `json:"conclusion"`
+		PullRequests []prOfRuns `json:"pull_requests"`
+	} `json:"check_suite"`
+	WorkflowRun *struct {
+		ID             int64      `json:"id"`
+		HeadBranch     string     `json:"head_branch"`
+		HeadSHA        string     `json:"head_sha"`
+		Conclusion     string     `json:"conclusion"`
+		Event          string     `json:"event"`
+		PullRequests   []prOfRuns `json:"pull_requests"`
+		HeadRepository *struct {
+			FullName string `json:"full_name"`
+		} `json:"head_repository"`
+	} `json:"workflow_run"`
+	Repository *struct {
+		ID       int64  `json:"id"`
+		FullName string `json:"full_name"`
+	} `json:"repository"`
+}
+
+// prOfRuns is a pull request as a check suite or workflow run lists it: GitHub lists only pull requests
+// whose head branch is in this repository (none for a fork's).
+type prOfRuns struct {
+	Number int `json:"number"`
+	Head   struct {
+		Ref  string `json:"ref"`
+		Repo *struct {
+			ID int64 `json:"id"`
+		} `json:"repo"`
+	} `json:"head"`
 }
 
 // ParseEvent turns an event name and payload into a Trigger. branchPrefix recognizes ralph's branches in a
@@ -112,11 +186,29 @@ func ParseEvent(name string, payload []byte, branchPrefix string) (Trigger, erro
 		if !ok {
 			return Trigger{Why: "the comment is not a /ralph command"}, nil
 		}
-		if len(ev.Issue.PullRequest) > 0 && string(ev.Issue.PullRequest) != "null" {
-			return Trigger{Why: "/ralph commands work on issues, not pull requests"}, nil
+		onPull := len(ev.Issue.PullRequest) > 0 && string(ev.Issue.PullRequest) != "null"
+		if cmd == CmdFix {
+			t := Trigger{Command: CmdFix, Actor: ev.Comment.User.Login, Reason: arg, Fix: &FixRequest{Cause: FixComment}}
+			if onPull {
+				// The payload does not say the pull request's branch: the runner reads it (resolveFixPull),
+				// and the engine checks it is ralph's.
+				t.Fix.Pull = ev.Issue.Number
+			} else {
+				t.Issues = []int{ev.Issue.Number}
+			}
+			return t, nil
+		}
+		if onPull {
+			return Trigger{Why: "/ralph commands work on issues, not pull requests (except /ralph fix)"}, nil
 		}
 		t := Trigger{Command: cmd, Issues: []int{ev.Issue.Number}, Actor: ev.Comment.User.Login, Reason: arg}
 		return t, nil
+
+	case "pull_request_review":
+		return reviewTrigger(ev, branchPrefix)
+
+	case "check_suite", "workflow_run":
+		return checksTrigger(name, ev, branchPrefix)
 
 	case "workflow_dispatch":
 		n, err := inputInt(ev.Inputs["issue"])
@@ -150,13 +242,9 @@ func ParseEvent(name string, payload []byte, branchPrefix string) (Trigger, erro
 		// repository. Its body counts for nothing ("Closes #N" is anyone's to write); the engine checks the
 		// branch and the number against the issue's record.
 		pr := ev.PullRequest
-		fork := pr.Head.Repo == nil || pr.Head.Repo.Fork || (pr.Base.Repo != nil && pr.Head.Repo.FullName != pr.Base.Repo.FullName)
-		if fork {
-			return Trigger{Why: fmt.Sprintf("pull request #%d comes from another repository; ralph's come from its own branches", pr.Number)}, nil
-		}
-		n := branchIssue(pr.Head.Ref, branchPrefix)
-		if n == 0 {
-			return Trigger{Why: fmt.Sprintf("pull request #%d is not from a ralph branch (%sN-…)", pr.Number, branchPrefix)}, nil
+		n, why := ralphPull(ev, branchPrefix)
+		if why != "" {
+			return Trigger{Why: why}, nil
 		}
 		return Trigger{Command: CmdMerge, Issues: []int{n}, Actor: sender, Pull: engine.ClosedPull{Number: pr.Number, Head: pr.Head.Ref, SameRepo: true}}, nil
 
@@ -164,6 +252,110 @@ func ParseEvent(name string, payload []byte, branchPrefix string) (Trigger, erro
 		return Trigger{Why: "ralph never acts on pull_request_target events: they run with secrets on code from forks"}, nil
 	}
 	return Trigger{Why: fmt.Sprintf("ralph has nothing to do for %q events", name)}, nil
+}
+
+// ralphPull reads the issue of the event's pull request when it is ralph's: from a branch under
+// branchPrefix in this repository. Its title and body count for nothing ("Closes #N" is anyone's to write);
+// the engine checks the branch and the number against the issue's record. why says why it is not.
+func ralphPull(ev event, branchPrefix string) (n int, why string) {
+	pr := ev.PullRequest
+	fork := pr.Head.Repo == nil || pr.Head.Repo.Fork || (pr.Base.Repo != nil && pr.Head.Repo.FullName != pr.Base.Repo.FullName)
+	if fork {
+		return 0, fmt.Sprintf("pull request #%d comes from another repository; ralph's come from its own branches", pr.Number)
+	}
+	if n = branchIssue(pr.Head.Ref, branchPrefix); n == 0 {
+		return 0, fmt.Sprintf("pull request #%d is not from a ralph branch (%sN-…)", pr.Number, branchPrefix)
+	}
+	return n, ""
+}
+
+// outsiders are the author associations GitHub gives only to people without write access to the
+// repository; OWNER, MEMBER and COLLABORATOR may or may not have it, which the engine checks.
+var outsiders = map[string]bool{"NONE": true, "CONTRIBUTOR": true, "FIRST_TIMER": true, "FIRST_TIME_CONTRIBUTOR": true, "MANNEQUIN": true}
+
+// reviewTrigger: a submitted review that requests changes on ralph's pull request asks for a fix, with the
+// reviewer as the actor (whose write access the engine checks) and the review's body as data. A review by
+// someone GitHub itself says is an outsider is ignored here, without a run's worth of API calls.
+func reviewTrigger(ev event, branchPrefix string) (Trigger, error) {
+	if ev.PullRequest == nil || ev.Review == nil {
+		return Trigger{}, fmt.Errorf("the pull_request_review event has no pull request or review")
+	}
+	rv := ev.Review
+	if ev.Action != "submitted" || rv.State != "changes_requested" {
+		return Trigger{Why: fmt.Sprintf("pull_request_review %q with state %q: only a review that requests changes asks for a fix", ev.Action, rv.State)}, nil
+	}
+	n, why := ralphPull(ev, branchPrefix)
+	if why != "" {
+		return Trigger{Why: why}, nil
+	}
+	if outsiders[rv.AuthorAssociation] {
+		return Trigger{Why: fmt.Sprintf("the review by @%s (%s) cannot be from someone with write access: ignored", rv.User.Login, rv.AuthorAssociation)}, nil
+	}
+	return Trigger{Command: CmdFix, Issues: []int{n}, Actor: rv.User.Login, Reason: rv.Body,
+		Fix: &FixRequest{Cause: FixReview, Pull: ev.PullRequest.Number, Head: ev.PullRequest.Head.Ref, ReviewID: rv.ID}}, nil
+}
+
+// checksTrigger: a check suite or workflow run that completed with a failure on a ralph branch of this
+// repository asks for a fix of the issue the branch is for. Names, titles and commit messages in the
+// payload count for nothing; the engine checks that the commit is the one ralph pushed last.
+func checksTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
+	var (
+		branch, sha, conclusion string
+		prs                     []prOfRuns
+		fix                     = &FixRequest{Cause: FixCI}
+	)
+	switch name {
+	case "check_suite":
+		cs := ev.CheckSuite
+		if cs == nil {
+			return Trigger{}, fmt.Errorf("the check_suite event has no check suite")
+		}
+		branch, sha, conclusion, prs, fix.CheckSuiteID = cs.HeadBranch, cs.HeadSHA, cs.Conclusion, cs.PullRequests, cs.ID
+	default:
+		wr := ev.WorkflowRun
+		if wr == nil {
+			return Trigger{}, fmt.Errorf("the workflow_run event has no workflow run")
+		}
+		branch, sha, conclusion, prs, fix.WorkflowRunID = wr.HeadBranch, wr.HeadSHA, wr.Conclusion, wr.PullRequests, wr.ID
+	}
+	if ev.Action != "completed" || (conclusion != "failure" && conclusion != "timed_out") {
+		return Trigger{Why: fmt.Sprintf("%s %q with conclusion %q: only failed checks ask for a fix", name, ev.Action, conclusion)}, nil
+	}
+	n := branchIssue(branch, branchPrefix)
+	if n == 0 {
+		return Trigger{Why: fmt.Sprintf("the failed checks are on branch %q, not a ralph branch (%sN-…)", branch, branchPrefix)}, nil
+	}
+	if wr := ev.WorkflowRun; wr != nil {
+		// A fork's run names a branch of the fork, which may be named like ralph's.
+		if wr.HeadRepository == nil || ev.Repository == nil || wr.HeadRepository.FullName != ev.Repository.FullName {
+			other := ""
+			if wr.HeadRepository != nil {
+				other = wr.HeadRepository.FullName
+			}
+			return Trigger{Why: fmt.Sprintf("the failed run on %q comes from another repository (%s)", branch, other)}, nil
+		}
+		// Only the repository's CI, not a run ralph's own workflow_dispatch (or a schedule) started.
+		if wr.Event != "push" && wr.Event != "pull_request" {
+			return Trigger{Why: fmt.Sprintf("the failed run was started by %q; only runs started by push or pull_request ask for a fix", wr.Event)}, nil
+		}
+	}
+	for _, pr := range prs {
+		sameRepo := pr.Head.Repo == nil || ev.Repository == nil || pr.Head.Repo.ID == ev.Repository.ID
+		if pr.Head.Ref == branch && sameRepo {
+			fix.Pull = pr.Number
+		}
+	}
+	if name == "check_suite" && fix.Pull == 0 {
+		// GitHub lists no pull request for a fork's suite; a suite of a push before ralph's pull request
+		// opened has nothing to fix either.
+		return Trigger{Why: fmt.Sprintf("the failed checks on %q belong to no pull request from this repository's own branch", branch)}, nil
+	}
+	fix.Head, fix.HeadSHA = branch, sha
+	actor := ""
+	if ev.Sender != nil {
+		actor = ev.Sender.Login
+	}
+	return Trigger{Command: CmdFix, Issues: []int{n}, Actor: actor, Fix: fix}, nil
 }
 
 func inputInt(v any) (int, error) {
@@ -201,7 +393,7 @@ func ParseComment(body string) (Command, string, bool) {
 	switch c := Command(strings.ToLower(fields[0])); c {
 	case CmdApprove, CmdRetry, CmdStatus:
 		return c, "", true
-	case CmdReject:
+	case CmdReject, CmdFix:
 		return c, arg, true
 	}
 	return CmdHelp, fields[0], true
@@ -233,6 +425,7 @@ func HelpText(unknown string) string {
 		"- `/ralph approve` — approve the plan (Plan in Review, `review: interactive`)\n" +
 		"- `/ralph reject <why>` — send the plan back; the reason goes to the next plan\n" +
 		"- `/ralph retry` — take the issue out of Human Needed, back where it was\n" +
+		"- `/ralph fix [what to change]` — on the issue or its pull request (In Review): ralph works on the unresolved review threads, and your text, on the same pull request\n" +
 		"- `/ralph status` — refresh the status comment\n\n" +
 		"To start ralph on an issue, add the `" + workflow.LabelBuild + "` label.")
 	return b.String()

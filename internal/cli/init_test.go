@@ -321,6 +321,10 @@ func TestCommentsDoNotCancelSteps(t *testing.T) {
 	if !strings.HasPrefix(c.Group, want) {
 		t.Errorf("the ralph job's concurrency group is %q, want a comment's own group first: %q…", c.Group, want)
 	}
+	// So do a review's and a check's: before the pull request's number, which is not the issue's.
+	if own := "|| inputs.issue || contains(fromJSON('[\"pull_request_review\",\"check_suite\",\"workflow_run\"]'), github.event_name) && format('{0}-{1}', github.event_name, github.run_id) || github.event.pull_request.number"; !strings.Contains(c.Group, own) {
+		t.Errorf("the ralph job's concurrency group is %q, want reviews and checks in groups of their own: %q", c.Group, own)
+	}
 	if c.CancelInProgress {
 		t.Errorf("cancel-in-progress is true: a new event would kill a running step")
 	}

@@ -135,6 +135,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		NewCmdApprove(f, nil),
 		NewCmdReject(f, nil),
 		NewCmdRetry(f, nil),
+		NewCmdFix(f, nil),
 		NewCmdSweep(f, nil),
 		NewCmdInit(f, nil),
 		NewCmdDoctor(f, nil),

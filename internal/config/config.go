@@ -83,6 +83,7 @@ type Config struct {
 	Agent  Agent    // agent
 	Sweep  Sweep    // sweep
 	Split  Split    // split
+	CI     CI       // ci
 	// AllowedBots are bot accounts (logins ending in [bot]) that may enroll, approve, reject and retry like
 	// a person with write permission. Every other bot is refused. Empty by default.
 	AllowedBots []string // allowed_bots
@@ -151,6 +152,13 @@ type Split struct {
 	Approve bool // approve
 }
 
+// CI is the ci: section: how ralph answers checks that fail on its pull request.
+type CI struct {
+	// MaxFixes bounds the rounds of fixing failing checks per pull request; past it, the issue goes to a
+	// person with the failing checks linked. 0 never fixes them. Default 2.
+	MaxFixes int // max_fixes
+}
+
 // Default returns the settings used for everything a file leaves out, and
 // for a repository with no file. Each call returns fresh slices and maps.
 func Default() Config {
@@ -181,6 +189,7 @@ func Default() Config {
 		},
 		Sweep:   Sweep{Max: 5, Matrix: false},
 		Split:   Split{Max: 5, Approve: false},
+		CI:      CI{MaxFixes: 2},
 		Gateway: Gateway{Enabled: true, Prices: map[string]Price{}},
 	}
 }

@@ -31,6 +31,7 @@ func TestDefault(t *testing.T) {
 		Agent:          Agent{Preset: "claude", Timeout: 30 * time.Minute, Env: map[string]string{}, Args: []string{}, Landlock: LandlockAuto},
 		Sweep:          Sweep{Max: 5, Matrix: false},
 		Split:          Split{Max: 5, Approve: false},
+		CI:             CI{MaxFixes: 2},
 		LockLease:      time.Hour,
 		Gateway:        Gateway{Enabled: true, Prices: map[string]Price{}},
 	}
@@ -98,6 +99,8 @@ sweep:
 split:
   max: 3
   approve: true
+ci:
+  max_fixes: 4
 allowed_bots: ["renovate[bot]"]
 lock_lease: 90m
 gateway:
@@ -135,6 +138,7 @@ budget:
 				},
 				Sweep:       Sweep{Max: 10, Matrix: true},
 				Split:       Split{Max: 3, Approve: true},
+				CI:          CI{MaxFixes: 4},
 				AllowedBots: []string{"renovate[bot]"},
 				LockLease:   90 * time.Minute,
 				Gateway: Gateway{Enabled: true, Vendor: "anthropic", Upstream: "https://llm.example.com/anthropic", Prices: map[string]Price{
@@ -312,7 +316,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, split, allowed_bots, lock_lease, project, gateway, budget)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget)",
 		},
 		{
 			name: "dash instead of underscore",

@@ -31,11 +31,12 @@ var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep", "split", "allowed_bots", "lock_lease", "project", "gateway", "budget",
+		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "max_tokens", "landlock"}
 	sweepKeys = []string{"max", "matrix"}
 	splitKeys = []string{"max", "approve"}
+	ciKeys    = []string{"max_fixes"}
 	presets   = []string{"claude", "codex", "gemini", "command"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
 )
@@ -262,6 +263,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			err = p.sweep(n, f.path, &c.Sweep)
 		case "split":
 			err = p.split(n, f.path, &c.Split)
+		case "ci":
+			err = p.ci(n, f.path, &c.CI)
 		case "project":
 			c.Project, err = p.project(n, f.path) // project.go
 		case "gateway":
@@ -389,6 +392,43 @@ func (p *parser) split(n *yaml.Node, section string, s *Split) error {
 		}
 	}
 	return nil
+}
+
+func (p *parser) ci(n *yaml.Node, section string, c *CI) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(ciKeys, ", "))
+	}
+	pairs, err := p.fields(n, section, ciKeys)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		if f.name == "max_fixes" {
+			c.MaxFixes, err = p.countFrom0(f.value, f.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countFrom0 decodes a whole number that may be 0.
+func (p *parser) countFrom0(n *yaml.Node, key string) (int, error) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, p.errorf(n, key, "must be a whole number, not %s", describe(n))
+	}
+	var i int
+	if err := n.Decode(&i); err != nil {
+		return 0, p.errorf(n, key, "must be a whole number small enough to count with, not %s", describe(n))
+	}
+	if i < 0 {
+		return 0, p.errorf(n, key, "must be 0 or more, not %d", i)
+	}
+	return i, nil
 }
 
 func (p *parser) env(n *yaml.Node, key string) (map[string]string, error) {

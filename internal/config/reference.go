@@ -58,6 +58,10 @@ func Keys() []string {
 			for _, s := range splitKeys {
 				keys = append(keys, "split."+s)
 			}
+		case "ci":
+			for _, s := range ciKeys {
+				keys = append(keys, "ci."+s)
+			}
 		case "project":
 			for _, p := range projectKeys {
 				keys = append(keys, "project."+p)

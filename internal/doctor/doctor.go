@@ -144,6 +144,7 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 			fs = append(fs, ok("%s gives the token contents, issues, pull-requests and actions: write", wf.Path))
 		}
 	}
+	fs = append(fs, fixFindings(wf)...)
 	for _, k := range sortedKeys(cfg.Agent.Env) {
 		if cfg.Agent.Env[k] != "" {
 			continue
@@ -156,6 +157,46 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 	if cfg.Project != nil && strings.TrimSpace(wf.With["project_token"]) == "" {
 		fs = append(fs, problem(fmt.Sprintf("project: is set in %s, but %s passes no project_token, so the board is not updated (the Actions token cannot reach Projects)", config.DefaultPath, wf.Path),
 			"store a token with the project scope (gh secret set RALPH_PROJECT_TOKEN) and add project_token: ${{ secrets.RALPH_PROJECT_TOKEN }} under with:"))
+	}
+	return fs
+}
+
+// FixStep is in the message of every finding about what the fix step needs of the workflow: that step
+// alone is missing without it, so none of them stops a run from starting.
+const FixStep = "(the fix step)"
+
+// fixFindings checks what the fix step needs of the workflow: the events that start it, and a token that
+// can read the checks of ralph's pull requests and the logs of their failed jobs.
+func fixFindings(wf *Workflow) []Finding {
+	var fs []Finding
+	for _, alternatives := range FixEvents {
+		if !slices.ContainsFunc(alternatives, func(e string) bool { return slices.Contains(wf.Events, e) }) {
+			what := map[string]string{
+				"pull_request_review": "a review that requests changes on ralph's pull request does not reach ralph",
+				"workflow_run":        "checks that fail on ralph's pull request do not reach ralph",
+			}[alternatives[0]]
+			add := map[string]string{
+				"pull_request_review": "pull_request_review: {types: [submitted]}",
+				"workflow_run":        "workflow_run: {workflows: [<your CI workflow's name>], types: [completed]} (or check_suite: {types: [completed]} for another CI service)",
+			}[alternatives[0]]
+			fs = append(fs, problem(fmt.Sprintf("%s does not start on %s: %s %s", wf.Path, strings.Join(alternatives, " or "), what, FixStep),
+				"add under on: in "+wf.Path+": "+add+", as gh ralph init writes it"))
+		}
+	}
+	if wf.Permissions == nil {
+		return fs
+	}
+	var missing []string
+	for _, s := range append([]string{"actions"}, ReadScopes...) {
+		if p := wf.Permissions[s]; p != "read" && p != "write" {
+			missing = append(missing, s+": read")
+		}
+	}
+	if len(missing) > 0 {
+		fs = append(fs, problem(fmt.Sprintf("%s does not let the Actions token read %s: ralph cannot read why checks failed on its pull request %s",
+			wf.Path, strings.Join(missing, ", "), FixStep), "set "+strings.Join(missing, ", ")+" under permissions: in "+wf.Path+" (actions: write, which the chain needs, includes read)"))
+	} else {
+		fs = append(fs, ok("%s lets the token read the checks and job logs of ralph's pull requests", wf.Path))
 	}
 	return fs
 }

@@ -71,7 +71,8 @@ func Start(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 		for _, f := range Problems(WorkflowFile(wf, cfg)) {
 			// A key the step does not get is a variable that is not set (above); a board without its
 			// token is a warning of the board's own.
-			if strings.Contains(f.Msg, "does not give ralph's step") || strings.Contains(f.Msg, "project_token") {
+			// What only the fix step needs stops no other step.
+			if strings.Contains(f.Msg, "does not give ralph's step") || strings.Contains(f.Msg, "project_token") || strings.Contains(f.Msg, FixStep) {
 				continue
 			}
 			problems = append(problems, f)

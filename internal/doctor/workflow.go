@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,10 +28,19 @@ type Workflow struct {
 	Env map[string]string
 	// With are the inputs of ralph's step.
 	With map[string]string
+	// Events are the events that start the workflow (the keys of on:).
+	Events []string
 }
 
 // Scopes ralph's token needs written, as the workflow's permissions: names them.
 var Scopes = []string{"contents", "issues", "pull-requests", "actions"}
+
+// ReadScopes ralph's token needs to read: the check runs of its pull requests, for the fix step.
+var ReadScopes = []string{"checks"}
+
+// FixEvents start the fix step: a review that requests changes, and failed checks (workflow_run for
+// GitHub Actions' own, check_suite for other CI services'; either will do).
+var FixEvents = [][]string{{"pull_request_review"}, {"workflow_run", "check_suite"}}
 
 // FindWorkflow looks in the checkout at root for the workflow file with a step that uses ralph's action;
 // nil when there is none.
@@ -93,7 +103,7 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 			if !strings.HasPrefix(st.Uses, ActionRef+"@") {
 				continue
 			}
-			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchable(&raw.On)}
+			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchable(&raw.On), Events: events(&raw.On)}
 			for _, env := range []map[string]string{raw.Env, job.Env, st.Env} {
 				for k, v := range env {
 					wf.Env[k] = v
@@ -131,6 +141,23 @@ func dispatchable(on *yaml.Node) bool {
 	return ok
 }
 
+// events lists the events of on:, which may be one name, a list of names, or a map of them.
+func events(on *yaml.Node) []string {
+	var out []string
+	switch on.Kind {
+	case yaml.ScalarNode:
+		out = []string{on.Value}
+	case yaml.SequenceNode:
+		_ = on.Decode(&out)
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(on.Content); i += 2 {
+			out = append(out, on.Content[i].Value)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func permissions(n *yaml.Node) map[string]string {
 	switch n.Kind {
 	case 0:
@@ -138,7 +165,7 @@ func permissions(n *yaml.Node) map[string]string {
 	case yaml.ScalarNode:
 		level := map[string]string{"write-all": "write", "read-all": "read"}[n.Value]
 		m := map[string]string{}
-		for _, s := range Scopes {
+		for _, s := range append(slices.Clone(Scopes), ReadScopes...) {
 			m[s] = level
 		}
 		return m

@@ -18,12 +18,12 @@ func TestParseWorkflow(t *testing.T) {
 	}{
 		{"no ralph", head + "jobs:\n  a:\n    steps:\n      - uses: actions/checkout@v7\n", nil},
 		{"workflow permissions, job env", head + "permissions: write-all\njobs:\n  a:\n    env: {A: x}\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n        env: {B: '${{ secrets.B }}'}\n",
-			&Workflow{Path: "w.yml", Dispatchable: true, Permissions: map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"},
-				Env: map[string]string{"A": "x", "B": "${{ secrets.B }}"}, With: map[string]string{}}},
+			&Workflow{Path: "w.yml", Dispatchable: true, Permissions: map[string]string{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write", "checks": "write"},
+				Env: map[string]string{"A": "x", "B": "${{ secrets.B }}"}, With: map[string]string{}, Events: []string{"schedule", "workflow_dispatch"}}},
 		{"job permissions win", "on: [issues]\npermissions: write-all\njobs:\n  a:\n    permissions:\n      contents: write\n    steps:\n      - uses: ralph-dev/gh-ralph@abc # v1\n        with: {token: '${{ steps.app.outputs.token }}'}\n",
-			&Workflow{Path: "w.yml", Permissions: map[string]string{"contents": "write"}, Env: map[string]string{}, With: map[string]string{"token": "${{ steps.app.outputs.token }}"}}},
+			&Workflow{Path: "w.yml", Permissions: map[string]string{"contents": "write"}, Env: map[string]string{}, With: map[string]string{"token": "${{ steps.app.outputs.token }}"}, Events: []string{"issues"}}},
 		{"no permissions", "on: {workflow_dispatch: {}}\njobs:\n  a:\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n",
-			&Workflow{Path: "w.yml", Env: map[string]string{}, With: map[string]string{}}},
+			&Workflow{Path: "w.yml", Env: map[string]string{}, With: map[string]string{}, Events: []string{"workflow_dispatch"}}},
 	}
 	for _, tt := range tests {
 		got, err := ParseWorkflow("w.yml", []byte(tt.yml))

@@ -103,6 +103,10 @@ type Client struct {
 	endpoints Endpoints
 	owner     string
 	repo      string
+	// transport and token serve the requests go-gh's client cannot make: one whose redirect must not be
+	// followed with the token (a job's log, see logs.go).
+	transport http.RoundTripper
+	token     string
 }
 
 // New makes a Client. The token is sent only to the API host (its name without a port, which is how go-gh
@@ -126,18 +130,19 @@ func New(opts Options) (*Client, error) {
 	if retry.Attempts == 0 {
 		retry = DefaultRetry
 	}
+	transport := &retryTransport{base: base, retry: retry}
 	rest, err := api.NewRESTClient(api.ClientOptions{
 		Host:         u.Hostname(),
 		APIHost:      u.Hostname(),
 		AuthToken:    opts.Token,
-		Transport:    &retryTransport{base: base, retry: retry},
+		Transport:    transport,
 		LogIgnoreEnv: true,
 		Headers:      map[string]string{"Accept": "application/vnd.github+json"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ghapi: %w", err)
 	}
-	return &Client{rest: rest, endpoints: opts.Endpoints, owner: opts.Owner, repo: opts.Repo}, nil
+	return &Client{rest: rest, endpoints: opts.Endpoints, owner: opts.Owner, repo: opts.Repo, transport: transport, token: opts.Token}, nil
 }
 
 // Owner and Repo name the repository the client works on.

@@ -97,8 +97,11 @@ type PullRequest struct {
 	Merged   bool       `json:"merged"`
 	MergedAt *time.Time `json:"merged_at"`
 	Head     struct {
-		Ref string `json:"ref"`
-		SHA string `json:"sha"`
+		Ref  string `json:"ref"`
+		SHA  string `json:"sha"`
+		Repo *struct {
+			FullName string `json:"full_name"`
+		} `json:"repo"` // nil when the fork it came from is deleted
 	} `json:"head"`
 	Base struct {
 		Ref string `json:"ref"`

@@ -80,10 +80,13 @@ type Server struct {
 	runs              map[int64]*run
 	requests          []Request
 	intercept         func(w http.ResponseWriter, r *http.Request) bool
-	faults            faults        // what to do to answers after the handler, see faults.go
-	graphql           *graphQLState // see graphql.go and projects.go
-	graph             issueGraph    // sub-issues and dependencies, see issuegraph.go
-	actions           actionsState  // Actions settings, secrets and workflows, see actions.go
+	faults            faults          // what to do to answers after the handler, see faults.go
+	graphql           *graphQLState   // see graphql.go and projects.go
+	graph             issueGraph      // sub-issues and dependencies, see issuegraph.go
+	actions           actionsState    // Actions settings, secrets and workflows, see actions.go
+	reviews           []*review       // pull request reviews, see reviews.go
+	threads           []*reviewThread // review threads and their comments, see reviews.go
+	suites            []*checkSuite   // check suites, runs, Actions jobs and logs, see checks.go
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }
@@ -156,6 +159,7 @@ type pull struct {
 	headSHA             string
 	mergedAt            time.Time
 	maintainerCanModify bool
+	requested           []string // logins whose review is requested
 }
 
 type comment struct {
@@ -227,8 +231,10 @@ func New(t testing.TB, opts Options) *Server {
 	}
 	s.knowUser(opts.TokenLogin)
 	s.handlers = s.routes()
-	for route, h := range s.graphRoutes() {
-		s.handlers[route] = h
+	for _, routes := range []map[string]handler{s.graphRoutes(), s.reviewRoutes(), s.checkRoutes()} {
+		for route, h := range routes {
+			s.handlers[route] = h
+		}
 	}
 	s.BareRepo = filepath.Join(t.TempDir(), opts.Repo+".git")
 	if err := s.initRepo(t.TempDir()); err != nil {
@@ -330,8 +336,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	intercept, check := s.intercept, s.checkResponse
 	s.mu.Unlock()
-	sw := &statusWriter{ResponseWriter: s.holdResponse(w), keep: check != nil}
 	escaped := r.URL.EscapedPath()
+	if strings.HasPrefix(escaped, logsPath) {
+		s.serveLog(w, r) // the download host of job logs, see checks.go
+		return
+	}
+	sw := &statusWriter{ResponseWriter: s.holdResponse(w), keep: check != nil}
 	path, isAPI := strings.CutPrefix(escaped, s.opts.APIPrefix)
 	isGraphQL := escaped == s.graphQLPath()
 	if !isGraphQL && (!isAPI || (path != "" && !strings.HasPrefix(path, "/"))) {

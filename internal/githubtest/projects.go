@@ -258,6 +258,14 @@ func (x *executor) node(id string) gqlObject {
 		}
 		return nil
 	}
+	if rest, ok := strings.CutPrefix(id, "PRRT_"); ok {
+		for _, th := range s.threads { // review threads, see reviews.go
+			if fmt.Sprint(th.id) == rest {
+				return threadObject{s, th}
+			}
+		}
+		return nil
+	}
 	for _, p := range s.gql().projects {
 		if p.id == id {
 			return projectObject{p}
@@ -493,8 +501,20 @@ func (o issueObject) resolve(x *executor, field string, args map[string]any) any
 			}
 		}
 		return connection{"ProjectV2ItemConnection", nodes, args}
+	case "reviewThreads":
+		if o.is.pull != nil {
+			return x.s.reviewThreads(o.is.number, args) // reviews.go
+		}
+	case "headRefName":
+		if o.is.pull != nil {
+			return o.is.pull.head
+		}
+	case "headRefOid":
+		if o.is.pull != nil {
+			return x.s.headSHA(o.is)
+		}
 	}
-	return x.unimplemented("Issue", field)
+	return x.unimplemented(o.typeName(), field)
 }
 
 // connection is a list with first/after paging; a cursor is the position after a node, as text.
@@ -551,6 +571,13 @@ func (repositoryObject) resolve(x *executor, field string, args map[string]any) 
 		is := x.s.issues[n]
 		if is == nil || (field == "issue" && is.pull != nil) {
 			return gqlNotFound("Could not resolve to an Issue with the number of %d.", n)
+		}
+		return issueObject{is: is}
+	case "pullRequest":
+		n := intArg(args["number"])
+		is := x.s.issues[n]
+		if is == nil || is.pull == nil {
+			return gqlNotFound("Could not resolve to a PullRequest with the number of %d.", n)
 		}
 		return issueObject{is: is}
 	case "collaborators":

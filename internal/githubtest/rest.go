@@ -248,6 +248,15 @@ func (s *Server) userJSON(login string) map[string]any {
 	}
 }
 
+// usersJSON is a list of simple-users; the caller holds s.mu.
+func (s *Server) usersJSON(logins []string) []any {
+	out := []any{}
+	for _, l := range logins {
+		out = append(out, s.userJSON(l))
+	}
+	return out
+}
+
 func (s *Server) association(login string) string {
 	switch {
 	case strings.EqualFold(login, s.opts.Owner):
@@ -786,7 +795,7 @@ func (s *Server) pullJSON(is *issue, full bool) map[string]any {
 		"labels": s.labelsJSON(is.labels), "milestone": nil, "active_lock_reason": nil,
 		"created_at": timeJSON(is.created), "updated_at": timeJSON(is.updated),
 		"closed_at": timeJSON(is.closed), "merged_at": timeJSON(p.mergedAt), "merge_commit_sha": nil,
-		"assignee": nil, "assignees": []any{}, "requested_reviewers": []any{}, "requested_teams": []any{},
+		"assignee": nil, "assignees": []any{}, "requested_reviewers": s.usersJSON(p.requested), "requested_teams": []any{},
 		"head": side(p.head, head), "base": side(p.base, s.branchSHA(p.base)),
 		"_links": map[string]any{
 			"self": href(api), "html": href(html), "issue": href(issueAPI), "comments": href(issueAPI + "/comments"),

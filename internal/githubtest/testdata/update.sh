@@ -10,7 +10,8 @@
 #
 # Writes:
 #   internal/githubtest/testdata/{api.github.com.openapi.json.gz,schema.graphql.gz,LICENSE.octokit-*}
-#   internal/action/testdata/events/*.json   one real webhook payload per file
+#   internal/action/testdata/events/*.json   one real webhook payload per file (README.md there says
+#                                            which are derived from an example, and how)
 #
 # Run from anywhere: sh internal/githubtest/testdata/update.sh
 set -eu
@@ -40,8 +41,8 @@ src, out = sys.argv[1], sys.argv[2]
 KEEP = re.compile(
     r"^/repos/\{owner\}/\{repo\}$"
     r"|^/repos/\{owner\}/\{repo\}/(issues|labels|pulls|git|branches|commits|collaborators"
-    r"|contents|compare|merges|statuses|milestones|actions/workflows|actions/runs"
-    r"|actions/permissions|actions/secrets|actions/organization-secrets)(/|$)"
+    r"|contents|compare|merges|statuses|milestones|actions/workflows|actions/runs|actions/jobs"
+    r"|actions/permissions|actions/secrets|actions/organization-secrets|check-runs|check-suites)(/|$)"
     r"|^/(user|rate_limit|meta)$|^/users/\{username\}$"
 )
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -99,7 +100,14 @@ Real GitHub webhook payloads, one event per file, extracted by
 
 `pull_request.closed.json` is derived: the examples hold no merged close, so it is the
 first `closed` example with `merged: true`, `merged_at` = `closed_at` and `merged_by` =
-the sender. The other files are examples as published.
+the sender. The examples hold no failure either, so these are derived too, each from the
+first example of its kind with only the named fields changed:
+`pull_request_review.submitted.json` (review `state: changes_requested`),
+`check_suite.completed-failure.json` (check suite `conclusion: failure`),
+`workflow_run.completed-failure.json` (the first completed run that names a head
+repository, `conclusion: failure`) and `issue_comment.created-on-pull.json` (the issue
+gains the `pull_request` object GitHub sends for a comment on a pull request, built
+from the issue's own URLs). The other files are examples as published.
 MD
 
 python3 - "$src/webhook-examples.api.github.com.json.gz" "$events" <<'PY'
@@ -149,5 +157,30 @@ if merged is None:
     pr = merged["pull_request"]
     pr.update(merged=True, merged_at=pr.get("closed_at"), merged_by=merged.get("sender"))
 write("pull_request.closed.json", merged)
+
+def derived(x, what):
+    return json.loads(json.dumps(need(x, what)))
+
+# The examples hold no failing check suite, workflow run or changes-requested review, and no
+# comment on a pull request: each is the first example of its kind with only these fields changed.
+review = derived(first("pull_request_review", "submitted"), "pull_request_review submitted")
+review["review"]["state"] = "changes_requested"
+write("pull_request_review.submitted.json", review)
+
+suite = derived(first("check_suite", "completed"), "check_suite completed")
+suite["check_suite"]["conclusion"] = "failure"
+write("check_suite.completed-failure.json", suite)
+
+wrun = derived(first("workflow_run", "completed", lambda x: x["workflow_run"].get("head_repository") is not None),
+               "workflow_run completed with a head repository")
+wrun["workflow_run"]["conclusion"] = "failure"
+write("workflow_run.completed-failure.json", wrun)
+
+onpull = derived(first("issue_comment", "created"), "issue_comment created")
+iss = onpull["issue"]
+html = iss["html_url"].replace("/issues/", "/pull/")
+iss["pull_request"] = {"url": iss["url"].replace("/issues/", "/pulls/"), "html_url": html,
+                       "diff_url": html + ".diff", "patch_url": html + ".patch", "merged_at": None}
+write("issue_comment.created-on-pull.json", onpull)
 PY
 echo "update.sh: wrote $here and $events" >&2

@@ -1,0 +1,47 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+)
+
+// ErrFixUnavailable is the answer to a fix trigger while the engine has no fix step.
+var ErrFixUnavailable = errors.New("the fix step is not available in this build of ralph: nothing was done")
+
+// fixIssue hands a fix trigger for issue n to the engine: the person (trig.Actor, whose write access the
+// engine checks for a review or a comment), their text (trig.Reason, data), and the cause (trig.Fix: the
+// pull request, branch, commit, review, check suite or run the event names, which the engine checks
+// against its record). The engine of this build has no fix step, so it refuses, having done nothing.
+func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger) (engine.Result, error) {
+	_, _, _ = ctx, eng, trig
+	return engine.Result{Issue: n}, ErrFixUnavailable
+}
+
+// resolveFixPull finds the issue of a `/ralph fix` comment made on a pull request, whose payload does not
+// name the pull request's branch: the pull request must come from a ralph branch of this repository. Like
+// every fix, it then goes to the engine, which checks that the pull request is the one its record names.
+// why says why there is nothing to do.
+func resolveFixPull(ctx context.Context, gh *ghapi.Client, branchPrefix string, trig *Trigger) (why string, err error) {
+	pr, err := gh.Pull(ctx, trig.Fix.Pull)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return fmt.Sprintf("#%d is not a pull request of this repository", trig.Fix.Pull), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading pull request #%d: %w", trig.Fix.Pull, err)
+	}
+	full := gh.Owner() + "/" + gh.Repo()
+	if pr.Head.Repo == nil || pr.Head.Repo.FullName != full {
+		return fmt.Sprintf("pull request #%d comes from another repository; ralph's come from its own branches", pr.Number), nil
+	}
+	n := branchIssue(pr.Head.Ref, branchPrefix)
+	if n == 0 {
+		return fmt.Sprintf("pull request #%d is not from a ralph branch (%sN-…)", pr.Number, branchPrefix), nil
+	}
+	trig.Issues = []int{n}
+	trig.Fix.Head = pr.Head.Ref
+	return "", nil
+}
