@@ -95,6 +95,8 @@ type Config struct {
 	Gateway Gateway // gateway
 	// Budget bounds what an issue, and the repository in a day, spend on the model.
 	Budget Budget // budget
+	// Network is what the agent may reach besides the gateway (network.go).
+	Network Network // network
 }
 
 // Agent is the agent: section.
@@ -182,6 +184,7 @@ func Default() Config {
 		Sweep:   Sweep{Max: 5, Matrix: false},
 		Split:   Split{Max: 5, Approve: false},
 		Gateway: Gateway{Enabled: true, Prices: map[string]Price{}},
+		Network: Network{Mode: NetworkAllowlist, Allow: []string{}},
 	}
 }
 
