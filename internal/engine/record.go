@@ -108,6 +108,9 @@ type Run struct {
 	Outcome string         `json:"outcome"` // done, failed, waiting, ...
 	Message string         `json:"message,omitempty"`
 	Usage   *agent.Usage   `json:"usage,omitempty"` // what the agent reported, when one ran
+	// Refused are the hosts ralph's network proxy refused the agent and the verify commands in this run
+	// (host, or host:port for a port not allowed), each once, at most refusedMax: the agent chose them.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // Done notes a completed step for the checklist.
