@@ -335,7 +335,7 @@ func newGoProxy(t *testing.T) *goProxy {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"/" + mod + "/@v/list":          ver + "\n",
+		"/" + mod + "/@v/list":             ver + "\n",
 		"/" + mod + "/@v/" + ver + ".info": `{"Version":"` + ver + `","Time":"2024-01-01T00:00:00Z"}`,
 		"/" + mod + "/@v/" + ver + ".mod":  "module " + mod + "\n\ngo 1.21\n",
 		"/" + mod + "/@v/" + ver + ".zip":  zb.String(),

@@ -146,7 +146,7 @@ network:
 					"my-model":   {Input: 2, Output: 8, CacheRead: 0.2, CacheWrite: 2.5},
 					"free-model": {},
 				}},
-				Budget: Budget{Issue: 20, Day: 100.5},
+				Budget:  Budget{Issue: 20, Day: 100.5},
 				Network: Network{Mode: NetworkOpen, Allow: []string{"registry.example.com", "*.corp.example", "10.0.0.5:8080", "[2001:db8::1]:8443"}, RequireKernel: true},
 			},
 		},
