@@ -303,7 +303,7 @@ func testHostileNetworkCLI(t *testing.T, as runAs) {
 		t.Fatalf("implement: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
 	}
 	e.checkTrap(t, trap, "implement", "verify")
-	wantRefusals(t, "gh ralph advance's output", r.stdout, "exfil.example.test", "plain.exfil.example.test")
+	wantRefusals(t, "gh ralph advance's output", r.stderr, "exfil.example.test", "plain.exfil.example.test")
 	wantRefusals(t, "the status comment", e.statusComment(n), "exfil.example.test", "plain.exfil.example.test")
 }
 

@@ -148,6 +148,12 @@ func (p *Proxy) Close() error {
 }
 
 func (p *Proxy) refuse(host string) {
+	// The agent chose the host: anything but a host's characters is kept quoted.
+	if strings.IndexFunc(host, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:[]*%", r))
+	}) >= 0 {
+		host = strconv.QuoteToASCII(host)
+	}
 	if len(host) > maxHostLen {
 		host = host[:maxHostLen] + "…"
 	}

@@ -255,7 +255,11 @@ func (b *Boundary) describeNetwork() string {
 		for i, p := range b.netPorts {
 			ports[i] = strconv.Itoa(p)
 		}
-		parts = append(parts, "TCP connections only to ralph's ports ("+strings.Join(ports, ", ")+")")
+		if len(ports) == 0 {
+			parts = append(parts, "TCP connections only to ralph's network proxy and model gateway (ports chosen per run)")
+		} else {
+			parts = append(parts, "TCP connections only to ralph's ports ("+strings.Join(ports, ", ")+")")
+		}
 	} else {
 		parts = append(parts, "TCP connections not confined by the kernel (no Landlock network rules)")
 	}
