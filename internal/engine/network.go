@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/netproxy"
 )
@@ -18,10 +19,6 @@ const EnvResolve = "RALPH_NETWORK_RESOLVE"
 
 // refusedMax bounds the refused hosts one run records: the agent chooses them.
 const refusedMax = netproxy.MaxRefused
-
-// proxyVars are the variables through which programs find a proxy: with the allow-list the agent gets
-// ralph's, and none of the runner's (ralph's proxy goes through the runner's itself).
-var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy", "NODE_USE_ENV_PROXY"}
 
 // allowlisted says whether the agent's network is the allow-list (network.mode).
 func (e *Engine) allowlisted() bool { return e.Config.Network.Mode != config.NetworkOpen }
@@ -111,26 +108,13 @@ func (ic *issue) noteRefused(h string) bool {
 	return true
 }
 
-// proxyEnv is env with ralph's proxy in place of any other: the variables curl, Go, Python, npm, pip,
-// cargo, Codex and the Node CLIs read (NODE_USE_ENV_PROXY makes Node's own fetch honour them), and
-// NO_PROXY for loopback, where the model gateway is. nil p leaves env as it is (network.mode: open).
+// proxyEnv is env with ralph's proxy in place of any other (agent.WithProxy); nil p leaves env as it is
+// (network.mode: open).
 func proxyEnv(env []string, p *netproxy.Proxy) []string {
 	if p == nil {
 		return env
 	}
-	drop := map[string]bool{}
-	for _, v := range proxyVars {
-		drop[v] = true
-	}
-	out := make([]string, 0, len(env)+len(proxyVars))
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
-			out = append(out, kv)
-		}
-	}
-	u := p.URL()
-	return append(out, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u,
-		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1", "NODE_USE_ENV_PROXY=1")
+	return agent.WithProxy(env, p.URL())
 }
 
 // ports are the TCP ports the agent may connect to: the proxy's and the gateway's.
