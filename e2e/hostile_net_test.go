@@ -402,3 +402,45 @@ printf 'package app\n\nimport (\n\t"testing"\n\n\t"example.test/greet"\n)\n\nfun
 		t.Errorf("the status comment reports the allowed registry as refused:\n%s", e.statusComment(n))
 	}
 }
+
+// network.mode: open restores the network as it was before the allow-list: the agent reaches the trap,
+// and ralph says so loudly in the log.
+func TestNetworkOpenMode(t *testing.T) {
+	t.Parallel()
+	trap := newNetTrap(t)
+	e := newEnv(t, baseConfig(t, "network:\n  mode: open\n"))
+	attack := e.arm(trap)
+	e.setControl("extra_research", attack("research"))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	r := e.label(n, maintainer)
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "::warning::network.mode is open: the agent reaches any host") {
+		t.Errorf("the log does not warn that the network is open:\n%s", r.stdout)
+	}
+	if got := strings.Join(trap.caught(), "\n"); !strings.Contains(got, `tcp4: "LEAK research\n"`) {
+		t.Errorf("with network.mode: open the agent's TCP connection did not reach the listener: %s", got)
+	}
+}
+
+// The ordinary flow completes with a real CLI under the allow-list: Claude Code, confined to ralph's
+// proxy and gateway ports, reaches its model through the gateway and writes the research document.
+func TestNetworkRealCLIThroughTheAction(t *testing.T) {
+	t.Parallel()
+	const content = "# Research: greeting\n\nWritten by Claude Code, behind the allow-list.\n"
+	e, model, r := claudeResearch(t, 10, content)
+	if r.exit != 0 || r.outputs["step"] != "research" {
+		t.Fatalf("research with Claude Code: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "network: TCP connections only to ralph's network proxy and model gateway") {
+		t.Errorf("the log does not show the agent's network confined:\n%s", r.stdout)
+	}
+	e.wantState(1, workflow.ReadyForPlan)
+	if b := model.Billed(); b.Requests == 0 {
+		t.Errorf("no model request reached the model through the gateway")
+	}
+	if u := e.record(1).Usage; u == nil || !u.Metered || u.Requests != model.Billed().Requests {
+		t.Errorf("recorded usage %+v; the model billed %+v", u, model.Billed())
+	}
+}
