@@ -95,6 +95,10 @@ func Start(opts Options) (*Proxy, error) {
 			return opts.Upstream.For(host, port, false), nil
 		},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			// The runner's proxy for plain HTTP is dialled as it is: the request's host was checked.
+			if up := opts.Upstream; up != nil && up.HTTP != nil && addr == proxyAddr(up.HTTP) {
+				return opts.Dial(ctx, network, addr)
+			}
 			return p.dialDirect(ctx, addr)
 		},
 		ForceAttemptHTTP2:     false,
@@ -264,11 +268,7 @@ func (p *Proxy) dialTunnel(ctx context.Context, host string, port int) (net.Conn
 	if up == nil {
 		return p.dialDirect(ctx, net.JoinHostPort(host, strconv.Itoa(port)))
 	}
-	addr := up.Host
-	if up.Port() == "" {
-		addr = net.JoinHostPort(up.Hostname(), map[string]string{"https": "443"}[up.Scheme]+map[string]string{"http": "80"}[up.Scheme])
-	}
-	c, err := p.opts.Dial(ctx, "tcp", addr)
+	c, err := p.opts.Dial(ctx, "tcp", proxyAddr(up))
 	if err != nil {
 		return nil, fmt.Errorf("the runner's proxy %s: %w", up.Host, err)
 	}
@@ -308,6 +308,18 @@ func (p *Proxy) dialTunnel(ctx context.Context, host string, port int) (net.Conn
 		return &bufferedConn{Conn: c, r: br}, nil
 	}
 	return c, nil
+}
+
+// proxyAddr is a proxy URL's host:port, the scheme's port when it names none.
+func proxyAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // bufferedConn is a connection some of whose input was already read into r.

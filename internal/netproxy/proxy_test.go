@@ -360,6 +360,50 @@ func TestUpstreamChain(t *testing.T) {
 	}
 }
 
+// Plain HTTP goes through the runner's HTTP_PROXY too, still checked against the allow-list by name.
+func TestUpstreamChainPlainHTTP(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.String()+" "+r.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, "from the runner's proxy")
+	}))
+	defer up.Close()
+	env := map[string]string{"http_proxy": "http://u:p@" + strings.TrimPrefix(up.URL, "http://")}
+	u, err := UpstreamFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, Options{Allow: []string{"deb.example.org"}, Upstream: u,
+		Resolve: func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no DNS here") }})
+	proxyURL, _ := url.Parse(p.URL())
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 10 * time.Second}
+	for _, tt := range []struct {
+		url  string
+		want int
+	}{{"http://deb.example.org/dists/stable/Release", http.StatusOK}, {"http://exfil.test/leak", http.StatusForbidden}} {
+		resp, err := client.Get(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("GET %s: %s, want %d", tt.url, resp.Status, tt.want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"GET http://deb.example.org/dists/stable/Release Basic dTpw"}, asked); diff != "" {
+		t.Errorf("what the runner's proxy was asked (-want +got):\n%s", diff)
+	}
+	if got, _ := p.Refused(); !cmp.Equal(got, []string{"exfil.test"}) {
+		t.Errorf("refused %q, want only exfil.test (not the runner's proxy)", got)
+	}
+}
+
 func TestCloseEndsTunnels(t *testing.T) {
 	t.Parallel()
 	echo := newEcho(t)
