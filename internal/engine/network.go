@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/gateway"
 	"github.com/ralph-dev/gh-ralph/internal/netproxy"
 )
 
@@ -52,6 +53,12 @@ func (e *Engine) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
 		return nil, err
 	}
 	allow := e.Config.Network.Hosts()
+	if v := gateway.Vendor(e.Config.PresetVendor()); v != "" && e.Config.GatewayVendor() == "" {
+		// gateway.enabled: false: the preset's CLI reaches its model itself, at the vendor's API.
+		if u, err := url.Parse(v.DefaultUpstream()); err == nil {
+			allow = append(allow, u.Host)
+		}
+	}
 	if gatewayURL != "" {
 		if u, err := url.Parse(gatewayURL); err == nil {
 			allow = append(allow, u.Host)
