@@ -486,6 +486,7 @@ func (r *runner) summary(note string, err error) {
 		b.WriteString("\n")
 	}
 	b.WriteString(usageSummary(r.results))
+	b.WriteString(refusedSummary(r.results))
 	if r.ciNotice != "" {
 		fmt.Fprintf(&b, "> [!NOTE]\n> %s\n\n", r.ciNotice)
 	}

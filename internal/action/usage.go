@@ -2,6 +2,7 @@ package action
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
@@ -58,4 +59,30 @@ func runUsage(results []engine.Result) agent.Usage {
 		}
 	}
 	return total
+}
+
+// refusedSummary is the step summary's list of the hosts ralph's network proxy refused the agent, each
+// once per issue, with the line of the config that would allow them ("" when none was refused). The agent
+// chose them: they are quoted inert.
+func refusedSummary(results []engine.Result) string {
+	var b strings.Builder
+	for _, res := range results {
+		if len(res.Refused) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("### Network refused\n\nralph's network proxy refused the agent these hosts (not on the allow-list, `network.allow`):\n\n")
+		}
+		var hosts, quoted []string
+		for _, h := range res.Refused {
+			code := strings.ReplaceAll(engine.Inert(h), "`", "'")
+			hosts = append(hosts, "`"+code+"`")
+			quoted = append(quoted, strconv.Quote(code))
+		}
+		fmt.Fprintf(&b, "- #%d (%s): %s — to allow them, in `.github/ralph.yml`: `network: {allow: [%s]}`\n", res.Issue, orDash(string(res.Step)), strings.Join(hosts, ", "), strings.Join(quoted, ", "))
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	return b.String()
 }

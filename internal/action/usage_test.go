@@ -33,3 +33,20 @@ func TestUsageSummary(t *testing.T) {
 		t.Errorf("summary:\n%s\nwant the line\n%s", got, want)
 	}
 }
+
+// The step summary names each refused host once, inert (the agent chose it), with the config line.
+func TestRefusedSummary(t *testing.T) {
+	t.Parallel()
+	if got := refusedSummary([]engine.Result{{Issue: 1, Step: "research"}}); got != "" {
+		t.Errorf("no host refused, summary %q", got)
+	}
+	got := refusedSummary([]engine.Result{{Issue: 7, Step: "implement", Refused: []string{"exfil.example.test", "a`@mona<!--"}}})
+	if strings.Count(got, "`exfil.example.test`") != 1 || !strings.Contains(got, `network: {allow: ["exfil.example.test", `) {
+		t.Errorf("summary:\n%s", got)
+	}
+	for _, bad := range []string{"@mona", "<!--", "a`@"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("summary holds %q as the agent wrote it:\n%s", bad, got)
+		}
+	}
+}

@@ -107,3 +107,28 @@ func Missing(base []string, extra map[string]string) []string {
 	sort.Strings(missing)
 	return missing
 }
+
+// proxyVars are the variables through which programs find a proxy: with the network's allow-list the
+// agent gets ralph's proxy, and none of the runner's (ralph's proxy goes through the runner's itself).
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy", "NODE_USE_ENV_PROXY"}
+
+// noProxy is where the agent goes without the proxy: loopback, where ralph's model gateway is.
+const noProxy = "127.0.0.1,localhost,::1"
+
+// WithProxy is env with proxyURL as the only proxy: the variables curl, Go, Python, npm, pip, cargo,
+// Codex and Claude Code read, in both cases, NODE_USE_ENV_PROXY for Node's own fetch (Node 24 and later),
+// and NO_PROXY for loopback, so that the CLIs reach the model gateway directly.
+func WithProxy(env []string, proxyURL string) []string {
+	drop := map[string]bool{}
+	for _, v := range proxyVars {
+		drop[v] = true
+	}
+	out := make([]string, 0, len(env)+len(proxyVars))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "HTTP_PROXY="+proxyURL, "HTTPS_PROXY="+proxyURL, "http_proxy="+proxyURL, "https_proxy="+proxyURL,
+		"NO_PROXY="+noProxy, "no_proxy="+noProxy, "NODE_USE_ENV_PROXY=1")
+}

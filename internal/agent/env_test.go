@@ -139,3 +139,17 @@ func TestCredentialNamesOneList(t *testing.T) {
 		}
 	}
 }
+
+// With the allow-list the agent has ralph's proxy, and no other: the runner's proxy (which ralph's proxy
+// chains to) and a SOCKS proxy are not passed, and loopback, where the model gateway is, is not proxied.
+func TestWithProxy(t *testing.T) {
+	t.Parallel()
+	env := []string{"PATH=/bin", "HTTPS_PROXY=http://corp:3128", "http_proxy=http://corp:3128", "ALL_PROXY=socks5://corp:1080", "NO_PROXY=internal", "HOME=/h"}
+	got := WithProxy(env, "http://127.0.0.1:4000")
+	want := []string{"PATH=/bin", "HOME=/h",
+		"HTTP_PROXY=http://127.0.0.1:4000", "HTTPS_PROXY=http://127.0.0.1:4000", "http_proxy=http://127.0.0.1:4000", "https_proxy=http://127.0.0.1:4000",
+		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1", "NODE_USE_ENV_PROXY=1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WithProxy (-want +got):\n%s", diff)
+	}
+}

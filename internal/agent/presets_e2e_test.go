@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
+	"github.com/ralph-dev/gh-ralph/internal/netproxy"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
@@ -63,16 +66,20 @@ type presetSetup func(t *testing.T, dir, artifact, home, content string, via boo
 // preset must do: the document is written where RALPH_ARTIFACT says, with the CLI's own file tool; the
 // usage ralph records is what the fake model reported; the log shows readable progress, not JSON.
 func runPreset(t *testing.T, program string, setup presetSetup) {
-	t.Run("direct", func(t *testing.T) { runPresetIn(t, program, false, false, setup) })
+	t.Run("direct", func(t *testing.T) { runPresetIn(t, program, false, false, false, setup) })
 	// Inside the agent's boundary, as the engine runs it: Landlock, the supervisor and, as root, a user of
 	// the agent's own with its own HOME and TMPDIR.
-	t.Run("confined", func(t *testing.T) { runPresetIn(t, program, true, false, setup) })
+	t.Run("confined", func(t *testing.T) { runPresetIn(t, program, true, false, false, setup) })
 	// And through ralph's model gateway, as the engine runs it by default: the CLI gets the gateway's URL
 	// and a key good for this run; only the gateway holds the model key.
-	t.Run("gateway", func(t *testing.T) { runPresetIn(t, program, true, true, setup) })
+	t.Run("gateway", func(t *testing.T) { runPresetIn(t, program, true, true, false, setup) })
+	// And with the network's allow-list, as the engine runs it by default: the CLI's proxy is ralph's, and
+	// the kernel lets it connect only to the proxy and the gateway; its model traffic still reaches the
+	// gateway (the gateway metered what the model billed).
+	t.Run("allowlist", func(t *testing.T) { runPresetIn(t, program, true, true, true, setup) })
 }
 
-func runPresetIn(t *testing.T, program string, confined, via bool, setup presetSetup) {
+func runPresetIn(t *testing.T, program string, confined, via, allowlist bool, setup presetSetup) {
 	bin := agentsBin(t, program)
 	separate := confined && os.Geteuid() == 0
 	uid := -1
@@ -114,16 +121,6 @@ func runPresetIn(t *testing.T, program string, confined, via bool, setup presetS
 		passed[k] = ""
 	}
 	env := append(Environ(base, []string{"ghs_secret"}, passed), "HOME="+home, "TMPDIR="+tmp)
-	var boundary *sandbox.Boundary
-	if confined {
-		if separate {
-			chownAll(t, dir, uid)
-			chownAll(t, home, uid)
-		}
-		if boundary, err = sandbox.New(sandbox.Config{Separate: separate, UID: uid, GID: uid, Writable: []string{dir, home, tmp}, Launcher: buildRalph(t)}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var gw *gateway.Gateway
 	var access *Gateway
 	if via {
@@ -133,6 +130,33 @@ func runPresetIn(t *testing.T, program string, confined, via bool, setup presetS
 		}
 		defer gw.Close()
 		access = &Gateway{Vendor: pc.vendor, URL: gw.URL(), Key: gw.Key(), KeyName: pc.keyName}
+	}
+	var network *sandbox.Network
+	var proxy *netproxy.Proxy
+	if allowlist {
+		// As the engine opens it (engine/network.go): the defaults, and the gateway, should a CLI send its
+		// model requests through the proxy.
+		gwHost := strings.TrimPrefix(gw.URL(), "http://")
+		proxy, err = netproxy.Start(netproxy.Options{Allow: append(config.Default().Network.Hosts(), gwHost),
+			Hosts: map[string][]netip.Addr{"127.0.0.1": {netip.MustParseAddr("127.0.0.1")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer proxy.Close()
+		_, gwPort, _ := strings.Cut(gwHost, ":")
+		port, _ := strconv.Atoi(gwPort)
+		network = &sandbox.Network{Ports: []int{proxy.Port(), port}, RequireKernel: true}
+		env = WithProxy(env, proxy.URL())
+	}
+	var boundary *sandbox.Boundary
+	if confined {
+		if separate {
+			chownAll(t, dir, uid)
+			chownAll(t, home, uid)
+		}
+		if boundary, err = sandbox.New(sandbox.Config{Separate: separate, UID: uid, GID: uid, Writable: []string{dir, home, tmp}, Launcher: buildRalph(t), Network: network}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var out bytes.Buffer
 	res, err := runner.Run(context.Background(), Invocation{
@@ -185,6 +209,11 @@ func runPresetIn(t *testing.T, program string, confined, via bool, setup presetS
 				t.Errorf("the model key is in %s", where)
 			}
 		}
+	}
+	if proxy != nil {
+		// What the CLI asked for besides its model (telemetry, update checks) is refused, not a failure.
+		refused, more := proxy.Refused()
+		t.Logf("%s: ralph's network proxy refused %q and %d more", program, refused, more)
 	}
 	t.Logf("%s usage: %s\n%s", program, u, log)
 }

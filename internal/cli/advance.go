@@ -145,6 +145,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		res, err := eng.Advance(ctx, opts.Issue)
 		printResult(f.Stdout, f.StdoutTTY, res, err)
 		printUsage(f.Stderr, res)
+		printRefused(f.Stderr, res)
 		if err != nil {
 			return err
 		}

@@ -80,7 +80,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		findings = append(findings, doctor.WorkflowFile(wf, cfg)...)
 	}
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
-	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
+	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true, Network: compose.NetworkBoundary(cfg)}
 	if cfgErr == nil {
 		findings = append(findings, doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here)...)
 	}

@@ -31,6 +31,14 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 }
 
 // printUsage says on stderr what the agent reported of its step, and the issue's total.
+// printRefused says which hosts ralph's network proxy refused the step's agent, each once, and the config
+// line that would allow them. The agent chose them: nothing of them reaches the terminal as a control.
+func printRefused(w io.Writer, res engine.Result) {
+	for _, line := range engine.RefusedLines(res.Refused) {
+		fmt.Fprintf(w, "#%d: %s\n", res.Issue, termString(line))
+	}
+}
+
 func printUsage(w io.Writer, res engine.Result) {
 	if res.Usage == nil {
 		return

@@ -98,6 +98,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 			}
 		}
 	}
+	sb.Network = NetworkBoundary(cfg)
 	runner, agentErr := agent.New(cfg.Agent)
 	secrets := []string{d.Token}
 	if d.ProjectToken != "" && d.ProjectToken != d.Token {
@@ -140,6 +141,15 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		eng.OnState = onState(b, d.ProjectHint)
 	}
 	return eng, cleanup, nil
+}
+
+// NetworkBoundary is the agent's network as the config asks for it: the allow-list (its ports are the
+// run's, the engine adds them), or nil with network.mode: open.
+func NetworkBoundary(cfg config.Config) *sandbox.Network {
+	if cfg.Network.Mode == config.NetworkOpen {
+		return nil
+	}
+	return &sandbox.Network{RequireKernel: cfg.Network.RequireKernel}
 }
 
 // Board is the config's project board, reached with token.

@@ -96,6 +96,8 @@ type Config struct {
 	Gateway Gateway // gateway
 	// Budget bounds what an issue, and the repository in a day, spend on the model.
 	Budget Budget // budget
+	// Network is what the agent may reach besides the gateway (network.go).
+	Network Network // network
 }
 
 // Agent is the agent: section.
@@ -191,6 +193,7 @@ func Default() Config {
 		Split:   Split{Max: 5, Approve: false},
 		CI:      CI{MaxFixes: 2},
 		Gateway: Gateway{Enabled: true, Prices: map[string]Price{}},
+		Network: Network{Mode: NetworkAllowlist, Allow: []string{}},
 	}
 }
 

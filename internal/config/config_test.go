@@ -34,6 +34,7 @@ func TestDefault(t *testing.T) {
 		CI:             CI{MaxFixes: 2},
 		LockLease:      time.Hour,
 		Gateway:        Gateway{Enabled: true, Prices: map[string]Price{}},
+		Network:        Network{Mode: NetworkAllowlist, Allow: []string{}},
 	}
 	if diff := cmp.Diff(want, Default()); diff != "" {
 		t.Errorf("Default() (-want +got):\n%s", diff)
@@ -113,6 +114,10 @@ gateway:
 budget:
   issue: 20
   day: 100.5
+network:
+  mode: open
+  allow: [registry.example.com, "*.corp.example", "10.0.0.5:8080", "[2001:db8::1]:8443"]
+  require_kernel: true
 `,
 			want: Config{
 				Review:         ReviewInteractive,
@@ -145,7 +150,8 @@ budget:
 					"my-model":   {Input: 2, Output: 8, CacheRead: 0.2, CacheWrite: 2.5},
 					"free-model": {},
 				}},
-				Budget: Budget{Issue: 20, Day: 100.5},
+				Budget:  Budget{Issue: 20, Day: 100.5},
+				Network: Network{Mode: NetworkOpen, Allow: []string{"registry.example.com", "*.corp.example", "10.0.0.5:8080", "[2001:db8::1]:8443"}, RequireKernel: true},
 			},
 		},
 		{
@@ -316,7 +322,37 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
+		},
+		{
+			name: "network mode not a choice",
+			yaml: "network:\n  mode: closed\n",
+			line: 2, column: 9, key: "network.mode", msg: "must be one of allowlist|open",
+		},
+		{
+			name: "network allow entry with a path",
+			yaml: "network:\n  allow: [example.com, \"example.com/x\"]\n",
+			line: 2, column: 24, key: "network.allow[1]", msg: "is not a host name",
+		},
+		{
+			name: "network allow wildcard over a top-level domain",
+			yaml: "network:\n  allow: [\"*.com\"]\n",
+			line: 2, column: 11, key: "network.allow[0]", msg: "wildcard over a top-level domain",
+		},
+		{
+			name: "network allow wildcard in the middle",
+			yaml: "network:\n  allow: [\"a.*.com\"]\n",
+			line: 2, column: 11, key: "network.allow[0]", msg: "wildcard only as its first label",
+		},
+		{
+			name: "network allow port out of range",
+			yaml: "network:\n  allow: [\"example.com:70000\"]\n",
+			line: 2, column: 11, key: "network.allow[0]", msg: "a port is a number from 1 to 65535",
+		},
+		{
+			name: "network require_kernel not a boolean",
+			yaml: "network:\n  require_kernel: yes\n",
+			line: 2, column: 19, key: "network.require_kernel", msg: "must be true or false",
 		},
 		{
 			name: "dash instead of underscore",

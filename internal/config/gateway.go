@@ -79,6 +79,9 @@ func (c Config) GatewayVendor() string {
 	return c.Gateway.Vendor
 }
 
+// PresetVendor is the model API a preset's CLI speaks ("" for preset command), gateway or not.
+func (c Config) PresetVendor() string { return presetVendor[c.Agent.Preset] }
+
 // BaseURLNames are the variables a vendor's clients take its API's URL from.
 func BaseURLNames(vendor string) []string { return baseURLNames[vendor] }
 

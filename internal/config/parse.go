@@ -31,7 +31,7 @@ var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
-		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget",
+		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget", "network",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "max_tokens", "landlock"}
 	sweepKeys = []string{"max", "matrix"}
@@ -271,6 +271,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			err = p.gateway(n, f.path, &c.Gateway) // gateway.go
 		case "budget":
 			err = p.budget(n, f.path, &c.Budget)
+		case "network":
+			err = p.network(n, f.path, &c.Network) // network.go
 		}
 		if err != nil {
 			return err

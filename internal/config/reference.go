@@ -66,6 +66,10 @@ func Keys() []string {
 			for _, p := range projectKeys {
 				keys = append(keys, "project."+p)
 			}
+		case "network":
+			for _, n := range networkKeys {
+				keys = append(keys, "network."+n)
+			}
 		default:
 			keys = append(keys, k)
 		}

@@ -81,6 +81,10 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	if err == nil && len(cfg.Agent.Env) > 0 {
 		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Agent.Env), ", ")))
 	}
+	// A kernel that cannot hold the agent to the allow-list, required, is already a problem of Start's.
+	if f, said := Network(cfg); said && !(f.Problem && se != nil) {
+		fs = append(fs, f)
+	}
 	return fs
 }
 

@@ -29,6 +29,9 @@ type Result struct {
 	Usage, Total *agent.Usage
 	// Budget names the budget that stopped the step ("budget.issue", …): the issue now waits for a person.
 	Budget string
+	// Refused are the hosts ralph's network proxy refused the step's agent and verify commands, each once
+	// (the agent chose them: quote them inert).
+	Refused []string
 	// Dispatch lists other issues that can take a step now because of this one: sub-issues a split created
 	// or unblocked, or the parent of a sub-issue that moved. The Action dispatches a run for each.
 	Dispatch []int
@@ -50,6 +53,10 @@ type issue struct {
 	saved    *Record              // the record as the step began, restored when the step fails
 	ws       *workspace.Workspace // the agent's copy of the step, once made
 	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
+	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
+	// once, at most refusedMax; refusedMore counts the others (network.go).
+	refused     []string
+	refusedMore int
 }
 
 // held is the result of a run that found issue n held by another: nothing is done. The issue's state, as
@@ -192,6 +199,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		err = e.flush(ctx, ic)
 	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
+	res.Refused = ic.refused
 	return res, err
 }
 

@@ -69,6 +69,9 @@ type Record struct {
 	Steps   []Done `json:"done,omitempty"` // steps completed, in order (for the checklist)
 	// Usage is the total of every run's agent usage.
 	Usage *agent.Usage `json:"usage,omitempty"`
+	// Refused are the hosts ralph's network proxy refused the issue's agent and verify commands, each
+	// once, at most refusedMax (network.go).
+	Refused []string `json:"refused,omitempty"`
 }
 
 // PendingSplit is a triage's split held for a person (split.approve). The triage's document is in ralph's
@@ -108,6 +111,9 @@ type Run struct {
 	Outcome string         `json:"outcome"` // done, failed, waiting, ...
 	Message string         `json:"message,omitempty"`
 	Usage   *agent.Usage   `json:"usage,omitempty"` // what the agent reported, when one ran
+	// Refused are the hosts ralph's network proxy refused the agent and the verify commands in this run
+	// (host, or host:port for a port not allowed), each once, at most refusedMax: the agent chose them.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // Done notes a completed step for the checklist.
@@ -122,9 +128,19 @@ func (r *Record) note(run Run) {
 	r.Runs++
 	r.addUsage(run.Usage)
 	r.Last = &run
+	// A run's refused hosts are kept on the last run alone, and gathered in r.Refused: the record lives
+	// in a comment, whose size GitHub bounds.
+	for i := range r.History {
+		r.History[i].Refused = nil
+	}
 	r.History = append(r.History, run)
 	if len(r.History) > historyMax {
 		r.History = r.History[len(r.History)-historyMax:]
+	}
+	for _, h := range run.Refused {
+		if len(r.Refused) < refusedMax && !slices.Contains(r.Refused, h) {
+			r.Refused = append(r.Refused, h)
+		}
 	}
 }
 

@@ -158,6 +158,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 	}
 
+	b.WriteString(refusedSection(rec))
 	b.WriteString(usageSection(rec, cfg))
 
 	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", Next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())

@@ -104,21 +104,37 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 	if err != nil {
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
 	}
-	boundary, err := e.boundary(ws)
+	gw, access, err := e.openGateway(ctx, ic, command)
 	if err != nil {
 		return err
 	}
-	gw, access, err := e.openGateway(ctx, ic, command)
+	gatewayURL := ""
+	if access != nil {
+		gatewayURL = access.URL
+	}
+	proxy, err := e.openNetwork("the agent", gatewayURL)
 	if err != nil {
+		if gw != nil {
+			_ = gw.Close()
+		}
+		return err
+	}
+	boundary, err := e.boundary(ws, ports(proxy, gatewayURL)...)
+	if err != nil {
+		e.closeNetwork(ic, "the agent", proxy)
+		if gw != nil {
+			_ = gw.Close()
+		}
 		return err
 	}
 	out, end := e.Log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
 	res, err := e.Agent.Run(ctx, agent.Invocation{
 		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
-		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout,
+		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: proxyEnv(e.agentEnv(ws), proxy), Timeout: e.Config.Agent.Timeout,
 		Output: out, Boundary: boundary, Gateway: access,
 	})
 	end()
+	e.closeNetwork(ic, "the agent", proxy)
 	if gw != nil {
 		if stop := e.closeGateway(ctx, ic, command, gw, &res); stop != nil {
 			e.noteUsage(ic, command, res.Usage)
@@ -150,10 +166,16 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 }
 
 // boundary is the agent's confinement for one step: the door's settings, with the step's copy, HOME and
-// TMPDIR as the only places it may write.
-func (e *Engine) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
+// TMPDIR as the only places it may write, and, with the network's allow-list, ports (ralph's proxy's and
+// gateway's) as the only TCP ports it may connect to.
+func (e *Engine) boundary(ws *workspace.Workspace, ports ...int) (*sandbox.Boundary, error) {
 	cfg := e.Sandbox
 	cfg.Writable = append(ws.Writable(), e.Sandbox.Writable...)
+	if e.allowlisted() {
+		cfg.Network = &sandbox.Network{Ports: ports, RequireKernel: e.Config.Network.RequireKernel}
+	} else {
+		cfg.Network = nil
+	}
 	b, err := sandbox.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the agent's boundary: %w", err)
@@ -179,7 +201,15 @@ func guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Cha
 // The commands run the agent's code, so they run inside the agent's boundary, and nothing they start
 // outlives them.
 func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
-	boundary, err := e.boundary(ws)
+	if len(e.Config.Verify) == 0 {
+		return nil
+	}
+	proxy, err := e.openNetwork("the verify commands", "")
+	if err != nil {
+		return err
+	}
+	defer e.closeNetwork(ic, "the verify commands", proxy)
+	boundary, err := e.boundary(ws, ports(proxy, "")...)
 	if err != nil {
 		return err
 	}
@@ -187,7 +217,7 @@ func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace,
 		out, end := e.Log.Untrusted("verify: " + cmd)
 		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
 			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
-			Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout, Output: out, Boundary: boundary,
+			Env: proxyEnv(e.agentEnv(ws), proxy), Timeout: e.Config.Agent.Timeout, Output: out, Boundary: boundary,
 		})
 		end()
 		if err != nil {

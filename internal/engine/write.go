@@ -53,6 +53,9 @@ func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
 	if run.Usage == nil {
 		run.Usage = ic.usage
 	}
+	if run.Refused == nil && len(ic.refused) > 0 {
+		run.Refused = append([]string(nil), ic.refused...)
+	}
 	ic.rec.note(run)
 	if err := e.saveStatus(ctx, ic); err != nil {
 		return err

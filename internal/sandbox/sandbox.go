@@ -70,6 +70,8 @@ type Config struct {
 	Writable []string
 	// RequireLandlock makes a kernel without Landlock an error instead of a warning.
 	RequireLandlock bool
+	// Network confines the agent's network to ralph's ports (network.mode: allowlist); nil leaves it open.
+	Network *Network
 	// ReapDescendants makes Reap, when not Separate, kill every process descended from ralph that is
 	// still running, which is what catches the agent's orphans once Prepare made ralph their subreaper.
 	// Only a whole program that runs nothing else at the time (ralph's doors) may set it: inside a test
@@ -87,8 +89,35 @@ type Config struct {
 	noLandlock bool
 }
 
+// Network is the agent's network under an allow-list: TCP connections only to Ports, on any address, where
+// the kernel has Landlock's network rules (ABI 4); everywhere, a socket filter (seccomp) that refuses every
+// socket but Unix, netlink route and TCP ones.
+type Network struct {
+	// Ports are the TCP ports the agent may connect to: ralph's network proxy's and model gateway's.
+	Ports []int
+	// RequireKernel makes a kernel without Landlock's network rules an error (network.require_kernel).
+	RequireKernel bool
+}
+
+// landlockNetABI is the first Landlock ABI with network rules.
+const landlockNetABI = 4
+
+// NetworkSupport says what this kernel and build can enforce of an allow-listed network: Landlock's
+// TCP connect rules (tcp, with why not) and the socket filter (filter).
+func NetworkSupport() (tcp bool, filter bool, why string) {
+	abi, why := landlockABI()
+	if abi > 0 && abi < landlockNetABI {
+		why = fmt.Sprintf("Landlock ABI %d; network rules need ABI %d (Linux 6.7)", abi, landlockNetABI)
+	}
+	return abi >= landlockNetABI, SocketFilterAvailable(), why
+}
+
 // Boundary runs commands confined as its Config says.
 type Boundary struct {
+	net             bool  // the network is confined
+	netPorts        []int // the TCP ports it may connect to
+	netLandlock     bool  // Landlock enforces netPorts
+	netFilter       bool  // the socket filter is installed
 	separate        bool
 	uid, gid        int
 	reaper          int // reaperUID(uid)
@@ -163,6 +192,30 @@ func New(cfg Config) (*Boundary, error) {
 	default:
 		logf("landlock: not available (%s); the agent can write wherever its uid may", b.why)
 	}
+	if n := cfg.Network; n != nil {
+		b.net = true
+		for _, p := range n.Ports {
+			if p < 1 || p > 65535 {
+				return nil, fmt.Errorf("port %d is not a TCP port", p)
+			}
+			b.netPorts = append(b.netPorts, p)
+		}
+		b.netLandlock = b.abi >= landlockNetABI
+		b.netFilter = SocketFilterAvailable()
+		switch {
+		case !b.netLandlock && n.RequireKernel:
+			why := b.why
+			if b.abi > 0 {
+				why = fmt.Sprintf("Landlock ABI %d; network rules need ABI %d (Linux 6.7)", b.abi, landlockNetABI)
+			}
+			return nil, fmt.Errorf("the kernel cannot hold the agent to the network allow-list (network.require_kernel: true): no Landlock network rules here (%s)", why)
+		case !b.netLandlock:
+			logf("network: the kernel has no Landlock network rules here (ABI %d; they need ABI %d): the agent's TCP connections are not confined to ralph's proxy, only its other sockets are refused; set network.require_kernel: true to refuse to run so", b.abi, landlockNetABI)
+		}
+		if !b.netFilter {
+			logf("network: no socket filter for %s/%s: the agent's UDP and raw sockets are not refused", runtime.GOOS, runtime.GOARCH)
+		}
+	}
 	return b, nil
 }
 
@@ -182,13 +235,38 @@ func (b *Boundary) Describe() string {
 		who = fmt.Sprintf("uid %d, gid %d, no groups", b.uid, b.gid)
 	}
 	if b.abi == 0 {
-		return fmt.Sprintf("%s; no landlock (%s), writes not confined", who, b.why)
+		return fmt.Sprintf("%s; no landlock (%s), writes not confined", who, b.why) + b.describeNetwork()
 	}
 	s := fmt.Sprintf("%s; landlock ABI %d, writes confined to %s and terminal-like devices", who, b.abi, b.writableList())
 	if b.abi >= 6 {
 		s += ", signals and abstract sockets confined to its own processes"
 	}
-	return s
+	return s + b.describeNetwork()
+}
+
+// describeNetwork is the network part of Describe.
+func (b *Boundary) describeNetwork() string {
+	if !b.net {
+		return "; network open"
+	}
+	var parts []string
+	if b.netLandlock {
+		ports := make([]string, len(b.netPorts))
+		for i, p := range b.netPorts {
+			ports[i] = strconv.Itoa(p)
+		}
+		if len(ports) == 0 {
+			parts = append(parts, "TCP connections only to ralph's network proxy and model gateway (ports chosen per run)")
+		} else {
+			parts = append(parts, "TCP connections only to ralph's ports ("+strings.Join(ports, ", ")+")")
+		}
+	} else {
+		parts = append(parts, "TCP connections not confined by the kernel (no Landlock network rules)")
+	}
+	if b.netFilter {
+		parts = append(parts, "no UDP, raw or other sockets")
+	}
+	return "; network: " + strings.Join(parts, ", ")
 }
 
 func (b *Boundary) writableList() string {
@@ -212,6 +290,17 @@ func (b *Boundary) Command(program string, args []string) *exec.Cmd {
 	if b.abi > 0 {
 		argv = append(argv, "-landlock")
 	}
+	if b.net {
+		if b.netFilter {
+			argv = append(argv, "-filter-sockets")
+		}
+		if b.netLandlock {
+			argv = append(argv, "-landlock-net")
+			for _, p := range b.netPorts {
+				argv = append(argv, "-connect", strconv.Itoa(p))
+			}
+		}
+	}
 	for _, w := range b.writable {
 		argv = append(argv, "-writable", w)
 	}
@@ -227,8 +316,12 @@ type spec struct {
 	nproc    int
 	landlock bool
 	writable []string
-	program  string
-	args     []string
+	// filterSockets installs the socket filter; landlockNet confines TCP connections to connect.
+	filterSockets bool
+	landlockNet   bool
+	connect       []int
+	program       string
+	args          []string
 }
 
 // parseSpec reads the arguments Command gives the supervisor.
@@ -241,6 +334,16 @@ func parseSpec(args []string) (spec, error) {
 	fs.IntVar(&s.gid, "gid", 0, "the command's gid")
 	fs.IntVar(&s.nproc, "nproc", 0, "the cap on the processes of the command's uid (RLIMIT_NPROC)")
 	fs.BoolVar(&s.landlock, "landlock", false, "confine writes with Landlock, or fail")
+	fs.BoolVar(&s.filterSockets, "filter-sockets", false, "refuse every socket but Unix, netlink route and TCP ones (seccomp), or fail")
+	fs.BoolVar(&s.landlockNet, "landlock-net", false, "confine TCP connections to the -connect ports with Landlock, or fail")
+	fs.Func("connect", "a TCP port the command may connect to (repeated)", func(v string) error {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("-connect %q is not a TCP port", v)
+		}
+		s.connect = append(s.connect, p)
+		return nil
+	})
 	fs.Func("writable", "a directory the command may write (repeated)", func(v string) error {
 		s.writable = append(s.writable, v)
 		return nil

@@ -81,15 +81,22 @@ func writeRights(abi int) landlock.AccessFSSet {
 
 // confine applies Landlock to this process, all its threads, and so to every process it starts: writes
 // only under writable and to the devices; from ABI 6, no signals to and no abstract unix sockets of
-// processes outside the domain (ralph, on a laptop). The network is left open: the agent needs its model's
-// API, and a token it could send there is not in its environment.
-func confine(abi int, writable []string) error {
+// processes outside the domain (ralph, on a laptop); with net (ABI 4 and later), TCP connections only to
+// the ports in connect, on any address (binding stays free: a test may serve on loopback).
+func confine(abi int, writable []string, net bool, connect []int) error {
 	rights := writeRights(abi)
 	var scoped landlock.ScopedSet
 	if abi >= 6 {
 		scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
 	}
-	cfg, err := landlock.NewConfig(rights, scoped)
+	args := []any{rights, scoped}
+	if net {
+		if abi < landlockNetABI {
+			return fmt.Errorf("network rules need Landlock ABI %d, the kernel has %d", landlockNetABI, abi)
+		}
+		args = append(args, landlock.AccessNetSet(ll.AccessNetConnectTCP))
+	}
+	cfg, err := landlock.NewConfig(args...)
 	if err != nil {
 		return err
 	}
@@ -101,6 +108,11 @@ func confine(abi int, writable []string) error {
 	}
 	if len(writable) > 0 {
 		rules = append(rules, landlock.PathAccess(rights, writable...))
+	}
+	if net {
+		for _, p := range connect {
+			rules = append(rules, landlock.ConnectTCP(uint16(p)))
+		}
 	}
 	return cfg.Restrict(rules...)
 }

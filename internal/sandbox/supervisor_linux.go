@@ -44,9 +44,11 @@ func SupervisorMain(args []string) int {
 		if abi == 0 {
 			return fail(ExitSetup, "landlock: not available: %s", why)
 		}
-		if err := confine(abi, s.writable); err != nil {
+		if err := confine(abi, s.writable, s.landlockNet, s.connect); err != nil {
 			return fail(ExitSetup, "landlock: %v", err)
 		}
+	} else if s.landlockNet {
+		return fail(ExitSetup, "landlock: network rules asked for without -landlock")
 	}
 	if s.separate {
 		// Inherited by the command; root, this process, is not held to it. Counted per uid across the
@@ -58,6 +60,12 @@ func SupervisorMain(args []string) int {
 	// A setuid program (sudo, su) must not give the command back what the boundary took.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail(ExitSetup, "prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+	}
+	// Last: from here on this thread, and the command forked from it, open no socket the filter refuses.
+	if s.filterSockets {
+		if err := filterSockets(); err != nil {
+			return fail(ExitSetup, "socket filter: %v", err)
+		}
 	}
 	// The process group gets SIGTERM and SIGINT; the command decides what to do with them, and this
 	// process must outlive it to clean up. Notify rather than Ignore: an ignored signal stays ignored in

@@ -11,6 +11,9 @@ import (
 	"syscall"
 )
 
+// SocketFilterAvailable is false: seccomp is Linux's.
+func SocketFilterAvailable() bool { return false }
+
 // landlockABI is 0: Landlock is Linux's.
 func landlockABI() (int, string) { return 0, "Landlock is Linux only" }
 
@@ -24,8 +27,8 @@ func (b *Boundary) Reap() (killed int, err error) { return 0, nil }
 // with, so it refuses a boundary that asks for it.
 func SupervisorMain(args []string) int {
 	s, err := parseSpec(args)
-	if err == nil && (s.separate || s.landlock) {
-		err = errors.New("another uid and Landlock need Linux")
+	if err == nil && (s.separate || s.landlock || s.landlockNet || s.filterSockets) {
+		err = errors.New("another uid, Landlock and the socket filter need Linux")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ralph sandbox: %v\n", err)

@@ -1,0 +1,38 @@
+package doctor
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+)
+
+func TestNetworkFinding(t *testing.T) {
+	t.Parallel()
+	open, required := config.Default(), config.Default()
+	open.Network.Mode = config.NetworkOpen
+	required.Network.RequireKernel = true
+	tests := []struct {
+		name        string
+		cfg         config.Config
+		tcp, filter bool
+		wantSaid    bool
+		wantProblem bool
+		want        string
+	}{
+		{"all in force", config.Default(), true, true, false, false, ""},
+		{"no Landlock network rules", config.Default(), false, true, true, false, "the kernel has no Landlock network rules here (Landlock ABI 3"},
+		{"no Landlock network rules, required", required, false, true, true, true, "network.require_kernel is true"},
+		{"nothing at all", config.Default(), false, false, true, false, "neither Landlock network rules"},
+		{"no socket filter", config.Default(), true, false, true, false, "no socket filter"},
+		{"open", open, true, true, true, false, "network.mode is open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, said := networkFinding(tt.cfg, tt.tcp, tt.filter, "Landlock ABI 3; network rules need ABI 4 (Linux 6.7)")
+			if said != tt.wantSaid || f.Problem != tt.wantProblem || !strings.Contains(f.Msg, tt.want) {
+				t.Errorf("networkFinding = %+v, %v; want said %v, problem %v, a message with %q", f, said, tt.wantSaid, tt.wantProblem, tt.want)
+			}
+		})
+	}
+}
