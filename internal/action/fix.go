@@ -9,16 +9,27 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
 
-// ErrFixUnavailable is the answer to a fix trigger while the engine has no fix step.
-var ErrFixUnavailable = errors.New("the fix step is not available in this build of ralph: nothing was done")
-
 // fixIssue hands a fix trigger for issue n to the engine: the person (trig.Actor, whose write access the
 // engine checks for a review or a comment), their text (trig.Reason, data), and the cause (trig.Fix: the
 // pull request, branch, commit, review, check suite or run the event names, which the engine checks
-// against its record). The engine of this build has no fix step, so it refuses, having done nothing.
-func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger) (engine.Result, error) {
-	_, _, _ = ctx, eng, trig
-	return engine.Result{Issue: n}, ErrFixUnavailable
+// against its record). The fix is bookkeeping, as approve is: the same run then does the next step (the
+// fix phase).
+func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger, dryRun bool) (engine.Result, error) {
+	req := engine.FixRequest{Cause: engine.FixComment, Text: trig.Reason}
+	if f := trig.Fix; f != nil {
+		req.Cause, req.Pull, req.HeadSHA = f.Cause, f.Pull, f.HeadSHA
+	}
+	res, err := eng.Fix(ctx, n, trig.Actor, req)
+	var input *engine.InputError
+	if errors.As(err, &input) && req.Cause != engine.FixComment {
+		// An event, not a person's command: a review or checks that leave ralph nothing to fix (checks of
+		// a commit that is not ralph's last, an issue not In Review) end the run quietly.
+		return engine.Result{Issue: n, Message: "nothing to fix: " + input.Error()}, nil
+	}
+	if err == nil && res.Continue && !dryRun {
+		res, err = eng.Advance(ctx, n)
+	}
+	return res, err
 }
 
 // resolveFixPull finds the issue of a `/ralph fix` comment made on a pull request, whose payload does not

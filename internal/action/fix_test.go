@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -52,13 +51,5 @@ func TestResolveFixPull(t *testing.T) {
 		if why != tt.wantWhy || !cmp.Equal(trig.Issues, tt.want) {
 			t.Errorf("%s: issues %v, why %q; want %v, %q", tt.name, trig.Issues, why, tt.want, tt.wantWhy)
 		}
-	}
-}
-
-func TestFixIsRefusedUntilTheEngineHasIt(t *testing.T) {
-	t.Parallel()
-	res, err := fixIssue(context.Background(), nil, 5, Trigger{Command: CmdFix, Actor: "mona", Fix: &FixRequest{Cause: FixReview}})
-	if !errors.Is(err, ErrFixUnavailable) || res.Issue != 5 || res.Step != "" {
-		t.Errorf("fixIssue = %+v, %v; want ErrFixUnavailable and no step", res, err)
 	}
 }

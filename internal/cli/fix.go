@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -71,13 +70,8 @@ func fixArgs(cmd *cobra.Command, args []string) error {
 	return issueArg(cmd, args[:1])
 }
 
-// errFixUnavailable answers `gh ralph fix` while the engine has no fix step.
-var errFixUnavailable = errors.New("the fix step is not available in this build of ralph: nothing was done")
-
 // fixByPerson asks the engine for a fix of issue n on login's behalf (the token's owner, whose write access
-// the engine checks), with their text as data: what `/ralph fix [text]` does. The engine of this build has
-// no fix step, so it refuses, having done nothing.
+// the engine checks), with their text as data: what `/ralph fix [text]` does.
 func fixByPerson(ctx context.Context, e *engine.Engine, n int, login, text string) (engine.Result, error) {
-	_, _, _, _ = ctx, e, login, text
-	return engine.Result{Issue: n}, errFixUnavailable
+	return e.Fix(ctx, n, login, engine.FixRequest{Cause: engine.FixComment, Text: text})
 }

@@ -60,18 +60,18 @@ func TestFixHelpTeaches(t *testing.T) {
 	}
 }
 
-// TestFixCommandChangesNothingYet: until the engine has a fix step, `gh ralph fix` says so and writes
-// nothing: no comment, no label, no record.
-func TestFixCommandChangesNothingYet(t *testing.T) {
+// TestFixCommandNeedsInReview: `gh ralph fix` on an issue that has no pull request of ralph's open yet says
+// so and writes nothing: no comment, no label, no record.
+func TestFixCommandNeedsInReview(t *testing.T) {
 	e := newTestEnv(t)
 	e.asUser("octocat")
 	e.srv.SetPermission("octocat", "write")
-	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.InReview.Label())
+	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.InProgress.Label())
 	seedStatus(e, n, engine.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, Phases: []engine.Phase{{Title: "One"}}})
 	comments, labels := len(e.srv.Comments(n)), e.srv.Labels(n)
 	code := e.run("fix", fmt.Sprint(n), "rename the flag")
-	if code != ExitError || !strings.Contains(e.stderr.String(), "the fix step is not available in this build") {
-		t.Fatalf("exit %d, stderr %q; want an error saying the fix step is not available", code, e.stderr)
+	if code != ExitError || !strings.Contains(e.stderr.String(), "is In Progress with no pull request of ralph's open: there is nothing to fix") {
+		t.Fatalf("exit %d, stderr %q; want an error saying there is nothing to fix", code, e.stderr)
 	}
 	if got := len(e.srv.Comments(n)); got != comments {
 		t.Errorf("%d comments, want %d: nothing written", got, comments)

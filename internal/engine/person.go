@@ -121,13 +121,18 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 		}
 		to = restartState(to)
 		ic.rec.FailedStep, ic.rec.Failures, ic.rec.Reason = "", 0, ""
+		ic.rec.CIDigest = "" // a person looked: the same failure may be fixed again
 		if to == workflow.ReadyForPlan && ic.rec.PlanIterations >= e.Config.MaxIterations {
 			ic.rec.PlanIterations = 0 // a person decided to let ralph plan again
 		}
 		if to == workflow.InProgress && ic.rec.ReviewIterations >= e.Config.MaxIterations {
 			ic.rec.ReviewIterations = 0
 		}
-		if ic.rec.PR != 0 && to == workflow.InProgress {
+		if ic.rec.Fix != nil {
+			// A fix that went to a person (a push of theirs, checks that keep failing): go on from the branch
+			// as it is now, on the same pull request.
+			ic.rec.Head, ic.rec.CIDigest = "", ""
+		} else if ic.rec.PR != 0 && to == workflow.InProgress {
 			ic.rec.PR, ic.rec.PRURL = 0, "" // the closed pull request is not reused
 			if a, ok := ic.rec.Artifacts["self-review"]; ok {
 				a.Verdict = "" // the branch is reviewed again before a new pull request opens
@@ -148,11 +153,19 @@ func notEnrolled(ic *issue) error {
 
 // person runs a person's action: authorize, lock, read, check, change, record.
 func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) (Outcome, error)) (Result, error) {
+	return e.personAs(ctx, n, login, act, true, change)
+}
+
+// personAs is person; authorize false is for what no person asks (checks that failed on ralph's commit),
+// whose change checks what it acts on itself.
+func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, authorize bool, change func(*issue) (Outcome, error)) (Result, error) {
 	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, err
 	}
-	if err := e.authorize(ctx, n, login, act); err != nil {
-		return Result{Issue: n}, err
+	if authorize {
+		if err := e.authorize(ctx, n, login, act); err != nil {
+			return Result{Issue: n}, err
+		}
 	}
 	if e.DryRun {
 		ic, err := e.load(ctx, n)

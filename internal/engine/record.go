@@ -57,6 +57,17 @@ type Record struct {
 
 	PR    int    `json:"pr,omitempty"`
 	PRURL string `json:"pr_url,omitempty"`
+	// Head is the commit ralph last pushed to the branch: a fix builds on it, and checks that failed on it
+	// are ralph's to fix; a branch that moved since is a person's work, which ralph does not build over.
+	Head string `json:"head,omitempty"`
+	// Fix is the fix under way after the pull request (see fix.go); ReviewRounds and CIFixes count the
+	// rounds answered, CIDigest is what failed the last time.
+	Fix          *FixRound `json:"fix,omitempty"`
+	ReviewRounds int       `json:"review_rounds,omitempty"`
+	CIFixes      int       `json:"ci_fixes,omitempty"`
+	CIDigest     string    `json:"ci_digest,omitempty"`
+	// ChecksBlocked: the pull request was opened with the Actions token, for which GitHub runs no checks.
+	ChecksBlocked bool `json:"checks_blocked,omitempty"`
 
 	// Rounds counts the completed steps of each kind; with the step's name it keys the step's commit
 	// (a Ralph-Step trailer) and comments, so that a rerun after a crash finds them instead of repeating them.
@@ -251,7 +262,10 @@ func (r Record) check(cfg config.Config) error {
 			return fmt.Errorf("phase %d's commit %q is not a commit id", i+1, p.SHA)
 		}
 	}
-	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 {
+	if r.Head != "" && !isCommitID(r.Head) {
+		return fmt.Errorf("its head %q is not a commit id", r.Head)
+	}
+	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 || r.CIFixes < 0 || r.ReviewRounds < 0 {
 		return errors.New("it holds a negative number")
 	}
 	for _, c := range r.Children {

@@ -141,6 +141,14 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	if rec.PRURL != "" {
 		fmt.Fprintf(&b, "- Pull request: #%d (%s)\n", rec.PR, link(rec.PRURL))
 	}
+	if rec.ReviewRounds > 0 || rec.CIFixes > 0 {
+		fmt.Fprintf(&b, "- Fixes after the pull request: %d for reviews, %d of %d for failing checks (`ci.max_fixes`)\n", rec.ReviewRounds, rec.CIFixes, cfg.CI.MaxFixes)
+	}
+	if rec.PR != 0 && rec.ChecksBlocked {
+		b.WriteString("\n> [!NOTE]\n> This pull request was opened with the Actions token, so GitHub runs no `pull_request` workflow on it: " +
+			"your checks do not run until someone pushes to its branch, and ralph has no failing check to answer. " +
+			"Give ralph a GitHub App's token to have them run (README: CI on ralph's pull requests).\n")
+	}
 
 	if rec.Last != nil {
 		l := rec.Last

@@ -178,6 +178,12 @@ func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if ph.Fix && ic.rec.PR != 0 && ic.rec.Head != "" && ws.RemoteOld != ic.rec.Head {
+		// Someone pushed to ralph's branch since ralph's last push: their work is not ralph's to build over.
+		return Outcome{Person: &Escalation{Before: workflow.InProgress,
+			Reason: fmt.Sprintf("The branch `%s` moved since ralph's last push (%s, now %s): someone else pushed to it.", ic.rec.Branch, short(ic.rec.Head), short(ws.RemoteOld)),
+			Advice: "ralph does not build over a person's work. Finish the change by hand, or say `/ralph retry` to let ralph go on from the branch as it is now."}}, nil
+	}
 	key := fmt.Sprintf("implement/%d/%d", ic.rec.Rounds["plan"], k+1)
 	if sha, found, err := committedStep(ctx, ws, key); err != nil {
 		return Outcome{}, err
@@ -326,8 +332,15 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) (Outcome, error) {
 		}
 		pr = &created
 		e.checkpoint("after-pr")
+		// GitHub starts no pull_request workflow for a pull request the Actions token opened: no check runs
+		// on it, so there is none for ralph to answer either; the status comment says so, and what to do.
+		ic.rec.ChecksBlocked = created.User.Login == ActionsBot
 	}
 	ic.rec.PR, ic.rec.PRURL = pr.Number, pr.HTMLURL
+	if ic.rec.Fix != nil {
+		e.answerFix(ctx, ic)
+		ic.rec.Fix = nil
+	}
 	return Outcome{To: workflow.InReview}, nil
 }
 

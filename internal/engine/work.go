@@ -267,6 +267,7 @@ func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 		}
 		return fmt.Errorf("pushing %s: %w", ic.rec.Branch, err)
 	}
+	ic.rec.Head = ws.RemoteOld
 	return nil
 }
 

@@ -96,6 +96,7 @@ type PullRequest struct {
 	Draft    bool       `json:"draft"`
 	Merged   bool       `json:"merged"`
 	MergedAt *time.Time `json:"merged_at"`
+	User     User       `json:"user"` // who opened it
 	Head     struct {
 		Ref  string `json:"ref"`
 		SHA  string `json:"sha"`

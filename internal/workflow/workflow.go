@@ -192,6 +192,9 @@ const (
 	// Children: a parent issue, split into sub-issues at triage, follows its children: In Review when all
 	// are In Review or Done, Done when all are Done.
 	Children Event = "children"
+	// Fix: a review that asks for changes, `/ralph fix`, or failing checks on ralph's pull request send
+	// the issue back to work, with a fix phase, on the same branch and pull request.
+	Fix Event = "fix"
 )
 
 // Transition is one allowed move. From is "" only for Enroll: the issue was
@@ -245,6 +248,7 @@ func Transitions() []Transition {
 
 		{InReview, Merge, Done},
 		{InReview, Merge, HumanNeeded},
+		{InReview, Fix, InProgress},
 
 		{InProgress, Children, InReview},
 		{InProgress, Children, Done},
