@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/project"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -138,7 +139,29 @@ func stepCosts(b *testing.B, board bool) []stepCost {
 	if r.exit != 0 {
 		b.Fatalf("a run failed:\n%s%s", r.stdout, r.stderr)
 	}
+	// A fix round: a writer's review asks for a change; the run that takes it also implements the fix
+	// phase, and the runs it dispatches self-review it and return the issue to In Review.
 	pr := e.srv.Pulls()[0]
+	e.srv.AddReviewThread(pr.Number, "README.md", 1, "@@ -1 +1 @@", githubtest.ThreadComment{User: maintainer, Body: "Greet in French too."})
+	c, r = e.measure(func() result {
+		return e.run("pull_request_review", e.reviewEvent(pr, maintainer, "OWNER", "One more thing."), inputs)
+	})
+	c.step += " (review)"
+	costs = append(costs, c)
+	for r.exit == 0 {
+		ds := e.srv.Dispatches()
+		if e.seen >= len(ds) {
+			break
+		}
+		d := ds[e.seen]
+		e.seen++
+		c, r = e.measure(func() result { return e.run("workflow_dispatch", dispatchEvent(b, d.Inputs), inputs) })
+		c.step += " (fix round)"
+		costs = append(costs, c)
+	}
+	if r.exit != 0 {
+		b.Fatalf("a run of the fix round failed:\n%s%s", r.stdout, r.stderr)
+	}
 	e.srv.MergePull(pr.Number)
 	c, _ = e.measure(func() result { return e.run("pull_request", pullClosedEvent(b, e.srv.Pulls()[0]), inputs) })
 	costs = append(costs, c)

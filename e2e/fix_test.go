@@ -92,10 +92,10 @@ func TestFixReviewAnswered(t *testing.T) {
 		githubtest.ThreadComment{User: maintainer, Body: "Say hello here, not phase 1."})
 	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "One thing.")
 	r := e.run("pull_request_review", e.reviewEvent(pr, maintainer, "OWNER", "One thing."), nil)
-	if r.exit != 0 || r.outputs["step"] != "implement" {
+	if r.exit != 0 || r.outputs["step"] != "fix" || r.outputs["state"] != "in-progress" {
 		t.Fatalf("the review's run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
 	}
-	e.chain(4)
+	e.chain(5)
 	e.wantState(n, workflow.InReview)
 	if pulls := e.srv.Pulls(); len(pulls) != 1 || pulls[0].Number != pr.Number {
 		t.Errorf("pull requests %+v, want the same one", pulls)
@@ -167,10 +167,10 @@ func TestFixFailingChecks(t *testing.T) {
 		Steps: []githubtest.Step{{Name: "Run go test ./...", Conclusion: "failure"}}, Log: log}
 	e.srv.SetCheckRun(head, check)
 	r := e.run("check_suite", e.suiteEvent(pr, head), nil)
-	if r.exit != 0 || r.outputs["step"] != "implement" {
+	if r.exit != 0 || r.outputs["step"] != "fix" {
 		t.Fatalf("the checks' run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
 	}
-	e.chain(4)
+	e.chain(5)
 	e.wantState(n, workflow.InReview)
 	rec := e.recordOf(n)
 	if len(rec.Phases) != 2 || rec.CIFixes != 1 || rec.Phases[1].Title != "Fix failing checks (round 1)" {
@@ -219,7 +219,7 @@ func TestFixChecksCapped(t *testing.T) {
 			t.Fatalf("round %d: exit %d\n%s", round+1, r.exit, r.stdout)
 		}
 		if round == 0 {
-			e.chain(4)
+			e.chain(5)
 			e.wantState(n, workflow.InReview)
 			rec = e.recordOf(n)
 		}
@@ -241,6 +241,7 @@ func TestFixPersonPushedFirst(t *testing.T) {
 	if r.exit != 0 {
 		t.Fatalf("exit %d\n%s", r.exit, r.stdout)
 	}
+	e.chain(2) // the fix phase's implement finds the branch moved
 	e.wantState(n, workflow.HumanNeeded)
 	if got := e.git(e.srv.BareRepo, "rev-parse", "refs/heads/"+pr.Head); got != theirs {
 		t.Errorf("the branch is at %s, want the person's %s", got, theirs)
@@ -252,7 +253,7 @@ func TestFixPersonPushedFirst(t *testing.T) {
 	if r := e.comment(n, "/ralph retry", maintainer); r.exit != 0 {
 		t.Fatalf("retry: exit %d\n%s", r.exit, r.stdout)
 	}
-	e.chain(4)
+	e.chain(5)
 	e.wantState(n, workflow.InReview)
 	subjects, files := e.branch(pr.Head)
 	if len(matching(subjects, "^my own tweak$")) != 1 || len(matching(subjects, "Address review")) != 1 || !slices.Contains(files, "tweak.txt") {

@@ -304,7 +304,7 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 			res, err = eng.Advance(ctx, n)
 		}
 	case CmdFix:
-		res, err = fixIssue(ctx, eng, n, trig, r.dryRun) // fix.go
+		res, err = fixIssue(ctx, eng, n, trig) // fix.go
 	case CmdStatus:
 		_, err = eng.Status(ctx, n, true)
 		res = engine.Result{Issue: n}

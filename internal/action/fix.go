@@ -12,9 +12,9 @@ import (
 // fixIssue hands a fix trigger for issue n to the engine: the person (trig.Actor, whose write access the
 // engine checks for a review or a comment), their text (trig.Reason, data), and the cause (trig.Fix: the
 // pull request, branch, commit, review, check suite or run the event names, which the engine checks
-// against its record). The fix is bookkeeping, as approve is: the same run then does the next step (the
-// fix phase).
-func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger, dryRun bool) (engine.Result, error) {
+// against its record). The fix is a step of its own: it records the fix phase, and the chain's next run
+// implements it (one step a run keeps each within its request budget).
+func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger) (engine.Result, error) {
 	req := engine.FixRequest{Cause: engine.FixComment, Text: trig.Reason}
 	if f := trig.Fix; f != nil {
 		req.Cause, req.Pull, req.HeadSHA = f.Cause, f.Pull, f.HeadSHA
@@ -25,9 +25,6 @@ func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger, dryR
 		// An event, not a person's command: a review or checks that leave ralph nothing to fix (checks of
 		// a commit that is not ralph's last, an issue not In Review) end the run quietly.
 		return engine.Result{Issue: n, Message: "nothing to fix: " + input.Error()}, nil
-	}
-	if err == nil && res.Continue && !dryRun {
-		res, err = eng.Advance(ctx, n)
 	}
 	return res, err
 }
