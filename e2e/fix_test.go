@@ -125,7 +125,8 @@ func TestFixReviewAnswered(t *testing.T) {
 		t.Errorf("review requested from %v, want %s", got, maintainer)
 	}
 	status := e.statusComment(n)
-	for _, want := range []string{"Fixes after the pull request: 1 for reviews, 0 of 2 for failing checks", "opened with the Actions token"} {
+	for _, want := range []string{"Fixes after the pull request: 1 for reviews, 0 of 2 for failing checks", "opened with the Actions token",
+		"- [x] Review and checks answered (1 round(s))", "InReview --> InProgress: fix"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("the status comment does not say %q:\n%s", want, status)
 		}

@@ -37,7 +37,7 @@ const staleLock = time.Hour
 
 // The fields `status N --json` and `status --json` take.
 var (
-	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "warnings"}
+	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "fixes", "warnings"}
 	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "usage", "warnings"}
 )
 
@@ -415,6 +415,9 @@ func (st *issueStatus) fields() map[string]any {
 		"failures":   map[string]any{"step": rec.FailedStep, "count": rec.Failures, "max": st.Config.MaxFailures},
 		"artifacts":  artifacts, "branch": rec.Branch, "pullRequest": pr, "lastRun": last,
 		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usage, "warnings": warnings,
+		// The rounds after the pull request (the fix step): reviews answered, checks fixed of the cap, and
+		// whether one is under way.
+		"fixes": map[string]any{"reviews": rec.ReviewRounds, "checks": rec.CIFixes, "maxChecks": st.Config.CI.MaxFixes, "pending": rec.Fix != nil},
 	}
 }
 

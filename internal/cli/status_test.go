@@ -295,3 +295,23 @@ func TestStatusJSONUsage(t *testing.T) {
 		t.Errorf("status: exit %d\n%s", code, e.stdout)
 	}
 }
+
+// gh ralph status --json fixes: the rounds after the pull request, as the record counts them.
+func TestStatusJSONFixes(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.InReview.Label())
+	seedStatus(e, n, engine.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, ReviewRounds: 2, CIFixes: 1,
+		Phases: []engine.Phase{{Title: "One", SHA: strings.Repeat("a", 40)}}})
+	if code := e.run("status", fmt.Sprint(n), "--json", "fixes"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+		t.Fatalf("%v: %s", err, e.stdout)
+	}
+	want := map[string]any{"fixes": map[string]any{"reviews": 2.0, "checks": 1.0, "maxChecks": 2.0, "pending": false}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("--json fixes (-want +got):\n%s", diff)
+	}
+}

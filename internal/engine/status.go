@@ -211,9 +211,11 @@ func checklist(rec Record, cfg config.Config) []checkItem {
 	if cfg.SelfReview {
 		items = append(items, checkItem{rec.PR != 0 || rec.Artifacts["self-review"].Verdict == "APPROVED", "Self-review"})
 	}
-	items = append(items,
-		checkItem{rec.PR != 0, "Pull request"},
-		checkItem{rec.State == workflow.Done, "Merged"},
-	)
+	items = append(items, checkItem{rec.PR != 0, "Pull request"})
+	if n := rec.ReviewRounds + rec.CIFixes; n > 0 {
+		answered := rec.Fix == nil && (rec.State == workflow.InReview || rec.State == workflow.Done)
+		items = append(items, checkItem{answered, fmt.Sprintf("Review and checks answered (%d round(s))", n)})
+	}
+	items = append(items, checkItem{rec.State == workflow.Done, "Merged"})
 	return items
 }
