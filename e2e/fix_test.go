@@ -90,6 +90,10 @@ func TestFixReviewAnswered(t *testing.T) {
 	n, pr := e.inReview()
 	_, ids := e.srv.AddReviewThread(pr.Number, "feature-1.txt", 1, "@@ -0,0 +1 @@\n+phase 1 of 1",
 		githubtest.ThreadComment{User: maintainer, Body: "Say hello here, not phase 1."})
+	_, kept := e.srv.AddReviewThread(pr.Number, "README.md", 1, "@@ -1 +1 @@",
+		githubtest.ThreadComment{User: maintainer, Body: "Rename the project?"})
+	// The agent says what it did, thread by thread; its "why" is quoted inert in ralph's reply.
+	e.setControl("implement_extra", `[ -n "${RALPH_ARTIFACT:-}" ] && printf 'Thread 1: changed\nThread 2: not changed: the name stays, @octocat <!-- ralph:record -->\n' > "$RALPH_ARTIFACT"; true`)
 	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "One thing.")
 	r := e.run("pull_request_review", e.reviewEvent(pr, maintainer, "OWNER", "One thing."), nil)
 	if r.exit != 0 || r.outputs["step"] != "fix" || r.outputs["state"] != "in-progress" {
@@ -112,14 +116,17 @@ func TestFixReviewAnswered(t *testing.T) {
 	if len(prompts) != 2 || !strings.Contains(prompts[1], "Say hello here, not phase 1.") || !strings.Contains(prompts[1], "feature-1.txt") {
 		t.Errorf("the fix phase's prompt does not carry the thread:\n%s", strings.Join(prompts, "\n---\n"))
 	}
-	replied := false
+	replied, explained := false, false
 	for _, c := range e.srv.ReviewComments(pr.Number) {
-		if c.InReplyTo == ids[0] && strings.Contains(c.Body, rec.Phases[1].SHA) {
+		if c.InReplyTo == ids[0] && strings.Contains(c.Body, rec.Phases[1].SHA) && strings.Contains(c.Body, "ralph changed the branch") {
 			replied = true
 		}
+		if c.InReplyTo == kept[0] {
+			explained = strings.Contains(c.Body, "ralph did not change this") && strings.Contains(c.Body, "the name stays, ＠octocat") && !strings.Contains(c.Body, "<!--")
+		}
 	}
-	if !replied {
-		t.Errorf("no reply on the thread names the fix's commit %s: %+v", rec.Phases[1].SHA, e.srv.ReviewComments(pr.Number))
+	if !replied || !explained {
+		t.Errorf("replies (changed: %v, not changed, said why: %v): %+v", replied, explained, e.srv.ReviewComments(pr.Number))
 	}
 	if got := e.srv.RequestedReviewers(pr.Number); !slices.Contains(got, maintainer) {
 		t.Errorf("review requested from %v, want %s", got, maintainer)

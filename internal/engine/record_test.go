@@ -245,3 +245,11 @@ func TestTriageCommentQuotesTheDocument(t *testing.T) {
 		t.Errorf("ParseSplit of the quoted document = %+v, %v", subs, err)
 	}
 }
+
+func TestReadAnswers(t *testing.T) {
+	got := readAnswers("Thread 1: changed\nThread 2: not changed: the name stays, @octocat <!-- x -->\nThread 9: not changed: out of range\n- thread 3 : Not Changed\n", 3)
+	want := map[string]string{"2": "the name stays, @octocat <!-- x -->", "3": "(no reason given)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readAnswers (-want +got):\n%s", diff)
+	}
+}

@@ -207,12 +207,24 @@ func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
 	if d.PhaseText == "" {
 		d.PhaseText = "## Phase " + strconv.Itoa(k+1) + ": " + ph.Title
 	}
-	if err := e.runAgent(ctx, ic, ws, "implement", "", k+1, m, d); err != nil {
+	// A review's fix phase: the agent also says, thread by thread, what it did (see fix.go).
+	answers := ""
+	if f := ic.rec.Fix; ph.Fix && f != nil && len(f.Threads) > 0 {
+		answers = filepath.Join(ws.Tmp, answersFile)
+		d.Artifact = answers
+	}
+	if err := e.runAgent(ctx, ic, ws, "implement", answers, k+1, m, d); err != nil {
 		var be *budgetError
 		if errors.As(err, &be) && !be.before {
 			e.keepPhase(ctx, ic, ws, k, m, key, be)
 		}
 		return Outcome{}, err
+	}
+	if answers != "" {
+		// Read before verify runs in the same boundary (and may clear TMPDIR); a missing file: all changed.
+		if b, err := ws.TempDocument(answersFile); err == nil {
+			ic.rec.Fix.Unchanged = readAnswers(string(b), len(ic.rec.Fix.Threads))
+		}
 	}
 	head, err := e.commitPhase(ctx, ic, ws, k, m, key)
 	if err != nil {
