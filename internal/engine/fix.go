@@ -38,9 +38,9 @@ type FixRequest struct {
 
 // FixRound is the fix under way, until the issue is back In Review: whom to answer, and where.
 type FixRound struct {
-	Cause    string  `json:"cause"`
-	By       string  `json:"by,omitempty"`      // the person who asked (review, comment)
-	Threads  []int64 `json:"threads,omitempty"` // the first comment of each review thread the phase answers
+	Cause   string  `json:"cause"`
+	By      string  `json:"by,omitempty"`      // the person who asked (review, comment)
+	Threads []int64 `json:"threads,omitempty"` // the first comment of each review thread the phase answers
 	// Unchanged says why the agent changed nothing for a thread (by its number, from 1), as it answered in
 	// its answers file; quoted inert in the reply.
 	Unchanged map[string]string `json:"unchanged,omitempty"`
