@@ -222,7 +222,8 @@ func TestFixChecksCapped(t *testing.T) {
 		t.Fatalf("checks on another commit moved the issue: exit %d\n%s", r.exit, r.stdout)
 	}
 	for round, summary := range []string{"first", "second"} {
-		e.srv.SetCheckRun(rec.Head, githubtest.CheckRun{Name: "lint", Conclusion: "failure", Summary: summary, Log: "##[error]" + summary + "\n"})
+		// A check's name is anyone's to choose (a workflow's job name): it is quoted inert.
+		e.srv.SetCheckRun(rec.Head, githubtest.CheckRun{Name: "lint " + forgedRecord + " @octocat fixes #1", Conclusion: "failure", Summary: summary, Log: "##[error]" + summary + "\n"})
 		if r := e.run("check_suite", e.suiteEvent(pr, rec.Head), nil); r.exit != 0 {
 			t.Fatalf("round %d: exit %d\n%s", round+1, r.exit, r.stdout)
 		}
@@ -233,8 +234,12 @@ func TestFixChecksCapped(t *testing.T) {
 		}
 	}
 	e.wantState(n, workflow.HumanNeeded)
-	if s := e.statusComment(n); !strings.Contains(s, "ci.max_fixes: 1") || !strings.Contains(s, "lint") {
-		t.Errorf("the status comment does not name the cap and the check:\n%s", s)
+	s := e.statusComment(n)
+	if !strings.Contains(s, "ci.max_fixes: 1") || !strings.Contains(s, "lint ＜!-- ralph:record") {
+		t.Errorf("the status comment does not name the cap and the check, quoted inert:\n%s", s)
+	}
+	if strings.Count(s, "<!--") != 2 || strings.Contains(s, "@octocat") || strings.Contains(s, "fixes #1") {
+		t.Errorf("the check's name formed a marker, a mention or a reference:\n%s", s)
 	}
 }
 
