@@ -417,7 +417,7 @@ func (st *issueStatus) fields() map[string]any {
 		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usage, "warnings": warnings,
 		// The rounds after the pull request (the fix step): reviews answered, checks fixed of the cap, and
 		// whether one is under way.
-		"fixes": map[string]any{"reviews": rec.ReviewRounds, "checks": rec.CIFixes, "maxChecks": st.Config.CI.MaxFixes, "pending": rec.Fix != nil},
+		"fixes": fixesJSON(rec, st.Config.CI.MaxFixes),
 	}
 }
 
@@ -712,4 +712,16 @@ func (c colorizer) state(st workflow.State, s string) string {
 		return c.wrap("36", s)
 	}
 	return s
+}
+
+// fixesJSON is --json fixes: the rounds after the pull request (the fix step), reviews answered, checks
+// fixed of the cap, whether one is under way, and each fix phase with what its agent cost.
+func fixesJSON(rec engine.Record, maxChecks int) map[string]any {
+	phases := []map[string]any{}
+	for _, p := range rec.Phases {
+		if p.Fix {
+			phases = append(phases, map[string]any{"title": p.Title, "sha": p.SHA, "costUSD": p.CostUSD})
+		}
+	}
+	return map[string]any{"reviews": rec.ReviewRounds, "checks": rec.CIFixes, "maxChecks": maxChecks, "pending": rec.Fix != nil, "phases": phases}
 }

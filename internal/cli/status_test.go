@@ -302,7 +302,7 @@ func TestStatusJSONFixes(t *testing.T) {
 	e := newTestEnv(t)
 	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.InReview.Label())
 	seedStatus(e, n, engine.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, ReviewRounds: 2, CIFixes: 1,
-		Phases: []engine.Phase{{Title: "One", SHA: strings.Repeat("a", 40)}}})
+		Phases: []engine.Phase{{Title: "One", SHA: strings.Repeat("a", 40)}, {Title: "Address review (round 1)", Fix: true, SHA: strings.Repeat("b", 40), CostUSD: 0.25}}})
 	if code := e.run("status", fmt.Sprint(n), "--json", "fixes"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -310,7 +310,8 @@ func TestStatusJSONFixes(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
 		t.Fatalf("%v: %s", err, e.stdout)
 	}
-	want := map[string]any{"fixes": map[string]any{"reviews": 2.0, "checks": 1.0, "maxChecks": 2.0, "pending": false}}
+	want := map[string]any{"fixes": map[string]any{"reviews": 2.0, "checks": 1.0, "maxChecks": 2.0, "pending": false,
+		"phases": []any{map[string]any{"title": "Address review (round 1)", "sha": strings.Repeat("b", 40), "costUSD": 0.25}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("--json fixes (-want +got):\n%s", diff)
 	}

@@ -102,6 +102,8 @@ type Phase struct {
 	Text  string `json:"text,omitempty"` // the section, for fix phases that are not in the plan file
 	Fix   bool   `json:"fix,omitempty"`
 	SHA   string `json:"sha,omitempty"` // the commit that did it; empty while to do
+	// CostUSD is what the agent's run of a fix phase cost (the gateway's figure), shown with the phase.
+	CostUSD float64 `json:"cost_usd,omitempty"`
 }
 
 // Artifact is a document a step committed and posted.

@@ -83,6 +83,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			if p.SHA != "" {
 				mark, sha = "x", " — "+short(p.SHA)
 			}
+			if p.CostUSD > 0 {
+				sha += fmt.Sprintf(" ($%.4f)", p.CostUSD)
+			}
 			fmt.Fprintf(&b, "- [%s] Phase %d: %s%s\n", mark, i+1, Inert(p.Title), sha)
 		}
 	}

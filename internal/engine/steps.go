@@ -231,6 +231,9 @@ func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	ic.rec.Phases[k].SHA = head
+	if ph.Fix && ic.usage != nil {
+		ic.rec.Phases[k].CostUSD = ic.usage.CostUSD
+	}
 	return Outcome{To: workflow.InProgress}, nil
 }
 
