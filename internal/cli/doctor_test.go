@@ -63,5 +63,6 @@ func TestDoctor(t *testing.T) {
 func golden2(t *testing.T, e *testEnv, name, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, e.dir, "CHECKOUT")
+	got = strings.ReplaceAll(got, e.srv.BareRepo, "ORIGIN")
 	golden(t, name, got)
 }
