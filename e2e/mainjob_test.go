@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// The README's "run ralph's main job" command, run by hand (no GITHUB_ACTIONS): plain text, no workflow
+// command (::add-mask:: would print the token), errors as plain lines with their line breaks.
+func TestMainJobOutsideActions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	work := filepath.Join(e.tempDir(), "work")
+	e.git("", "clone", "-q", e.srv.BareRepo, work)
+	run := func(token string) result {
+		t.Helper()
+		cmd := exec.Command(binary, "action")
+		cmd.Dir = work
+		cmd.Env = append(e.gitEnv(), "GITHUB_REPOSITORY=octo/demo", "GITHUB_WORKSPACE="+work, "INPUT_TOKEN="+token,
+			"INPUT_ISSUE=1", "INPUT_DRY_RUN=true", "GITHUB_API_URL="+e.srv.URL, "GITHUB_SERVER_URL="+e.srv.ServerURL,
+			"GITHUB_GRAPHQL_URL="+e.srv.GraphQLURL, "GITHUB_ACTIONS=")
+		cmd.SysProcAttr = e.sysProcAttr()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		r := result{stdout: stdout.String(), stderr: stderr.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.exit = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tests := []struct {
+		name, token string
+		exit        int
+		want        string // a line of the output
+	}{
+		{"a dry run", "test-token", 0, "step=research"},
+		{"no token", "", 4, "To get started with GitHub CLI, please run:  gh auth login"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(tt.token)
+			out := r.stdout + r.stderr
+			if r.exit != tt.exit {
+				t.Errorf("exit %d, want %d\n%s", r.exit, tt.exit, out)
+			}
+			if !strings.Contains("\n"+out, "\n"+tt.want+"\n") {
+				t.Errorf("no line %q in the output:\n%s", tt.want, out)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "::") || strings.Contains(line, "%0A") {
+					t.Errorf("a workflow command outside GitHub Actions: %q", line)
+				}
+			}
+			if strings.Contains(out, "test-token") {
+				t.Errorf("the output holds the token:\n%s", out)
+			}
+		})
+	}
+}
