@@ -79,9 +79,6 @@ func (c Config) GatewayVendor() string {
 	return c.Gateway.Vendor
 }
 
-// BaseURLNames are the variables a vendor's clients take its API's URL from.
-func BaseURLNames(vendor string) []string { return baseURLNames[vendor] }
-
 func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 	if isNull(n) {
 		return nil

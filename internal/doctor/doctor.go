@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -21,12 +22,17 @@ import (
 // Finding is one thing checked: what was found and, for a problem, what to do.
 type Finding struct {
 	Problem bool
-	Msg     string
-	Fix     string
+	// Warn is something that works here but is likely wrong elsewhere: not a problem, shown with "!".
+	Warn bool
+	Msg  string
+	Fix  string
 }
 
-// String is the finding on one line: "✓ msg" or "X msg: fix".
+// String is the finding on one line: "✓ msg", "! msg: fix" or "X msg: fix".
 func (f Finding) String() string {
+	if f.Warn && !f.Problem {
+		return "! " + f.Msg + ": " + f.Fix
+	}
 	if !f.Problem {
 		return "✓ " + f.Msg
 	}
@@ -78,10 +84,37 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	case cfg.Agent.Preset == "command":
 		fs = append(fs, ok("agent: the command %s", cfg.Agent.Command))
 	}
+	if w, ok := MachineCommand(cfg, getenv(env, "HOME")); ok {
+		fs = append(fs, w)
+	}
 	if err == nil && len(cfg.Agent.Env) > 0 {
 		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Agent.Env), ", ")))
 	}
 	return fs
+}
+
+// MachineCommand warns when agent.command names a program by a path only this machine is likely to have
+// (under a home or temporary directory): it runs here, and fails on the Action's runner.
+func MachineCommand(cfg config.Config, home string) (Finding, bool) {
+	if cfg.Agent.Preset != "command" {
+		return Finding{}, false
+	}
+	p := agent.MachinePath(cfg.Agent.Command, home)
+	if p == "" {
+		return Finding{}, false
+	}
+	return Finding{Warn: true, Msg: "agent.command runs " + p + ", a path on this machine that the Action's runner does not have",
+		Fix: "commit the program to the repository and run it as ./<its path> (or install it in the workflow before ralph's step) for steps in GitHub Actions"}, true
+}
+
+func getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // missingKeys says where to set the variables agent.env passes through.
