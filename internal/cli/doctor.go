@@ -87,7 +87,11 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	if cfgErr == nil {
 		findings = append(findings, doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here)...)
 	}
-	findings = append(findings, doctor.Repository(ctx, s.gh, cfg, wf)...)
+	remote, err := doctor.Repository(ctx, s.gh, cfg, wf)
+	if err != nil {
+		return err // a token GitHub refuses: one line and gh's hint, exit 4 (see Exit)
+	}
+	findings = append(findings, remote...)
 	// The git transport, as a step's git reaches it: ralph's git runner, its environment and CA bundle, and
 	// the token it pushes with.
 	runner, closeRunner, err := compose.GitRunner(f.Environ())

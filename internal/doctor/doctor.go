@@ -260,11 +260,16 @@ func LabelNames() []string {
 
 // Repository checks, with the person's token, what ralph needs of the repository on GitHub: that the token
 // may push (and, a classic token, push workflow files and reach a board), ralph's labels, the workflow on
-// the default branch, the secrets it reads, and the Actions settings.
-func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow) []Finding {
+// the default branch, the secrets it reads, and the Actions settings. A token GitHub refuses (401) is the
+// error, and nothing else is asked: every other request would be refused the same way.
+func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow) ([]Finding, error) {
 	full := gh.Owner() + "/" + gh.Repo()
 	var fs []Finding
 	access, err := gh.Access(ctx)
+	var api *ghapi.Error
+	if errors.As(err, &api) && api.Status == 401 {
+		return nil, fmt.Errorf("checking %s: %w", full, err)
+	}
 	switch {
 	case err != nil:
 		fs = append(fs, problem("reading "+full+": "+err.Error(), ""))
@@ -318,7 +323,7 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 		}
 		fs = append(fs, secrets(ctx, gh, wf)...)
 	}
-	return append(fs, Settings(ctx, gh, wf)...)
+	return append(fs, Settings(ctx, gh, wf)...), nil
 }
 
 // Settings checks the repository's Actions settings that ralph needs: Actions enabled for its actions, the
