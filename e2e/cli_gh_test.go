@@ -350,10 +350,7 @@ func TestCLIUnderGH(t *testing.T) {
 	}
 	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3"})
 	caPEM, cert := testCertificate(t, "localhost")
-	ln, err := net.Listen("tcp", "127.0.0.1:443")
-	if err != nil {
-		t.Fatalf("serving the test server as https://localhost needs port 443 (run as root, as CI does): %v", err)
-	}
+	ln := listen443(t)
 	https := httptest.NewUnstartedServer(srv)
 	https.Listener.Close()
 	https.Listener = ln

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"flag"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -64,10 +63,7 @@ func TestFirstHour(t *testing.T) {
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }})
 	caPEM, cert := testCertificate(t, "localhost")
-	ln, err := net.Listen("tcp", "127.0.0.1:443")
-	if err != nil {
-		t.Fatalf("serving the test server as https://localhost needs port 443 (run as root, as CI does): %v", err)
-	}
+	ln := listen443(t)
 	https := httptest.NewUnstartedServer(srv)
 	https.Listener.Close()
 	https.Listener = ln
