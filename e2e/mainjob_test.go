@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,27 +15,6 @@ func TestMainJobOutsideActions(t *testing.T) {
 	e := newEnv(t, baseConfig(t, ""))
 	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
-	work := filepath.Join(e.tempDir(), "work")
-	e.git("", "clone", "-q", e.srv.BareRepo, work)
-	run := func(token string) result {
-		t.Helper()
-		cmd := exec.Command(binary, "action")
-		cmd.Dir = work
-		cmd.Env = append(e.gitEnv(), "GITHUB_REPOSITORY=octo/demo", "GITHUB_WORKSPACE="+work, "INPUT_TOKEN="+token,
-			"INPUT_ISSUE=1", "INPUT_DRY_RUN=true", "GITHUB_API_URL="+e.srv.URL, "GITHUB_SERVER_URL="+e.srv.ServerURL,
-			"GITHUB_GRAPHQL_URL="+e.srv.GraphQLURL, "GITHUB_ACTIONS=")
-		cmd.SysProcAttr = e.sysProcAttr()
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		r := result{stdout: stdout.String(), stderr: stderr.String()}
-		if ee, ok := err.(*exec.ExitError); ok {
-			r.exit = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	tests := []struct {
 		name, token string
 		exit        int
@@ -49,7 +25,7 @@ func TestMainJobOutsideActions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := run(tt.token)
+			r := e.byHand(tt.token, "INPUT_ISSUE="+itoa(n), "INPUT_DRY_RUN=true")
 			out := r.stdout + r.stderr
 			if r.exit != tt.exit {
 				t.Errorf("exit %d, want %d\n%s", r.exit, tt.exit, out)

@@ -178,7 +178,7 @@ func renderWorkflow(keys []string, action string) []byte {
 // from, with its version in a comment, or the major version tag for a build that does not know its commit.
 func (f *Factory) actionRef() string {
 	v := strings.TrimPrefix(f.Version, "v")
-	if f.Commit != "" && len(f.Commit) == 40 && v != "" && v != "dev" {
+	if f.Commit != "" && len(f.Commit) == 40 && isRelease(v) {
 		return doctor.ActionRef + "@" + f.Commit + " # v" + v
 	}
 	return doctor.ActionRef + "@v1"

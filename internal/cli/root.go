@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -204,11 +205,24 @@ func versionText(version, commit string) string {
 	if len(commit) >= 7 {
 		line += " (commit " + commit[:7] + ")"
 	}
-	line += "\n"
-	if v != "dev" && v != "" {
-		line += "https://github.com/ralph-dev/gh-ralph/releases/tag/v" + v + "\n"
+	switch {
+	case isRelease(v):
+		line += "\nhttps://github.com/ralph-dev/gh-ralph/releases/tag/v" + v + "\n"
+	case v != "dev" && v != "":
+		line += ", not a release\n"
+	default:
+		line += "\n"
 	}
 	return line
+}
+
+// pseudoVersion is what Go stamps a build made in a clone past a tag (v1.0.1-0.20261125120000-abcdefabcdef)
+// or with changes (+dirty): no release has that version.
+var pseudoVersion = regexp.MustCompile(`(^|[-.])\d{14}-[0-9a-f]{12}($|\+)|\+`)
+
+// isRelease says whether v (without its v) is the version of a release: not dev, no pseudo-version.
+func isRelease(v string) bool {
+	return v != "" && v != "dev" && !pseudoVersion.MatchString(v)
 }
 
 // NewCmdVersion builds `gh ralph version`.
