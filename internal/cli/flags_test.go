@@ -321,3 +321,15 @@ func TestHelpAgreesWithReadme(t *testing.T) {
 		}
 	}
 }
+
+// A usage error says what was wrong and the one-line usage, not the whole help.
+func TestUsageErrorIsShort(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	if code := e.run("advance"); code != ExitUsage {
+		t.Errorf("exit %d, want %d", code, ExitUsage)
+	}
+	if got, want := e.stderr.String(), "an issue number is required\n\nUsage: gh ralph advance <issue> [flags]\nRun 'gh ralph advance --help' for more.\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}

@@ -30,14 +30,11 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 	return err
 }
 
-// printUsage says on stderr what the agent reported of its step, and the issue's total.
+// printUsage says on stderr what the agent has cost the issue so far; the step's own usage is in the
+// engine's log already.
 func printUsage(w io.Writer, res engine.Result) {
-	if res.Usage == nil {
+	if res.Total == nil {
 		return
 	}
-	fmt.Fprintf(w, "agent: %s", res.Usage)
-	if res.Total != nil {
-		fmt.Fprintf(w, "; #%d so far: %s", res.Issue, res.Total)
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "#%d so far: %s\n", res.Issue, res.Total)
 }

@@ -127,7 +127,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 	root.SetErr(f.Stderr)
 	root.PersistentFlags().StringP("repo", "R", "", "Select another repository using the `[HOST/]OWNER/REPO` format")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &FlagError{Err: err, Usage: cmd.UsageString()}
+		return &FlagError{Err: err, Usage: shortUsage(cmd)}
 	})
 	root.AddCommand(
 		NewCmdAdvance(f, nil),
@@ -158,6 +158,7 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		return &InterruptedError{Err: err}
 	}
 	if err != nil && isUnknownCommand(err) {
+		// An unknown command: the commands there are (the root's usage lists them).
 		return &FlagError{Err: err, Usage: root.UsageString()}
 	}
 	return err
