@@ -124,6 +124,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	}
 	defer s.release()
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 	}
 	defer s.release()
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, true, false)
 	if err != nil {
 		return err

@@ -62,7 +62,9 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	}
 	if !opts.DryRun {
 		// Advancing needs the checkout: fail before anything is listed, not halfway.
-		eng, err = s.engineFor(ctx, newTermLog(f.Stderr, f.StderrTTY, f.Now), false, true)
+		log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+		log.interrupted = func() bool { return ctx.Err() != nil }
+		eng, err = s.engineFor(ctx, log, false, true)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,9 @@ type termLog struct {
 	w   io.Writer
 	tty bool
 	now func() time.Time
+	// interrupted says whether the run was interrupted (Ctrl-C): a group that ends then is marked so. nil:
+	// never.
+	interrupted func() bool
 
 	mu      sync.Mutex
 	title   string
@@ -97,7 +100,7 @@ func (l *termLog) Group(title string) func() {
 				fmt.Fprintln(l.w)
 				l.atBOL = true
 			}
-			fmt.Fprintf(l.w, "== %s: %s\n", title, elapsed(l.now().Sub(l.started)))
+			fmt.Fprintf(l.w, "== %s: %s\n", title, l.ended(l.now().Sub(l.started)))
 		}
 	}
 	fmt.Fprintf(l.w, "▶ %s\n", title)
@@ -134,10 +137,26 @@ func (l *termLog) Group(title string) func() {
 				fmt.Fprintln(l.w)
 				l.atBOL = true
 			}
-			fmt.Fprintf(l.w, "✓ %s (%s)\n", title, elapsed(l.now().Sub(l.started)))
+			// The end of a group, not its outcome (which the engine's log and the result say): an agent or
+			// a verify command that failed is no ✓, and one that was interrupted says so.
+			mark := "■"
+			if l.isInterrupted() {
+				mark = "✗"
+			}
+			fmt.Fprintf(l.w, "%s %s: %s\n", mark, title, l.ended(l.now().Sub(l.started)))
 			l.title, l.stop, l.done = "", nil, nil
 		})
 	}
+}
+
+func (l *termLog) isInterrupted() bool { return l.interrupted != nil && l.interrupted() }
+
+// ended is how long a group ran, and whether it was interrupted.
+func (l *termLog) ended(d time.Duration) string {
+	if l.isInterrupted() {
+		return "interrupted after " + elapsed(d)
+	}
+	return elapsed(d)
 }
 
 // clear removes the status line; the caller holds mu.
