@@ -333,3 +333,19 @@ func TestUsageErrorIsShort(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", got, want)
 	}
 }
+
+// sweep --help and the README give the same order: issues with a priority: label first, then the oldest.
+func TestSweepHelpOrder(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := NewCmdSweep(&Factory{}, nil).Long
+	for name, text := range map[string]string{"README.md": strings.Join(strings.Fields(string(readme)), " "), "sweep --help": strings.Join(strings.Fields(help), " ")} {
+		p, o := strings.Index(text, "priority:"), strings.Index(text, "then the oldest")
+		if p < 0 || o < 0 || p > o {
+			t.Errorf("%s does not say: a priority: label first, then the oldest", name)
+		}
+	}
+}
