@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 )
 
 // termLog is the engine's logger on a terminal (or a pipe). Messages and the agent's output go to stderr;
@@ -18,6 +20,9 @@ type termLog struct {
 	// interrupted says whether the run was interrupted (Ctrl-C): a group that ends then is marked so. nil:
 	// never.
 	interrupted func() bool
+	// meter is what the open group's agent has used so far (its model gateway's tokens and cost), shown in
+	// the status line; nil: nothing to show.
+	meter func() (tokens int, costUSD float64)
 
 	mu      sync.Mutex
 	title   string
@@ -144,7 +149,7 @@ func (l *termLog) Group(title string) func() {
 				mark = "✗"
 			}
 			fmt.Fprintf(l.w, "%s %s: %s\n", mark, title, l.ended(l.now().Sub(l.started)))
-			l.title, l.stop, l.done = "", nil, nil
+			l.title, l.stop, l.done, l.meter = "", nil, nil, nil
 		})
 	}
 }
@@ -173,8 +178,28 @@ func (l *termLog) draw() {
 	if !l.tty || l.stop == nil || !l.atBOL {
 		return
 	}
-	fmt.Fprintf(l.w, "%s %s — %s", spinner[l.frame%len(spinner)], l.title, elapsed(l.now().Sub(l.started)))
+	fmt.Fprintf(l.w, "%s %s — %s%s", spinner[l.frame%len(spinner)], l.title, elapsed(l.now().Sub(l.started)), l.metered())
 	l.shown = true
+}
+
+// Meter shows in the open group's status line what meter says the agent has used so far: the step's model
+// gateway knows its tokens and cost as they go. The group's end forgets it.
+func (l *termLog) Meter(meter func() (tokens int, costUSD float64)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.meter = meter
+}
+
+// metered is the status line's tokens and cost so far; the caller holds mu.
+func (l *termLog) metered() string {
+	if l.meter == nil {
+		return ""
+	}
+	tokens, cost := l.meter()
+	if tokens == 0 && cost == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" · %s tokens · $%.4f", agent.Thousands(tokens), cost)
 }
 
 // elapsed formats a duration as 42s, 1m12s, 5h03m or 3d4h.

@@ -78,3 +78,23 @@ func TestTermLogInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// While an agent runs, the status line shows the tokens and cost its gateway has metered so far.
+func TestTermLogMeter(t *testing.T) {
+	var buf lockedBuffer
+	now := clock
+	l := newTermLog(&buf, true, func() time.Time { return now })
+	end := l.Group("agent: research for #47")
+	tokens, cost := 0, 0.0
+	l.Meter(func() (int, float64) { return tokens, cost })
+	tokens, cost = 12345, 0.0412
+	now = now.Add(9 * time.Second)
+	l.Warnf("careful") // redraws the status line
+	end()
+	if got, want := buf.String(), "⠋ agent: research for #47 — 9s · 12,345 tokens · $0.0412"; !strings.Contains(got, want) {
+		t.Errorf("output %q has no %q", got, want)
+	}
+	if l.meter != nil {
+		t.Error("the group's end kept its meter")
+	}
+}
