@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/base64"
 	"crypto/tls"
+	"encoding/base64"
 	"flag"
 	"net/http/httptest"
 	"os"
