@@ -141,6 +141,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		NewCmdInit(f, nil),
 		NewCmdDoctor(f, nil),
 		NewCmdVersion(f),
+		NewCmdDemo(f),
 		NewCmdAction(f, nil),
 	)
 	return root
