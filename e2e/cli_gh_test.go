@@ -119,6 +119,9 @@ func (e *cliEnv) environ() []string {
 		switch k {
 		case "GH_HOST", "GH_REPO", "GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_CONFIG_DIR", "SSL_CERT_FILE":
 			continue
+		case "GIT_SSL_CAINFO", "GIT_SSL_CAPATH":
+			// The machine's own (a CI image may set them): a test's CA reaches git only as the test says.
+			continue
 		}
 		out = append(out, kv)
 	}
@@ -350,10 +353,7 @@ func TestCLIUnderGH(t *testing.T) {
 	}
 	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3"})
 	caPEM, cert := testCertificate(t, "localhost")
-	ln, err := net.Listen("tcp", "127.0.0.1:443")
-	if err != nil {
-		t.Fatalf("serving the test server as https://localhost needs port 443 (run as root, as CI does): %v", err)
-	}
+	ln := listen443(t)
 	https := httptest.NewUnstartedServer(srv)
 	https.Listener.Close()
 	https.Listener = ln

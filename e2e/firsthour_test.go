@@ -3,8 +3,8 @@ package e2e
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/base64"
 	"flag"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -62,12 +62,9 @@ func TestFirstHour(t *testing.T) {
 	}
 	// A fixed clock: the texts hold times.
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }})
+	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }, GitHTTP: true})
 	caPEM, cert := testCertificate(t, "localhost")
-	ln, err := net.Listen("tcp", "127.0.0.1:443")
-	if err != nil {
-		t.Fatalf("serving the test server as https://localhost needs port 443 (run as root, as CI does): %v", err)
-	}
+	ln := listen443(t)
 	https := httptest.NewUnstartedServer(srv)
 	https.Listener.Close()
 	https.Listener = ln
@@ -94,6 +91,7 @@ func TestFirstHour(t *testing.T) {
 	})
 	delete(e.vars, "RALPH_AGENT_WRITABLE")
 	delete(e.vars, "RALPH_TEST_CONTROL")
+	privateCAClone(e, ca)
 	// A repository as GitHub creates it: the Actions token is read-only by default and may not open pull
 	// requests.
 	srv.SetWorkflowPermissions("read", false)
@@ -226,6 +224,18 @@ func TestFirstHour(t *testing.T) {
 	if r := run("gh ralph version", ""); r.exit != 0 || !strings.HasPrefix(r.stdout, "gh ralph version ") {
 		t.Errorf("gh ralph version: exit %d: %s%s", r.exit, r.stdout, r.stderr)
 	}
+}
+
+// privateCAClone makes the person's clone one of a host with a private CA, as an Enterprise server often
+// is: origin is https://localhost/octo/demo.git, served over the test CA's TLS. The person's own git trusts
+// that CA and has its credential through the clone's config (as a credential helper gives it); ralph's git
+// reads no config of the person's and, in the person's environment, only SSL_CERT_FILE names the CA, as
+// the README says.
+func privateCAClone(e *cliEnv, ca string) {
+	e.t.Helper()
+	e.git(e.work, "remote", "set-url", "origin", "https://localhost/octo/demo.git")
+	e.git(e.work, "config", "http.sslCAInfo", ca)
+	e.git(e.work, "config", "http.extraHeader", "AUTHORIZATION: basic "+base64.StdEncoding.EncodeToString([]byte("x-access-token:test-token")))
 }
 
 // scrubFirstHour replaces what differs from run to run: temporary directories.

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sethvargo/go-githubactions"
-
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
@@ -51,8 +49,9 @@ func (e *ExitError) ExitStatus() int { return e.Code }
 
 // Run is the action's entry point.
 func Run(ctx context.Context, env Env) error {
-	a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
-	r := &runner{a: a, env: env, ev: ReadEnvironment(env.Getenv)}
+	ev := ReadEnvironment(env.Getenv)
+	a := newReporter(ev.InActions, env.Getenv, env.Stdout)
+	r := &runner{a: a, env: env, ev: ev}
 	err := r.run(ctx)
 	if err != nil {
 		var cerr *config.Error
@@ -61,7 +60,7 @@ func Run(ctx context.Context, env Env) error {
 		switch {
 		case errors.As(err, &ex), errors.As(err, &se): // already reported, one problem an annotation
 		case errors.As(err, &cerr):
-			a.WithFieldsMap(map[string]string{"file": cerr.File, "line": strconv.Itoa(cerr.Line), "col": strconv.Itoa(cerr.Column), "title": "ralph: invalid config"}).Errorf("%s", err)
+			a.ErrorAt(cerr.File, cerr.Line, cerr.Column, "ralph: invalid config", err.Error())
 		default:
 			a.Errorf("%s", err)
 		}
@@ -106,7 +105,7 @@ func (r *runner) noToken() error {
 }
 
 type runner struct {
-	a       *githubactions.Action
+	a       reporter
 	env     Env
 	ev      Environment
 	results []engine.Result
@@ -525,7 +524,7 @@ func parseBool(s string) (bool, error) {
 
 // actionLog is the engine's logger in the Actions log.
 type actionLog struct {
-	a   *githubactions.Action
+	a   reporter
 	out io.Writer
 }
 
@@ -556,6 +555,10 @@ func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args
 // effect; the token is printed only by ralph, and the agent cannot read ralph's output.
 func (l actionLog) Untrusted(title string) (io.Writer, func()) {
 	l.a.Group(title)
+	if _, ok := l.a.(plainReport); ok {
+		// Off a runner nothing reads workflow commands: the output is the agent's, as it printed it.
+		return l.out, func() { fmt.Fprintln(l.out) }
+	}
 	token := randomToken()
 	fmt.Fprintf(l.out, "::stop-commands::%s\n", token)
 	return l.out, func() {

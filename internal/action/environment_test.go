@@ -83,7 +83,7 @@ func TestDoor(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	r := &runner{a: githubactions.New(githubactions.WithGetenv(getenvOf(runnerEnv)), githubactions.WithWriter(&out)),
+	r := &runner{a: workflowCommands{githubactions.New(githubactions.WithGetenv(getenvOf(runnerEnv)), githubactions.WithWriter(&out))},
 		env: Env{Getenv: getenvOf(runnerEnv), Environ: []string{"PATH=/bin"}, Stdout: &out}, ev: ReadEnvironment(getenvOf(runnerEnv)), dryRun: true}
 	d := r.door(gh, config.Default(), nil)
 	if d.Checkpoint == nil || d.Now != nil || d.ProjectHint != "" {

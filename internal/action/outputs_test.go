@@ -21,7 +21,7 @@ func TestOutputsWithoutActions(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	getenv := func(string) string { return "" }
-	r := &runner{a: githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&out)), env: Env{Getenv: getenv, Stdout: &out}}
+	r := &runner{a: workflowCommands{githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&out))}, env: Env{Getenv: getenv, Stdout: &out}}
 	r.results = []engine.Result{
 		{Issue: 3, Step: workflow.Research, Usage: &agent.Usage{InputTokens: 1000, OutputTokens: 200, CostUSD: 0.25}},
 		{Issue: 3, Step: workflow.Plan, From: workflow.ReadyForPlan, State: workflow.PlanInReview, Usage: &agent.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.5}},
@@ -39,7 +39,7 @@ func TestOutputsDeclared(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	getenv := func(string) string { return "" }
-	r := &runner{a: githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&out)), env: Env{Getenv: getenv, Stdout: &out}}
+	r := &runner{a: workflowCommands{githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&out))}, env: Env{Getenv: getenv, Stdout: &out}}
 	r.results = []engine.Result{{Issue: 1}}
 	r.issues = []int{}
 	r.outputs()

@@ -124,6 +124,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	}
 	defer s.release()
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
 	if err != nil {
 		return err
@@ -183,10 +184,8 @@ func printResult(w io.Writer, tty bool, res engine.Result, err error) {
 	if strings.HasPrefix(res.Message, "would ") {
 		outcome = "dry-run"
 	}
+	// An error is said once, by Exit on stderr (with what to do): the line only marks the step failed.
 	msg := res.Message
-	if err != nil && msg == "" {
-		msg = err.Error()
-	}
 	if !tty {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Issue, res.Step, res.From, res.State, outcome, res.PRURL, oneLine(msg))
 		return
@@ -196,8 +195,13 @@ func printResult(w io.Writer, tty bool, res engine.Result, err error) {
 	if step == "" {
 		step = "no step"
 	}
-	line := fmt.Sprintf("%s #%d %s: %s → %s", mark, res.Issue, step, titleOr(res.From), titleOr(res.State))
-	if msg != "" {
+	// The states once: a transition with its arrow, a state that stayed as it was without one.
+	states := titleOr(res.State)
+	if res.From != res.State {
+		states = titleOr(res.From) + " → " + states
+	}
+	line := fmt.Sprintf("%s #%d %s: %s", mark, res.Issue, step, states)
+	if msg != "" && oneLine(msg) != step+": "+states {
 		line += " — " + oneLine(msg)
 	}
 	fmt.Fprintln(w, line)
@@ -208,7 +212,7 @@ func printResult(w io.Writer, tty bool, res engine.Result, err error) {
 
 func titleOr(s workflow.State) string {
 	if s == "" {
-		return "(not enrolled)"
+		return "not enrolled"
 	}
 	return s.Title()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
+	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -35,7 +36,9 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
   token contents, issues, pull-requests and actions: write, passes the API key and, with a board,
   the project token to ralph's step;
 - on GitHub: your token may push, ralph's labels exist, the workflow is on the default branch and
-  active, the secrets it reads are set, GitHub Actions are enabled and may create pull requests.
+  active, the secrets it reads are set, GitHub Actions are enabled and may create pull requests;
+- git: ralph's own git (no git config of yours; the system's CAs and SSL_CERT_FILE's, as its API
+  client) reads the checkout's origin with the token it pushes with.
 
 The Action runs the checks that cost no request at the start of every run, before it writes
 anything. Exit status: 0 when nothing is wrong, 1 when something is, 4 when you are not logged in.`,
@@ -84,7 +87,19 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	if cfgErr == nil {
 		findings = append(findings, doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here)...)
 	}
-	findings = append(findings, doctor.Repository(ctx, s.gh, cfg, wf)...)
+	remote, err := doctor.Repository(ctx, s.gh, cfg, wf)
+	if err != nil {
+		return err // a token GitHub refuses: one line and gh's hint, exit 4 (see Exit)
+	}
+	findings = append(findings, remote...)
+	// The git transport, as a step's git reaches it: ralph's git runner, its environment and CA bundle, and
+	// the token it pushes with.
+	runner, closeRunner, err := compose.GitRunner(f.Environ())
+	if err != nil {
+		return err
+	}
+	findings = append(findings, doctor.Remote(ctx, runner, root, git.Auth{Token: s.pushToken(ctx, root)}))
+	closeRunner()
 	for _, fd := range findings {
 		fmt.Fprintln(f.Stdout, fd.String())
 	}

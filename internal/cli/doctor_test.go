@@ -63,5 +63,18 @@ func TestDoctor(t *testing.T) {
 func golden2(t *testing.T, e *testEnv, name, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, e.dir, "CHECKOUT")
+	got = strings.ReplaceAll(got, e.srv.BareRepo, "ORIGIN")
 	golden(t, name, got)
+}
+
+// doctor with a token GitHub refuses says so once, with gh's hint, and exits 4 as status and advance do.
+func TestDoctorBadToken(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.env["GH_ENTERPRISE_TOKEN"] = "wrong"
+	code := e.run("doctor")
+	if code != ExitAuth {
+		t.Errorf("exit %d, want %d", code, ExitAuth)
+	}
+	golden2(t, e, "doctor-bad-token.golden", e.scrub(e.stdout.String())+"--- stderr\n"+e.scrub(e.stderr.String()))
 }

@@ -25,7 +25,8 @@ const (
 	ExitInterrupted = 130
 )
 
-// FlagError is a usage error: a bad flag or argument. Exit prints it with the command's usage.
+// FlagError is a usage error: a bad flag or argument. Exit prints it with Usage: the command's one-line
+// usage and where its help is (shortUsage), not the whole help.
 type FlagError struct {
 	Err   error
 	Usage string
@@ -35,7 +36,12 @@ func (e *FlagError) Error() string { return e.Err.Error() }
 func (e *FlagError) Unwrap() error { return e.Err }
 
 func flagErrorf(cmd *cobra.Command, format string, args ...any) error {
-	return &FlagError{Err: fmt.Errorf(format, args...), Usage: cmd.UsageString()}
+	return &FlagError{Err: fmt.Errorf(format, args...), Usage: shortUsage(cmd)}
+}
+
+// shortUsage is a command's usage line and how to see its help.
+func shortUsage(cmd *cobra.Command) string {
+	return "Usage: " + cmd.UseLine() + "\nRun '" + cmd.CommandPath() + " --help' for more.\n"
 }
 
 // AuthError: no token for the host, or GitHub did not accept it. Hint is what to do, in gh's words (see
@@ -170,7 +176,7 @@ func issueArg(cmd *cobra.Command, args []string) error {
 	case 1:
 		_, err := parseIssue(args[0])
 		if err != nil {
-			return &FlagError{Err: err, Usage: cmd.UsageString()}
+			return &FlagError{Err: err, Usage: shortUsage(cmd)}
 		}
 		return nil
 	}

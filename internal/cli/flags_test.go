@@ -321,3 +321,31 @@ func TestHelpAgreesWithReadme(t *testing.T) {
 		}
 	}
 }
+
+// A usage error says what was wrong and the one-line usage, not the whole help.
+func TestUsageErrorIsShort(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	if code := e.run("advance"); code != ExitUsage {
+		t.Errorf("exit %d, want %d", code, ExitUsage)
+	}
+	if got, want := e.stderr.String(), "an issue number is required\n\nUsage: gh ralph advance <issue> [flags]\nRun 'gh ralph advance --help' for more.\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
+// sweep --help and the README give the same order: issues with a priority: label first, then the oldest.
+func TestSweepHelpOrder(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := NewCmdSweep(&Factory{}, nil).Long
+	for name, text := range map[string]string{"README.md": strings.Join(strings.Fields(string(readme)), " "), "sweep --help": strings.Join(strings.Fields(help), " ")} {
+		p, o := strings.Index(text, "priority:"), strings.Index(text, "then the oldest")
+		if p < 0 || o < 0 || p > o {
+			t.Errorf("%s does not say: a priority: label first, then the oldest", name)
+		}
+	}
+}

@@ -178,7 +178,7 @@ func renderWorkflow(keys []string, action string) []byte {
 // from, with its version in a comment, or the major version tag for a build that does not know its commit.
 func (f *Factory) actionRef() string {
 	v := strings.TrimPrefix(f.Version, "v")
-	if f.Commit != "" && len(f.Commit) == 40 && v != "" && v != "dev" {
+	if f.Commit != "" && len(f.Commit) == 40 && isRelease(v) {
 		return doctor.ActionRef + "@" + f.Commit + " # v" + v
 	}
 	return doctor.ActionRef + "@v1"
@@ -212,6 +212,13 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		}
 	case statErr == nil && cfgErr == nil:
 		ch = choiceOf(existing)
+	}
+	if ch.Preset == "command" {
+		chosen := config.Default()
+		chosen.Agent.Preset, chosen.Agent.Command = ch.Preset, ch.Command
+		if w, ok := doctor.MachineCommand(chosen, f.Getenv("HOME")); ok {
+			fmt.Fprintf(f.Stderr, "warning: %s: %s\n", w.Msg, w.Fix)
+		}
 	}
 	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef())}, {config.DefaultPath, config.Reference(ch)}}
 	type plan struct {
@@ -328,18 +335,24 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 // askAgent asks which agent runs the steps.
 func askAgent(f *Factory) (config.AgentChoice, error) {
 	in := f.stdin()
-	fmt.Fprint(f.Stderr, "? Which agent runs the steps: claude, codex, gemini or command (your own program)? (claude) ")
-	answer, err := readLine(in)
-	if err != nil {
-		return config.AgentChoice{}, err
+	var preset string
+	for {
+		fmt.Fprint(f.Stderr, "? Which agent runs the steps: claude, codex, gemini or command (your own program)? (claude) ")
+		answer, err := readLine(in)
+		if err != nil {
+			return config.AgentChoice{}, err
+		}
+		preset = strings.ToLower(strings.TrimSpace(answer))
+		if preset == "" {
+			preset = "claude"
+		}
+		if slices.Contains(presetNames, preset) {
+			break
+		}
+		// A typo is asked again (an answer at the end of the input is empty: the default).
+		fmt.Fprintf(f.Stderr, "unknown agent %q: answer claude, codex, gemini or command\n", preset)
 	}
-	preset := strings.ToLower(strings.TrimSpace(answer))
-	if preset == "" {
-		preset = "claude"
-	}
-	if !slices.Contains(presetNames, preset) {
-		return config.AgentChoice{}, fmt.Errorf("unknown agent %q: answer claude, codex, gemini or command (or pass --agent)", preset)
-	}
+	var err error
 	command := ""
 	if preset == "command" {
 		fmt.Fprint(f.Stderr, "? The shell command that runs your agent (it reads the prompt on standard input): ")
@@ -379,6 +392,7 @@ func initSecret(ctx context.Context, f *Factory, s *session, opts *InitOptions, 
 		return false, nil
 	}
 	repo := s.host + "/" + s.fullName()
+	fmt.Fprintf(f.Stderr, "  storing the repository secret %s: paste the agent's API key when gh asks\n", name)
 	if err := f.runGH(ctx, "secret", "set", name, "--repo", repo); err != nil {
 		return false, fmt.Errorf("gh secret set %s --repo %s: %w (run it yourself to store the key)", name, repo, err)
 	}

@@ -383,3 +383,54 @@ func TestNoRunWithoutWork(t *testing.T) {
 		}
 	}
 }
+
+// A command of one's own named by a path under one's home runs here and not on the Action's runner: init
+// and doctor say so, and doctor still counts it no problem.
+func TestInitWarnsOfAMachinePath(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	agentPath := filepath.Join(e.home, "bin", "my-agent")
+	if err := os.MkdirAll(filepath.Dir(agentPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(agentPath, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code := e.run("init", "--agent", "command", "--agent-command", agentPath+" --yes"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	want := "agent.command runs " + agentPath + ", a path on this machine that the Action's runner does not have: commit the program to the repository"
+	if !strings.Contains(e.stderr.String(), "warning: "+want) {
+		t.Errorf("init does not warn %q:\n%s", want, e.stderr)
+	}
+	e.run("doctor")
+	if !strings.Contains(e.stdout.String(), "\n! "+want) {
+		t.Errorf("doctor does not warn %q:\n%s", want, e.stdout)
+	}
+	if strings.Contains(e.stderr.String(), "problems found") && strings.Contains(e.stdout.String(), "X agent.command") {
+		t.Errorf("doctor counts the path a problem:\n%s", e.stdout)
+	}
+}
+
+// A typo in init's question is asked again, and the secret's question names it.
+func TestInitAsksAgainOnATypo(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.stdin, e.ttyIn, e.tty = "claud\ngemini\ny\n", true, true
+	if code := e.run("init"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	if got, want := strings.Count(e.stderr.String(), "? Which agent runs the steps"), 2; got != want {
+		t.Errorf("init asked %d times, want %d:\n%s", got, want, e.stderr)
+	}
+	if !strings.Contains(e.stderr.String(), `unknown agent "claud"`) {
+		t.Errorf("init does not say what was wrong with the answer:\n%s", e.stderr)
+	}
+	cfgBytes, _ := os.ReadFile(filepath.Join(e.dir, ".github", "ralph.yml"))
+	if !strings.Contains(string(cfgBytes), "    GEMINI_API_KEY: \"\"") {
+		t.Errorf("the config does not pass GEMINI_API_KEY:\n%s", cfgBytes)
+	}
+	if !strings.Contains(e.stderr.String(), "storing the repository secret GEMINI_API_KEY: paste the agent's API key when gh asks") {
+		t.Errorf("init does not name the secret gh asks for:\n%s", e.stderr)
+	}
+}

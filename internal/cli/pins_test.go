@@ -69,9 +69,30 @@ func TestInitPinsRalph(t *testing.T) {
 	if got, want := f.actionRef(), "ralph-dev/gh-ralph@"+strings.Repeat("ab", 20)+" # v1.2.3"; got != want {
 		t.Errorf("actionRef = %q, want %q", got, want)
 	}
-	for _, f := range []*Factory{{Version: "dev", Commit: strings.Repeat("ab", 20)}, {Version: "1.2.3"}} {
+	// A build that is no release (go build in a clone past a tag, or with changes) pins nothing of its own.
+	for _, f := range []*Factory{{Version: "dev", Commit: strings.Repeat("ab", 20)}, {Version: "1.2.3"},
+		{Version: "1.0.1-0.20261125120000-abababababab", Commit: strings.Repeat("ab", 20)},
+		{Version: "1.0.0+dirty", Commit: strings.Repeat("ab", 20)}} {
 		if got := f.actionRef(); got != "ralph-dev/gh-ralph@v1" {
 			t.Errorf("%+v: actionRef = %q", f, got)
+		}
+	}
+}
+
+// gh ralph version links a release's page only for a release: a build past a tag has none.
+func TestVersionText(t *testing.T) {
+	t.Parallel()
+	commit := strings.Repeat("ab", 20)
+	tests := []struct{ version, want string }{
+		{"1.2.3", "gh ralph version 1.2.3 (commit abababa)\nhttps://github.com/ralph-dev/gh-ralph/releases/tag/v1.2.3\n"},
+		{"v1.2.3", "gh ralph version 1.2.3 (commit abababa)\nhttps://github.com/ralph-dev/gh-ralph/releases/tag/v1.2.3\n"},
+		{"dev", "gh ralph version dev (commit abababa)\n"},
+		{"1.0.1-0.20261125120000-abababababab", "gh ralph version 1.0.1-0.20261125120000-abababababab (commit abababa), not a release\n"},
+		{"1.0.0+dirty", "gh ralph version 1.0.0+dirty (commit abababa), not a release\n"},
+	}
+	for _, tt := range tests {
+		if got := versionText(tt.version, commit); got != tt.want {
+			t.Errorf("versionText(%q) = %q, want %q", tt.version, got, tt.want)
 		}
 	}
 }

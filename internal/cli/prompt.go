@@ -17,6 +17,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 	}
 	defer s.release()
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, true, false)
 	if err != nil {
 		return err
@@ -30,7 +31,6 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 	return err
 }
 
-// printUsage says on stderr what the agent reported of its step, and the issue's total.
 // printRefused says which hosts ralph's network proxy refused the step's agent, each once, and the config
 // line that would allow them. The agent chose them: nothing of them reaches the terminal as a control.
 func printRefused(w io.Writer, res engine.Result) {
@@ -39,13 +39,11 @@ func printRefused(w io.Writer, res engine.Result) {
 	}
 }
 
+// printUsage says on stderr what the agent has cost the issue so far; the step's own usage is in the
+// engine's log already.
 func printUsage(w io.Writer, res engine.Result) {
-	if res.Usage == nil {
+	if res.Total == nil {
 		return
 	}
-	fmt.Fprintf(w, "agent: %s", res.Usage)
-	if res.Total != nil {
-		fmt.Fprintf(w, "; #%d so far: %s", res.Issue, res.Total)
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "#%d so far: %s\n", res.Issue, res.Total)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -126,7 +127,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 	root.SetErr(f.Stderr)
 	root.PersistentFlags().StringP("repo", "R", "", "Select another repository using the `[HOST/]OWNER/REPO` format")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &FlagError{Err: err, Usage: cmd.UsageString()}
+		return &FlagError{Err: err, Usage: shortUsage(cmd)}
 	})
 	root.AddCommand(
 		NewCmdAdvance(f, nil),
@@ -140,6 +141,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		NewCmdInit(f, nil),
 		NewCmdDoctor(f, nil),
 		NewCmdVersion(f),
+		NewCmdDemo(f),
 		NewCmdAction(f, nil),
 	)
 	return root
@@ -157,6 +159,7 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		return &InterruptedError{Err: err}
 	}
 	if err != nil && isUnknownCommand(err) {
+		// An unknown command: the commands there are (the root's usage lists them).
 		return &FlagError{Err: err, Usage: root.UsageString()}
 	}
 	return err
@@ -204,11 +207,24 @@ func versionText(version, commit string) string {
 	if len(commit) >= 7 {
 		line += " (commit " + commit[:7] + ")"
 	}
-	line += "\n"
-	if v != "dev" && v != "" {
-		line += "https://github.com/ralph-dev/gh-ralph/releases/tag/v" + v + "\n"
+	switch {
+	case isRelease(v):
+		line += "\nhttps://github.com/ralph-dev/gh-ralph/releases/tag/v" + v + "\n"
+	case v != "dev" && v != "":
+		line += ", not a release\n"
+	default:
+		line += "\n"
 	}
 	return line
+}
+
+// pseudoVersion is what Go stamps a build made in a clone past a tag (v1.0.1-0.20261125120000-abcdefabcdef)
+// or with changes (+dirty): no release has that version.
+var pseudoVersion = regexp.MustCompile(`(^|[-.])\d{14}-[0-9a-f]{12}($|\+)|\+`)
+
+// isRelease says whether v (without its v) is the version of a release: not dev, no pseudo-version.
+func isRelease(v string) bool {
+	return v != "" && v != "dev" && !pseudoVersion.MatchString(v)
 }
 
 // NewCmdVersion builds `gh ralph version`.

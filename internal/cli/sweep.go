@@ -25,9 +25,11 @@ func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *c
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Advance what a scheduled sweep would advance",
-		Long: `List the enrolled open issues that have a step ralph can run now (not at a gate, not in a lock
-state, not done), oldest first, at most --max (default: sweep.max of .github/ralph.yml), and
-advance each by one step here, as the Action's scheduled sweep does.
+		Long: `List the enrolled open issues that have a step ralph can run now (not at a gate, not held by a
+live run, not done, not blocked by an open issue), those with a priority: label first
+(priority:critical, high, medium, low, or a number, lowest first), then the oldest, at most --max
+(default: sweep.max of .github/ralph.yml), and advance each by one step here, as the Action's
+scheduled sweep does.
 
 With --dry-run it only prints the issue numbers, one per line off a terminal.`,
 		Example: `  $ gh ralph sweep --dry-run
@@ -62,7 +64,9 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	}
 	if !opts.DryRun {
 		// Advancing needs the checkout: fail before anything is listed, not halfway.
-		eng, err = s.engineFor(ctx, newTermLog(f.Stderr, f.StderrTTY, f.Now), false, true)
+		log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+		log.interrupted = func() bool { return ctx.Err() != nil }
+		eng, err = s.engineFor(ctx, log, false, true)
 		if err != nil {
 			return err
 		}

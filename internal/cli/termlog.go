@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 )
 
 // termLog is the engine's logger on a terminal (or a pipe). Messages and the agent's output go to stderr;
@@ -15,6 +17,12 @@ type termLog struct {
 	w   io.Writer
 	tty bool
 	now func() time.Time
+	// interrupted says whether the run was interrupted (Ctrl-C): a group that ends then is marked so. nil:
+	// never.
+	interrupted func() bool
+	// meter is what the open group's agent has used so far (its model gateway's tokens and cost), shown in
+	// the status line; nil: nothing to show.
+	meter func() (tokens int, costUSD float64)
 
 	mu      sync.Mutex
 	title   string
@@ -97,7 +105,7 @@ func (l *termLog) Group(title string) func() {
 				fmt.Fprintln(l.w)
 				l.atBOL = true
 			}
-			fmt.Fprintf(l.w, "== %s: %s\n", title, elapsed(l.now().Sub(l.started)))
+			fmt.Fprintf(l.w, "== %s: %s\n", title, l.ended(l.now().Sub(l.started)))
 		}
 	}
 	fmt.Fprintf(l.w, "▶ %s\n", title)
@@ -134,10 +142,26 @@ func (l *termLog) Group(title string) func() {
 				fmt.Fprintln(l.w)
 				l.atBOL = true
 			}
-			fmt.Fprintf(l.w, "✓ %s (%s)\n", title, elapsed(l.now().Sub(l.started)))
-			l.title, l.stop, l.done = "", nil, nil
+			// The end of a group, not its outcome (which the engine's log and the result say): an agent or
+			// a verify command that failed is no ✓, and one that was interrupted says so.
+			mark := "■"
+			if l.isInterrupted() {
+				mark = "✗"
+			}
+			fmt.Fprintf(l.w, "%s %s: %s\n", mark, title, l.ended(l.now().Sub(l.started)))
+			l.title, l.stop, l.done, l.meter = "", nil, nil, nil
 		})
 	}
+}
+
+func (l *termLog) isInterrupted() bool { return l.interrupted != nil && l.interrupted() }
+
+// ended is how long a group ran, and whether it was interrupted.
+func (l *termLog) ended(d time.Duration) string {
+	if l.isInterrupted() {
+		return "interrupted after " + elapsed(d)
+	}
+	return elapsed(d)
 }
 
 // clear removes the status line; the caller holds mu.
@@ -154,8 +178,28 @@ func (l *termLog) draw() {
 	if !l.tty || l.stop == nil || !l.atBOL {
 		return
 	}
-	fmt.Fprintf(l.w, "%s %s — %s", spinner[l.frame%len(spinner)], l.title, elapsed(l.now().Sub(l.started)))
+	fmt.Fprintf(l.w, "%s %s — %s%s", spinner[l.frame%len(spinner)], l.title, elapsed(l.now().Sub(l.started)), l.metered())
 	l.shown = true
+}
+
+// Meter shows in the open group's status line what meter says the agent has used so far: the step's model
+// gateway knows its tokens and cost as they go. The group's end forgets it.
+func (l *termLog) Meter(meter func() (tokens int, costUSD float64)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.meter = meter
+}
+
+// metered is the status line's tokens and cost so far; the caller holds mu.
+func (l *termLog) metered() string {
+	if l.meter == nil {
+		return ""
+	}
+	tokens, cost := l.meter()
+	if tokens == 0 && cost == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" · %s tokens · $%.4f", agent.Thousands(tokens), cost)
 }
 
 // elapsed formats a duration as 42s, 1m12s, 5h03m or 3d4h.

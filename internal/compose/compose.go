@@ -84,18 +84,24 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 	var store *workspace.Store
 	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true}
 	if d.Checkout != "" {
+		runner, closeRunner, err := GitRunner(d.Environ)
+		if err != nil {
+			return nil, nil, err
+		}
 		var closePlaces func() error
 		store, sb, closePlaces, err = workspace.Setup{
 			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.Protected, Branches: cfg.BranchPrefix, Writable: d.Writable,
-			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired,
+			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, Runner: runner,
 		}.Open(ctx)
 		if err != nil {
+			closeRunner()
 			return nil, nil, err
 		}
 		cleanup = func() {
 			if err := closePlaces(); err != nil {
 				d.Log.Warnf("removing ralph's temporary files: %v", err)
 			}
+			closeRunner()
 		}
 	}
 	sb.Network = NetworkBoundary(cfg)
@@ -150,6 +156,44 @@ func NetworkBoundary(cfg config.Config) *sandbox.Network {
 		return nil
 	}
 	return &sandbox.Network{RequireKernel: cfg.Network.RequireKernel}
+}
+
+// GitRunner is ralph's git for both doors (and doctor's try of the transport): git's environment is the
+// allowlist of git.ExecRunner and, when SSL_CERT_FILE is set in environ, git trusts exactly what ralph's
+// API client trusts (ghapi.DefaultTransport): the system bundle and SSL_CERT_FILE's certificates, written
+// to a file of this run's own (0600, in a directory only ralph's user may enter) and given to git as
+// GIT_SSL_CAINFO. Debian's git, built with GnuTLS, ignores SSL_CERT_FILE: without this, a host with a
+// private CA answered the API and refused ralph's push. cleanup removes the file.
+func GitRunner(environ []string) (runner git.ExecRunner, cleanup func(), err error) {
+	cleanup = func() {}
+	bundle, err := ghapi.CABundle(getenvOf(environ))
+	if err != nil || bundle == nil {
+		return git.ExecRunner{}, cleanup, err
+	}
+	dir, err := os.MkdirTemp("", "ralph-ca-")
+	if err != nil {
+		return git.ExecRunner{}, cleanup, fmt.Errorf("writing the CA bundle for git: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	path := filepath.Join(dir, "ca-bundle.pem")
+	if err := os.WriteFile(path, bundle, 0o600); err != nil {
+		cleanup()
+		return git.ExecRunner{}, func() {}, fmt.Errorf("writing the CA bundle for git: %w", err)
+	}
+	return git.ExecRunner{Env: []string{"GIT_SSL_CAINFO=" + path}}, cleanup, nil
+}
+
+// getenvOf looks a variable up in environ (KEY=VALUE entries; the last one wins, as for a process).
+func getenvOf(environ []string) func(string) string {
+	return func(key string) string {
+		v := ""
+		for _, kv := range environ {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+				v = val
+			}
+		}
+		return v
+	}
 }
 
 // Board is the config's project board, reached with token.

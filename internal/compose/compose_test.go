@@ -274,3 +274,53 @@ func TestLoadConfig(t *testing.T) {
 		})
 	}
 }
+
+// ralph's git trusts what its API client trusts: with SSL_CERT_FILE, a bundle of the system's certificates
+// and that file's, in a file of ralph's own that cleanup removes; without it, git's own default.
+func TestGitRunnerTrustsSSLCertFile(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{TLS: true, GitHTTP: true})
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, srv.CACertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err != nil {
+		t.Skip("no system CA bundle at /etc/ssl/certs/ca-certificates.crt: ralph leaves git's trust alone without one")
+	}
+	runner, cleanup, err := GitRunner([]string{"PATH=/bin", "SSL_CERT_FILE=" + ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runner.Env) != 1 || !strings.HasPrefix(runner.Env[0], "GIT_SSL_CAINFO=") {
+		t.Fatalf("the runner's env is %q, want GIT_SSL_CAINFO=<bundle>", runner.Env)
+	}
+	bundle := strings.TrimPrefix(runner.Env[0], "GIT_SSL_CAINFO=")
+	info, err := os.Stat(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := info.Mode().Perm(), os.FileMode(0o600); got != want {
+		t.Errorf("the bundle's mode is %v, want %v", got, want)
+	}
+	// The transport itself: git with this runner reads the remote over the server's TLS.
+	repo, err := git.Open(context.Background(), runner, filepath.Join(t.TempDir(), "git"), "", srv.GitURL(), git.Auth{Token: "test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := repo.RemoteHeads(context.Background()); err != nil {
+		t.Errorf("ls-remote over HTTPS with SSL_CERT_FILE's CA: %v", err)
+	}
+	cleanup()
+	if _, err := os.Stat(filepath.Dir(bundle)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the bundle's directory is still there after cleanup: %v", err)
+	}
+
+	runner, cleanup, err = GitRunner([]string{"PATH=/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if runner.Env != nil {
+		t.Errorf("without SSL_CERT_FILE the runner's env is %q, want none", runner.Env)
+	}
+}

@@ -27,10 +27,7 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -195,19 +192,6 @@ func Default() Config {
 		Gateway: Gateway{Enabled: true, Prices: map[string]Price{}},
 		Network: Network{Mode: NetworkAllowlist, Allow: []string{}},
 	}
-}
-
-// Load reads and parses the config at path. A missing file is not an error:
-// most repositories run on the defaults.
-func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Default(), nil
-	}
-	if err != nil {
-		return Config{}, fmt.Errorf("read config: %w", err)
-	}
-	return Parse(path, data)
 }
 
 // Error is a problem in a config file. Line and Column are 1-based, 0 when

@@ -2,8 +2,6 @@ package config
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -957,57 +955,4 @@ func TestProtectedManyStars(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("Protected takes too long with many **")
 	}
-}
-
-func TestLoad(t *testing.T) {
-	dir := t.TempDir()
-
-	t.Run("missing file gives the defaults", func(t *testing.T) {
-		got, err := Load(filepath.Join(dir, "nope.yml"))
-		if err != nil {
-			t.Fatalf("Load: %v", err)
-		}
-		if diff := cmp.Diff(Default(), got); diff != "" {
-			t.Errorf("Load (-want +got):\n%s", diff)
-		}
-	})
-
-	t.Run("a file is parsed", func(t *testing.T) {
-		path := filepath.Join(dir, "ralph.yml")
-		if err := os.WriteFile(path, []byte("review: skip\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := Load(path)
-		if err != nil {
-			t.Fatalf("Load: %v", err)
-		}
-		if got.Review != ReviewSkip {
-			t.Errorf("Load: review = %q, want skip", got.Review)
-		}
-	})
-
-	t.Run("errors name the path given", func(t *testing.T) {
-		path := filepath.Join(dir, "bad.yml")
-		if err := os.WriteFile(path, []byte("chain: maybe\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := Load(path)
-		var e *Error
-		if !errors.As(err, &e) || e.File != path || e.Line != 1 {
-			t.Errorf("Load = %v, want an *Error at %s:1", err, path)
-		}
-	})
-
-	t.Run("an unreadable file is an error", func(t *testing.T) {
-		// A directory cannot be read as a file, even by root, unlike a
-		// file without read permission.
-		_, err := Load(dir)
-		if err == nil {
-			t.Fatal("Load of a directory succeeded")
-		}
-		var e *Error
-		if errors.As(err, &e) {
-			t.Errorf("Load of a directory = %v, want a read error, not a config *Error", err)
-		}
-	})
 }

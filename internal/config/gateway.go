@@ -82,9 +82,6 @@ func (c Config) GatewayVendor() string {
 // PresetVendor is the model API a preset's CLI speaks ("" for preset command), gateway or not.
 func (c Config) PresetVendor() string { return presetVendor[c.Agent.Preset] }
 
-// BaseURLNames are the variables a vendor's clients take its API's URL from.
-func BaseURLNames(vendor string) []string { return baseURLNames[vendor] }
-
 func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 	if isNull(n) {
 		return nil

@@ -70,9 +70,9 @@ func TestParseProjectBad(t *testing.T) {
 	}
 }
 
-// The example a user copies parses, board included.
-func TestExampleConfigProject(t *testing.T) {
-	c, err := Load("../../examples/ralph-config.yml")
+// A board's block parses, its field defaulted.
+func TestProjectBlock(t *testing.T) {
+	c, err := Parse(DefaultPath, []byte("project:\n  owner: octo\n  number: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

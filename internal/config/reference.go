@@ -40,39 +40,3 @@ func Reference(a AgentChoice) []byte {
 	}
 	return b.Bytes()
 }
-
-// Keys are the dotted names of every setting the file may hold, in the order the parser lists them.
-func Keys() []string {
-	var keys []string
-	for _, k := range topKeys {
-		switch k {
-		case "agent":
-			for _, a := range agentKeys {
-				keys = append(keys, "agent."+a)
-			}
-		case "sweep":
-			for _, s := range sweepKeys {
-				keys = append(keys, "sweep."+s)
-			}
-		case "split":
-			for _, s := range splitKeys {
-				keys = append(keys, "split."+s)
-			}
-		case "ci":
-			for _, s := range ciKeys {
-				keys = append(keys, "ci."+s)
-			}
-		case "project":
-			for _, p := range projectKeys {
-				keys = append(keys, "project."+p)
-			}
-		case "network":
-			for _, n := range networkKeys {
-				keys = append(keys, "network."+n)
-			}
-		default:
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"flag"
 	"os"
 	"regexp"
 	"strings"
@@ -23,7 +24,7 @@ func TestReference(t *testing.T) {
 	}
 	// Every key, commented. A section's own line ("agent:") has no comment of its own.
 	lines := strings.Split(ref, "\n")
-	for _, key := range Keys() {
+	for _, key := range keys() {
 		parts := strings.Split(key, ".")
 		name := parts[len(parts)-1]
 		indent := strings.Repeat("  ", len(parts)-1)
@@ -82,5 +83,69 @@ func TestReferenceWithAgent(t *testing.T) {
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", a, diff)
 		}
+	}
+}
+
+// keys are the dotted names of every setting the file may hold, in the order the parser lists them.
+func keys() []string {
+	var keys []string
+	for _, k := range topKeys {
+		switch k {
+		case "agent":
+			for _, a := range agentKeys {
+				keys = append(keys, "agent."+a)
+			}
+		case "sweep":
+			for _, s := range sweepKeys {
+				keys = append(keys, "sweep."+s)
+			}
+		case "split":
+			for _, s := range splitKeys {
+				keys = append(keys, "split."+s)
+			}
+		case "ci":
+			for _, s := range ciKeys {
+				keys = append(keys, "ci."+s)
+			}
+		case "project":
+			for _, p := range projectKeys {
+				keys = append(keys, "project."+p)
+			}
+		case "network":
+			for _, n := range networkKeys {
+				keys = append(keys, "network."+n)
+			}
+		default:
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+var updateExample = flag.Bool("update", false, "rewrite examples/ralph-config.yml from the reference")
+
+// The example config is what gh ralph init --agent claude writes: the reference with claude passing
+// ANTHROPIC_API_KEY, which examples/ralph.yml gives ralph's step (go test -update rewrites it).
+func TestExampleConfig(t *testing.T) {
+	const path = "../../examples/ralph-config.yml"
+	want := Reference(AgentChoice{Preset: "claude", Keys: []string{"ANTHROPIC_API_KEY"}})
+	if *updateExample {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s is not what gh ralph init --agent claude writes (go test ./internal/config -run TestExampleConfig -update rewrites it):\n%s", path, cmp.Diff(string(want), string(got)))
+	}
+	wf, err := os.ReadFile("../../examples/ralph.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(wf), "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}") {
+		t.Error("examples/ralph.yml does not give ralph's step ANTHROPIC_API_KEY, which the example config passes to the agent")
 	}
 }

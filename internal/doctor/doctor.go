@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -21,12 +22,17 @@ import (
 // Finding is one thing checked: what was found and, for a problem, what to do.
 type Finding struct {
 	Problem bool
-	Msg     string
-	Fix     string
+	// Warn is something that works here but is likely wrong elsewhere: not a problem, shown with "!".
+	Warn bool
+	Msg  string
+	Fix  string
 }
 
-// String is the finding on one line: "✓ msg" or "X msg: fix".
+// String is the finding on one line: "✓ msg", "! msg: fix" or "X msg: fix".
 func (f Finding) String() string {
+	if f.Warn && !f.Problem {
+		return "! " + f.Msg + ": " + f.Fix
+	}
 	if !f.Problem {
 		return "✓ " + f.Msg
 	}
@@ -78,6 +84,9 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	case cfg.Agent.Preset == "command":
 		fs = append(fs, ok("agent: the command %s", cfg.Agent.Command))
 	}
+	if w, ok := MachineCommand(cfg, getenv(env, "HOME")); ok {
+		fs = append(fs, w)
+	}
 	if err == nil && len(cfg.Agent.Env) > 0 {
 		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Agent.Env), ", ")))
 	}
@@ -86,6 +95,30 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// MachineCommand warns when agent.command names a program by a path only this machine is likely to have
+// (under a home or temporary directory): it runs here, and fails on the Action's runner.
+func MachineCommand(cfg config.Config, home string) (Finding, bool) {
+	if cfg.Agent.Preset != "command" {
+		return Finding{}, false
+	}
+	p := agent.MachinePath(cfg.Agent.Command, home)
+	if p == "" {
+		return Finding{}, false
+	}
+	return Finding{Warn: true, Msg: "agent.command runs " + p + ", a path on this machine that the Action's runner does not have",
+		Fix: "commit the program to the repository and run it as ./<its path> (or install it in the workflow before ralph's step) for steps in GitHub Actions"}, true
+}
+
+func getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // missingKeys says where to set the variables agent.env passes through.
@@ -231,11 +264,16 @@ func LabelNames() []string {
 
 // Repository checks, with the person's token, what ralph needs of the repository on GitHub: that the token
 // may push (and, a classic token, push workflow files and reach a board), ralph's labels, the workflow on
-// the default branch, the secrets it reads, and the Actions settings.
-func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow) []Finding {
+// the default branch, the secrets it reads, and the Actions settings. A token GitHub refuses (401) is the
+// error, and nothing else is asked: every other request would be refused the same way.
+func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow) ([]Finding, error) {
 	full := gh.Owner() + "/" + gh.Repo()
 	var fs []Finding
 	access, err := gh.Access(ctx)
+	var api *ghapi.Error
+	if errors.As(err, &api) && api.Status == 401 {
+		return nil, fmt.Errorf("checking %s: %w", full, err)
+	}
 	switch {
 	case err != nil:
 		fs = append(fs, problem("reading "+full+": "+err.Error(), ""))
@@ -289,7 +327,7 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 		}
 		fs = append(fs, secrets(ctx, gh, wf)...)
 	}
-	return append(fs, Settings(ctx, gh, wf)...)
+	return append(fs, Settings(ctx, gh, wf)...), nil
 }
 
 // Settings checks the repository's Actions settings that ralph needs: Actions enabled for its actions, the

@@ -167,6 +167,10 @@ func secondaryLimit(resp *http.Response) bool {
 	return err == nil && strings.Contains(strings.ToLower(string(b)), "secondary rate limit")
 }
 
+// systemBundles are the CA bundle files of the systems ralph runs on (Debian and Alpine, Fedora, macOS and
+// the BSDs): DefaultTransport and CABundle trust every one that exists.
+var systemBundles = []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"}
+
 // DefaultTransport trusts the system CA bundle and, in addition, the certificates in SSL_CERT_FILE (Go on its
 // own would use that file instead of the system bundle). getenv nil: os.Getenv.
 func DefaultTransport(getenv func(string) string) (http.RoundTripper, error) {
@@ -177,22 +181,62 @@ func DefaultTransport(getenv func(string) string) (http.RoundTripper, error) {
 	if err != nil || pool == nil {
 		pool = x509.NewCertPool()
 	}
-	for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem", getenv("SSL_CERT_FILE")} {
-		if f == "" {
-			continue
-		}
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			if f == getenv("SSL_CERT_FILE") {
-				return nil, fmt.Errorf("reading SSL_CERT_FILE: %w", err)
-			}
-			continue
-		}
-		if !pool.AppendCertsFromPEM(pem) && f == getenv("SSL_CERT_FILE") {
-			return nil, fmt.Errorf("SSL_CERT_FILE %s holds no PEM certificate", f)
-		}
+	pems, err := bundles(getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, pem := range pems {
+		pool.AppendCertsFromPEM(pem)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return tr, nil
+}
+
+// CABundle is what DefaultTransport trusts, as one PEM file's content, for ralph's git: git built with
+// GnuTLS (Debian's) ignores SSL_CERT_FILE, so ralph gives it this bundle as GIT_SSL_CAINFO. nil when
+// SSL_CERT_FILE is not set (git then trusts the system bundle, as DefaultTransport does) or when no system
+// bundle file exists (a bundle of SSL_CERT_FILE alone would distrust every public host).
+func CABundle(getenv func(string) string) ([]byte, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if getenv("SSL_CERT_FILE") == "" {
+		return nil, nil
+	}
+	pems, err := bundles(getenv)
+	if err != nil || len(pems) < 2 {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, pem := range pems {
+		b.Write(pem)
+		if len(pem) > 0 && pem[len(pem)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// bundles reads the system bundle files that exist and then SSL_CERT_FILE, which must exist and hold a
+// PEM certificate when it is set.
+func bundles(getenv func(string) string) ([][]byte, error) {
+	var pems [][]byte
+	for _, f := range systemBundles {
+		if pem, err := os.ReadFile(f); err == nil {
+			pems = append(pems, pem)
+		}
+	}
+	f := getenv("SSL_CERT_FILE")
+	if f == "" {
+		return pems, nil
+	}
+	pem, err := os.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading SSL_CERT_FILE: %w", err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("SSL_CERT_FILE %s holds no PEM certificate", f)
+	}
+	return append(pems, pem), nil
 }

@@ -521,3 +521,27 @@ func TestRetryRealTimer(t *testing.T) {
 		t.Errorf("took %v; the wait should end with the context", d)
 	}
 }
+
+// CABundle is what DefaultTransport trusts, for git: the system bundle and SSL_CERT_FILE's certificates.
+func TestCABundle(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{TLS: true})
+	system, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	if err != nil {
+		t.Skip("no system CA bundle at /etc/ssl/certs/ca-certificates.crt (Debian's): the bundle is nil without one")
+	}
+	ca := writeFile(t, "ca.pem", srv.CACertPEM())
+	got, err := ghapi.CABundle(certEnv(ca))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, srv.CACertPEM()) || !bytes.Contains(got, system) {
+		t.Errorf("CABundle(SSL_CERT_FILE=%s) holds %d bytes, not the system bundle (%d bytes) and the server's certificate", ca, len(got), len(system))
+	}
+	if got, err := ghapi.CABundle(certEnv("")); got != nil || err != nil {
+		t.Errorf("CABundle without SSL_CERT_FILE = %d bytes, %v; want nil, nil (git trusts the system bundle itself)", len(got), err)
+	}
+	if _, err := ghapi.CABundle(certEnv(filepath.Join(t.TempDir(), "nope.pem"))); err == nil {
+		t.Error("CABundle with a missing SSL_CERT_FILE: no error")
+	}
+}

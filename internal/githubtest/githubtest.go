@@ -44,6 +44,8 @@ type Options struct {
 	TokenLogin string
 	// TLS serves HTTPS; CACertPEM gives the certificate to trust (for SSL_CERT_FILE).
 	TLS bool
+	// GitHTTP serves the repository over git's smart HTTP protocol at GitURL (see smarthttp.go).
+	GitHTTP bool
 	// Now is the server's clock; default time.Now. Timestamps are kept to the second, like GitHub's.
 	Now func() time.Time
 }
@@ -339,6 +341,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
 	if strings.HasPrefix(escaped, logsPath) {
 		s.serveLog(w, r) // the download host of job logs, see checks.go
+		return
+	}
+	if s.isGitHTTP(r) {
+		s.serveGitHTTP(w, r) // git's smart HTTP, see smarthttp.go
 		return
 	}
 	sw := &statusWriter{ResponseWriter: s.holdResponse(w), keep: check != nil}

@@ -23,9 +23,6 @@ const OverrideDir = ".github/ralph/prompts"
 // Commands are the agent commands that have a prompt, in workflow order.
 var commands = []string{"triage", "research", "plan", "review", "implement", "self-review"}
 
-// Commands lists the commands that have a template.
-func Commands() []string { return append([]string(nil), commands...) }
-
 // Data is what a template can use. Text that came from GitHub users (Issue.Title, Issue.Body, Comments)
 // is untrusted: templates show it with the quote function, inside a fence, as data.
 type Data struct {

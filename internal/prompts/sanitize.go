@@ -44,12 +44,6 @@ func (r Removed) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Sanitize is Clean without the count of what it removed.
-func Sanitize(s string, max int) string {
-	out, _ := Clean(s, max)
-	return out
-}
-
 // Clean makes text written by GitHub users safe to quote in a prompt: invalid UTF-8 is replaced, what a
 // person reading the issue on GitHub would not see is removed (HTML comments, link-reference definitions,
 // zero-width, bidirectional control, tag and other control characters), and text longer than max bytes is

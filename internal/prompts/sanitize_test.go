@@ -36,12 +36,12 @@ func TestSanitize(t *testing.T) {
 		{"not a definition", "[x]: y z\n[a] b\n[]: #\n[x]:", "[x]: y z\n[a] b\n[]: #\n[x]:", 0},
 	}
 	for _, tt := range tests {
-		if got := Sanitize(tt.in, tt.max); got != tt.want {
-			t.Errorf("%s: Sanitize(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		if got, _ := Clean(tt.in, tt.max); got != tt.want {
+			t.Errorf("%s: Clean(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
 		}
 	}
 	long := strings.Repeat("é", 100) // 200 bytes
-	got := Sanitize(long, 51)
+	got, _ := Clean(long, 51)
 	if !strings.HasPrefix(got, strings.Repeat("é", 25)+"\n[… truncated by ralph: the text is 200 bytes; only the first 50 are shown]") {
 		t.Errorf("truncation = %q", got)
 	}

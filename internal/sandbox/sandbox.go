@@ -228,7 +228,8 @@ func (b *Boundary) Agent() (uid, gid int, ok bool) { return b.uid, b.gid, b.sepa
 // Enforced says whether the kernel holds the agent apart at all: another uid, or Landlock.
 func (b *Boundary) Enforced() bool { return b.separate || b.abi > 0 }
 
-// Describe is the boundary in one line, for logs.
+// Describe is the boundary in one line, for logs: as a run's preflight builds it, before any step, so the
+// places each step adds (its copy of the repository, its HOME and TMPDIR) are named, not listed.
 func (b *Boundary) Describe() string {
 	who := "same user as ralph"
 	if b.separate {
@@ -237,7 +238,7 @@ func (b *Boundary) Describe() string {
 	if b.abi == 0 {
 		return fmt.Sprintf("%s; no landlock (%s), writes not confined", who, b.why) + b.describeNetwork()
 	}
-	s := fmt.Sprintf("%s; landlock ABI %d, writes confined to %s and terminal-like devices", who, b.abi, b.writableList())
+	s := fmt.Sprintf("%s; landlock ABI %d, writes confined to %sthe step's copy of the repository, its HOME and TMPDIR, and terminal-like devices", who, b.abi, b.writableList())
 	if b.abi >= 6 {
 		s += ", signals and abstract sockets confined to its own processes"
 	}
@@ -271,9 +272,9 @@ func (b *Boundary) describeNetwork() string {
 
 func (b *Boundary) writableList() string {
 	if len(b.writable) == 0 {
-		return "nothing"
+		return ""
 	}
-	return strings.Join(b.writable, ", ")
+	return strings.Join(b.writable, ", ") + ", "
 }
 
 // Command is program with args, run under the boundary by the supervisor, ralph's own executable. The

@@ -89,6 +89,8 @@ type Setup struct {
 	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
 	Writable        []string
 	RequireLandlock bool
+	// Runner runs ralph's git; nil: git.ExecRunner{}.
+	Runner git.Runner
 }
 
 // Open opens ralph's repository for the checkout, in the places NewPlaces chooses (as root, a user of the
@@ -106,7 +108,7 @@ func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close
 	}
 	store, err = Open(ctx, Options{
 		GitDir: places.GitDir, Agents: places.Agents, Source: s.Checkout,
-		Auth: s.Auth, Owner: places.Owner, Protected: s.Protected, Branches: s.Branches,
+		Auth: s.Auth, Owner: places.Owner, Protected: s.Protected, Branches: s.Branches, Runner: s.Runner,
 	})
 	if err != nil {
 		_ = places.Close()
