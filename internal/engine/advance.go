@@ -46,8 +46,6 @@ type issue struct {
 	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
 	trusted  map[string]bool      // logins whose permission this run has checked
 	takeover string               // the stale lock holder this run took over from
-	to       workflow.State       // the step's outcome, recorded by commit
-	saved    *Record              // the record as the step began, restored when the step fails
 	ws       *workspace.Workspace // the agent's copy of the step, once made
 	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
 }

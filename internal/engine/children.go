@@ -159,7 +159,7 @@ func ParseSplit(doc string) ([]SubIssue, error) {
 // split creates the sub-issues, links them to the parent and to each other, and enrolls them; it returns
 // the ones that can start now. A rerun after
 // a crash finds the parts it already created by their marker and creates only the rest.
-func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, error) {
+func (e *Engine) split(ctx context.Context, ic *issue, rec *Record, subs []SubIssue) ([]int, error) {
 	existing := map[int]ghapi.Issue{}
 	linked := map[int]bool{}
 	kids, err := e.GitHub.SubIssues(ctx, ic.n)
@@ -209,14 +209,14 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 		}
 		children[k] = child
 	}
-	ic.rec.Children = nil
-	ic.rec.ChildDeps = map[string][]int{}
+	rec.Children = nil
+	rec.ChildDeps = map[string][]int{}
 	for k, sub := range subs {
 		child := children[k]
-		ic.rec.Children = append(ic.rec.Children, child.Number)
+		rec.Children = append(rec.Children, child.Number)
 		for _, b := range sub.BlockedBy {
 			blocker := children[b-1]
-			ic.rec.ChildDeps[strconv.Itoa(child.Number)] = append(ic.rec.ChildDeps[strconv.Itoa(child.Number)], blocker.Number)
+			rec.ChildDeps[strconv.Itoa(child.Number)] = append(rec.ChildDeps[strconv.Itoa(child.Number)], blocker.Number)
 			if _, had := existing[k+1]; had {
 				continue // created by an earlier run, which linked its dependencies
 			}
@@ -225,7 +225,7 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 			}
 		}
 	}
-	return startable(ic, nil), nil
+	return startable(*rec, nil), nil
 }
 
 func alreadyExists(err error) bool {
@@ -284,15 +284,15 @@ func labelState(is ghapi.Issue) workflow.State {
 
 // startable lists the children that have not started and whose blockers are done: the ones a parent's run
 // dispatches. states nil: none has started (just split).
-func startable(ic *issue, states map[int]workflow.State) []int {
+func startable(rec Record, states map[int]workflow.State) []int {
 	done := func(n int) bool { s := states[n]; return s == workflow.Done || s == workflow.Canceled }
 	var out []int
-	for _, c := range ic.rec.Children {
+	for _, c := range rec.Children {
 		if states[c] != "" {
 			continue
 		}
 		ready := true
-		for _, b := range ic.rec.ChildDeps[strconv.Itoa(c)] {
+		for _, b := range rec.ChildDeps[strconv.Itoa(c)] {
 			ready = ready && done(b)
 		}
 		if ready {
@@ -304,7 +304,7 @@ func startable(ic *issue, states map[int]workflow.State) []int {
 
 // children is a parent's step: In Review when all its sub-issues are In Review or Done, Done when all are
 // Done; otherwise it waits, and starts the sub-issues whose blockers are done.
-func (e *Engine) children(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) children(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	kids, err := e.GitHub.SubIssues(ctx, ic.n)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
@@ -323,14 +323,14 @@ func (e *Engine) children(ctx context.Context, ic *issue) (Outcome, error) {
 		allDone = allDone && finished
 		allReview = allReview && (finished || s == workflow.InReview)
 	}
-	if len(ic.rec.Children) == 0 {
+	if len(rec.Children) == 0 {
 		for _, k := range kids {
-			ic.rec.Children = append(ic.rec.Children, k.Number)
+			rec.Children = append(rec.Children, k.Number)
 		}
 	}
-	changed := !mapsEqual(summary, ic.rec.ChildStates)
-	ic.rec.ChildStates = summary
-	out := Outcome{Dispatch: startable(ic, states)}
+	changed := !mapsEqual(summary, rec.ChildStates)
+	rec.ChildStates = summary
+	out := Outcome{Dispatch: startable(*rec, states)}
 	switch {
 	case allDone:
 		out.To = workflow.Done
@@ -338,7 +338,7 @@ func (e *Engine) children(ctx context.Context, ic *issue) (Outcome, error) {
 		out.To = workflow.InReview
 	case !changed:
 		// Nothing moved: nothing to record.
-		out.Wait = &Waiting{Message: fmt.Sprintf("#%d waits for its sub-issues: %s", ic.n, childSummary(ic.rec))}
+		out.Wait = &Waiting{Message: fmt.Sprintf("#%d waits for its sub-issues: %s", ic.n, childSummary(*rec))}
 	}
 	// Otherwise the children's new states are recorded; the parent stays where it is.
 	return out, nil
@@ -429,7 +429,7 @@ func commentDigest(body string) string {
 // splitDecided is a triage that decided to split ic. The parts are checked against split.max and what
 // GitHub takes before anything is created; a split that passes is made now, or, with split.approve, held
 // for a person's approval (the issue stays in Backlog and the planner waits: WaitSplit).
-func (e *Engine) splitDecided(ctx context.Context, ic *issue, doc string) (Outcome, error) {
+func (e *Engine) splitDecided(ctx context.Context, ic *issue, rec *Record, doc string) (Outcome, error) {
 	subs, err := ParseSplit(doc)
 	if err != nil {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
@@ -441,20 +441,20 @@ func (e *Engine) splitDecided(ctx context.Context, ic *issue, doc string) (Outco
 		return Outcome{}, err
 	}
 	if why := checkSplit(subs, e.Config.Split.Max); why != "" {
-		setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
+		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
 		return Outcome{Person: splitEscalation(ic.n, why)}, nil
 	}
 	if e.Config.Split.Approve {
-		ic.rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
-		setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
+		rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
+		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
 		return Outcome{}, nil
 	}
-	return e.makeSplit(ctx, ic, subs, cm.HTMLURL)
+	return e.makeSplit(ctx, ic, rec, subs, cm.HTMLURL)
 }
 
 // approvedSplit makes the split a person approved, from ralph's own triage comment as ralph wrote it: a
 // comment that is gone or changed since makes nothing, and goes to a person.
-func (e *Engine) approvedSplit(ctx context.Context, ic *issue, ps *PendingSplit) (Outcome, error) {
+func (e *Engine) approvedSplit(ctx context.Context, ic *issue, rec *Record, ps *PendingSplit) (Outcome, error) {
 	if ps.ApprovedBy == "" { // the planner does not run the step then; said for a caller that would
 		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", ic.n)}}, nil
 	}
@@ -472,10 +472,10 @@ func (e *Engine) approvedSplit(ctx context.Context, ic *issue, ps *PendingSplit)
 		}
 	}
 	if why != "" {
-		ic.rec.Split = nil
+		rec.Split = nil
 		return Outcome{Person: splitEscalation(ic.n, why)}, nil
 	}
-	return e.makeSplit(ctx, ic, subs, url)
+	return e.makeSplit(ctx, ic, rec, subs, url)
 }
 
 // heldSplit finds the document of a held split in ralph's triage comment, as ralph wrote it.
@@ -498,13 +498,13 @@ func (e *Engine) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (do
 }
 
 // makeSplit creates, links and enrolls the parts; the parent follows them from In Progress.
-func (e *Engine) makeSplit(ctx context.Context, ic *issue, subs []SubIssue, comment string) (Outcome, error) {
-	dispatch, err := e.split(ctx, ic, subs)
+func (e *Engine) makeSplit(ctx context.Context, ic *issue, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
+	dispatch, err := e.split(ctx, ic, rec, subs)
 	if err != nil {
 		return Outcome{}, err
 	}
-	ic.rec.Split = nil
-	setArtifact(ic, "triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
+	rec.Split = nil
+	rec.setArtifact("triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
 	return Outcome{To: workflow.InProgress, Dispatch: dispatch}, nil
 }
 

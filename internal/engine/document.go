@@ -91,7 +91,7 @@ type docStep struct {
 // document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
 // step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
 // on the issue by that key, and repeats neither.
-func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
+func (e *Engine) document(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
 	key := ic.rec.stepKey(st.kind)
 	_, found, err := committedStep(ctx, ws, key)
 	if err != nil {
@@ -125,7 +125,7 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspac
 		return "", Artifact{}, err
 	}
 	e.checkpoint("after-comment")
-	ic.rec.doneRound(st.kind)
+	rec.doneRound(st.kind)
 	return doc, art, nil
 }
 
@@ -155,9 +155,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "\n\n… (truncated; the whole document is in the file)"
 }
 
-func setArtifact(ic *issue, kind string, a Artifact) {
-	if ic.rec.Artifacts == nil {
-		ic.rec.Artifacts = map[string]Artifact{}
+func (r *Record) setArtifact(kind string, a Artifact) {
+	if r.Artifacts == nil {
+		r.Artifacts = map[string]Artifact{}
 	}
-	ic.rec.Artifacts[kind] = a
+	r.Artifacts[kind] = a
 }

@@ -1,8 +1,8 @@
-// Package engine advances one issue by one step. A step is one row of the table in table.go; the planner
-// (planner.go) reads ralph's record of the issue and the config and says which step a run takes, or what the
-// issue waits for; the engine takes the issue's lock, reads the issue under it, runs the step (with the
-// agent, in its boundary, when the step needs one) and applies the Outcome the step returns (outcome.go):
-// notices, labels, the status comment with the record, the state label, the board.
+// Package engine advances one issue by one step. A run is a pipeline of values: read (the issue and ralph's
+// record of it, under the issue's lock) → plan (planner.go: which step, or what the issue waits for) → begin
+// (the step's lock state) → run (the step, on a draft of the record, with the agent in its boundary when the
+// step needs one) → settle (settle.go, pure: the record and the step's Outcome make the new record and the
+// writes) → write (notices, labels, the status comment with the record, the state label, the board).
 package engine
 
 import (

@@ -56,10 +56,16 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 // record of ralph's explains: nothing says which, if any, is right.
 func (e *Engine) confused(ctx context.Context, ic *issue) error {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
-	if err := e.needsPerson(ctx, ic, "", reason, "labels", "### ralph needs a person\n\n"+reason); err != nil {
+	notices, err := escalate(&ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
+	if err != nil {
 		return err
 	}
-	ic.to = ""
+	for _, n := range notices {
+		if err := e.notice(ctx, ic, n.Key, n.Body); err != nil {
+			return err
+		}
+	}
+	ic.rec.State = workflow.HumanNeeded
 	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
 		return err
 	}

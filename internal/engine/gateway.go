@@ -10,7 +10,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
 	"github.com/ralph-dev/gh-ralph/internal/ledger"
-	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
@@ -279,29 +278,12 @@ const draftKey = "Ralph-Draft"
 // keepPhase keeps the work of an implement step stopped at a budget when it is a verified phase: the
 // changes pass verify, and are committed with the phase's key and pushed (so /ralph retry goes on with the
 // next phase). Otherwise nothing of the phase is pushed; the phases done before stay on the branch.
-func (e *Engine) keepPhase(ctx context.Context, ic *issue, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
-	sha, err := e.commitPhase(ctx, ic, ws, k, m, key)
+func (e *Engine) keepPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
+	sha, err := e.commitPhase(ctx, ic, rec, ws, k, m, key)
 	if err != nil {
 		e.Log.Warnf("#%d: phase %d's changes are not kept: %v", ic.n, k+1, err)
 		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, ic.rec.Branch, k+1)
 		return
 	}
 	be.kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), ic.rec.Branch)
-}
-
-// budgetReached ends a step stopped at a budget: what it produced was kept (see keepDocument and
-// keepPhase), and the issue goes to a person, with the figures and how to raise the budget. It counts no
-// failure: nothing failed, and retrying would only spend more.
-func (e *Engine) budgetReached(ctx context.Context, ic *issue, ev workflow.Event, from, start workflow.State, be *budgetError, res Result) (Result, error) {
-	reason := budgetReason(ic.n, be)
-	body := "### ralph: the model budget is reached, a person is needed\n\n" + reason
-	if err := e.needsPerson(ctx, ic, start, reason, "budget "+string(ev), body); err != nil {
-		return res, err
-	}
-	if err := e.commit(ctx, ic, Run{Step: ev, From: from, To: workflow.HumanNeeded, At: e.now(), URL: e.Run.URL, Outcome: "budget reached", Message: be.Error()}); err != nil {
-		return res, err
-	}
-	res.State, res.Paused, res.Budget = workflow.HumanNeeded, true, be.limit.Name
-	res.Message = fmt.Sprintf("#%d: %s; a person is needed", ic.n, be)
-	return res, nil
 }

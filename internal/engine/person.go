@@ -70,8 +70,8 @@ func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error
 // Approve approves the plan of an issue in Plan in Review, or the split of an issue whose triage's split
 // waits for a person (split.approve).
 func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActApprove, func(ic *issue) (Outcome, error) {
-		if ps := ic.rec.Split; ic.state == workflow.Backlog && ps != nil {
+	return e.person(ctx, n, login, ActApprove, func(ic *issue, rec *Record) (Outcome, error) {
+		if ps := rec.Split; ic.state == workflow.Backlog && ps != nil {
 			if ps.ApprovedBy != "" {
 				return Outcome{}, inputErrorf("#%d's split was approved by @%s already; the next run creates its sub-issues", n, ps.ApprovedBy)
 			}
@@ -81,8 +81,8 @@ func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, erro
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
-		ic.rec.Feedback = ""
-		setArtifact(ic, "review", Artifact{Verdict: "APPROVED by @" + login})
+		rec.Feedback = ""
+		rec.setArtifact("review", Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
 	})
 }
@@ -94,44 +94,44 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 	if reason == "" {
 		return Result{Issue: n}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
 	}
-	return e.person(ctx, n, login, ActReject, func(ic *issue) (Outcome, error) {
-		if ic.state == workflow.Backlog && ic.rec.Split != nil {
+	return e.person(ctx, n, login, ActReject, func(ic *issue, rec *Record) (Outcome, error) {
+		if ic.state == workflow.Backlog && rec.Split != nil {
 			// Nothing was created: the issue is triaged again, with the reason in the triage's prompt.
-			ic.rec.Split = nil
-			ic.rec.Feedback = fmt.Sprintf("@%s rejected the split: %s", login, reason)
+			rec.Split = nil
+			rec.Feedback = fmt.Sprintf("@%s rejected the split: %s", login, reason)
 			return Outcome{}, nil
 		}
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
-		setArtifact(ic, "review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return e.sendBack(ic, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
+		rec.setArtifact("review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		return e.sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }
 
 // Retry takes an issue out of Human Needed, back to the state it was in before.
 func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActRetry, func(ic *issue) (Outcome, error) {
+	return e.person(ctx, n, login, ActRetry, func(ic *issue, rec *Record) (Outcome, error) {
 		if ic.state != workflow.HumanNeeded {
 			return Outcome{}, inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
 		}
-		to := ic.rec.Before
+		to := rec.Before
 		if !to.Valid() || to == workflow.HumanNeeded {
 			to = FirstState(e.Config)
 		}
 		to = restartState(to)
-		ic.rec.FailedStep, ic.rec.Failures, ic.rec.Reason = "", 0, ""
-		if to == workflow.ReadyForPlan && ic.rec.PlanIterations >= e.Config.MaxIterations {
-			ic.rec.PlanIterations = 0 // a person decided to let ralph plan again
+		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
+		if to == workflow.ReadyForPlan && rec.PlanIterations >= e.Config.MaxIterations {
+			rec.PlanIterations = 0 // a person decided to let ralph plan again
 		}
-		if to == workflow.InProgress && ic.rec.ReviewIterations >= e.Config.MaxIterations {
-			ic.rec.ReviewIterations = 0
+		if to == workflow.InProgress && rec.ReviewIterations >= e.Config.MaxIterations {
+			rec.ReviewIterations = 0
 		}
-		if ic.rec.PR != 0 && to == workflow.InProgress {
-			ic.rec.PR, ic.rec.PRURL = 0, "" // the closed pull request is not reused
-			if a, ok := ic.rec.Artifacts["self-review"]; ok {
+		if rec.PR != 0 && to == workflow.InProgress {
+			rec.PR, rec.PRURL = 0, "" // the closed pull request is not reused
+			if a, ok := rec.Artifacts["self-review"]; ok {
 				a.Verdict = "" // the branch is reviewed again before a new pull request opens
-				ic.rec.Artifacts["self-review"] = a
+				rec.Artifacts["self-review"] = a
 			}
 		}
 		return Outcome{To: to}, nil
@@ -147,7 +147,7 @@ func notEnrolled(ic *issue) error {
 }
 
 // person runs a person's action: authorize, lock, read, check, change, record.
-func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) (Outcome, error)) (Result, error) {
+func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(ic *issue, rec *Record) (Outcome, error)) (Result, error) {
 	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, err
 	}
@@ -181,19 +181,20 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		return Result{Issue: n}, notEnrolled(ic)
 	}
 	from := ic.state
-	out, err := change(ic)
+	draft := ic.rec.clone()
+	out, err := change(ic, &draft)
+	if err != nil {
+		return Result{Issue: n, From: from, State: ic.state}, err
+	}
+	out.Record = &draft
+	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Run.URL})
 	if err == nil {
-		err = e.record(context.WithoutCancel(ctx), ic, workflow.Event(act), out)
+		err = e.write(context.WithoutCancel(ctx), ic, st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err
 	}
-	to := ic.to
-	msg := fmt.Sprintf("@%s: %s (%s → %s)", login, act, from.Title(), to.Title())
-	if err := e.commit(ctx, ic, Run{Step: workflow.Event(act), From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg}); err != nil {
-		return Result{Issue: n, From: from, State: ic.state}, err
-	}
-	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: ic.state, PRURL: ic.rec.PRURL, Message: msg}
+	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: st.To, PRURL: st.Record.PRURL, Message: st.Message}
 	res.Paused, res.Continue = e.next(ic)
 	return res, nil
 }

@@ -37,15 +37,15 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		}
 		ic.rec.Base = base
 	}
-	// What the step changes of the record counts only if the step succeeds: a failed step is retried from
-	// the record as it was (its rounds and iterations), so that the retry finds what the failed attempt
-	// committed instead of doing it again.
-	saved := ic.rec.clone()
-	ic.saved = &saved
+	// The step works on a draft of the record: what it changes counts only once settled. A failed step is
+	// settled from the record as the run read it (its rounds and iterations), so that the retry finds what
+	// the failed attempt committed instead of doing it again.
 	var out Outcome
 	err = e.begin(ctx, ic, st)
 	if err == nil {
-		out, err = st.Run(e, ctx, ic)
+		draft := ic.rec.clone()
+		out, err = st.Run(e, ctx, ic, &draft)
+		out.Record = &draft
 	}
 	if serr := stepError(err); serr != nil {
 		return e.fail(ctx, ic, st.Name, from, serr)
@@ -53,7 +53,28 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	return e.apply(ctx, ic, st, from, out)
+	if w := out.Wait; w != nil {
+		// Nothing is recorded of a step that found nothing to do.
+		res.Message, res.Paused, res.Dispatch = w.Message, w.Paused, out.Dispatch
+		if !w.Paused {
+			res.Step = ""
+		}
+		return res, nil
+	}
+	s, err := settle(ic.rec, settling{Step: st.Name, From: from, State: ic.state, Out: out,
+		At: e.now(), URL: e.Run.URL, Usage: ic.usage, Takeover: ic.takeover})
+	if err == nil {
+		err = e.write(ctx, ic, s)
+	}
+	if err != nil {
+		return Result{Issue: ic.n, Step: st.Name, From: from, State: ic.state}, err
+	}
+	res = Result{Issue: ic.n, Step: st.Name, From: from, State: s.To, PRURL: s.Record.PRURL, Message: s.Message, Dispatch: out.Dispatch}
+	if s.Record.Parent != 0 && s.To != from {
+		res.Dispatch = append(res.Dispatch, s.Record.Parent) // the parent follows its sub-issues
+	}
+	res.Paused, res.Continue = e.next(ic)
+	return res, nil
 }
 
 // planFor plans the issue's next step, reading what blocks it when that matters (one request, for a

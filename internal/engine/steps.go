@@ -16,19 +16,19 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
-func (e *Engine) research(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) research(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	ws, d, err := e.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
-	_, art, err := e.document(ctx, ic, ws, docStep{
+	_, art, err := e.document(ctx, ic, rec, ws, docStep{
 		kind: "research", command: "research", header: "## Research Document",
 		rel: artifactPath("research", ic, ""), subject: fmt.Sprintf("ralph: research for #%d %s", ic.n, Inert(ic.gh.Title)),
 	}, d)
 	if err != nil {
 		return Outcome{}, err
 	}
-	setArtifact(ic, "research", art)
+	rec.setArtifact("research", art)
 	return Outcome{To: workflow.ReadyForPlan}, nil
 }
 
@@ -80,19 +80,19 @@ func checkPhases(phases []Phase, limit int) string {
 	return ""
 }
 
-func (e *Engine) plan(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) plan(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	ws, d, err := e.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
 	rel := artifactPath("plans", ic, "")
-	d.Research = e.readBranchFile(ctx, ws, ic.rec.Artifacts["research"].Path)
-	d.Feedback = ic.rec.Feedback
+	d.Research = e.readBranchFile(ctx, ws, rec.Artifacts["research"].Path)
+	d.Feedback = rec.Feedback
 	if d.Feedback != "" {
 		d.Plan = e.readBranchFile(ctx, ws, rel)
 	}
 	var phases []Phase
-	_, art, err := e.document(ctx, ic, ws, docStep{
+	_, art, err := e.document(ctx, ic, rec, ws, docStep{
 		kind: "plan", command: "plan", header: "## Implementation Plan", rel: rel,
 		subject: fmt.Sprintf("ralph: plan for #%d %s", ic.n, Inert(ic.gh.Title)),
 		check:   func(doc string) (err error) { phases, err = ParsePhases(doc); return err },
@@ -100,7 +100,7 @@ func (e *Engine) plan(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	setArtifact(ic, "plan", art)
+	rec.setArtifact("plan", art)
 	if why := checkPhases(phases, e.Config.MaxPhases); why != "" {
 		// Each phase is a run of the agent, a commit and a line of the record: a plan with too many goes to
 		// a person before any runs.
@@ -113,7 +113,7 @@ func (e *Engine) plan(ctx context.Context, ic *issue) (Outcome, error) {
 	for i := range phases {
 		phases[i].Text = "" // the plan file holds it; the record stays small
 	}
-	ic.rec.Phases = phases
+	rec.Phases = phases
 	return Outcome{To: workflow.PlanInReview, Labels: map[string]bool{workflow.LabelNeedsIteration: false}}, nil
 }
 
@@ -128,18 +128,18 @@ func ParseVerdict(doc string) (string, error) {
 	return m[len(m)-1][1], nil
 }
 
-func (e *Engine) review(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) review(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	if e.Config.Review == config.ReviewSkip {
-		setArtifact(ic, "review", Artifact{Verdict: "APPROVED (review: skip)"})
+		rec.setArtifact("review", Artifact{Verdict: "APPROVED (review: skip)"})
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	ws, d, err := e.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
-	d.Plan = e.readBranchFile(ctx, ws, ic.rec.Artifacts["plan"].Path)
+	d.Plan = e.readBranchFile(ctx, ws, rec.Artifacts["plan"].Path)
 	var verdict string
-	_, art, err := e.document(ctx, ic, ws, docStep{
+	_, art, err := e.document(ctx, ic, rec, ws, docStep{
 		kind: "review", command: "review", header: "## Plan Review", rel: artifactPath("reviews", ic, ""),
 		subject: fmt.Sprintf("ralph: plan review for #%d %s", ic.n, Inert(ic.gh.Title)),
 		check:   func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err },
@@ -148,49 +148,49 @@ func (e *Engine) review(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	art.Verdict = verdict
-	setArtifact(ic, "review", art)
+	rec.setArtifact("review", art)
 	if verdict == "APPROVED" {
-		ic.rec.Feedback = ""
+		rec.Feedback = ""
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	return e.sendBack(ic, "the plan review: "+art.Comment, "The plan review sent the plan back"), nil
+	return e.sendBack(ic.n, rec, "the plan review: "+art.Comment, "The plan review sent the plan back"), nil
 }
 
 // sendBack returns a plan for another iteration, or to a person once max_iterations is reached.
-func (e *Engine) sendBack(ic *issue, feedback, who string) Outcome {
-	ic.rec.PlanIterations++
-	ic.rec.Feedback = feedback
-	if ic.rec.PlanIterations >= e.Config.MaxIterations {
+func (e *Engine) sendBack(n int, rec *Record, feedback, who string) Outcome {
+	rec.PlanIterations++
+	rec.Feedback = feedback
+	if rec.PlanIterations >= e.Config.MaxIterations {
 		return Outcome{Person: &Escalation{
 			Before: workflow.ReadyForPlan,
-			Reason: fmt.Sprintf("%s %d times (max_iterations: %d).", who, ic.rec.PlanIterations, e.Config.MaxIterations),
-			Advice: fmt.Sprintf("Edit the issue to make it clearer, or plan it yourself, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", ic.n),
+			Reason: fmt.Sprintf("%s %d times (max_iterations: %d).", who, rec.PlanIterations, e.Config.MaxIterations),
+			Advice: fmt.Sprintf("Edit the issue to make it clearer, or plan it yourself, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", n),
 		}}
 	}
 	return Outcome{To: workflow.ReadyForPlan, Labels: map[string]bool{workflow.LabelNeedsIteration: true}}
 }
 
-func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
-	k, _ := ic.rec.phasesLeft()
-	m := len(ic.rec.Phases)
-	ph := ic.rec.Phases[k]
+func (e *Engine) implement(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	k, _ := rec.phasesLeft()
+	m := len(rec.Phases)
+	ph := rec.Phases[k]
 	ws, err := e.checkout(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
-	key := fmt.Sprintf("implement/%d/%d", ic.rec.Rounds["plan"], k+1)
+	key := fmt.Sprintf("implement/%d/%d", rec.Rounds["plan"], k+1)
 	if sha, found, err := committedStep(ctx, ws, key); err != nil {
 		return Outcome{}, err
 	} else if found {
 		e.Log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", ic.n, k+1)
-		ic.rec.Phases[k].SHA = sha
+		rec.Phases[k].SHA = sha
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	d, err := e.promptData(ctx, ic, "")
 	if err != nil {
 		return Outcome{}, err
 	}
-	d.Plan = e.readBranchFile(ctx, ws, ic.rec.Artifacts["plan"].Path)
+	d.Plan = e.readBranchFile(ctx, ws, rec.Artifacts["plan"].Path)
 	d.Phase, d.Phases = k+1, m
 	d.PhaseText = ph.Text
 	if d.PhaseText == "" {
@@ -204,21 +204,21 @@ func (e *Engine) implement(ctx context.Context, ic *issue) (Outcome, error) {
 	if err := e.runAgent(ctx, ic, ws, "implement", "", k+1, m, d); err != nil {
 		var be *budgetError
 		if errors.As(err, &be) && !be.before {
-			e.keepPhase(ctx, ic, ws, k, m, key, be)
+			e.keepPhase(ctx, ic, rec, ws, k, m, key, be)
 		}
 		return Outcome{}, err
 	}
-	head, err := e.commitPhase(ctx, ic, ws, k, m, key)
+	head, err := e.commitPhase(ctx, ic, rec, ws, k, m, key)
 	if err != nil {
 		return Outcome{}, err
 	}
-	ic.rec.Phases[k].SHA = head
+	rec.Phases[k].SHA = head
 	return Outcome{To: workflow.InProgress}, nil
 }
 
 // commitPhase checks the agent's changes of phase k (of m), runs verify, commits them with the phase's key
 // and pushes.
-func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Workspace, k, m int, key string) (string, error) {
+func (e *Engine) commitPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string) (string, error) {
 	changes, err := guard(ctx, ws, "implement")
 	if err != nil {
 		return "", err
@@ -237,7 +237,7 @@ func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Works
 	if err := e.scanSecrets(ws, changes); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(ic.rec.Phases[k].Title), trailerKey, key)
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(rec.Phases[k].Title), trailerKey, key)
 	head, err := ws.Commit(ctx, msg, e.Author)
 	if err != nil {
 		return "", fmt.Errorf("committing phase %d: %w", k+1, err)
@@ -253,7 +253,7 @@ func (e *Engine) commitPhase(ctx context.Context, ic *issue, ws *workspace.Works
 // selfReview has the agent review the whole branch against the plan before the pull request opens:
 // approved, the pr step runs next; sent back, a fix phase with the critique is added (a person is asked
 // once max_iterations is reached).
-func (e *Engine) selfReview(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	ws, d, err := e.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
@@ -262,10 +262,10 @@ func (e *Engine) selfReview(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	d.Plan = e.readBranchFile(ctx, ws, ic.rec.Artifacts["plan"].Path)
+	d.Plan = e.readBranchFile(ctx, ws, rec.Artifacts["plan"].Path)
 	d.Diff = truncate(diff, 200000)
 	var verdict string
-	doc, art, err := e.document(ctx, ic, ws, docStep{
+	doc, art, err := e.document(ctx, ic, rec, ws, docStep{
 		kind: "self-review", command: "self-review", header: "## Self-Review",
 		rel:     artifactPath("reviews", ic, "-self-review"),
 		subject: fmt.Sprintf("ralph: self-review for #%d %s", ic.n, Inert(ic.gh.Title)),
@@ -275,39 +275,39 @@ func (e *Engine) selfReview(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, err
 	}
 	art.Verdict = verdict
-	setArtifact(ic, "self-review", art)
+	rec.setArtifact("self-review", art)
 	if verdict == "APPROVED" {
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	ic.rec.ReviewIterations++
-	if ic.rec.ReviewIterations >= e.Config.MaxIterations {
+	rec.ReviewIterations++
+	if rec.ReviewIterations >= e.Config.MaxIterations {
 		return Outcome{Person: &Escalation{
 			Before: workflow.InProgress,
-			Reason: fmt.Sprintf("The self-review sent the change back %d times (max_iterations: %d).", ic.rec.ReviewIterations, e.Config.MaxIterations),
-			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", ic.rec.Branch),
+			Reason: fmt.Sprintf("The self-review sent the change back %d times (max_iterations: %d).", rec.ReviewIterations, e.Config.MaxIterations),
+			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", rec.Branch),
 		}}, nil
 	}
-	ic.rec.Phases = append(ic.rec.Phases, Phase{
-		Title: fmt.Sprintf("Address self-review %d", ic.rec.ReviewIterations),
-		Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below.\n\n%s", len(ic.rec.Phases)+1, ic.rec.ReviewIterations, doc),
+	rec.Phases = append(rec.Phases, Phase{
+		Title: fmt.Sprintf("Address self-review %d", rec.ReviewIterations),
+		Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below.\n\n%s", len(rec.Phases)+1, rec.ReviewIterations, doc),
 		Fix:   true,
 	})
 	return Outcome{To: workflow.InProgress}, nil
 }
 
 // pullRequest opens the pull request from the issue's branch (or finds the one a stopped run opened).
-func (e *Engine) pullRequest(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	// A run that stopped after opening the pull request left it open: find it before opening one.
-	pr, err := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base)
+	pr, err := e.GitHub.FindPull(ctx, rec.Branch, rec.Base)
 	if err != nil {
 		return Outcome{}, err
 	}
 	if pr == nil || pr.State != "open" {
 		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
 			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
-			Body:  pullBody(ic),
-			Head:  ic.rec.Branch,
-			Base:  ic.rec.Base,
+			Body:  pullBody(ic.n, ic.gh.Title, *rec),
+			Head:  rec.Branch,
+			Base:  rec.Base,
 			Draft: e.Config.DraftPR,
 		})
 		if err != nil {
@@ -315,7 +315,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) (Outcome, error) {
 			if errors.As(err, &ge) && ge.Status == 422 {
 				// "A pull request already exists" can be the answer to a repeat of our own create (the
 				// client retried a 5xx GitHub gave after opening it): look again before calling it a failure.
-				if again, ferr := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base); ferr == nil && again != nil && again.State == "open" {
+				if again, ferr := e.GitHub.FindPull(ctx, rec.Branch, rec.Base); ferr == nil && again != nil && again.State == "open" {
 					created, err = *again, nil
 				} else {
 					return Outcome{}, &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
@@ -327,20 +327,20 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue) (Outcome, error) {
 		pr = &created
 		e.checkpoint("after-pr")
 	}
-	ic.rec.PR, ic.rec.PRURL = pr.Number, pr.HTMLURL
+	rec.PR, rec.PRURL = pr.Number, pr.HTMLURL
 	return Outcome{To: workflow.InReview}, nil
 }
 
-func pullBody(ic *issue) string {
+func pullBody(n int, title string, rec Record) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", ic.n, Inert(ic.gh.Title), len(ic.rec.Phases))
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", n, Inert(title), len(rec.Phases))
 	b.WriteString("## Phases\n\n")
-	for i, p := range ic.rec.Phases {
+	for i, p := range rec.Phases {
 		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
 	}
 	b.WriteString("\n## Documents\n\n")
 	for _, kind := range []string{"research", "plan", "review", "self-review"} {
-		a, ok := ic.rec.Artifacts[kind]
+		a, ok := rec.Artifacts[kind]
 		if !ok || a.URL == "" {
 			continue
 		}
@@ -351,7 +351,7 @@ func pullBody(ic *issue) string {
 		b.WriteString("\n")
 	}
 	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
-	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", ic.n)
+	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", n)
 }
 
 func short(sha string) string {
@@ -363,16 +363,16 @@ func short(sha string) string {
 
 // merge watches the pull request: merged, the issue is Done; closed unmerged, a person is needed; open,
 // the issue waits for people.
-func (e *Engine) merge(ctx context.Context, ic *issue) (Outcome, error) {
+func (e *Engine) merge(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	var pr *ghapi.PullRequest
-	if ic.rec.PR != 0 {
-		p, err := e.GitHub.Pull(ctx, ic.rec.PR)
+	if rec.PR != 0 {
+		p, err := e.GitHub.Pull(ctx, rec.PR)
 		if err != nil {
 			return Outcome{}, err
 		}
 		pr = &p
 	} else {
-		p, err := e.GitHub.FindPull(ctx, ic.rec.Branch, ic.rec.Base)
+		p, err := e.GitHub.FindPull(ctx, rec.Branch, rec.Base)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -384,7 +384,7 @@ func (e *Engine) merge(ctx context.Context, ic *issue) (Outcome, error) {
 			Reason: "The issue is In Review but ralph finds no pull request for its branch.",
 			Advice: "Open one from the branch, or say `/ralph retry` to let ralph open it again."}}, nil
 	case pr.IsMerged():
-		ic.rec.PR, ic.rec.PRURL = pr.Number, pr.HTMLURL
+		rec.PR, rec.PRURL = pr.Number, pr.HTMLURL
 		return Outcome{To: workflow.Done}, nil
 	case pr.State == "closed":
 		return Outcome{Person: &Escalation{Before: workflow.InProgress,
@@ -392,16 +392,16 @@ func (e *Engine) merge(ctx context.Context, ic *issue) (Outcome, error) {
 			Advice: "Reopen it, or say `/ralph retry` to let ralph work on the branch again."}}, nil
 	}
 	return Outcome{Wait: &Waiting{Paused: true,
-		Message: fmt.Sprintf("#%d is In Review: the pull request %s is open and waits for people", ic.n, ic.rec.PRURL)}}, nil
+		Message: fmt.Sprintf("#%d is In Review: the pull request %s is open and waits for people", ic.n, rec.PRURL)}}, nil
 }
 
 var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled|split)\b`)
 
-func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
-	if ps := ic.rec.Split; ps != nil {
+func (e *Engine) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	if ps := rec.Split; ps != nil {
 		// A split a person approved (the planner waits until one does): created from ralph's own comment,
 		// with no agent.
-		return e.approvedSplit(ctx, ic, ps)
+		return e.approvedSplit(ctx, ic, rec, ps)
 	}
 	ws, err := e.checkout(ctx, ic)
 	if err != nil {
@@ -413,7 +413,7 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	d.Feedback = ic.rec.Feedback // why a person sent the last split back
+	d.Feedback = rec.Feedback // why a person sent the last split back
 	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
 		return Outcome{}, err
 	}
@@ -432,9 +432,9 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage has no `DECISION: research|plan|done|canceled` line"}
 	}
 	decision := m[len(m)-1][1]
-	ic.rec.Feedback = ""
+	rec.Feedback = ""
 	if decision == "split" {
-		return e.splitDecided(ctx, ic, string(b))
+		return e.splitDecided(ctx, ic, rec, string(b))
 	}
 	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[decision]
 	if to == workflow.ResearchNeeded && !e.Config.Research {
@@ -444,6 +444,6 @@ func (e *Engine) triage(ctx context.Context, ic *issue) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
+	rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
 	return Outcome{To: to}, nil
 }

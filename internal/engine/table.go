@@ -27,8 +27,9 @@ type Step struct {
 	// Document is the kind of document the step writes and commits ("" none): its comment's title and
 	// its place in the record's artifacts.
 	Document string
-	// Run does the step's work and says what came of it.
-	Run func(e *Engine, ctx context.Context, ic *issue) (Outcome, error)
+	// Run does the step's work and says what came of it. rec is the step's draft of the record: what the
+	// step changes of it counts once settled (settle.go), and not at all when the step fails.
+	Run func(e *Engine, ctx context.Context, ic *issue, rec *Record) (Outcome, error)
 }
 
 var (

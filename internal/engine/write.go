@@ -11,6 +11,7 @@ import (
 )
 
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
+// The record's state is settle's to change.
 func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) error {
 	labels := ic.gh.LabelNames()
 	want := make([]string, 0, len(labels)+1)
@@ -33,7 +34,6 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 	}
 	from := ic.state
 	ic.state = to
-	ic.rec.State = to
 	if e.OnState != nil && from != to {
 		if err := e.OnState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
 			e.Log.Warnf("#%d: updating the project board: %v", ic.n, err)
@@ -42,26 +42,28 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 	return nil
 }
 
-// commit records a run: the status comment with the new state first, then the labels. A crash between the
-// two leaves labels that the next run repairs from the record (see resolveState).
-func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
-	to := ic.to
-	if to == "" {
-		to = ic.state
+// write carries a settled run to GitHub: the other labels, the notices, then the status comment with the
+// new record, then the state label. A crash between the last two leaves labels that the next run repairs
+// from the record (see resolveState).
+func (e *Engine) write(ctx context.Context, ic *issue, s settled) error {
+	ic.rec = s.Record
+	for _, l := range s.Labels {
+		if err := e.toggleLabel(ctx, ic, l.Label, l.On); err != nil {
+			return err
+		}
 	}
-	ic.rec.State = to
-	if run.Usage == nil {
-		run.Usage = ic.usage
+	for _, n := range s.Notices {
+		if err := e.notice(ctx, ic, n.Key, n.Body); err != nil {
+			return err
+		}
 	}
-	ic.rec.note(run)
 	if err := e.saveStatus(ctx, ic); err != nil {
 		return err
 	}
 	e.checkpoint("after-status")
-	if err := e.setState(ctx, ic, to); err != nil {
+	if err := e.setState(ctx, ic, s.To); err != nil {
 		return err
 	}
-	ic.to = ""
 	e.checkpoint("after-label")
 	return nil
 }
