@@ -1,7 +1,7 @@
 package engine
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
