@@ -461,7 +461,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	} else {
 		add("failures", "none")
 	}
-	for _, k := range []string{"triage", "research", "plan", "review", "self-review"} {
+	for _, k := range engine.DocumentKinds() {
 		a, ok := rec.Artifacts[k]
 		if !ok {
 			continue

@@ -11,11 +11,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
-// artifactPath is where a document of kind (research, plans, reviews) lives in the branch.
-func artifactPath(kind string, ic *issue, suffix string) string {
-	return fmt.Sprintf("thoughts/shared/%s/%s-GH-%04d-%s%s.md", kind, ic.rec.Date, ic.n, ic.rec.Slug, suffix)
-}
-
 // writeDoc runs a document step's agent and returns the document it wrote.
 func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
 	if err := ws.Clear(rel); err != nil {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -53,18 +52,6 @@ type Notice struct{ Key, Body string }
 func (e *Engine) next(ic *issue) (paused, cont bool) {
 	p := Next(ic.n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
 	return p.Paused(), p.Now()
-}
-
-func describe(ev workflow.Event, from, to workflow.State, rec Record) string {
-	switch {
-	case ev == workflow.Children && from == to:
-		return "sub-issues: " + childSummary(rec)
-	case ev == workflow.Implement:
-		return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))
-	case from == to:
-		return fmt.Sprintf("%s done; still %s", ev, to.Title())
-	}
-	return fmt.Sprintf("%s: %s → %s", ev, from.Title(), to.Title())
 }
 
 // stepError is err as a step's failure (nil when it is another error, or none).

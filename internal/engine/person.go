@@ -82,7 +82,7 @@ func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, erro
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
 		rec.Feedback = ""
-		rec.setArtifact("review", Artifact{Verdict: "APPROVED by @" + login})
+		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
 	})
 }
@@ -104,7 +104,7 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
-		rec.setArtifact("review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
 		return e.sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }
@@ -129,9 +129,9 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 		}
 		if rec.PR != 0 && to == workflow.InProgress {
 			rec.PR, rec.PRURL = 0, "" // the closed pull request is not reused
-			if a, ok := rec.Artifacts["self-review"]; ok {
+			if a, ok := rec.Artifacts[selfReviewDocument.Kind]; ok {
 				a.Verdict = "" // the branch is reviewed again before a new pull request opens
-				rec.Artifacts["self-review"] = a
+				rec.Artifacts[selfReviewDocument.Kind] = a
 			}
 		}
 		return Outcome{To: to}, nil

@@ -98,16 +98,15 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 	if p.Step == nil {
 		return p
 	}
+	if p.Step.Waits != nil {
+		p.Wait = p.Step.Waits(rec, c)
+	}
 	switch {
-	case p.Step.Name == workflow.Triage && rec.Split != nil && rec.Split.ApprovedBy == "":
-		p.Wait, p.SplitParts = WaitSplit, rec.Split.Parts
-	case p.Step.Person != nil && p.Step.Person(c):
+	case p.Wait == WaitSplit:
+		p.SplitParts = rec.Split.Parts
+	case p.Wait == NoWait && p.Step.Person != nil && p.Step.Person(c):
 		p.Wait = WaitApproval
-	case p.Step.Name == workflow.Merge:
-		p.Wait = WaitPullRequest
-	case p.Step.Name == workflow.Children:
-		p.Wait = WaitSubIssues
-	case p.Step.Name == workflow.Implement:
+	case p.Step.Phased:
 		p.Phase, _ = rec.phasesLeft()
 		p.Phase++
 		p.Phases = len(rec.Phases)
@@ -208,7 +207,7 @@ func (p Plan) Describe() string {
 	if p.Running {
 		return fmt.Sprintf("%s is running (or a run stopped mid-step; the next advance redoes it): gh ralph advance %d", p.Step.Name, n)
 	}
-	if p.Step.Name == workflow.Implement {
+	if p.Step.Phased {
 		return fmt.Sprintf("implement phase %d of %d (%s): gh ralph advance %d", p.Phase, p.Phases, p.PhaseTitle, n)
 	}
 	return fmt.Sprintf("%s: gh ralph advance %d", p.Step.Name, n)

@@ -32,12 +32,15 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 		}
 		return "", "", "", inputErrorf("#%d's next step (%s) runs no agent, so it has no prompt", n, what)
 	}
-	command, kind := string(p.Step.Name), p.Step.Document
+	command, kind := string(p.Step.Name), ""
+	if doc := p.Step.Doc; doc != nil && doc.Folder != "" {
+		kind = doc.Kind
+	}
 	artifact := "<the worktree>/" + ic.rec.Artifacts[kind].Path
 	if ic.rec.Artifacts[kind].Path == "" {
 		artifact = fmt.Sprintf("<the worktree>/thoughts/shared/%s/… (chosen when the step runs)", kind)
 	}
-	if command == "implement" {
+	if p.Step.Phased {
 		artifact = ""
 	}
 	d, err := ro.promptData(ctx, ic, artifact)
@@ -47,7 +50,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	const fromBranch = "(read from the issue's branch when the step runs)"
 	d.Research, d.Plan, d.Diff = fromBranch, fromBranch, fromBranch
 	d.Feedback = ic.rec.Feedback
-	if k, ok := ic.rec.phasesLeft(); ok && command == "implement" {
+	if k, ok := ic.rec.phasesLeft(); ok && p.Step.Phased {
 		d.Phase, d.Phases, d.PhaseText = k+1, len(ic.rec.Phases), ic.rec.Phases[k].Text
 		if d.PhaseText == "" {
 			d.PhaseText = fromBranch

@@ -50,11 +50,6 @@ func (e *Engine) links(ic *issue) Links {
 	return l
 }
 
-type checkItem struct {
-	done bool
-	text string
-}
-
 // RenderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
 // person can do, the workflow diagram, and the hidden record.
 func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
@@ -121,12 +116,12 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			fmt.Fprintf(&b, "- Branch: `%s`\n", Inert(rec.Branch))
 		}
 	}
-	for _, kind := range []string{"triage", "research", "plan", "review", "self-review"} {
-		a, ok := rec.Artifacts[kind]
+	for _, doc := range Documents() {
+		a, ok := rec.Artifacts[doc.Kind]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s:", documentTitle(kind))
+		fmt.Fprintf(&b, "- %s:", doc.Title)
 		if a.URL != "" {
 			fmt.Fprintf(&b, " [`%s`](%s)", Inert(a.Path), link(a.URL))
 		}
@@ -165,46 +160,4 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.
 	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
-}
-
-func has(rec Record, ev workflow.Event) bool {
-	for _, d := range rec.Steps {
-		if d.Step == ev {
-			return true
-		}
-	}
-	return false
-}
-
-func checklist(rec Record, cfg config.Config) []checkItem {
-	var items []checkItem
-	if cfg.Triage {
-		items = append(items, checkItem{has(rec, workflow.Triage), "Triage"})
-	}
-	if cfg.Research {
-		items = append(items, checkItem{has(rec, workflow.Research), "Research"})
-	}
-	planText := "Plan"
-	if rec.PlanIterations > 0 {
-		planText = fmt.Sprintf("Plan (sent back %d of %d times)", rec.PlanIterations, cfg.MaxIterations)
-	}
-	approved := rec.State == workflow.InProgress || rec.State == workflow.InReview || rec.State == workflow.Done
-	items = append(items,
-		checkItem{has(rec, workflow.Plan), planText},
-		checkItem{approved, fmt.Sprintf("Plan review (%s)", cfg.Review)},
-	)
-	impl := "Implementation"
-	if len(rec.Phases) > 0 {
-		impl = fmt.Sprintf("Implementation (%d of %d phases)", rec.phasesDone(), len(rec.Phases))
-	}
-	_, left := rec.phasesLeft()
-	items = append(items, checkItem{len(rec.Phases) > 0 && !left && approved, impl})
-	if cfg.SelfReview {
-		items = append(items, checkItem{rec.PR != 0 || rec.Artifacts["self-review"].Verdict == "APPROVED", "Self-review"})
-	}
-	items = append(items,
-		checkItem{rec.PR != 0, "Pull request"},
-		checkItem{rec.State == workflow.Done, "Merged"},
-	)
-	return items
 }

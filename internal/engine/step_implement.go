@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
+)
+
+// The implement step: one phase of the plan a run; ralph checks the agent's changes, runs verify, commits and
+// pushes them.
+
+func implementStep() Step {
+	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: phaseLeft, Agent: always,
+		Phased: true, Run: (*Engine).implement,
+		Describe: func(_, _ workflow.State, rec Record) string {
+			return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))
+		},
+		Check: func(rec Record, _ config.Config) []checkItem {
+			text := "Implementation"
+			if len(rec.Phases) > 0 {
+				text = fmt.Sprintf("Implementation (%d of %d phases)", rec.phasesDone(), len(rec.Phases))
+			}
+			_, left := rec.phasesLeft()
+			return []checkItem{{len(rec.Phases) > 0 && !left && planApproved(rec), text}}
+		}}
+}
+
+func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.phasesLeft(); return left }
+
+func (e *Engine) implement(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	k, _ := rec.phasesLeft()
+	m := len(rec.Phases)
+	ph := rec.Phases[k]
+	ws, err := e.checkout(ctx, ic)
+	if err != nil {
+		return Outcome{}, err
+	}
+	key := fmt.Sprintf("implement/%d/%d", rec.Rounds["plan"], k+1)
+	if sha, found, err := committedStep(ctx, ws, key); err != nil {
+		return Outcome{}, err
+	} else if found {
+		e.Log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", ic.n, k+1)
+		rec.Phases[k].SHA = sha
+		return Outcome{To: workflow.InProgress}, nil
+	}
+	d, err := e.promptData(ctx, ic, "")
+	if err != nil {
+		return Outcome{}, err
+	}
+	d.Plan = e.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
+	d.Phase, d.Phases = k+1, m
+	d.PhaseText = ph.Text
+	if d.PhaseText == "" {
+		if all, err := ParsePhases(d.Plan); err == nil && k < len(all) {
+			d.PhaseText = all[k].Text
+		}
+	}
+	if d.PhaseText == "" {
+		d.PhaseText = "## Phase " + strconv.Itoa(k+1) + ": " + ph.Title
+	}
+	if err := e.runAgent(ctx, ic, ws, "implement", "", k+1, m, d); err != nil {
+		var be *budgetError
+		if errors.As(err, &be) && !be.before {
+			e.keepPhase(ctx, ic, rec, ws, k, m, key, be)
+		}
+		return Outcome{}, err
+	}
+	head, err := e.commitPhase(ctx, ic, rec, ws, k, m, key)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rec.Phases[k].SHA = head
+	return Outcome{To: workflow.InProgress}, nil
+}
+
+// commitPhase checks the agent's changes of phase k (of m), runs verify, commits them with the phase's key
+// and pushes.
+func (e *Engine) commitPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string) (string, error) {
+	changes, err := guard(ctx, ws, "implement")
+	if err != nil {
+		return "", err
+	}
+	if len(changes) == 0 {
+		return "", &StepError{Step: "implement", Reason: fmt.Sprintf("phase %d of %d changed no file", k+1, m)}
+	}
+	if err := e.verify(ctx, ic, ws, k+1, m); err != nil {
+		return "", err
+	}
+	// verify may have written files (a build, a formatter): check them too.
+	changes, err = guard(ctx, ws, "implement")
+	if err != nil {
+		return "", err
+	}
+	if err := e.scanSecrets(ws, changes); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(rec.Phases[k].Title), trailerKey, key)
+	head, err := ws.Commit(ctx, msg, e.Author)
+	if err != nil {
+		return "", fmt.Errorf("committing phase %d: %w", k+1, err)
+	}
+	e.checkpoint("after-commit")
+	if err := push(ctx, ic, ws); err != nil {
+		return "", err
+	}
+	e.checkpoint("after-push")
+	return head, nil
+}

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// The pr step: ralph opens the pull request from the issue's branch.
+
+func pullRequestStep() Step {
+	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*Engine).pullRequest,
+		Check: func(rec Record, _ config.Config) []checkItem { return []checkItem{{rec.PR != 0, "Pull request"}} }}
+}
+
+// pullRequest opens the pull request from the issue's branch (or finds the one a stopped run opened).
+func (e *Engine) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	// A run that stopped after opening the pull request left it open: find it before opening one.
+	pr, err := e.GitHub.FindPull(ctx, rec.Branch, rec.Base)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if pr == nil || pr.State != "open" {
+		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
+			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
+			Body:  pullBody(ic.n, ic.gh.Title, *rec),
+			Head:  rec.Branch,
+			Base:  rec.Base,
+			Draft: e.Config.DraftPR,
+		})
+		if err != nil {
+			var ge *ghapi.Error
+			if errors.As(err, &ge) && ge.Status == 422 {
+				// "A pull request already exists" can be the answer to a repeat of our own create (the
+				// client retried a 5xx GitHub gave after opening it): look again before calling it a failure.
+				if again, ferr := e.GitHub.FindPull(ctx, rec.Branch, rec.Base); ferr == nil && again != nil && again.State == "open" {
+					created, err = *again, nil
+				} else {
+					return Outcome{}, &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
+				}
+			} else {
+				return Outcome{}, err
+			}
+		}
+		pr = &created
+		e.checkpoint("after-pr")
+	}
+	rec.PR, rec.PRURL = pr.Number, pr.HTMLURL
+	return Outcome{To: workflow.InReview}, nil
+}
+
+func pullBody(n int, title string, rec Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", n, Inert(title), len(rec.Phases))
+	b.WriteString("## Phases\n\n")
+	for i, p := range rec.Phases {
+		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
+	}
+	b.WriteString("\n## Documents\n\n")
+	for _, doc := range Documents() {
+		a, ok := rec.Artifacts[doc.Kind]
+		if !ok || a.URL == "" {
+			continue // the documents that are files on the branch: the triage is a comment
+		}
+		fmt.Fprintf(&b, "- %s: [`%s`](%s)", doc.Title, Inert(a.Path), link(a.URL))
+		if a.Comment != "" {
+			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
+		}
+		b.WriteString("\n")
+	}
+	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
+	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", n)
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
