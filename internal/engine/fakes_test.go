@@ -886,8 +886,8 @@ func nothing(*agentRun) (agent.Result, error) { return ok() }
 
 // Documents the default agent writes.
 const (
-	researchDocument = "# Research\n\nThe widget lives in widget.go.\n"
-	planDocument     = "# Plan\n\n## Phase 1: Add the parser\n\nWrite parse.go.\n\n## Phase 2: Wire it up\n\nWrite wire.go.\n"
+	researchDoc = "# Research\n\nThe widget lives in widget.go.\n"
+	planDoc     = "# Plan\n\n## Phase 1: Add the parser\n\nWrite parse.go.\n\n## Phase 2: Wire it up\n\nWrite wire.go.\n"
 	approved    = "# Review\n\nLooks right.\n\nVERDICT: APPROVED\n"
 	sentBack    = "# Review\n\nPhase 2 is vague.\n\nVERDICT: NEEDS_ITERATION\n"
 )
@@ -895,9 +895,9 @@ const (
 func defaultBehaviour(command string) behaviour {
 	switch command {
 	case "research":
-		return writes(researchDocument)
+		return writes(researchDoc)
 	case "plan":
-		return writes(planDocument)
+		return writes(planDoc)
 	case "review", "self-review":
 		return writes(approved)
 	case "triage":

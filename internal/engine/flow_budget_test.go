@@ -20,11 +20,11 @@ func TestFlowUsage(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Budget.Issue = 5; c.Agent.MaxCost = 1.5; c.Agent.MaxTokens = 20000 })
 	h.agent.set("research", func(a *agentRun) (agentResult, error) {
-		a.artifact(researchDocument)
+		a.artifact(researchDoc)
 		return agentResult{Usage: &agent.Usage{Turns: 3, InputTokens: 1200, CacheReadTokens: 200, OutputTokens: 300, CostUSD: 0.25, Model: "model-a"}}, nil
 	})
 	h.agent.set("plan", func(a *agentRun) (agentResult, error) {
-		a.artifact(planDocument)
+		a.artifact(planDoc)
 		return agentResult{Usage: &agent.Usage{Turns: 2, InputTokens: 800, OutputTokens: 100, CostUSD: 0.5}}, nil
 	})
 	n := h.enrolled("Parse widgets")
@@ -64,7 +64,7 @@ func TestFlowTurnLimit(t *testing.T) {
 			return agentResult{ExitCode: 1, Usage: &agent.Usage{Turns: 7, HitTurnLimit: true}}, agentErr
 		}
 	}
-	h.agent.set("research", limited(researchDocument))
+	h.agent.set("research", limited(researchDoc))
 	h.agent.set("plan", limited(""))
 	n := h.enrolled("Parse widgets")
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
@@ -163,7 +163,7 @@ func TestFlowBudgetReachedMidStep(t *testing.T) {
 			t.Fatalf("the agent got no gateway")
 		}
 		answers = askModel(t, a, 2)
-		a.artifact(researchDocument)
+		a.artifact(researchDoc)
 		return ok()
 	})
 	n := h.enrolled("Parse widgets")

@@ -134,7 +134,7 @@ func TestFlowStepFailures(t *testing.T) {
 func TestFlowFailureCountsResetOnSuccess(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
-	h.agent.on("research", exits(1, ""), writes(researchDocument))
+	h.agent.on("research", exits(1, ""), writes(researchDoc))
 	h.agent.on("plan", exits(1, ""))
 	n := h.enrolled("Parse widgets")
 	if _, err := h.eng.Advance(context.Background(), n); stepError(err) == nil {
@@ -162,7 +162,7 @@ func TestFlowPushRefused(t *testing.T) {
 	branch := branchOf(n, "parse-widgets")
 	h.agent.on("research", func(a *agentRun) (agentResult, error) {
 		h.pushOther(branch, "theirs.txt")
-		a.artifact(researchDocument)
+		a.artifact(researchDoc)
 		return ok()
 	})
 	res, err := h.eng.Advance(context.Background(), n)
@@ -181,7 +181,7 @@ func TestFlowPushRefused(t *testing.T) {
 		t.Errorf("the research was posted although it was not pushed")
 	}
 	// The next run builds on the branch as it now is.
-	h.agent.set("research", writes(researchDocument))
+	h.agent.set("research", writes(researchDoc))
 	h.advance(n)
 	if diff := cmp.Diff([]string{"other: theirs.txt", "ralph: research for #1 Parse widgets"}, h.subjects(branch)); diff != "" {
 		t.Errorf("commits (-want +got):\n%s", diff)

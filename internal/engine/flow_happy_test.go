@@ -35,8 +35,8 @@ func TestFlowEndToEnd(t *testing.T) {
 		t.Errorf("research Result (-want +got):\n%s", diff)
 	}
 	h.wantState(n, workflow.ReadyForPlan)
-	if got, ok := h.show(branch, researchPath); !ok || got+"\n" != researchDocument {
-		t.Errorf("research document on the branch = %q, %v; want %q", got, ok, researchDocument)
+	if got, ok := h.show(branch, researchPath); !ok || got+"\n" != researchDoc {
+		t.Errorf("research document on the branch = %q, %v; want %q", got, ok, researchDoc)
 	}
 	inv := h.agent.last()
 	if inv.Command != "research" || inv.Issue != n || inv.Artifact != filepath.Join(inv.Dir, researchPath) || !strings.Contains(inv.Prompt, "Parse widgets") {

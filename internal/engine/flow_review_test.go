@@ -190,7 +190,7 @@ func TestFlowParseVerdictAndPhases(t *testing.T) {
 	if v, err := engine.ParseVerdict(sentBack); v != "NEEDS_ITERATION" || err != nil {
 		t.Errorf("ParseVerdict = %q, %v", v, err)
 	}
-	ph, err := engine.ParsePhases(planDocument)
+	ph, err := engine.ParsePhases(planDoc)
 	if err != nil || len(ph) != 2 || ph[1].Title != "Wire it up" || ph[1].Text != "## Phase 2: Wire it up\n\nWrite wire.go." {
 		t.Errorf("ParsePhases = %+v, %v", ph, err)
 	}

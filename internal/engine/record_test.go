@@ -238,7 +238,7 @@ func TestTriageCommentQuotesTheDocument(t *testing.T) {
 	}
 	got, ok := triageDoc(body, marker)
 	if !ok || got != strings.TrimSpace(doc) && got != doc {
-		t.Errorf("triageDocument = %q, %v; want the document", got, ok)
+		t.Errorf("triageDoc = %q, %v; want the document", got, ok)
 	}
 	subs, err := ParseSplit(got)
 	if err != nil || len(subs) != 2 || len(subs[1].BlockedBy) != 1 {
