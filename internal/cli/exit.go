@@ -21,7 +21,7 @@ const (
 	ExitOK          = 0
 	ExitError       = 1
 	ExitUsage       = 2
-	ExitAuth        = 4
+	ExitAuth        = ghapi.ExitAuth
 	ExitInterrupted = 130
 )
 
@@ -38,17 +38,6 @@ func flagErrorf(cmd *cobra.Command, format string, args ...any) error {
 	return &FlagError{Err: fmt.Errorf(format, args...), Usage: cmd.UsageString()}
 }
 
-// AuthError: no token for the host, or GitHub did not accept it. Hint is what to do, in gh's words (see
-// authHint); "" for the plain one.
-type AuthError struct {
-	Host string
-	Err  error
-	Hint string
-}
-
-func (e *AuthError) Error() string { return e.Err.Error() }
-func (e *AuthError) Unwrap() error { return e.Err }
-
 // InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran.
 type InterruptedError struct{ Err error }
 
@@ -64,7 +53,7 @@ func Exit(err error, stderr io.Writer) int {
 	var (
 		reported exitStatus
 		flagErr  *FlagError
-		authErr  *AuthError
+		authErr  *ghapi.AuthError
 		intr     *InterruptedError
 		refused  *engine.RefusedError
 		input    *engine.InputError
