@@ -265,17 +265,11 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 	case CmdMerge:
 		res, err = eng.PullClosed(ctx, n, trig.Pull)
 	case CmdApprove, CmdRetry, CmdReject:
-		switch trig.Command {
-		case CmdApprove:
-			res, err = eng.Approve(ctx, n, trig.Actor)
-		case CmdRetry:
-			res, err = eng.Retry(ctx, n, trig.Actor)
-		default:
-			res, err = eng.Reject(ctx, n, trig.Actor, trig.Reason)
-		}
 		// The person's action is bookkeeping; this run then does the next step, as enrollment does.
-		if err == nil && res.Continue && !r.dryRun {
-			res, err = eng.Advance(ctx, n)
+		var step *engine.Result
+		res, step, err = eng.Act(ctx, engine.Command{Action: engine.Action(trig.Command), Issue: n, Login: trig.Actor, Reason: trig.Reason, Advance: true})
+		if step != nil {
+			res = *step
 		}
 	case CmdStatus:
 		_, err = eng.Status(ctx, n, true)

@@ -61,6 +61,38 @@ func (e *Engine) authorize(ctx context.Context, n int, login string, act Action)
 	return &RefusedError{Login: login, Action: act}
 }
 
+// Command is a person's command on an issue: `/ralph approve|reject|retry` in a comment, or
+// `gh ralph approve|reject|retry`.
+type Command struct {
+	Action Action
+	Issue  int
+	Login  string
+	Reason string // a rejection's
+	// Advance: take the step the command makes ready, in the same call.
+	Advance bool
+}
+
+// Act carries out a person's command and then, with c.Advance, the step it leaves ready to run: the one
+// engine call behind both doors. The command itself is bookkeeping; step is the next step's result (nil
+// when none ran), and err the command's or that step's.
+func (e *Engine) Act(ctx context.Context, c Command) (res Result, step *Result, err error) {
+	switch c.Action {
+	case ActApprove:
+		res, err = e.Approve(ctx, c.Issue, c.Login)
+	case ActReject:
+		res, err = e.Reject(ctx, c.Issue, c.Login, c.Reason)
+	case ActRetry:
+		res, err = e.Retry(ctx, c.Issue, c.Login)
+	default:
+		return Result{Issue: c.Issue}, nil, inputErrorf("%q is no command of a person's: approve, reject or retry", c.Action)
+	}
+	if err != nil || !c.Advance || !res.Continue || e.DryRun {
+		return res, nil, err
+	}
+	next, err := e.Advance(ctx, c.Issue)
+	return res, &next, err
+}
+
 // Enroll records that login added ralph:build, then advances the issue one step. The caller has seen the
 // label added; the enrollment counts only if login may drive ralph.
 func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error) {
