@@ -163,7 +163,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		e.Log.Infof("%s", why)
 		res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
 		if ic.state != "" {
-			err = e.flush(ctx, ic)
+			err = e.writer().flush(ctx, ic)
 		}
 		return res, err
 	}
@@ -187,7 +187,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		}
 	}
 	if err == nil && ic.state != "" {
-		err = e.flush(ctx, ic)
+		err = e.writer().flush(ctx, ic)
 	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
 	return res, err

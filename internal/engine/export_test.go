@@ -28,11 +28,11 @@ func probeStep() Step {
 		Check: func(rec Record, _ config.Config) []checkItem {
 			return []checkItem{{has(rec, probeEvent), "Probe"}}
 		},
-		Run: (*Engine).probe}
+		Run: (*runner).probe}
 }
 
-func (e *Engine) probe(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := e.prepare(ctx, ic)
+func (r *runner) probe(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -40,7 +40,7 @@ func (e *Engine) probe(ctx context.Context, ic *issue, rec *Record) (Outcome, er
 	// This build has no template probe.md (a real step adds internal/prompts/templates/<kind>.md): the
 	// probe borrows the review's.
 	st.command = "review"
-	_, art, err := e.document(ctx, ic, rec, ws, st, d)
+	_, art, err := r.document(ctx, ic, rec, ws, st, d)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -47,23 +47,23 @@ func (b *budgetError) Error() string {
 }
 
 // gatewayCredential is the model key ralph holds for its gateway, when the gateway is on.
-func (e *Engine) gatewayCredential() (gateway.Vendor, gateway.Credential, bool) {
-	v := gateway.Vendor(e.Config.GatewayVendor())
+func (r *runner) gatewayCredential() (gateway.Vendor, gateway.Credential, bool) {
+	v := gateway.Vendor(r.cfg.GatewayVendor())
 	if v == "" {
 		return "", gateway.Credential{}, false
 	}
-	c, ok := agent.ModelCredential(v, e.AgentEnv, e.Config.Agent.Env)
+	c, ok := agent.ModelCredential(v, r.baseEnv, r.cfg.Agent.Env)
 	return v, c, ok
 }
 
 // agentEnv is the agent's environment: the allowlist of ralph's own, agent.env, and a HOME and TMPDIR of
 // its own. With the gateway on, none of the vendor's key variables is passed, even when agent.env names
 // one, and no value that holds the model key: the agent gets the gateway's key in its place (runAgent).
-func (e *Engine) agentEnv(ws *workspace.Workspace) []string {
-	extra, secrets := e.Config.Agent.Env, e.Secrets
-	if v, cred, ok := e.gatewayCredential(); v != "" {
+func (r *runner) agentEnv(ws *workspace.Workspace) []string {
+	extra, secrets := r.cfg.Agent.Env, r.secretNames
+	if v, cred, ok := r.gatewayCredential(); v != "" {
 		extra = map[string]string{}
-		for k, val := range e.Config.Agent.Env {
+		for k, val := range r.cfg.Agent.Env {
 			extra[k] = val
 		}
 		for _, n := range v.CredentialNames() {
@@ -73,22 +73,22 @@ func (e *Engine) agentEnv(ws *workspace.Workspace) []string {
 			secrets = append(append([]string(nil), secrets...), cred.Value)
 		}
 	}
-	env := agent.Environ(e.AgentEnv, secrets, extra)
+	env := agent.Environ(r.baseEnv, secrets, extra)
 	return append(env, "HOME="+ws.Home, "TMPDIR="+ws.Tmp)
 }
 
 // openGateway starts ralph's model gateway for one agent run, with what remains of each budget: the
 // step's, the issue's (its record's total so far) and the day's (the ledger). It returns nil when the
 // agent runs without the gateway, and a *budgetError, before anything runs, when a budget is already spent.
-func (e *Engine) openGateway(ctx context.Context, ic *issue, command string) (*gateway.Gateway, *agent.Gateway, error) {
-	v, cred, ok := e.gatewayCredential()
+func (r *runner) openGateway(ctx context.Context, ic *issue, command string) (*gateway.Gateway, *agent.Gateway, error) {
+	v, cred, ok := r.gatewayCredential()
 	if v == "" {
 		return nil, nil, nil
 	}
 	if !ok {
 		return nil, nil, &StepError{Step: command, Reason: fmt.Sprintf("ralph's model gateway has no %s key: set %s in ralph's environment", v, strings.Join(v.CredentialNames(), " or "))}
 	}
-	limits, err := e.limits(ctx, ic)
+	limits, err := r.limits(ctx, ic)
 	if err != nil {
 		return nil, nil, &StepError{Step: command, Reason: "ralph could not read what the repository spent today (budget.day)", Err: err}
 	}
@@ -98,7 +98,7 @@ func (e *Engine) openGateway(ctx context.Context, ic *issue, command string) (*g
 		}
 	}
 	overrides := gateway.Prices{}
-	for model, p := range e.Config.Gateway.Prices {
+	for model, p := range r.cfg.Gateway.Prices {
 		calls := map[gateway.ServerTool]float64{}
 		for t, c := range p.Calls {
 			calls[gateway.ServerTool(t)] = c
@@ -106,22 +106,22 @@ func (e *Engine) openGateway(ctx context.Context, ic *issue, command string) (*g
 		overrides[model] = gateway.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite, Calls: calls}
 	}
 	var tools []gateway.ServerTool
-	for _, t := range e.Config.Gateway.ServerTools {
+	for _, t := range r.cfg.Gateway.ServerTools {
 		tools = append(tools, gateway.ServerTool(t))
 	}
-	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: e.Config.Gateway.Upstream, Credential: cred, Prices: gateway.DefaultPrices(v).With(overrides),
-		Limits: limits, Transport: e.ModelTransport, ServerTools: tools})
+	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: r.cfg.Gateway.Upstream, Credential: cred, Prices: gateway.DefaultPrices(v).With(overrides),
+		Limits: limits, Transport: r.modelTransport, ServerTools: tools})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting ralph's model gateway: %w", err)
 	}
-	e.Log.Infof("the agent reaches the %s API through ralph's model gateway at %s%s", v, gw.URL(), describeLimits(limits))
+	r.log.Infof("the agent reaches the %s API through ralph's model gateway at %s%s", v, gw.URL(), describeLimits(limits))
 	return gw, &agent.Gateway{Vendor: v, URL: gw.URL(), Key: gw.Key(), KeyName: cred.Name, ServerTools: tools}, nil
 }
 
 // limits are the run's budgets: the step's as configured, the issue's and the day's as what remains of
 // them (zero or less: spent).
-func (e *Engine) limits(ctx context.Context, ic *issue) ([]gateway.Limit, error) {
-	a, b := e.Config.Agent, e.Config.Budget
+func (r *runner) limits(ctx context.Context, ic *issue) ([]gateway.Limit, error) {
+	a, b := r.cfg.Agent, r.cfg.Budget
 	var limits []gateway.Limit
 	if a.MaxCost > 0 {
 		limits = append(limits, gateway.Limit{Name: budgetStepCost, Cost: a.MaxCost, Why: fmt.Sprintf("agent.max_cost is %s per step", dollars(a.MaxCost))})
@@ -138,10 +138,10 @@ func (e *Engine) limits(ctx context.Context, ic *issue) ([]gateway.Limit, error)
 			fmt.Sprintf("budget.issue is %s for this issue, which had spent $%.4f before this step", dollars(b.Issue), spent)))
 	}
 	if b.Day > 0 {
-		if e.Ledger == nil {
+		if r.ledger == nil {
 			return nil, fmt.Errorf("budget.day needs ralph's repository, which this run has not")
 		}
-		d, err := e.Ledger.Today(ctx)
+		d, err := r.ledger.Today(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +178,7 @@ func describeLimits(limits []gateway.Limit) string {
 // closeGateway ends the run's gateway (its key is good for nothing after), makes the gateway's figures
 // the run's usage (the CLI's turns and model kept), says in the log what it refused, adds the run's
 // spending to the day's ledger, and returns the budget that stopped the run, if one did.
-func (e *Engine) closeGateway(ctx context.Context, ic *issue, command string, gw *gateway.Gateway, res *agent.Result) *gateway.Stop {
+func (r *runner) closeGateway(ctx context.Context, ic *issue, command string, gw *gateway.Gateway, res *agent.Result) *gateway.Stop {
 	_ = gw.Close()
 	g, stop := gw.Usage(), gw.Stopped()
 	u := agent.Usage{}
@@ -195,18 +195,18 @@ func (e *Engine) closeGateway(ctx context.Context, ic *issue, command string, gw
 	}
 	res.Usage = &u
 	for _, line := range gw.Refused() {
-		e.Log.Warnf("ralph's model gateway %s", line)
+		r.log.Warnf("ralph's model gateway %s", line)
 	}
 	if len(g.Unpriced) > 0 {
 		sort.Strings(g.Unpriced)
-		e.Log.Warnf("ralph's model gateway has no price for %s: counted at the dearest of the price table; set gateway.prices", strings.Join(g.Unpriced, ", "))
+		r.log.Warnf("ralph's model gateway has no price for %s: counted at the dearest of the price table; set gateway.prices", strings.Join(g.Unpriced, ", "))
 	}
-	if e.Config.Budget.Day > 0 && e.Ledger != nil && (g.CostUSD > 0 || g.Total() > 0) {
-		d, err := e.Ledger.Add(context.WithoutCancel(ctx), g.CostUSD, g.Total(), fmt.Sprintf("#%d %s", ic.n, command))
+	if r.cfg.Budget.Day > 0 && r.ledger != nil && (g.CostUSD > 0 || g.Total() > 0) {
+		d, err := r.ledger.Add(context.WithoutCancel(ctx), g.CostUSD, g.Total(), fmt.Sprintf("#%d %s", ic.n, command))
 		if err != nil {
-			e.Log.Warnf("the day's spending was not recorded: %v", err)
+			r.log.Warnf("the day's spending was not recorded: %v", err)
 		} else {
-			e.Log.Infof("the repository has spent $%.4f on %s (UTC), of budget.day %s", d.CostUSD, d.Date, dollars(e.Config.Budget.Day))
+			r.log.Infof("the repository has spent $%.4f on %s (UTC), of budget.day %s", d.CostUSD, d.Date, dollars(r.cfg.Budget.Day))
 		}
 	}
 	return stop
@@ -253,18 +253,18 @@ func dollars(x float64) string {
 // check), it is committed with the step's key, so that /ralph retry finds it on the branch and goes on
 // without the agent; unfinished, it is committed as a draft, for a person to read, and the retry writes
 // it again.
-func (e *Engine) keepDocument(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
+func (r *runner) keepDocument(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
 	whole := st.check == nil || st.check(doc) == nil
 	msg := st.subject + "\n\n" + trailerKey + ": " + key
 	if !whole {
 		msg = st.subject + " (unfinished: the budget was reached)\n\n" + draftKey + ": " + key
 	}
-	if err := e.commitDoc(ctx, ic, ws, st.rel, doc, msg); err != nil {
-		e.Log.Warnf("#%d: keeping the document written before the budget: %v", ic.n, err)
+	if err := r.commitDoc(ctx, ic, ws, st.rel, doc, msg); err != nil {
+		r.log.Warnf("#%d: keeping the document written before the budget: %v", ic.n, err)
 		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
 		return
 	}
-	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, e.GitHub.BlobURL(ic.rec.Branch, st.rel), ic.rec.Branch)
+	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(ic.rec.Branch, st.rel), ic.rec.Branch)
 	if whole {
 		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
 		return
@@ -278,10 +278,10 @@ const draftKey = "Ralph-Draft"
 // keepPhase keeps the work of an implement step stopped at a budget when it is a verified phase: the
 // changes pass verify, and are committed with the phase's key and pushed (so /ralph retry goes on with the
 // next phase). Otherwise nothing of the phase is pushed; the phases done before stay on the branch.
-func (e *Engine) keepPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
-	sha, err := e.commitPhase(ctx, ic, rec, ws, k, m, key)
+func (r *runner) keepPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
+	sha, err := r.commitPhase(ctx, ic, rec, ws, k, m, key)
 	if err != nil {
-		e.Log.Warnf("#%d: phase %d's changes are not kept: %v", ic.n, k+1, err)
+		r.log.Warnf("#%d: phase %d's changes are not kept: %v", ic.n, k+1, err)
 		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, ic.rec.Branch, k+1)
 		return
 	}

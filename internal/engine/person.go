@@ -137,7 +137,7 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return e.sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
+		return e.runner().sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }
 
@@ -221,7 +221,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 	out.Record = &draft
 	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Run.URL})
 	if err == nil {
-		err = e.write(context.WithoutCancel(ctx), ic, st)
+		err = e.writer().write(context.WithoutCancel(ctx), ic, st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err
@@ -243,7 +243,7 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 	if e.DryRun {
 		return ic.rec, nil
 	}
-	if err := e.saveStatus(ctx, ic); err != nil {
+	if err := e.writer().saveStatus(ctx, ic); err != nil {
 		return ic.rec, err
 	}
 	if reply && ic.status != nil {

@@ -44,26 +44,6 @@ func parseParent(body string) (parent, part int, ok bool) {
 	return parent, part, true
 }
 
-// parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
-// was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
-// an issue whose body ends with a marker.
-func (e *Engine) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
-	parent, part, ok = parseParent(is.Body)
-	if !ok {
-		return 0, 0, false, nil
-	}
-	may := func(ctx context.Context, login string) (bool, error) { return e.trusted(ctx, ic, login) }
-	own, err := WroteRecord(ctx, is.User, may, e.Identity)
-	if err != nil {
-		return 0, 0, false, fmt.Errorf("checking who opened #%d: %w", is.Number, err)
-	}
-	if !own {
-		e.Log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", ic.n, is.Number, is.User.Login)
-		return 0, 0, false, nil
-	}
-	return parent, part, true, nil
-}
-
 // Limits of what GitHub takes in an issue (characters; bytes are counted, which is never fewer).
 const (
 	maxIssueTitle = 256
@@ -159,15 +139,15 @@ func ParseSplit(doc string) ([]SubIssue, error) {
 // split creates the sub-issues, links them to the parent and to each other, and enrolls them; it returns
 // the ones that can start now. A rerun after
 // a crash finds the parts it already created by their marker and creates only the rest.
-func (e *Engine) split(ctx context.Context, ic *issue, rec *Record, subs []SubIssue) ([]int, error) {
+func (r *runner) split(ctx context.Context, ic *issue, rec *Record, subs []SubIssue) ([]int, error) {
 	existing := map[int]ghapi.Issue{}
 	linked := map[int]bool{}
-	kids, err := e.GitHub.SubIssues(ctx, ic.n)
+	kids, err := r.gh.SubIssues(ctx, ic.n)
 	if err != nil {
 		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
 	}
 	for _, k := range kids {
-		p, part, ok, err := e.parentOf(ctx, ic, k)
+		p, part, ok, err := r.people.parentOf(ctx, ic, k)
 		if err != nil {
 			return nil, err
 		}
@@ -177,12 +157,12 @@ func (e *Engine) split(ctx context.Context, ic *issue, rec *Record, subs []SubIs
 	}
 	if len(existing) < len(subs) {
 		// A part created just before a crash is not linked yet: look for it among the enrolled issues.
-		open, err := e.GitHub.Issues(ctx, ghapi.IssueFilter{State: "all", Labels: []string{workflow.LabelBuild}})
+		open, err := r.gh.Issues(ctx, ghapi.IssueFilter{State: "all", Labels: []string{workflow.LabelBuild}})
 		if err != nil {
 			return nil, fmt.Errorf("looking for sub-issues already created: %w", err)
 		}
 		for _, is := range open {
-			p, part, ok, err := e.parentOf(ctx, ic, is)
+			p, part, ok, err := r.people.parentOf(ctx, ic, is)
 			if err != nil {
 				return nil, err
 			}
@@ -197,13 +177,13 @@ func (e *Engine) split(ctx context.Context, ic *issue, rec *Record, subs []SubIs
 		child, ok := existing[part]
 		if !ok {
 			body := subIssueBody(sub, ic.n, part, len(subs))
-			if child, err = e.GitHub.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
+			if child, err = r.gh.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
 				return nil, fmt.Errorf("creating sub-issue %d: %w", part, err)
 			}
-			e.checkpoint("after-sub-issue")
+			r.w.checkpoint("after-sub-issue")
 		}
 		if !linked[part] {
-			if err := e.GitHub.AddSubIssue(ctx, ic.n, child.ID); err != nil {
+			if err := r.gh.AddSubIssue(ctx, ic.n, child.ID); err != nil {
 				return nil, fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, ic.n, err)
 			}
 		}
@@ -220,7 +200,7 @@ func (e *Engine) split(ctx context.Context, ic *issue, rec *Record, subs []SubIs
 			if _, had := existing[k+1]; had {
 				continue // created by an earlier run, which linked its dependencies
 			}
-			if err := e.GitHub.AddBlockedBy(ctx, child.Number, blocker.ID); err != nil && !alreadyExists(err) {
+			if err := r.gh.AddBlockedBy(ctx, child.Number, blocker.ID); err != nil && !alreadyExists(err) {
 				return nil, fmt.Errorf("recording that #%d is blocked by #%d: %w", child.Number, blocker.Number, err)
 			}
 		}
@@ -259,9 +239,9 @@ func triageDoc(body, marker string) (string, bool) {
 }
 
 // postTriage posts the triage's document as this run's triage comment (a rerun edits it).
-func (e *Engine) postTriage(ctx context.Context, ic *issue, doc string) (ghapi.Comment, error) {
+func (r *runner) postTriage(ctx context.Context, ic *issue, doc string) (ghapi.Comment, error) {
 	marker := triageMarker(ic.rec.Runs)
-	return e.upsertComment(ctx, ic, marker, triageBody(doc, marker))
+	return r.w.upsertComment(ctx, ic, marker, triageBody(doc, marker))
 }
 
 // commentDigest fixes a comment's text as ralph wrote it (GitHub may hand it back with CRLF line ends or
@@ -274,36 +254,36 @@ func commentDigest(body string) string {
 // splitDecided is a triage that decided to split ic. The parts are checked against split.max and what
 // GitHub takes before anything is created; a split that passes is made now, or, with split.approve, held
 // for a person's approval (the issue stays in Backlog and the planner waits: WaitSplit).
-func (e *Engine) splitDecided(ctx context.Context, ic *issue, rec *Record, doc string) (Outcome, error) {
+func (r *runner) splitDecided(ctx context.Context, ic *issue, rec *Record, doc string) (Outcome, error) {
 	subs, err := ParseSplit(doc)
 	if err != nil {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
 	}
 	marker := triageMarker(ic.rec.Runs)
 	body := triageBody(doc, marker)
-	cm, err := e.upsertComment(ctx, ic, marker, body)
+	cm, err := r.w.upsertComment(ctx, ic, marker, body)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if why := checkSplit(subs, e.Config.Split.Max); why != "" {
+	if why := checkSplit(subs, r.cfg.Split.Max); why != "" {
 		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
 		return Outcome{Person: splitEscalation(ic.n, why)}, nil
 	}
-	if e.Config.Split.Approve {
+	if r.cfg.Split.Approve {
 		rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
 		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
 		return Outcome{}, nil
 	}
-	return e.makeSplit(ctx, ic, rec, subs, cm.HTMLURL)
+	return r.makeSplit(ctx, ic, rec, subs, cm.HTMLURL)
 }
 
 // approvedSplit makes the split a person approved, from ralph's own triage comment as ralph wrote it: a
 // comment that is gone or changed since makes nothing, and goes to a person.
-func (e *Engine) approvedSplit(ctx context.Context, ic *issue, rec *Record, ps *PendingSplit) (Outcome, error) {
+func (r *runner) approvedSplit(ctx context.Context, ic *issue, rec *Record, ps *PendingSplit) (Outcome, error) {
 	if ps.ApprovedBy == "" { // the planner does not run the step then; said for a caller that would
 		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", ic.n)}}, nil
 	}
-	doc, url, found, err := e.heldSplit(ctx, ic, ps)
+	doc, url, found, err := r.heldSplit(ctx, ic, ps)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -313,24 +293,24 @@ func (e *Engine) approvedSplit(ctx context.Context, ic *issue, rec *Record, ps *
 		if subs, err = ParseSplit(doc); err != nil {
 			why = fmt.Sprintf("The split @%s approved cannot be read back: %v. Nothing was created.", ps.ApprovedBy, err)
 		} else {
-			why = checkSplit(subs, e.Config.Split.Max)
+			why = checkSplit(subs, r.cfg.Split.Max)
 		}
 	}
 	if why != "" {
 		rec.Split = nil
 		return Outcome{Person: splitEscalation(ic.n, why)}, nil
 	}
-	return e.makeSplit(ctx, ic, rec, subs, url)
+	return r.makeSplit(ctx, ic, rec, subs, url)
 }
 
 // heldSplit finds the document of a held split in ralph's triage comment, as ralph wrote it.
-func (e *Engine) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (doc, url string, found bool, err error) {
+func (r *runner) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (doc, url string, found bool, err error) {
 	for _, c := range ic.comments {
 		body := strings.TrimSpace(strings.ReplaceAll(c.Body, "\r\n", "\n"))
 		if !strings.HasSuffix(body, ps.Marker) || commentDigest(body) != ps.Digest {
 			continue
 		}
-		own, err := e.authored(ctx, ic, c)
+		own, err := r.people.authored(ctx, ic, c)
 		if err != nil {
 			return "", "", false, err
 		}
@@ -343,8 +323,8 @@ func (e *Engine) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (do
 }
 
 // makeSplit creates, links and enrolls the parts; the parent follows them from In Progress.
-func (e *Engine) makeSplit(ctx context.Context, ic *issue, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
-	dispatch, err := e.split(ctx, ic, rec, subs)
+func (r *runner) makeSplit(ctx context.Context, ic *issue, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
+	dispatch, err := r.split(ctx, ic, rec, subs)
 	if err != nil {
 		return Outcome{}, err
 	}

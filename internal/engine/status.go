@@ -11,27 +11,27 @@ import (
 )
 
 // saveStatus writes the one status comment: created on the first run, edited in place afterwards.
-func (e *Engine) saveStatus(ctx context.Context, ic *issue) error {
-	body := RenderStatus(ic.n, ic.rec, e.Config, e.links(ic))
+func (w writer) saveStatus(ctx context.Context, ic *issue) error {
+	body := RenderStatus(ic.n, ic.rec, w.cfg, w.links(ic))
 	if ic.status != nil {
 		if ic.status.Body == body {
 			return nil
 		}
-		cm, err := e.GitHub.UpdateComment(ctx, ic.status.ID, body)
+		cm, err := w.gh.UpdateComment(ctx, ic.status.ID, body)
 		if err != nil {
 			return fmt.Errorf("updating the status comment of #%d: %w", ic.n, err)
 		}
 		ic.status = &cm
 		return nil
 	}
-	cm, err := e.createComment(ctx, ic, isStatus, body)
+	cm, err := w.createComment(ctx, ic, isStatus, body)
 	if err != nil {
 		return fmt.Errorf("creating the status comment of #%d: %w", ic.n, err)
 	}
 	ic.status = &cm
 	if cm.Body != body {
 		// A status comment posted by this run's failed request, found again: bring it up to date.
-		return e.saveStatus(ctx, ic)
+		return w.saveStatus(ctx, ic)
 	}
 	return nil
 }
@@ -42,10 +42,10 @@ type Links struct {
 	Run    string
 }
 
-func (e *Engine) links(ic *issue) Links {
-	l := Links{Run: e.Run.URL}
+func (w writer) links(ic *issue) Links {
+	l := Links{Run: w.runURL}
 	if ic.rec.Branch != "" && ic.rec.Base != "" {
-		l.Branch = e.GitHub.TreeURL(ic.rec.Branch)
+		l.Branch = w.gh.TreeURL(ic.rec.Branch)
 	}
 	return l
 }

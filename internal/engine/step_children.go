@@ -15,7 +15,7 @@ import (
 // when all are In Review or Done, to Done when all are Done, and starts those whose blockers are done.
 
 func childrenStep(from workflow.State) Step {
-	return Step{Name: workflow.Children, From: from, When: isParent, Agent: never, Run: (*Engine).children,
+	return Step{Name: workflow.Children, From: from, When: isParent, Agent: never, Run: (*runner).children,
 		Waits: func(Record, config.Config) Wait { return WaitSubIssues },
 		Describe: func(from, to workflow.State, rec Record) string {
 			if from != to {
@@ -31,17 +31,17 @@ func isParent(rec Record, _ config.Config) bool { return len(rec.Children) > 0 }
 // record of it says. Its labels are a view anyone with triage permission can change, so they are believed
 // only while they show what the parent last saw; a sub-issue whose label moved since is read from its
 // record (one request, for the sub-issue that moved, which is the one that dispatched the parent).
-func (e *Engine) childState(ctx context.Context, ic *issue, k ghapi.Issue) (workflow.State, error) {
+func (r *runner) childState(ctx context.Context, ic *issue, k ghapi.Issue) (workflow.State, error) {
 	s := labelState(k)
 	if k.State == "closed" || s == "" || string(s) == ic.rec.ChildStates[strconv.Itoa(k.Number)] {
 		return s, nil
 	}
-	comments, err := e.GitHub.Comments(ctx, k.Number)
+	comments, err := r.gh.Comments(ctx, k.Number)
 	if err != nil {
 		return "", fmt.Errorf("reading the record of sub-issue #%d: %w", k.Number, err)
 	}
 	child := &issue{n: k.Number, gh: k, comments: comments, trusted: ic.trusted}
-	if err := e.findStatus(ctx, child); err != nil {
+	if err := r.people.findStatus(ctx, child); err != nil {
 		return "", err
 	}
 	ic.trusted = child.trusted
@@ -50,11 +50,11 @@ func (e *Engine) childState(ctx context.Context, ic *issue, k ghapi.Issue) (work
 	}
 	rec, _, err := ParseRecord(child.status.Body)
 	if err != nil {
-		e.Log.Warnf("#%d: sub-issue #%d: %v", ic.n, k.Number, err)
+		r.log.Warnf("#%d: sub-issue #%d: %v", ic.n, k.Number, err)
 		return "", nil
 	}
 	if rec.State != s {
-		e.Log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", ic.n, k.Number, s.Title(), rec.State.Title())
+		r.log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", ic.n, k.Number, s.Title(), rec.State.Title())
 	}
 	return rec.State, nil
 }
@@ -98,8 +98,8 @@ func startable(rec Record, states map[int]workflow.State) []int {
 
 // children is a parent's step: In Review when all its sub-issues are In Review or Done, Done when all are
 // Done; otherwise it waits, and starts the sub-issues whose blockers are done.
-func (e *Engine) children(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	kids, err := e.GitHub.SubIssues(ctx, ic.n)
+func (r *runner) children(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	kids, err := r.gh.SubIssues(ctx, ic.n)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
 	}
@@ -107,7 +107,7 @@ func (e *Engine) children(ctx context.Context, ic *issue, rec *Record) (Outcome,
 	summary := map[string]string{}
 	allDone, allReview := len(kids) > 0, len(kids) > 0
 	for _, k := range kids {
-		s, err := e.childState(ctx, ic, k)
+		s, err := r.childState(ctx, ic, k)
 		if err != nil {
 			return Outcome{}, err
 		}

@@ -12,7 +12,7 @@ import (
 // The merge step: ralph watches the pull request it opened until people merge or close it.
 
 func mergeStep() Step {
-	return Step{Name: workflow.Merge, From: workflow.InReview, Agent: never, Run: (*Engine).merge,
+	return Step{Name: workflow.Merge, From: workflow.InReview, Agent: never, Run: (*runner).merge,
 		Waits: func(Record, config.Config) Wait { return WaitPullRequest },
 		Check: func(rec Record, _ config.Config) []checkItem {
 			return []checkItem{{rec.State == workflow.Done, "Merged"}}
@@ -21,16 +21,16 @@ func mergeStep() Step {
 
 // merge watches the pull request: merged, the issue is Done; closed unmerged, a person is needed; open,
 // the issue waits for people.
-func (e *Engine) merge(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) merge(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	var pr *ghapi.PullRequest
 	if rec.PR != 0 {
-		p, err := e.GitHub.Pull(ctx, rec.PR)
+		p, err := r.gh.Pull(ctx, rec.PR)
 		if err != nil {
 			return Outcome{}, err
 		}
 		pr = &p
 	} else {
-		p, err := e.GitHub.FindPull(ctx, rec.Branch, rec.Base)
+		p, err := r.gh.FindPull(ctx, rec.Branch, rec.Base)
 		if err != nil {
 			return Outcome{}, err
 		}

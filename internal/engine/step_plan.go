@@ -19,7 +19,7 @@ var planDocument = Document{Kind: "plan", Title: "Plan", Header: "## Implementat
 
 func planStep() Step {
 	return Step{Name: workflow.Plan, From: workflow.ReadyForPlan, Running: workflow.PlanInProgress, Agent: always,
-		Doc: &planDocument, Run: (*Engine).plan,
+		Doc: &planDocument, Run: (*runner).plan,
 		Check: func(rec Record, c config.Config) []checkItem {
 			text := "Plan"
 			if rec.PlanIterations > 0 {
@@ -77,24 +77,24 @@ func checkPhases(phases []Phase, limit int) string {
 	return ""
 }
 
-func (e *Engine) plan(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := e.prepare(ctx, ic)
+func (r *runner) plan(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
 	rel := planDocument.path(ic.n, *rec)
-	d.Research = e.readBranchFile(ctx, ws, rec.Artifacts[researchDocument.Kind].Path)
+	d.Research = r.readBranchFile(ctx, ws, rec.Artifacts[researchDocument.Kind].Path)
 	d.Feedback = rec.Feedback
 	if d.Feedback != "" {
-		d.Plan = e.readBranchFile(ctx, ws, rel)
+		d.Plan = r.readBranchFile(ctx, ws, rel)
 	}
 	var phases []Phase
-	_, art, err := e.document(ctx, ic, rec, ws, planDocument.step(ic, func(doc string) (err error) { phases, err = ParsePhases(doc); return err }), d)
+	_, art, err := r.document(ctx, ic, rec, ws, planDocument.step(ic, func(doc string) (err error) { phases, err = ParsePhases(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}
 	rec.setArtifact(planDocument.Kind, art)
-	if why := checkPhases(phases, e.Config.MaxPhases); why != "" {
+	if why := checkPhases(phases, r.cfg.MaxPhases); why != "" {
 		// Each phase is a run of the agent, a commit and a line of the record: a plan with too many goes to
 		// a person before any runs.
 		return Outcome{Person: &Escalation{

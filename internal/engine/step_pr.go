@@ -14,31 +14,31 @@ import (
 // The pr step: ralph opens the pull request from the issue's branch.
 
 func pullRequestStep() Step {
-	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*Engine).pullRequest,
+	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*runner).pullRequest,
 		Check: func(rec Record, _ config.Config) []checkItem { return []checkItem{{rec.PR != 0, "Pull request"}} }}
 }
 
 // pullRequest opens the pull request from the issue's branch (or finds the one a stopped run opened).
-func (e *Engine) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	// A run that stopped after opening the pull request left it open: find it before opening one.
-	pr, err := e.GitHub.FindPull(ctx, rec.Branch, rec.Base)
+	pr, err := r.gh.FindPull(ctx, rec.Branch, rec.Base)
 	if err != nil {
 		return Outcome{}, err
 	}
 	if pr == nil || pr.State != "open" {
-		created, err := e.GitHub.CreatePull(ctx, ghapi.NewPull{
+		created, err := r.gh.CreatePull(ctx, ghapi.NewPull{
 			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
 			Body:  pullBody(ic.n, ic.gh.Title, *rec),
 			Head:  rec.Branch,
 			Base:  rec.Base,
-			Draft: e.Config.DraftPR,
+			Draft: r.cfg.DraftPR,
 		})
 		if err != nil {
 			var ge *ghapi.Error
 			if errors.As(err, &ge) && ge.Status == 422 {
 				// "A pull request already exists" can be the answer to a repeat of our own create (the
 				// client retried a 5xx GitHub gave after opening it): look again before calling it a failure.
-				if again, ferr := e.GitHub.FindPull(ctx, rec.Branch, rec.Base); ferr == nil && again != nil && again.State == "open" {
+				if again, ferr := r.gh.FindPull(ctx, rec.Branch, rec.Base); ferr == nil && again != nil && again.State == "open" {
 					created, err = *again, nil
 				} else {
 					return Outcome{}, &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
@@ -48,7 +48,7 @@ func (e *Engine) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outco
 			}
 		}
 		pr = &created
-		e.checkpoint("after-pr")
+		r.w.checkpoint("after-pr")
 	}
 	rec.PR, rec.PRURL = pr.Number, pr.HTMLURL
 	return Outcome{To: workflow.InReview}, nil

@@ -13,7 +13,7 @@ var researchDocument = Document{Kind: "research", Title: "Research", Header: "##
 
 func researchStep() Step {
 	return Step{Name: workflow.Research, From: workflow.ResearchNeeded, Running: workflow.ResearchInProgress, Agent: always,
-		Doc: &researchDocument, Run: (*Engine).research,
+		Doc: &researchDocument, Run: (*runner).research,
 		Check: func(rec Record, c config.Config) []checkItem {
 			if !c.Research {
 				return nil
@@ -22,12 +22,12 @@ func researchStep() Step {
 		}}
 }
 
-func (e *Engine) research(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := e.prepare(ctx, ic)
+func (r *runner) research(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
-	_, art, err := e.document(ctx, ic, rec, ws, researchDocument.step(ic, nil), d)
+	_, art, err := r.document(ctx, ic, rec, ws, researchDocument.step(ic, nil), d)
 	if err != nil {
 		return Outcome{}, err
 	}

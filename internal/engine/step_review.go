@@ -20,7 +20,7 @@ func reviewStep() Step {
 		Agent:  func(c config.Config) bool { return c.Review != config.ReviewSkip },
 		Person: func(c config.Config) bool { return c.Review == config.ReviewInteractive },
 		// A skipped review writes no document (see review).
-		Doc: &reviewDocument, Run: (*Engine).review,
+		Doc: &reviewDocument, Run: (*runner).review,
 		Check: func(rec Record, c config.Config) []checkItem {
 			return []checkItem{{planApproved(rec), fmt.Sprintf("Plan review (%s)", c.Review)}}
 		}}
@@ -37,18 +37,18 @@ func ParseVerdict(doc string) (string, error) {
 	return m[len(m)-1][1], nil
 }
 
-func (e *Engine) review(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	if e.Config.Review == config.ReviewSkip {
+func (r *runner) review(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	if r.cfg.Review == config.ReviewSkip {
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED (review: skip)"})
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	ws, d, err := e.prepare(ctx, ic)
+	ws, d, err := r.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
-	d.Plan = e.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
+	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	var verdict string
-	_, art, err := e.document(ctx, ic, rec, ws, reviewDocument.step(ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	_, art, err := r.document(ctx, ic, rec, ws, reviewDocument.step(ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -58,17 +58,17 @@ func (e *Engine) review(ctx context.Context, ic *issue, rec *Record) (Outcome, e
 		rec.Feedback = ""
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	return e.sendBack(ic.n, rec, "the plan review: "+art.Comment, "The plan review sent the plan back"), nil
+	return r.sendBack(ic.n, rec, "the plan review: "+art.Comment, "The plan review sent the plan back"), nil
 }
 
 // sendBack returns a plan for another iteration, or to a person once max_iterations is reached.
-func (e *Engine) sendBack(n int, rec *Record, feedback, who string) Outcome {
+func (r *runner) sendBack(n int, rec *Record, feedback, who string) Outcome {
 	rec.PlanIterations++
 	rec.Feedback = feedback
-	if rec.PlanIterations >= e.Config.MaxIterations {
+	if rec.PlanIterations >= r.cfg.MaxIterations {
 		return Outcome{Person: &Escalation{
 			Before: workflow.ReadyForPlan,
-			Reason: fmt.Sprintf("%s %d times (max_iterations: %d).", who, rec.PlanIterations, e.Config.MaxIterations),
+			Reason: fmt.Sprintf("%s %d times (max_iterations: %d).", who, rec.PlanIterations, r.cfg.MaxIterations),
 			Advice: fmt.Sprintf("Edit the issue to make it clearer, or plan it yourself, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", n),
 		}}
 	}

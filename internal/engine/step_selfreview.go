@@ -14,7 +14,7 @@ var selfReviewDocument = Document{Kind: "self-review", Title: "Self-review", Hea
 
 func selfReviewStep() Step {
 	return Step{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress, When: selfReviewDue, Agent: always,
-		Doc: &selfReviewDocument, Run: (*Engine).selfReview,
+		Doc: &selfReviewDocument, Run: (*runner).selfReview,
 		Check: func(rec Record, c config.Config) []checkItem {
 			if !c.SelfReview {
 				return nil
@@ -31,8 +31,8 @@ func selfReviewDue(rec Record, c config.Config) bool {
 // selfReview has the agent review the whole branch against the plan before the pull request opens:
 // approved, the pr step runs next; sent back, a fix phase with the critique is added (a person is asked
 // once max_iterations is reached).
-func (e *Engine) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := e.prepare(ctx, ic)
+func (r *runner) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -40,10 +40,10 @@ func (e *Engine) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcom
 	if err != nil {
 		return Outcome{}, err
 	}
-	d.Plan = e.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
+	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	d.Diff = truncate(diff, 200000)
 	var verdict string
-	doc, art, err := e.document(ctx, ic, rec, ws, selfReviewDocument.step(ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	doc, art, err := r.document(ctx, ic, rec, ws, selfReviewDocument.step(ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -53,10 +53,10 @@ func (e *Engine) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcom
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	rec.ReviewIterations++
-	if rec.ReviewIterations >= e.Config.MaxIterations {
+	if rec.ReviewIterations >= r.cfg.MaxIterations {
 		return Outcome{Person: &Escalation{
 			Before: workflow.InProgress,
-			Reason: fmt.Sprintf("The self-review sent the change back %d times (max_iterations: %d).", rec.ReviewIterations, e.Config.MaxIterations),
+			Reason: fmt.Sprintf("The self-review sent the change back %d times (max_iterations: %d).", rec.ReviewIterations, r.cfg.MaxIterations),
 			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", rec.Branch),
 		}}, nil
 	}

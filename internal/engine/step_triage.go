@@ -17,7 +17,7 @@ import (
 var triageDocument = Document{Kind: "triage", Title: "Triage"}
 
 func triageStep() Step {
-	return Step{Name: workflow.Triage, From: workflow.Backlog, Agent: always, Doc: &triageDocument, Run: (*Engine).triage,
+	return Step{Name: workflow.Triage, From: workflow.Backlog, Agent: always, Doc: &triageDocument, Run: (*runner).triage,
 		Waits: func(rec Record, _ config.Config) Wait {
 			if rec.Split != nil && rec.Split.ApprovedBy == "" {
 				return WaitSplit
@@ -34,24 +34,24 @@ func triageStep() Step {
 
 var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled|split)\b`)
 
-func (e *Engine) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
 	if ps := rec.Split; ps != nil {
 		// A split a person approved (the planner waits until one does): created from ralph's own comment,
 		// with no agent.
-		return e.approvedSplit(ctx, ic, rec, ps)
+		return r.approvedSplit(ctx, ic, rec, ps)
 	}
-	ws, err := e.checkout(ctx, ic)
+	ws, err := r.checkout(ctx, ic)
 	if err != nil {
 		return Outcome{}, err
 	}
 	// The decision is not committed: it goes in the agent's TMPDIR.
 	abs := filepath.Join(ws.Tmp, "triage.md")
-	d, err := e.promptData(ctx, ic, abs)
+	d, err := r.promptData(ctx, ic, abs)
 	if err != nil {
 		return Outcome{}, err
 	}
 	d.Feedback = rec.Feedback // why a person sent the last split back
-	if err := e.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
+	if err := r.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
 		return Outcome{}, err
 	}
 	b, err := ws.TempDocument("triage.md")
@@ -61,7 +61,7 @@ func (e *Engine) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, e
 	if err != nil {
 		return Outcome{}, documentError("triage", "RALPH_ARTIFACT", err)
 	}
-	if err := e.refuseLeak("triage", "the triage", string(b)); err != nil {
+	if err := r.refuseLeak("triage", "the triage", string(b)); err != nil {
 		return Outcome{}, err
 	}
 	m := decisionLine.FindAllStringSubmatch(string(b), -1)
@@ -71,13 +71,13 @@ func (e *Engine) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, e
 	decision := m[len(m)-1][1]
 	rec.Feedback = ""
 	if decision == "split" {
-		return e.splitDecided(ctx, ic, rec, string(b))
+		return r.splitDecided(ctx, ic, rec, string(b))
 	}
 	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[decision]
-	if to == workflow.ResearchNeeded && !e.Config.Research {
+	if to == workflow.ResearchNeeded && !r.cfg.Research {
 		to = workflow.ReadyForPlan
 	}
-	cm, err := e.postTriage(ctx, ic, string(b))
+	cm, err := r.postTriage(ctx, ic, string(b))
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -60,3 +60,28 @@ func TestFindRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestReadView: the view of an issue is its checked record, its progress and what comes next.
+func TestReadView(t *testing.T) {
+	cfg := config.Default()
+	rec := Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main",
+		Phases: []Phase{{Title: "one", SHA: strings.Repeat("a", 40)}, {Title: "two"}}}
+	gh := viewGitHub{[]ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: RenderStatus(7, rec, cfg, Links{})}}}
+	v, err := ReadView(context.Background(), gh, cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := v.Phases(), (PhaseProgress{Done: 1, Total: 2, Next: "two"}); got != want {
+		t.Errorf("Phases() = %+v, want %+v", got, want)
+	}
+	if v.State != workflow.InProgress || !v.HasRecord || !strings.Contains(strings.Join(v.Warnings, "\n"), "disagree") {
+		t.Errorf("view = %+v; want In Progress, with a warning that the (missing) labels disagree", v)
+	}
+	if got := v.Next(cfg); !strings.Contains(got, "phase 2 of 2") {
+		t.Errorf("Next() = %q, want the second phase", got)
+	}
+	recs, err := ReadRecords(context.Background(), gh, cfg, []ghapi.Issue{{Number: 7}})
+	if err != nil || recs[7] == nil || recs[7].State != workflow.InProgress {
+		t.Errorf("ReadRecords = %v, %v", recs, err)
+	}
+}

@@ -4,14 +4,43 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
+
+// runner is what a step runs with: the agent, in its boundary, on its copy of the issue's branch; the
+// documents and commits ralph makes of the agent's work; the model gateway and its budgets; and the writer,
+// for the comments a step posts. A step's run function is a method of it (step_*.go).
+type runner struct {
+	cfg        config.Config
+	gh         GitHub
+	log        Logger
+	agent      agent.Runner
+	sandbox    sandbox.Config
+	workspaces *workspace.Store
+	prompts    *prompts.Set
+	author     git.Signature
+	// baseEnv is the environment the agent starts from, secretNames the credentials taken out of it.
+	baseEnv        []string
+	secretNames    []string
+	modelTransport http.RoundTripper
+	ledger         Ledger
+	w              writer
+	people         people
+}
+
+func (e *Engine) runner() *runner {
+	return &runner{cfg: e.Config, gh: e.GitHub, log: e.Log, agent: e.Agent, sandbox: e.Sandbox, workspaces: e.Workspaces,
+		prompts: e.Prompts, author: e.Author, baseEnv: e.AgentEnv, secretNames: e.Secrets, modelTransport: e.ModelTransport,
+		ledger: e.Ledger, w: e.writer(), people: e.people()}
+}
 
 // trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").
 const trailerKey = "Ralph-Step"
@@ -27,8 +56,8 @@ func committedStep(ctx context.Context, ws *workspace.Workspace, key string) (st
 
 // checkout gives the agent a fresh copy of the issue's branch (of the base when the branch is new), with a
 // HOME and TMPDIR of its own.
-func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace.Workspace, error) {
-	ws, err := e.Workspaces.Prepare(ctx, ic.n, ic.rec.Branch, ic.rec.Base)
+func (r *runner) checkout(ctx context.Context, ic *issue) (*workspace.Workspace, error) {
+	ws, err := r.workspaces.Prepare(ctx, ic.n, ic.rec.Branch, ic.rec.Base)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
 	}
@@ -36,7 +65,7 @@ func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace.Workspace,
 	return ws, nil
 }
 
-func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
+func (r *runner) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
 	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
 	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
 	hidden := hidTitle.Add(hidBody)
@@ -46,15 +75,15 @@ func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (pr
 		Artifact:   artifact,
 		Branch:     ic.rec.Branch,
 		Base:       ic.rec.Base,
-		Verify:     e.Config.Verify,
-		Protected:  e.Config.ProtectedPaths,
+		Verify:     r.cfg.Verify,
+		Protected:  r.cfg.ProtectedPaths,
 	}
 	for _, c := range ic.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
 			continue
 		}
 		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
-		ok, err := e.trusted(ctx, ic, c.User.Login)
+		ok, err := r.people.trusted(ctx, ic, c.User.Login)
 		if err != nil {
 			return d, err
 		}
@@ -70,25 +99,6 @@ func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (pr
 	return d, nil
 }
 
-// trusted says whether login may drive ralph, asking GitHub once per login and run.
-func (e *Engine) trusted(ctx context.Context, ic *issue, login string) (bool, error) {
-	if e.Auth == nil {
-		return true, nil
-	}
-	if ic.trusted == nil {
-		ic.trusted = map[string]bool{}
-	}
-	if ok, seen := ic.trusted[login]; seen {
-		return ok, nil
-	}
-	ok, err := e.Auth.Authorize(ctx, login)
-	if err != nil {
-		return false, fmt.Errorf("checking the permission of @%s: %w", login, err)
-	}
-	ic.trusted[login] = ok
-	return ok, nil
-}
-
 // ownerRepo takes "owner/repo" out of an issue's web URL.
 func ownerRepo(htmlURL string) string {
 	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
@@ -99,45 +109,45 @@ func ownerRepo(htmlURL string) string {
 }
 
 // runAgent renders the prompt and runs the agent once.
-func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
-	prompt, err := e.Prompts.Render(command, d)
+func (r *runner) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
+	prompt, err := r.prompts.Render(command, d)
 	if err != nil {
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
 	}
-	boundary, err := e.boundary(ws)
+	boundary, err := r.boundary(ws)
 	if err != nil {
 		return err
 	}
-	gw, access, err := e.openGateway(ctx, ic, command)
+	gw, access, err := r.openGateway(ctx, ic, command)
 	if err != nil {
 		return err
 	}
-	out, end := e.Log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
-	res, err := e.Agent.Run(ctx, agent.Invocation{
+	out, end := r.log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
+	res, err := r.agent.Run(ctx, agent.Invocation{
 		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
-		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout,
+		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: r.agentEnv(ws), Timeout: r.cfg.Agent.Timeout,
 		Output: out, Boundary: boundary, Gateway: access,
 	})
 	end()
 	if gw != nil {
-		if stop := e.closeGateway(ctx, ic, command, gw, &res); stop != nil {
-			e.noteUsage(ic, command, res.Usage)
+		if stop := r.closeGateway(ctx, ic, command, gw, &res); stop != nil {
+			r.noteUsage(ic, command, res.Usage)
 			return &StepError{Step: command, Reason: "the agent was stopped", Err: &budgetError{limit: stop.Limit, spent: *res.Usage}}
 		}
 	}
-	e.noteUsage(ic, command, res.Usage)
+	r.noteUsage(ic, command, res.Usage)
 	if err != nil && keepAfterTurnLimit(res) {
 		// What the agent produced before its turn limit is checked like any other step's work.
-		e.Log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", e.Config.Agent.MaxTurns)
+		r.log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", r.cfg.Agent.MaxTurns)
 		err = nil
 	}
 	if err != nil {
 		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
 		switch {
 		case res.Usage != nil && res.Usage.OverBudget:
-			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, e.Config.Agent.MaxCost)
+			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, r.cfg.Agent.MaxCost)
 		case res.TimedOut:
-			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", e.Config.Agent.Timeout)
+			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", r.cfg.Agent.Timeout)
 		case res.Interrupted:
 			reason = "the run was interrupted while the agent was working"
 		case res.ExitCode == 0:
@@ -145,15 +155,15 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 		}
 		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
 	}
-	e.Log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
+	r.log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
 	return nil
 }
 
 // boundary is the agent's confinement for one step: the door's settings, with the step's copy, HOME and
 // TMPDIR as the only places it may write.
-func (e *Engine) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
-	cfg := e.Sandbox
-	cfg.Writable = append(ws.Writable(), e.Sandbox.Writable...)
+func (r *runner) boundary(ws *workspace.Workspace) (*sandbox.Boundary, error) {
+	cfg := r.sandbox
+	cfg.Writable = append(ws.Writable(), r.sandbox.Writable...)
 	b, err := sandbox.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the agent's boundary: %w", err)
@@ -178,16 +188,16 @@ func guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Cha
 // verify runs the configured commands in the worktree; all must pass.
 // The commands run the agent's code, so they run inside the agent's boundary, and nothing they start
 // outlives them.
-func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
-	boundary, err := e.boundary(ws)
+func (r *runner) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
+	boundary, err := r.boundary(ws)
 	if err != nil {
 		return err
 	}
-	for _, cmd := range e.Config.Verify {
-		out, end := e.Log.Untrusted("verify: " + cmd)
+	for _, cmd := range r.cfg.Verify {
+		out, end := r.log.Untrusted("verify: " + cmd)
 		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
 			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
-			Env: e.agentEnv(ws), Timeout: e.Config.Agent.Timeout, Output: out, Boundary: boundary,
+			Env: r.agentEnv(ws), Timeout: r.cfg.Agent.Timeout, Output: out, Boundary: boundary,
 		})
 		end()
 		if err != nil {
@@ -204,8 +214,8 @@ func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace,
 // scanSecrets refuses a change whose files hold the value of a secret the agent holds (agent.env's
 // pass-through variables) or ralph's token: a prompt-injected agent would commit it, and ralph would push
 // it to GitHub.
-func (e *Engine) scanSecrets(ws *workspace.Workspace, changes []git.Change) error {
-	secrets := e.secrets()
+func (r *runner) scanSecrets(ws *workspace.Workspace, changes []git.Change) error {
+	secrets := r.secrets()
 	if len(secrets) == 0 {
 		return nil
 	}
@@ -241,20 +251,20 @@ func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 
 // readBranchFile reads an earlier document from ralph's repository at the commit the step began from
 // (never from the agent's copy); "" when it is not there.
-func (e *Engine) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
+func (r *runner) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
 	doc, err := ws.Committed(ctx, rel)
 	if err != nil {
-		e.Log.Warnf("reading %s: %v", rel, err)
+		r.log.Warnf("reading %s: %v", rel, err)
 	}
 	return doc
 }
 
 // prepare gives the step's agent its copy of the branch and the prompt's data.
-func (e *Engine) prepare(ctx context.Context, ic *issue) (*workspace.Workspace, prompts.Data, error) {
-	ws, err := e.checkout(ctx, ic)
+func (r *runner) prepare(ctx context.Context, ic *issue) (*workspace.Workspace, prompts.Data, error) {
+	ws, err := r.checkout(ctx, ic)
 	if err != nil {
 		return nil, prompts.Data{}, err
 	}
-	d, err := e.promptData(ctx, ic, "")
+	d, err := r.promptData(ctx, ic, "")
 	return ws, d, err
 }

@@ -6,13 +6,32 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
+// writer writes what a run decided to GitHub, for one issue: ralph's comments (sealed, and found again by
+// their markers, only among the comments ralph wrote), the labels, the status comment with the record, and
+// the board.
+type writer struct {
+	gh     GitHub
+	log    Logger
+	cfg    config.Config
+	runURL string
+	people people
+	// stop, when set, is called between two writes (Engine.Checkpoint).
+	stop    func(name string)
+	onState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
+}
+
+func (e *Engine) writer() writer {
+	return writer{gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Run.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState}
+}
+
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
 // The record's state is settle's to change.
-func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) error {
+func (w writer) setState(ctx context.Context, ic *issue, to workflow.State) error {
 	labels := ic.gh.LabelNames()
 	want := make([]string, 0, len(labels)+1)
 	for _, l := range labels {
@@ -24,7 +43,7 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 		want = append(want, to.Label())
 	}
 	if !slices.Equal(labels, want) {
-		if err := e.GitHub.SetLabels(ctx, ic.n, want); err != nil {
+		if err := w.gh.SetLabels(ctx, ic.n, want); err != nil {
 			return fmt.Errorf("labeling #%d %s: %w", ic.n, to.Label(), err)
 		}
 		ic.gh.Labels = ic.gh.Labels[:0]
@@ -34,9 +53,9 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 	}
 	from := ic.state
 	ic.state = to
-	if e.OnState != nil && from != to {
-		if err := e.OnState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
-			e.Log.Warnf("#%d: updating the project board: %v", ic.n, err)
+	if w.onState != nil && from != to {
+		if err := w.onState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
+			w.log.Warnf("#%d: updating the project board: %v", ic.n, err)
 		}
 	}
 	return nil
@@ -45,50 +64,50 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 // write carries a settled run to GitHub: the other labels, the notices, then the status comment with the
 // new record, then the state label. A crash between the last two leaves labels that the next run repairs
 // from the record (see resolveState).
-func (e *Engine) write(ctx context.Context, ic *issue, s settled) error {
+func (w writer) write(ctx context.Context, ic *issue, s settled) error {
 	ic.rec = s.Record
 	for _, l := range s.Labels {
-		if err := e.toggleLabel(ctx, ic, l.Label, l.On); err != nil {
+		if err := w.toggleLabel(ctx, ic, l.Label, l.On); err != nil {
 			return err
 		}
 	}
 	for _, n := range s.Notices {
-		if err := e.notice(ctx, ic, n.Key, n.Body); err != nil {
+		if err := w.notice(ctx, ic, n.Key, n.Body); err != nil {
 			return err
 		}
 	}
-	if err := e.saveStatus(ctx, ic); err != nil {
+	if err := w.saveStatus(ctx, ic); err != nil {
 		return err
 	}
-	e.checkpoint("after-status")
-	if err := e.setState(ctx, ic, s.To); err != nil {
+	w.checkpoint("after-status")
+	if err := w.setState(ctx, ic, s.To); err != nil {
 		return err
 	}
-	e.checkpoint("after-label")
+	w.checkpoint("after-label")
 	return nil
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
-func (e *Engine) notice(ctx context.Context, ic *issue, key, body string) error {
-	_, err := e.upsertComment(ctx, ic, "<!-- ralph:notice "+key+" -->", body)
+func (w writer) notice(ctx context.Context, ic *issue, key, body string) error {
+	_, err := w.upsertComment(ctx, ic, "<!-- ralph:notice "+key+" -->", body)
 	return err
 }
 
 // upsertComment creates the comment that carries marker, or edits the one that does.
-func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+func (w writer) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
 	body = sealed(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := e.ownComment(ctx, ic, func(b string) bool { return carries(b, marker) })
+	i, err := w.people.ownComment(ctx, ic, func(b string) bool { return carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
 	if i < 0 {
-		return e.createComment(ctx, ic, func(b string) bool { return carries(b, marker) }, body)
+		return w.createComment(ctx, ic, func(b string) bool { return carries(b, marker) }, body)
 	}
 	if c := ic.comments[i]; c.Body == body {
 		return c, nil
 	}
-	cm, err := e.GitHub.UpdateComment(ctx, ic.comments[i].ID, body)
+	cm, err := w.gh.UpdateComment(ctx, ic.comments[i].ID, body)
 	if err == nil {
 		ic.comments[i] = cm
 	}
@@ -114,13 +133,13 @@ func isStatus(body string) bool { return strings.HasPrefix(body, StatusMarker) }
 // createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
 // GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once
 // more, so the comment is never there twice.
-func (e *Engine) createComment(ctx context.Context, ic *issue, marked func(body string) bool, body string) (ghapi.Comment, error) {
-	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+func (w writer) createComment(ctx context.Context, ic *issue, marked func(body string) bool, body string) (ghapi.Comment, error) {
+	cm, err := w.gh.CreateComment(ctx, ic.n, body)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cm, err
 		}
-		comments, lerr := e.GitHub.Comments(ctx, ic.n)
+		comments, lerr := w.gh.Comments(ctx, ic.n)
 		if lerr != nil {
 			return cm, err
 		}
@@ -129,39 +148,39 @@ func (e *Engine) createComment(ctx context.Context, ic *issue, marked func(body 
 			if !marked(c.Body) {
 				continue
 			}
-			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {
+			if own, aerr := w.people.authored(ctx, ic, c); aerr == nil && own {
 				cm, found = c, true
 			}
 		}
 		first := err
 		if !found {
-			if cm, err = e.GitHub.CreateComment(ctx, ic.n, body); err != nil {
+			if cm, err = w.gh.CreateComment(ctx, ic.n, body); err != nil {
 				return cm, err
 			}
 		}
-		e.Log.Warnf("#%d: posting a comment: %v (recovered)", ic.n, first)
+		w.log.Warnf("#%d: posting a comment: %v (recovered)", ic.n, first)
 	}
 	ic.comments = append(ic.comments, cm)
 	return cm, nil
 }
 
 // checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
-func (e *Engine) checkpoint(name string) {
-	if e.Checkpoint != nil {
-		e.Checkpoint(name)
+func (w writer) checkpoint(name string) {
+	if w.stop != nil {
+		w.stop(name)
 	}
 }
 
-func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {
+func (w writer) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {
 	has := slices.Contains(ic.gh.LabelNames(), label)
 	switch {
 	case on && !has:
-		if err := e.GitHub.AddLabels(ctx, ic.n, label); err != nil {
+		if err := w.gh.AddLabels(ctx, ic.n, label); err != nil {
 			return err
 		}
 		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: label})
 	case !on && has:
-		if err := e.GitHub.RemoveLabel(ctx, ic.n, label); err != nil {
+		if err := w.gh.RemoveLabel(ctx, ic.n, label); err != nil {
 			return err
 		}
 		ic.gh.Labels = slices.DeleteFunc(ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
@@ -171,14 +190,14 @@ func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bo
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
 // enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
-func (e *Engine) flush(ctx context.Context, ic *issue) error {
+func (w writer) flush(ctx context.Context, ic *issue) error {
 	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
-		if err := e.setState(ctx, ic, ic.state); err != nil {
+		if err := w.setState(ctx, ic, ic.state); err != nil {
 			return err
 		}
 	}
 	if ic.status == nil || ic.repaired {
-		return e.saveStatus(ctx, ic)
+		return w.saveStatus(ctx, ic)
 	}
 	return nil
 }
