@@ -160,8 +160,9 @@ type Engine struct {
 	// asking); nil: never asked.
 	Identity func(ctx context.Context) (string, error)
 	Log      Logger
-	Run      RunInfo
-	Author   git.Signature
+	// Origin says who is running: an Actions run, or a person's terminal.
+	Origin RunInfo
+	Author git.Signature
 	// AgentEnv is the environment the agent starts from; credentials are removed from it with Secrets.
 	// With the model gateway on, it is also where ralph finds the model key the gateway holds.
 	AgentEnv []string

@@ -47,7 +47,7 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 		return err
 	}
 	ic.state, ic.rec.State = to, to
-	ic.rec.note(Run{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: "enrolled"})
+	ic.rec.note(Entry{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Origin.URL, Outcome: "done", Message: "enrolled"})
 	e.Log.Infof("#%d enrolled: %s", ic.n, to.Title())
 	return nil
 }

@@ -25,7 +25,7 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	e.pushCommitted(cctx, ic)
 	e.runner().explainTurnLimit(ic, serr)
 	f, err := settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
-		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Run.URL, Usage: ic.usage, Redact: e.runner().redact})
+		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Redact: e.runner().redact})
 	if err != nil {
 		return res, errors.Join(serr, err)
 	}

@@ -219,7 +219,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 		return Result{Issue: n, From: from, State: ic.state}, err
 	}
 	out.Record = &draft
-	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Run.URL})
+	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
 		err = e.writer().write(context.WithoutCancel(ctx), ic, st)
 	}

@@ -14,7 +14,7 @@ type Facts struct {
 	// Closed: the issue is closed.
 	Closed bool
 	// Blockers are the open issues that block it, once read; nil: not read (the plan says when they
-	// matter, see Plan.AskBlockers).
+	// matter, see Decision.AskBlockers).
 	Blockers []int
 }
 
@@ -43,9 +43,9 @@ const (
 	WaitSplit
 )
 
-// Plan is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
+// Decision is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
 // sweeps and the status comment's "What you can do" all read.
-type Plan struct {
+type Decision struct {
 	N     int
 	State workflow.State // where the issue is (for one not enrolled yet, where enrolling puts it)
 	// Enroll: the issue carries ralph:build and ralph holds no record of it; the run enrolls it first.
@@ -74,8 +74,8 @@ type Plan struct {
 
 // Next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
-func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
-	p := Plan{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
+func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
+	p := Decision{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
 	if p.State == "" {
 		if !enrolled {
 			return p
@@ -124,11 +124,11 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 }
 
 // Now says whether a run can take a step right away.
-func (p Plan) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
+func (p Decision) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
 
 // Runs says whether a run takes the step now: a step of ralph's with nothing to wait for, or the step that
 // watches what the issue waits for (merge, the pull request; children, the sub-issues).
-func (p Plan) Runs() bool {
+func (p Decision) Runs() bool {
 	switch p.Wait {
 	case NoWait, WaitPullRequest, WaitSubIssues:
 		return p.Step != nil && !p.AskBlockers
@@ -138,7 +138,7 @@ func (p Plan) Runs() bool {
 
 // Paused says whether the issue waits for people: a person, or pull requests in review (its own, or, for
 // a parent In Review, its sub-issues').
-func (p Plan) Paused() bool {
+func (p Decision) Paused() bool {
 	switch p.Wait {
 	case WaitPerson, WaitApproval, WaitSplit, WaitPullRequest:
 		return true
@@ -149,7 +149,7 @@ func (p Plan) Paused() bool {
 }
 
 // Message is the one line a run that takes no step says about the issue.
-func (p Plan) Message() string {
+func (p Decision) Message() string {
 	n := p.N
 	switch p.Wait {
 	case WaitReopen:
@@ -175,7 +175,7 @@ func (p Plan) Message() string {
 }
 
 // Describe says what happens next and who does it, as gh ralph status prints it.
-func (p Plan) Describe() string {
+func (p Decision) Describe() string {
 	n := p.N
 	switch {
 	case p.State == "":
@@ -214,7 +214,7 @@ func (p Plan) Describe() string {
 }
 
 // Short is the few words of gh ralph status's pipeline: who or what moves the issue next.
-func (p Plan) Short() string {
+func (p Decision) Short() string {
 	switch {
 	case p.State == "":
 		return "nothing"
@@ -245,7 +245,7 @@ func (p Plan) Short() string {
 }
 
 // Actions is the status comment's "What you can do".
-func (p Plan) Actions() string {
+func (p Decision) Actions() string {
 	n := p.N
 	switch p.Wait {
 	case WaitPerson:

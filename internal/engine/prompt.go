@@ -21,7 +21,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 			return "", "", "", err
 		}
 	}
-	p, err := ro.planFor(ctx, ic)
+	p, err := ro.decide(ctx, ic)
 	if err != nil {
 		return "", "", "", err
 	}

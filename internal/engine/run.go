@@ -11,7 +11,7 @@ import (
 func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	from := ic.state
 	res := Result{Issue: ic.n, From: from, State: from}
-	p, err := e.planFor(ctx, ic)
+	p, err := e.decide(ctx, ic)
 	if err != nil {
 		return res, err
 	}
@@ -62,7 +62,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		return res, nil
 	}
 	s, err := settle(ic.rec, settling{Step: st.Name, From: from, State: ic.state, Out: out,
-		At: e.now(), URL: e.Run.URL, Usage: ic.usage, Takeover: ic.takeover})
+		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover})
 	if err == nil {
 		err = e.writer().write(ctx, ic, s)
 	}
@@ -77,9 +77,9 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	return res, nil
 }
 
-// planFor plans the issue's next step, reading what blocks it when that matters (one request, for a
+// decide asks the planner for the issue's next step, reading what blocks it when that matters (one request, for a
 // sub-issue before its first step).
-func (e *Engine) planFor(ctx context.Context, ic *issue) (Plan, error) {
+func (e *Engine) decide(ctx context.Context, ic *issue) (Decision, error) {
 	f := Facts{Closed: ic.gh.State == "closed"}
 	p := Next(ic.n, ic.rec, true, f, e.Config)
 	if !p.AskBlockers {

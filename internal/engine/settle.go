@@ -94,12 +94,12 @@ func settle(rec Record, s settling) (settled, error) {
 			msg += fmt.Sprintf(" (after taking over a stale lock: %s)", s.Takeover)
 		}
 	}
-	w.close(rec, to, Run{Step: s.Step, From: s.From, To: to, At: s.At, URL: s.URL, Outcome: "done", Message: msg, Usage: s.Usage})
+	w.close(rec, to, Entry{Step: s.Step, From: s.From, To: to, At: s.At, URL: s.URL, Outcome: "done", Message: msg, Usage: s.Usage})
 	return w, nil
 }
 
 // close ends a settlement: the record takes the new state and notes the run.
-func (w *settled) close(rec Record, to workflow.State, run Run) {
+func (w *settled) close(rec Record, to workflow.State, run Entry) {
 	rec.State = to
 	rec.note(run)
 	w.Record, w.To, w.Message = rec, to, run.Message
@@ -161,7 +161,7 @@ func settleFailure(rec Record, f failing) (failed, error) {
 		}
 	}
 	serr, ev := f.Err, f.Step
-	run := Run{Step: ev, From: f.From, To: start, At: f.At, URL: f.URL, Usage: f.Usage}
+	run := Entry{Step: ev, From: f.From, To: start, At: f.At, URL: f.URL, Usage: f.Usage}
 	var be *budgetError
 	switch {
 	case errors.As(serr, &be):

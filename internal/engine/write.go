@@ -26,7 +26,7 @@ type writer struct {
 }
 
 func (e *Engine) writer() writer {
-	return writer{gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Run.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState}
+	return writer{gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState}
 }
 
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
