@@ -6,9 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // Result is what one run did to one issue.
@@ -32,22 +30,6 @@ type Result struct {
 	// Dispatch lists other issues that can take a step now because of this one: sub-issues a split created
 	// or unblocked, or the parent of a sub-issue that moved. The Action dispatches a run for each.
 	Dispatch []int
-}
-
-// issue is everything a run reads of one issue before it acts.
-type issue struct {
-	n        int
-	gh       ghapi.Issue
-	comments []ghapi.Comment
-	status   *ghapi.Comment
-	rec      Record
-	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
-	stray    []workflow.State     // state labels on an issue ralph holds no record of
-	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
-	trusted  map[string]bool      // logins whose permission this run has checked
-	takeover string               // the stale lock holder this run took over from
-	ws       *workspace.Workspace // the agent's copy of the step, once made
-	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
 }
 
 // held is the result of a run that found issue n held by another: nothing is done. The issue's state, as

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -159,4 +160,28 @@ func OnceIdentity(ask func(ctx context.Context) (string, error)) func(ctx contex
 		}
 		return l, err
 	}
+}
+
+// PermissionAuthorizer allows people with write, maintain or admin permission on the repository.
+type PermissionAuthorizer struct {
+	Permission func(ctx context.Context, login string) (string, error)
+	// AllowedBots may drive ralph although they are bots.
+	AllowedBots []string
+}
+
+// Authorize implements Authorizer.
+func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool, error) {
+	if strings.HasSuffix(login, "[bot]") {
+		// A bot has no collaborator permission of its own: the config's allowed_bots is the whole answer.
+		return slices.Contains(a.AllowedBots, login), nil
+	}
+	p, err := a.Permission(ctx, login)
+	if err != nil {
+		return false, err
+	}
+	switch p {
+	case "admin", "maintain", "write":
+		return true, nil
+	}
+	return false, nil
 }

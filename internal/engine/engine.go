@@ -3,6 +3,12 @@
 // (the step's lock state) → run (the step, on a draft of the record, with the agent in its boundary when the
 // step needs one) → settle (settle.go, pure: the record and the step's Outcome make the new record and the
 // writes) → write (notices, labels, the status comment with the record, the state label, the board).
+//
+// Engine keeps the public verbs (Advance, PullClosed, Enroll, Act with Approve, Reject and Retry, Status,
+// NextPrompt) and the run's pipeline; it hands the rest to three parts: the runner (work.go: what a step runs
+// with, the agent above all; each step's run function is a method of it), the writer (write.go: what a run
+// writes to GitHub) and people (author.go: whose word ralph takes). The status read model (view.go) reads an
+// issue the way a run does, for gh ralph status.
 package engine
 
 import (

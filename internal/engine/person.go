@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -229,49 +228,4 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: st.To, PRURL: st.Record.PRURL, Message: st.Message}
 	res.Paused, res.Continue = e.next(ic)
 	return res, nil
-}
-
-// Status refreshes the status comment and answers with a short reply pointing at it.
-func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) {
-	ic, err := e.load(ctx, n)
-	if err != nil {
-		return Record{}, err
-	}
-	if ic.state == "" {
-		return Record{}, inputErrorf("#%d is not enrolled: add the %s label to start", n, workflow.LabelBuild)
-	}
-	if e.DryRun {
-		return ic.rec, nil
-	}
-	if err := e.writer().saveStatus(ctx, ic); err != nil {
-		return ic.rec, err
-	}
-	if reply && ic.status != nil {
-		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.status.HTMLURL))
-	}
-	return ic.rec, err
-}
-
-// PermissionAuthorizer allows people with write, maintain or admin permission on the repository.
-type PermissionAuthorizer struct {
-	Permission func(ctx context.Context, login string) (string, error)
-	// AllowedBots may drive ralph although they are bots.
-	AllowedBots []string
-}
-
-// Authorize implements Authorizer.
-func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool, error) {
-	if strings.HasSuffix(login, "[bot]") {
-		// A bot has no collaborator permission of its own: the config's allowed_bots is the whole answer.
-		return slices.Contains(a.AllowedBots, login), nil
-	}
-	p, err := a.Permission(ctx, login)
-	if err != nil {
-		return false, err
-	}
-	switch p {
-	case "admin", "maintain", "write":
-		return true, nil
-	}
-	return false, nil
 }

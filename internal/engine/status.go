@@ -36,6 +36,27 @@ func (w writer) saveStatus(ctx context.Context, ic *issue) error {
 	return nil
 }
 
+// Status refreshes the status comment and answers with a short reply pointing at it.
+func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) {
+	ic, err := e.load(ctx, n)
+	if err != nil {
+		return Record{}, err
+	}
+	if ic.state == "" {
+		return Record{}, inputErrorf("#%d is not enrolled: add the %s label to start", n, workflow.LabelBuild)
+	}
+	if e.DryRun {
+		return ic.rec, nil
+	}
+	if err := e.writer().saveStatus(ctx, ic); err != nil {
+		return ic.rec, err
+	}
+	if reply && ic.status != nil {
+		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.status.HTMLURL))
+	}
+	return ic.rec, err
+}
+
 // Links are the web links the status comment shows.
 type Links struct {
 	Branch string

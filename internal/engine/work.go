@@ -65,49 +65,6 @@ func (r *runner) checkout(ctx context.Context, ic *issue) (*workspace.Workspace,
 	return ws, nil
 }
 
-func (r *runner) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
-	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
-	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
-	hidden := hidTitle.Add(hidBody)
-	d := prompts.Data{
-		Repository: ownerRepo(ic.gh.HTMLURL),
-		Issue:      prompts.Issue{Number: ic.n, Title: title, Body: body, URL: ic.gh.HTMLURL},
-		Artifact:   artifact,
-		Branch:     ic.rec.Branch,
-		Base:       ic.rec.Base,
-		Verify:     r.cfg.Verify,
-		Protected:  r.cfg.ProtectedPaths,
-	}
-	for _, c := range ic.comments {
-		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
-			continue
-		}
-		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
-		ok, err := r.people.trusted(ctx, ic, c.User.Login)
-		if err != nil {
-			return d, err
-		}
-		if !ok {
-			d.Omitted++
-			continue
-		}
-		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
-		hidden = hidden.Add(hid)
-		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
-	}
-	d.Hidden = hidden.String()
-	return d, nil
-}
-
-// ownerRepo takes "owner/repo" out of an issue's web URL.
-func ownerRepo(htmlURL string) string {
-	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
-	if len(parts) >= 4 {
-		return parts[len(parts)-4] + "/" + parts[len(parts)-3]
-	}
-	return ""
-}
-
 // runAgent renders the prompt and runs the agent once.
 func (r *runner) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
 	prompt, err := r.prompts.Render(command, d)
