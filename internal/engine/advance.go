@@ -145,7 +145,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		e.Log.Infof("%s", why)
 		res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
 		if ic.state != "" {
-			err = e.writer().flush(ctx, ic)
+			err = e.writer(ic).flush(ctx)
 		}
 		return res, err
 	}
@@ -169,7 +169,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		}
 	}
 	if err == nil && ic.state != "" {
-		err = e.writer().flush(ctx, ic)
+		err = e.writer(ic).flush(ctx)
 	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
 	return res, err

@@ -136,7 +136,7 @@ func (r *runner) postArtifact(ctx context.Context, ic *issue, header, key, rel, 
 	// The document is the agent's: quoted as text that references, mentions and hides nothing.
 	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
 		header, rel, url, ic.rec.Branch, InertText(truncate(doc, 60000)))
-	cm, err := r.w.upsertComment(ctx, ic, marker, body)
+	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Artifact{Path: rel, URL: url}, err
 	}

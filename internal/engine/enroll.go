@@ -61,15 +61,15 @@ func (e *Engine) confused(ctx context.Context, ic *issue) error {
 		return err
 	}
 	for _, n := range notices {
-		if err := e.writer().notice(ctx, ic, n.Key, n.Body); err != nil {
+		if err := e.writer(ic).notice(ctx, n.Key, n.Body); err != nil {
 			return err
 		}
 	}
 	ic.rec.State = workflow.HumanNeeded
-	if err := e.writer().setState(ctx, ic, workflow.HumanNeeded); err != nil {
+	if err := e.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
 		return err
 	}
-	return e.writer().saveStatus(ctx, ic)
+	return e.writer(ic).saveStatus(ctx)
 }
 
 func (e *Engine) fillRecord(ic *issue) {

@@ -21,15 +21,15 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	} else {
 		e.Log.Warnf("#%d: %v", ic.n, serr)
 	}
-	res := Result{Issue: ic.n, Step: ev, From: from, State: restartState(from), Message: e.runner().redact(serr.Error())}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: restartState(from), Message: e.runner(ic).redact(serr.Error())}
 	e.pushCommitted(cctx, ic)
-	e.runner().explainTurnLimit(ic, serr)
+	e.runner(ic).explainTurnLimit(ic, serr)
 	f, err := settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
-		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Redact: e.runner().redact})
+		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Redact: e.runner(ic).redact})
 	if err != nil {
 		return res, errors.Join(serr, err)
 	}
-	if err := e.writer().write(cctx, ic, f.settled); err != nil {
+	if err := e.writer(ic).write(cctx, f.settled); err != nil {
 		if be != nil {
 			return res, err
 		}

@@ -136,7 +136,7 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return e.runner().sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
+		return e.runner(ic).sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }
 
@@ -220,7 +220,7 @@ func (e *Engine) person(ctx context.Context, n int, login string, act Action, ch
 	out.Record = &draft
 	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
-		err = e.writer().write(context.WithoutCancel(ctx), ic, st)
+		err = e.writer(ic).write(context.WithoutCancel(ctx), st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err

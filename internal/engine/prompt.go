@@ -46,7 +46,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	if p.Step.Phased {
 		artifact = ""
 	}
-	d, err := ro.runner().promptData(ctx, ic, artifact)
+	d, err := ro.runner(ic).promptData(ctx, ic, artifact)
 	if err != nil {
 		return "", "", "", err
 	}

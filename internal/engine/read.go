@@ -138,7 +138,7 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	if e.DryRun {
 		return nil
 	}
-	return e.writer().setState(ctx, ic, rec)
+	return e.writer(ic).setState(ctx, rec)
 }
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
@@ -206,10 +206,10 @@ func (e *Engine) unreadable(ctx context.Context, ic *issue, cause error) error {
 		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
 		ic.status.HTMLURL, Inert(cause.Error()))
 	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.status.ID, 10) + " -->"
-	if _, err := e.writer().upsertComment(ctx, ic, marker, body); err != nil {
+	if _, err := e.writer(ic).upsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
-	if err := e.writer().setState(ctx, ic, workflow.HumanNeeded); err != nil {
+	if err := e.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
 		return errors.Join(rerr, err)
 	}
 	return rerr

@@ -44,7 +44,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	err = e.begin(ctx, ic, st)
 	if err == nil {
 		draft := ic.rec.clone()
-		out, err = st.Run(e.runner(), ctx, ic, &draft)
+		out, err = st.Run(e.runner(ic), ctx, ic, &draft)
 		out.Record = &draft
 	}
 	if serr := stepError(err); serr != nil {
@@ -64,7 +64,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	s, err := settle(ic.rec, settling{Step: st.Name, From: from, State: ic.state, Out: out,
 		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover})
 	if err == nil {
-		err = e.writer().write(ctx, ic, s)
+		err = e.writer(ic).write(ctx, s)
 	}
 	if err != nil {
 		return Result{Issue: ic.n, Step: st.Name, From: from, State: ic.state}, err
@@ -101,7 +101,7 @@ func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) error {
 	if err := workflow.Check(ic.state, workflow.Start, st.Running); err != nil {
 		return err
 	}
-	return e.writer().setState(ctx, ic, st.Running)
+	return e.writer(ic).setState(ctx, st.Running)
 }
 
 func (e *Engine) baseBranch(ctx context.Context) (string, error) {

@@ -241,7 +241,7 @@ func triageDoc(body, marker string) (string, bool) {
 // postTriage posts the triage's document as this run's triage comment (a rerun edits it).
 func (r *runner) postTriage(ctx context.Context, ic *issue, doc string) (ghapi.Comment, error) {
 	marker := triageMarker(ic.rec.Runs)
-	return r.w.upsertComment(ctx, ic, marker, triageBody(doc, marker))
+	return r.w.upsertComment(ctx, marker, triageBody(doc, marker))
 }
 
 // commentDigest fixes a comment's text as ralph wrote it (GitHub may hand it back with CRLF line ends or
@@ -261,7 +261,7 @@ func (r *runner) splitDecided(ctx context.Context, ic *issue, rec *Record, doc s
 	}
 	marker := triageMarker(ic.rec.Runs)
 	body := triageBody(doc, marker)
-	cm, err := r.w.upsertComment(ctx, ic, marker, body)
+	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Outcome{}, err
 	}

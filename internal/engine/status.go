@@ -11,27 +11,27 @@ import (
 )
 
 // saveStatus writes the one status comment: created on the first run, edited in place afterwards.
-func (w writer) saveStatus(ctx context.Context, ic *issue) error {
-	body := RenderStatus(ic.n, ic.rec, w.cfg, w.links(ic))
-	if ic.status != nil {
-		if ic.status.Body == body {
+func (w writer) saveStatus(ctx context.Context) error {
+	body := RenderStatus(w.ic.n, w.ic.rec, w.cfg, w.links())
+	if w.ic.status != nil {
+		if w.ic.status.Body == body {
 			return nil
 		}
-		cm, err := w.gh.UpdateComment(ctx, ic.status.ID, body)
+		cm, err := w.gh.UpdateComment(ctx, w.ic.status.ID, body)
 		if err != nil {
-			return fmt.Errorf("updating the status comment of #%d: %w", ic.n, err)
+			return fmt.Errorf("updating the status comment of #%d: %w", w.ic.n, err)
 		}
-		ic.status = &cm
+		w.ic.status = &cm
 		return nil
 	}
-	cm, err := w.createComment(ctx, ic, isStatus, body)
+	cm, err := w.createComment(ctx, isStatus, body)
 	if err != nil {
-		return fmt.Errorf("creating the status comment of #%d: %w", ic.n, err)
+		return fmt.Errorf("creating the status comment of #%d: %w", w.ic.n, err)
 	}
-	ic.status = &cm
+	w.ic.status = &cm
 	if cm.Body != body {
 		// A status comment posted by this run's failed request, found again: bring it up to date.
-		return w.saveStatus(ctx, ic)
+		return w.saveStatus(ctx)
 	}
 	return nil
 }
@@ -48,7 +48,7 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 	if e.DryRun {
 		return ic.rec, nil
 	}
-	if err := e.writer().saveStatus(ctx, ic); err != nil {
+	if err := e.writer(ic).saveStatus(ctx); err != nil {
 		return ic.rec, err
 	}
 	if reply && ic.status != nil {
@@ -63,10 +63,10 @@ type Links struct {
 	Run    string
 }
 
-func (w writer) links(ic *issue) Links {
+func (w writer) links() Links {
 	l := Links{Run: w.runURL}
-	if ic.rec.Branch != "" && ic.rec.Base != "" {
-		l.Branch = w.gh.TreeURL(ic.rec.Branch)
+	if w.ic.rec.Branch != "" && w.ic.rec.Base != "" {
+		l.Branch = w.gh.TreeURL(w.ic.rec.Branch)
 	}
 	return l
 }

@@ -16,8 +16,8 @@ import (
 // the pull request's body, gh ralph status, the planner's waits) reads the rows.
 //
 // Adding a step is one file, step_<name>.go, that defines its row and its Run (and, when it runs the agent,
-// one template, internal/prompts/templates/<command>.md); the row is then named once in steps below, where
-// its place among the rows says which step an issue takes first.
+// one template, internal/prompts/templates/<command>.md); the row is then named once in steps.go, where its
+// place among the rows says which step an issue takes first.
 type Step struct {
 	Name workflow.Event
 	// From is the state the step starts from.
@@ -81,26 +81,8 @@ var (
 	never  = func(config.Config) bool { return false }
 )
 
-// steps is the workflow, in the order the planner tries the rows.
+// steps is the workflow, in the order the planner tries the rows (steps.go puts them in).
 var steps []Step
-
-func init() {
-	// The rows name their run functions, which reach the table (restartState): so the table is put
-	// together here rather than in its declaration, which Go would refuse as a cycle.
-	steps = []Step{
-		triageStep(),
-		researchStep(),
-		planStep(),
-		reviewStep(),
-		// A parent split into sub-issues is not implemented itself: it follows its sub-issues.
-		childrenStep(workflow.InProgress),
-		childrenStep(workflow.InReview),
-		implementStep(),
-		selfReviewStep(),
-		pullRequestStep(),
-		mergeStep(),
-	}
-}
 
 // Steps is the workflow's table of steps, in the order the planner tries them.
 func Steps() []Step { return append([]Step(nil), steps...) }

@@ -36,10 +36,10 @@ type runner struct {
 	people         people
 }
 
-func (e *Engine) runner() *runner {
+func (e *Engine) runner(ic *issue) *runner {
 	return &runner{cfg: e.Config, gh: e.GitHub, log: e.Log, agent: e.Agent, sandbox: e.Sandbox, workspaces: e.Workspaces,
 		prompts: e.Prompts, author: e.Author, baseEnv: e.AgentEnv, secretNames: e.Secrets, modelTransport: e.ModelTransport,
-		ledger: e.Ledger, w: e.writer(), people: e.people()}
+		ledger: e.Ledger, w: e.writer(ic), people: e.people()}
 }
 
 // trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").

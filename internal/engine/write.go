@@ -15,6 +15,7 @@ import (
 // their markers, only among the comments ralph wrote), the labels, the status comment with the record, and
 // the board.
 type writer struct {
+	ic     *issue
 	gh     GitHub
 	log    Logger
 	cfg    config.Config
@@ -25,14 +26,14 @@ type writer struct {
 	onState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
 }
 
-func (e *Engine) writer() writer {
-	return writer{gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState}
+func (e *Engine) writer(ic *issue) writer {
+	return writer{ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState}
 }
 
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
 // The record's state is settle's to change.
-func (w writer) setState(ctx context.Context, ic *issue, to workflow.State) error {
-	labels := ic.gh.LabelNames()
+func (w writer) setState(ctx context.Context, to workflow.State) error {
+	labels := w.ic.gh.LabelNames()
 	want := make([]string, 0, len(labels)+1)
 	for _, l := range labels {
 		if s, ok := workflow.StateFromLabel(l); !ok || s == to {
@@ -43,19 +44,19 @@ func (w writer) setState(ctx context.Context, ic *issue, to workflow.State) erro
 		want = append(want, to.Label())
 	}
 	if !slices.Equal(labels, want) {
-		if err := w.gh.SetLabels(ctx, ic.n, want); err != nil {
-			return fmt.Errorf("labeling #%d %s: %w", ic.n, to.Label(), err)
+		if err := w.gh.SetLabels(ctx, w.ic.n, want); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", w.ic.n, to.Label(), err)
 		}
-		ic.gh.Labels = ic.gh.Labels[:0]
+		w.ic.gh.Labels = w.ic.gh.Labels[:0]
 		for _, l := range want {
-			ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: l})
+			w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: l})
 		}
 	}
-	from := ic.state
-	ic.state = to
+	from := w.ic.state
+	w.ic.state = to
 	if w.onState != nil && from != to {
-		if err := w.onState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
-			w.log.Warnf("#%d: updating the project board: %v", ic.n, err)
+		if err := w.onState(ctx, w.ic.gh.NodeID, w.ic.n, to); err != nil {
+			w.log.Warnf("#%d: updating the project board: %v", w.ic.n, err)
 		}
 	}
 	return nil
@@ -64,23 +65,23 @@ func (w writer) setState(ctx context.Context, ic *issue, to workflow.State) erro
 // write carries a settled run to GitHub: the other labels, the notices, then the status comment with the
 // new record, then the state label. A crash between the last two leaves labels that the next run repairs
 // from the record (see resolveState).
-func (w writer) write(ctx context.Context, ic *issue, s settled) error {
-	ic.rec = s.Record
+func (w writer) write(ctx context.Context, s settled) error {
+	w.ic.rec = s.Record
 	for _, l := range s.Labels {
-		if err := w.toggleLabel(ctx, ic, l.Label, l.On); err != nil {
+		if err := w.toggleLabel(ctx, l.Label, l.On); err != nil {
 			return err
 		}
 	}
 	for _, n := range s.Notices {
-		if err := w.notice(ctx, ic, n.Key, n.Body); err != nil {
+		if err := w.notice(ctx, n.Key, n.Body); err != nil {
 			return err
 		}
 	}
-	if err := w.saveStatus(ctx, ic); err != nil {
+	if err := w.saveStatus(ctx); err != nil {
 		return err
 	}
 	w.checkpoint("after-status")
-	if err := w.setState(ctx, ic, s.To); err != nil {
+	if err := w.setState(ctx, s.To); err != nil {
 		return err
 	}
 	w.checkpoint("after-label")
@@ -88,28 +89,28 @@ func (w writer) write(ctx context.Context, ic *issue, s settled) error {
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
-func (w writer) notice(ctx context.Context, ic *issue, key, body string) error {
-	_, err := w.upsertComment(ctx, ic, "<!-- ralph:notice "+key+" -->", body)
+func (w writer) notice(ctx context.Context, key, body string) error {
+	_, err := w.upsertComment(ctx, "<!-- ralph:notice "+key+" -->", body)
 	return err
 }
 
 // upsertComment creates the comment that carries marker, or edits the one that does.
-func (w writer) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+func (w writer) upsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
 	body = sealed(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := w.people.ownComment(ctx, ic, func(b string) bool { return carries(b, marker) })
+	i, err := w.people.ownComment(ctx, w.ic, func(b string) bool { return carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
 	if i < 0 {
-		return w.createComment(ctx, ic, func(b string) bool { return carries(b, marker) }, body)
+		return w.createComment(ctx, func(b string) bool { return carries(b, marker) }, body)
 	}
-	if c := ic.comments[i]; c.Body == body {
+	if c := w.ic.comments[i]; c.Body == body {
 		return c, nil
 	}
-	cm, err := w.gh.UpdateComment(ctx, ic.comments[i].ID, body)
+	cm, err := w.gh.UpdateComment(ctx, w.ic.comments[i].ID, body)
 	if err == nil {
-		ic.comments[i] = cm
+		w.ic.comments[i] = cm
 	}
 	return cm, err
 }
@@ -133,13 +134,13 @@ func isStatus(body string) bool { return strings.HasPrefix(body, StatusMarker) }
 // createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
 // GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once
 // more, so the comment is never there twice.
-func (w writer) createComment(ctx context.Context, ic *issue, marked func(body string) bool, body string) (ghapi.Comment, error) {
-	cm, err := w.gh.CreateComment(ctx, ic.n, body)
+func (w writer) createComment(ctx context.Context, marked func(body string) bool, body string) (ghapi.Comment, error) {
+	cm, err := w.gh.CreateComment(ctx, w.ic.n, body)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cm, err
 		}
-		comments, lerr := w.gh.Comments(ctx, ic.n)
+		comments, lerr := w.gh.Comments(ctx, w.ic.n)
 		if lerr != nil {
 			return cm, err
 		}
@@ -148,19 +149,19 @@ func (w writer) createComment(ctx context.Context, ic *issue, marked func(body s
 			if !marked(c.Body) {
 				continue
 			}
-			if own, aerr := w.people.authored(ctx, ic, c); aerr == nil && own {
+			if own, aerr := w.people.authored(ctx, w.ic, c); aerr == nil && own {
 				cm, found = c, true
 			}
 		}
 		first := err
 		if !found {
-			if cm, err = w.gh.CreateComment(ctx, ic.n, body); err != nil {
+			if cm, err = w.gh.CreateComment(ctx, w.ic.n, body); err != nil {
 				return cm, err
 			}
 		}
-		w.log.Warnf("#%d: posting a comment: %v (recovered)", ic.n, first)
+		w.log.Warnf("#%d: posting a comment: %v (recovered)", w.ic.n, first)
 	}
-	ic.comments = append(ic.comments, cm)
+	w.ic.comments = append(w.ic.comments, cm)
 	return cm, nil
 }
 
@@ -171,33 +172,33 @@ func (w writer) checkpoint(name string) {
 	}
 }
 
-func (w writer) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {
-	has := slices.Contains(ic.gh.LabelNames(), label)
+func (w writer) toggleLabel(ctx context.Context, label string, on bool) error {
+	has := slices.Contains(w.ic.gh.LabelNames(), label)
 	switch {
 	case on && !has:
-		if err := w.gh.AddLabels(ctx, ic.n, label); err != nil {
+		if err := w.gh.AddLabels(ctx, w.ic.n, label); err != nil {
 			return err
 		}
-		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: label})
+		w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: label})
 	case !on && has:
-		if err := w.gh.RemoveLabel(ctx, ic.n, label); err != nil {
+		if err := w.gh.RemoveLabel(ctx, w.ic.n, label); err != nil {
 			return err
 		}
-		ic.gh.Labels = slices.DeleteFunc(ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
+		w.ic.gh.Labels = slices.DeleteFunc(w.ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
 	}
 	return nil
 }
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
 // enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
-func (w writer) flush(ctx context.Context, ic *issue) error {
-	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
-		if err := w.setState(ctx, ic, ic.state); err != nil {
+func (w writer) flush(ctx context.Context) error {
+	if st := workflow.StatesFromLabels(w.ic.gh.LabelNames()); len(st) != 1 || st[0] != w.ic.state {
+		if err := w.setState(ctx, w.ic.state); err != nil {
 			return err
 		}
 	}
-	if ic.status == nil || ic.repaired {
-		return w.saveStatus(ctx, ic)
+	if w.ic.status == nil || w.ic.repaired {
+		return w.saveStatus(ctx)
 	}
 	return nil
 }
