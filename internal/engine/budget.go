@@ -47,7 +47,7 @@ func (b *budgetError) Error() string {
 
 // limits are the run's budgets: the step's as configured, the issue's and the day's as what remains of
 // them (zero or less: spent).
-func (r *runner) limits(ctx context.Context, ic *issue) ([]gateway.Limit, error) {
+func (r *runner) limits(ctx context.Context) ([]gateway.Limit, error) {
 	a, b := r.cfg.Agent, r.cfg.Budget
 	var limits []gateway.Limit
 	if a.MaxCost > 0 {
@@ -58,8 +58,8 @@ func (r *runner) limits(ctx context.Context, ic *issue) ([]gateway.Limit, error)
 	}
 	if b.Issue > 0 {
 		spent := 0.0
-		if ic.rec.Usage != nil {
-			spent = ic.rec.Usage.CostUSD
+		if r.ic.rec.Usage != nil {
+			spent = r.ic.rec.Usage.CostUSD
 		}
 		limits = append(limits, remaining(budgetIssue, b.Issue, spent,
 			fmt.Sprintf("budget.issue is %s for this issue, which had spent $%.4f before this step", dollars(b.Issue), spent)))
@@ -143,18 +143,18 @@ func dollars(x float64) string {
 // check), it is committed with the step's key, so that /ralph retry finds it on the branch and goes on
 // without the agent; unfinished, it is committed as a draft, for a person to read, and the retry writes
 // it again.
-func (r *runner) keepDocument(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
+func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
 	whole := st.check == nil || st.check(doc) == nil
 	msg := st.subject + "\n\n" + trailerKey + ": " + key
 	if !whole {
 		msg = st.subject + " (unfinished: the budget was reached)\n\n" + draftKey + ": " + key
 	}
-	if err := r.commitDoc(ctx, ic, ws, st.rel, doc, msg); err != nil {
-		r.log.Warnf("#%d: keeping the document written before the budget: %v", ic.n, err)
+	if err := r.commitDoc(ctx, ws, st.rel, doc, msg); err != nil {
+		r.log.Warnf("#%d: keeping the document written before the budget: %v", r.ic.n, err)
 		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
 		return
 	}
-	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(ic.rec.Branch, st.rel), ic.rec.Branch)
+	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(r.ic.rec.Branch, st.rel), r.ic.rec.Branch)
 	if whole {
 		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
 		return
@@ -168,12 +168,12 @@ const draftKey = "Ralph-Draft"
 // keepPhase keeps the work of an implement step stopped at a budget when it is a verified phase: the
 // changes pass verify, and are committed with the phase's key and pushed (so /ralph retry goes on with the
 // next phase). Otherwise nothing of the phase is pushed; the phases done before stay on the branch.
-func (r *runner) keepPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
-	sha, err := r.commitPhase(ctx, ic, rec, ws, k, m, key)
+func (r *runner) keepPhase(ctx context.Context, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
+	sha, err := r.commitPhase(ctx, rec, ws, k, m, key)
 	if err != nil {
-		r.log.Warnf("#%d: phase %d's changes are not kept: %v", ic.n, k+1, err)
-		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, ic.rec.Branch, k+1)
+		r.log.Warnf("#%d: phase %d's changes are not kept: %v", r.ic.n, k+1, err)
+		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, r.ic.rec.Branch, k+1)
 		return
 	}
-	be.kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), ic.rec.Branch)
+	be.kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), r.ic.rec.Branch)
 }

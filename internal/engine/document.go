@@ -12,13 +12,13 @@ import (
 )
 
 // writeDoc runs a document step's agent and returns the document it wrote.
-func (r *runner) writeDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
+func (r *runner) writeDoc(ctx context.Context, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
 	if err := ws.Clear(rel); err != nil {
 		return "", err
 	}
 	abs := filepath.Join(ws.Dir, filepath.FromSlash(rel))
 	d.Artifact = abs
-	if err := r.runAgent(ctx, ic, ws, command, abs, 0, 0, d); err != nil {
+	if err := r.runAgent(ctx, ws, command, abs, 0, 0, d); err != nil {
 		var be *budgetError
 		if errors.As(err, &be) && !be.before {
 			// Stopped at a budget: what the agent wrote so far is kept (document).
@@ -53,7 +53,7 @@ func documentError(command, rel string, err error) error {
 
 // commitDoc commits only the document, as ralph read and checked it (other edits of a document step are
 // not its product), with msg (which marks it with the step's key), and pushes.
-func (r *runner) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, msg string) error {
+func (r *runner) commitDoc(ctx context.Context, ws *workspace.Workspace, rel, doc, msg string) error {
 	if err := r.refuseLeak("commit", "the document", doc); err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (r *runner) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspa
 		return fmt.Errorf("committing %s: %w", rel, err)
 	}
 	r.w.checkpoint("after-commit")
-	if err := push(ctx, ic, ws); err != nil {
+	if err := push(ctx, r.ic, ws); err != nil {
 		return err
 	}
 	r.w.checkpoint("after-push")
@@ -86,22 +86,22 @@ type docStep struct {
 // document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
 // step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
 // on the issue by that key, and repeats neither.
-func (r *runner) document(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
-	key := ic.rec.stepKey(st.kind)
+func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
+	key := r.ic.rec.stepKey(st.kind)
 	_, found, err := committedStep(ctx, ws, key)
 	if err != nil {
 		return "", Artifact{}, err
 	}
 	var doc string
 	if found {
-		r.log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", ic.n, key)
+		r.log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", r.ic.n, key)
 		if doc, err = ws.Committed(ctx, st.rel); err != nil {
 			return "", Artifact{}, err
 		}
-	} else if doc, err = r.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
+	} else if doc, err = r.writeDoc(ctx, ws, st.command, st.rel, d); err != nil {
 		var be *budgetError
 		if doc != "" && errors.As(err, &be) {
-			r.keepDocument(ctx, ic, ws, st, key, doc, be)
+			r.keepDocument(ctx, ws, st, key, doc, be)
 		}
 		return "", Artifact{}, err
 	}
@@ -111,11 +111,11 @@ func (r *runner) document(ctx context.Context, ic *issue, rec *Record, ws *works
 		}
 	}
 	if !found {
-		if err := r.commitDoc(ctx, ic, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
+		if err := r.commitDoc(ctx, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
 			return "", Artifact{}, err
 		}
 	}
-	art, err := r.postArtifact(ctx, ic, st.header, key, st.rel, doc)
+	art, err := r.postArtifact(ctx, st.header, key, st.rel, doc)
 	if err != nil {
 		return "", Artifact{}, err
 	}
@@ -130,12 +130,12 @@ func artifactMarker(key string) string {
 }
 
 // postArtifact posts (or, when a crashed run already posted it, edits) the document's comment.
-func (r *runner) postArtifact(ctx context.Context, ic *issue, header, key, rel, doc string) (Artifact, error) {
-	url := r.gh.BlobURL(ic.rec.Branch, rel)
+func (r *runner) postArtifact(ctx context.Context, header, key, rel, doc string) (Artifact, error) {
+	url := r.gh.BlobURL(r.ic.rec.Branch, rel)
 	marker := artifactMarker(key)
 	// The document is the agent's: quoted as text that references, mentions and hides nothing.
 	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
-		header, rel, url, ic.rec.Branch, InertText(truncate(doc, 60000)))
+		header, rel, url, r.ic.rec.Branch, InertText(truncate(doc, 60000)))
 	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Artifact{Path: rel, URL: url}, err

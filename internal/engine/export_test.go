@@ -31,16 +31,16 @@ func probeStep() Step {
 		Run: (*runner).probe}
 }
 
-func (r *runner) probe(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx, ic)
+func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
-	st := probeDocument.step(ic, nil)
+	st := probeDocument.step(r.ic, nil)
 	// This build has no template probe.md (a real step adds internal/prompts/templates/<kind>.md): the
 	// probe borrows the review's.
 	st.command = "review"
-	_, art, err := r.document(ctx, ic, rec, ws, st, d)
+	_, art, err := r.document(ctx, rec, ws, st, d)
 	if err != nil {
 		return Outcome{}, err
 	}

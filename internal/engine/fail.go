@@ -23,7 +23,7 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	}
 	res := Result{Issue: ic.n, Step: ev, From: from, State: restartState(from), Message: e.runner(ic).redact(serr.Error())}
 	e.pushCommitted(cctx, ic)
-	e.runner(ic).explainTurnLimit(ic, serr)
+	e.runner(ic).explainTurnLimit(serr)
 	f, err := settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
 		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Redact: e.runner(ic).redact})
 	if err != nil {

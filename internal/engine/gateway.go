@@ -45,7 +45,7 @@ func (r *runner) agentEnv(ws *workspace.Workspace) []string {
 // openGateway starts ralph's model gateway for one agent run, with what remains of each budget: the
 // step's, the issue's (its record's total so far) and the day's (the ledger). It returns nil when the
 // agent runs without the gateway, and a *budgetError, before anything runs, when a budget is already spent.
-func (r *runner) openGateway(ctx context.Context, ic *issue, command string) (*gateway.Gateway, *agent.Gateway, error) {
+func (r *runner) openGateway(ctx context.Context, command string) (*gateway.Gateway, *agent.Gateway, error) {
 	v, cred, ok := r.gatewayCredential()
 	if v == "" {
 		return nil, nil, nil
@@ -53,7 +53,7 @@ func (r *runner) openGateway(ctx context.Context, ic *issue, command string) (*g
 	if !ok {
 		return nil, nil, &StepError{Step: command, Reason: fmt.Sprintf("ralph's model gateway has no %s key: set %s in ralph's environment", v, strings.Join(v.CredentialNames(), " or "))}
 	}
-	limits, err := r.limits(ctx, ic)
+	limits, err := r.limits(ctx)
 	if err != nil {
 		return nil, nil, &StepError{Step: command, Reason: "ralph could not read what the repository spent today (budget.day)", Err: err}
 	}
@@ -86,7 +86,7 @@ func (r *runner) openGateway(ctx context.Context, ic *issue, command string) (*g
 // closeGateway ends the run's gateway (its key is good for nothing after), makes the gateway's figures
 // the run's usage (the CLI's turns and model kept), says in the log what it refused, adds the run's
 // spending to the day's ledger, and returns the budget that stopped the run, if one did.
-func (r *runner) closeGateway(ctx context.Context, ic *issue, command string, gw *gateway.Gateway, res *agent.Result) *gateway.Stop {
+func (r *runner) closeGateway(ctx context.Context, command string, gw *gateway.Gateway, res *agent.Result) *gateway.Stop {
 	_ = gw.Close()
 	g, stop := gw.Usage(), gw.Stopped()
 	u := agent.Usage{}
@@ -110,7 +110,7 @@ func (r *runner) closeGateway(ctx context.Context, ic *issue, command string, gw
 		r.log.Warnf("ralph's model gateway has no price for %s: counted at the dearest of the price table; set gateway.prices", strings.Join(g.Unpriced, ", "))
 	}
 	if r.cfg.Budget.Day > 0 && r.ledger != nil && (g.CostUSD > 0 || g.Total() > 0) {
-		d, err := r.ledger.Add(context.WithoutCancel(ctx), g.CostUSD, g.Total(), fmt.Sprintf("#%d %s", ic.n, command))
+		d, err := r.ledger.Add(context.WithoutCancel(ctx), g.CostUSD, g.Total(), fmt.Sprintf("#%d %s", r.ic.n, command))
 		if err != nil {
 			r.log.Warnf("the day's spending was not recorded: %v", err)
 		} else {

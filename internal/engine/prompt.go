@@ -46,7 +46,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	if p.Step.Phased {
 		artifact = ""
 	}
-	d, err := ro.runner(ic).promptData(ctx, ic, artifact)
+	d, err := ro.runner(ic).promptData(ctx, artifact)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -66,25 +66,25 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	return command, e.Prompts.Source(command), prompt, nil
 }
 
-func (r *runner) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
-	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
-	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
+func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data, error) {
+	title, hidTitle := prompts.Clean(r.ic.gh.Title, prompts.MaxTitle)
+	body, hidBody := prompts.Clean(r.ic.gh.Body, prompts.MaxBody)
 	hidden := hidTitle.Add(hidBody)
 	d := prompts.Data{
-		Repository: ownerRepo(ic.gh.HTMLURL),
-		Issue:      prompts.Issue{Number: ic.n, Title: title, Body: body, URL: ic.gh.HTMLURL},
+		Repository: ownerRepo(r.ic.gh.HTMLURL),
+		Issue:      prompts.Issue{Number: r.ic.n, Title: title, Body: body, URL: r.ic.gh.HTMLURL},
 		Artifact:   artifact,
-		Branch:     ic.rec.Branch,
-		Base:       ic.rec.Base,
+		Branch:     r.ic.rec.Branch,
+		Base:       r.ic.rec.Base,
 		Verify:     r.cfg.Verify,
 		Protected:  r.cfg.ProtectedPaths,
 	}
-	for _, c := range ic.comments {
+	for _, c := range r.ic.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
 			continue
 		}
 		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
-		ok, err := r.people.trusted(ctx, ic, c.User.Login)
+		ok, err := r.people.trusted(ctx, r.ic, c.User.Login)
 		if err != nil {
 			return d, err
 		}

@@ -44,7 +44,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	err = e.begin(ctx, ic, st)
 	if err == nil {
 		draft := ic.rec.clone()
-		out, err = st.Run(e.runner(ic), ctx, ic, &draft)
+		out, err = st.Run(e.runner(ic), ctx, &draft)
 		out.Record = &draft
 	}
 	if serr := stepError(err); serr != nil {

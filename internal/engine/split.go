@@ -139,19 +139,19 @@ func ParseSplit(doc string) ([]SubIssue, error) {
 // split creates the sub-issues, links them to the parent and to each other, and enrolls them; it returns
 // the ones that can start now. A rerun after
 // a crash finds the parts it already created by their marker and creates only the rest.
-func (r *runner) split(ctx context.Context, ic *issue, rec *Record, subs []SubIssue) ([]int, error) {
+func (r *runner) split(ctx context.Context, rec *Record, subs []SubIssue) ([]int, error) {
 	existing := map[int]ghapi.Issue{}
 	linked := map[int]bool{}
-	kids, err := r.gh.SubIssues(ctx, ic.n)
+	kids, err := r.gh.SubIssues(ctx, r.ic.n)
 	if err != nil {
-		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", r.ic.n, err)
 	}
 	for _, k := range kids {
-		p, part, ok, err := r.people.parentOf(ctx, ic, k)
+		p, part, ok, err := r.people.parentOf(ctx, r.ic, k)
 		if err != nil {
 			return nil, err
 		}
-		if ok && p == ic.n && part <= len(subs) {
+		if ok && p == r.ic.n && part <= len(subs) {
 			existing[part], linked[part] = k, true
 		}
 	}
@@ -162,11 +162,11 @@ func (r *runner) split(ctx context.Context, ic *issue, rec *Record, subs []SubIs
 			return nil, fmt.Errorf("looking for sub-issues already created: %w", err)
 		}
 		for _, is := range open {
-			p, part, ok, err := r.people.parentOf(ctx, ic, is)
+			p, part, ok, err := r.people.parentOf(ctx, r.ic, is)
 			if err != nil {
 				return nil, err
 			}
-			if _, seen := existing[part]; ok && p == ic.n && part <= len(subs) && !seen {
+			if _, seen := existing[part]; ok && p == r.ic.n && part <= len(subs) && !seen {
 				existing[part] = is
 			}
 		}
@@ -176,15 +176,15 @@ func (r *runner) split(ctx context.Context, ic *issue, rec *Record, subs []SubIs
 		part := k + 1
 		child, ok := existing[part]
 		if !ok {
-			body := subIssueBody(sub, ic.n, part, len(subs))
+			body := subIssueBody(sub, r.ic.n, part, len(subs))
 			if child, err = r.gh.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
 				return nil, fmt.Errorf("creating sub-issue %d: %w", part, err)
 			}
 			r.w.checkpoint("after-sub-issue")
 		}
 		if !linked[part] {
-			if err := r.gh.AddSubIssue(ctx, ic.n, child.ID); err != nil {
-				return nil, fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, ic.n, err)
+			if err := r.gh.AddSubIssue(ctx, r.ic.n, child.ID); err != nil {
+				return nil, fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, r.ic.n, err)
 			}
 		}
 		children[k] = child
@@ -239,8 +239,8 @@ func triageDoc(body, marker string) (string, bool) {
 }
 
 // postTriage posts the triage's document as this run's triage comment (a rerun edits it).
-func (r *runner) postTriage(ctx context.Context, ic *issue, doc string) (ghapi.Comment, error) {
-	marker := triageMarker(ic.rec.Runs)
+func (r *runner) postTriage(ctx context.Context, doc string) (ghapi.Comment, error) {
+	marker := triageMarker(r.ic.rec.Runs)
 	return r.w.upsertComment(ctx, marker, triageBody(doc, marker))
 }
 
@@ -254,12 +254,12 @@ func commentDigest(body string) string {
 // splitDecided is a triage that decided to split ic. The parts are checked against split.max and what
 // GitHub takes before anything is created; a split that passes is made now, or, with split.approve, held
 // for a person's approval (the issue stays in Backlog and the planner waits: WaitSplit).
-func (r *runner) splitDecided(ctx context.Context, ic *issue, rec *Record, doc string) (Outcome, error) {
+func (r *runner) splitDecided(ctx context.Context, rec *Record, doc string) (Outcome, error) {
 	subs, err := ParseSplit(doc)
 	if err != nil {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
 	}
-	marker := triageMarker(ic.rec.Runs)
+	marker := triageMarker(r.ic.rec.Runs)
 	body := triageBody(doc, marker)
 	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
@@ -267,23 +267,23 @@ func (r *runner) splitDecided(ctx context.Context, ic *issue, rec *Record, doc s
 	}
 	if why := checkSplit(subs, r.cfg.Split.Max); why != "" {
 		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
-		return Outcome{Person: splitEscalation(ic.n, why)}, nil
+		return Outcome{Person: splitEscalation(r.ic.n, why)}, nil
 	}
 	if r.cfg.Split.Approve {
 		rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
 		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
 		return Outcome{}, nil
 	}
-	return r.makeSplit(ctx, ic, rec, subs, cm.HTMLURL)
+	return r.makeSplit(ctx, rec, subs, cm.HTMLURL)
 }
 
 // approvedSplit makes the split a person approved, from ralph's own triage comment as ralph wrote it: a
 // comment that is gone or changed since makes nothing, and goes to a person.
-func (r *runner) approvedSplit(ctx context.Context, ic *issue, rec *Record, ps *PendingSplit) (Outcome, error) {
+func (r *runner) approvedSplit(ctx context.Context, rec *Record, ps *PendingSplit) (Outcome, error) {
 	if ps.ApprovedBy == "" { // the planner does not run the step then; said for a caller that would
-		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", ic.n)}}, nil
+		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", r.ic.n)}}, nil
 	}
-	doc, url, found, err := r.heldSplit(ctx, ic, ps)
+	doc, url, found, err := r.heldSplit(ctx, ps)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -298,19 +298,19 @@ func (r *runner) approvedSplit(ctx context.Context, ic *issue, rec *Record, ps *
 	}
 	if why != "" {
 		rec.Split = nil
-		return Outcome{Person: splitEscalation(ic.n, why)}, nil
+		return Outcome{Person: splitEscalation(r.ic.n, why)}, nil
 	}
-	return r.makeSplit(ctx, ic, rec, subs, url)
+	return r.makeSplit(ctx, rec, subs, url)
 }
 
 // heldSplit finds the document of a held split in ralph's triage comment, as ralph wrote it.
-func (r *runner) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (doc, url string, found bool, err error) {
-	for _, c := range ic.comments {
+func (r *runner) heldSplit(ctx context.Context, ps *PendingSplit) (doc, url string, found bool, err error) {
+	for _, c := range r.ic.comments {
 		body := strings.TrimSpace(strings.ReplaceAll(c.Body, "\r\n", "\n"))
 		if !strings.HasSuffix(body, ps.Marker) || commentDigest(body) != ps.Digest {
 			continue
 		}
-		own, err := r.people.authored(ctx, ic, c)
+		own, err := r.people.authored(ctx, r.ic, c)
 		if err != nil {
 			return "", "", false, err
 		}
@@ -323,8 +323,8 @@ func (r *runner) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (do
 }
 
 // makeSplit creates, links and enrolls the parts; the parent follows them from In Progress.
-func (r *runner) makeSplit(ctx context.Context, ic *issue, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
-	dispatch, err := r.split(ctx, ic, rec, subs)
+func (r *runner) makeSplit(ctx context.Context, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
+	dispatch, err := r.split(ctx, rec, subs)
 	if err != nil {
 		return Outcome{}, err
 	}

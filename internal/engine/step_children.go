@@ -31,30 +31,30 @@ func isParent(rec Record, _ config.Config) bool { return len(rec.Children) > 0 }
 // record of it says. Its labels are a view anyone with triage permission can change, so they are believed
 // only while they show what the parent last saw; a sub-issue whose label moved since is read from its
 // record (one request, for the sub-issue that moved, which is the one that dispatched the parent).
-func (r *runner) childState(ctx context.Context, ic *issue, k ghapi.Issue) (workflow.State, error) {
+func (r *runner) childState(ctx context.Context, k ghapi.Issue) (workflow.State, error) {
 	s := labelState(k)
-	if k.State == "closed" || s == "" || string(s) == ic.rec.ChildStates[strconv.Itoa(k.Number)] {
+	if k.State == "closed" || s == "" || string(s) == r.ic.rec.ChildStates[strconv.Itoa(k.Number)] {
 		return s, nil
 	}
 	comments, err := r.gh.Comments(ctx, k.Number)
 	if err != nil {
 		return "", fmt.Errorf("reading the record of sub-issue #%d: %w", k.Number, err)
 	}
-	child := &issue{n: k.Number, gh: k, comments: comments, trusted: ic.trusted}
+	child := &issue{n: k.Number, gh: k, comments: comments, trusted: r.ic.trusted}
 	if err := r.people.findStatus(ctx, child); err != nil {
 		return "", err
 	}
-	ic.trusted = child.trusted
+	r.ic.trusted = child.trusted
 	if child.status == nil {
 		return "", nil
 	}
 	rec, _, err := ParseRecord(child.status.Body)
 	if err != nil {
-		r.log.Warnf("#%d: sub-issue #%d: %v", ic.n, k.Number, err)
+		r.log.Warnf("#%d: sub-issue #%d: %v", r.ic.n, k.Number, err)
 		return "", nil
 	}
 	if rec.State != s {
-		r.log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", ic.n, k.Number, s.Title(), rec.State.Title())
+		r.log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", r.ic.n, k.Number, s.Title(), rec.State.Title())
 	}
 	return rec.State, nil
 }
@@ -98,16 +98,16 @@ func startable(rec Record, states map[int]workflow.State) []int {
 
 // children is a parent's step: In Review when all its sub-issues are In Review or Done, Done when all are
 // Done; otherwise it waits, and starts the sub-issues whose blockers are done.
-func (r *runner) children(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	kids, err := r.gh.SubIssues(ctx, ic.n)
+func (r *runner) children(ctx context.Context, rec *Record) (Outcome, error) {
+	kids, err := r.gh.SubIssues(ctx, r.ic.n)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+		return Outcome{}, fmt.Errorf("listing the sub-issues of #%d: %w", r.ic.n, err)
 	}
 	states := map[int]workflow.State{}
 	summary := map[string]string{}
 	allDone, allReview := len(kids) > 0, len(kids) > 0
 	for _, k := range kids {
-		s, err := r.childState(ctx, ic, k)
+		s, err := r.childState(ctx, k)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -128,11 +128,11 @@ func (r *runner) children(ctx context.Context, ic *issue, rec *Record) (Outcome,
 	switch {
 	case allDone:
 		out.To = workflow.Done
-	case allReview && ic.state == workflow.InProgress:
+	case allReview && r.ic.state == workflow.InProgress:
 		out.To = workflow.InReview
 	case !changed:
 		// Nothing moved: nothing to record.
-		out.Wait = &Waiting{Message: fmt.Sprintf("#%d waits for its sub-issues: %s", ic.n, childSummary(*rec))}
+		out.Wait = &Waiting{Message: fmt.Sprintf("#%d waits for its sub-issues: %s", r.ic.n, childSummary(*rec))}
 	}
 	// Otherwise the children's new states are recorded; the parent stays where it is.
 	return out, nil

@@ -32,11 +32,11 @@ func implementStep() Step {
 
 func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.phasesLeft(); return left }
 
-func (r *runner) implement(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) implement(ctx context.Context, rec *Record) (Outcome, error) {
 	k, _ := rec.phasesLeft()
 	m := len(rec.Phases)
 	ph := rec.Phases[k]
-	ws, err := r.checkout(ctx, ic)
+	ws, err := r.checkout(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -44,11 +44,11 @@ func (r *runner) implement(ctx context.Context, ic *issue, rec *Record) (Outcome
 	if sha, found, err := committedStep(ctx, ws, key); err != nil {
 		return Outcome{}, err
 	} else if found {
-		r.log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", ic.n, k+1)
+		r.log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", r.ic.n, k+1)
 		rec.Phases[k].SHA = sha
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	d, err := r.promptData(ctx, ic, "")
+	d, err := r.promptData(ctx, "")
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -63,14 +63,14 @@ func (r *runner) implement(ctx context.Context, ic *issue, rec *Record) (Outcome
 	if d.PhaseText == "" {
 		d.PhaseText = "## Phase " + strconv.Itoa(k+1) + ": " + ph.Title
 	}
-	if err := r.runAgent(ctx, ic, ws, "implement", "", k+1, m, d); err != nil {
+	if err := r.runAgent(ctx, ws, "implement", "", k+1, m, d); err != nil {
 		var be *budgetError
 		if errors.As(err, &be) && !be.before {
-			r.keepPhase(ctx, ic, rec, ws, k, m, key, be)
+			r.keepPhase(ctx, rec, ws, k, m, key, be)
 		}
 		return Outcome{}, err
 	}
-	head, err := r.commitPhase(ctx, ic, rec, ws, k, m, key)
+	head, err := r.commitPhase(ctx, rec, ws, k, m, key)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -80,7 +80,7 @@ func (r *runner) implement(ctx context.Context, ic *issue, rec *Record) (Outcome
 
 // commitPhase checks the agent's changes of phase k (of m), runs verify, commits them with the phase's key
 // and pushes.
-func (r *runner) commitPhase(ctx context.Context, ic *issue, rec *Record, ws *workspace.Workspace, k, m int, key string) (string, error) {
+func (r *runner) commitPhase(ctx context.Context, rec *Record, ws *workspace.Workspace, k, m int, key string) (string, error) {
 	changes, err := guard(ctx, ws, "implement")
 	if err != nil {
 		return "", err
@@ -88,7 +88,7 @@ func (r *runner) commitPhase(ctx context.Context, ic *issue, rec *Record, ws *wo
 	if len(changes) == 0 {
 		return "", &StepError{Step: "implement", Reason: fmt.Sprintf("phase %d of %d changed no file", k+1, m)}
 	}
-	if err := r.verify(ctx, ic, ws, k+1, m); err != nil {
+	if err := r.verify(ctx, ws, k+1, m); err != nil {
 		return "", err
 	}
 	// verify may have written files (a build, a formatter): check them too.
@@ -99,13 +99,13 @@ func (r *runner) commitPhase(ctx context.Context, ic *issue, rec *Record, ws *wo
 	if err := r.scanSecrets(ws, changes); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, ic.n, Inert(rec.Phases[k].Title), trailerKey, key)
+	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, r.ic.n, Inert(rec.Phases[k].Title), trailerKey, key)
 	head, err := ws.Commit(ctx, msg, r.author)
 	if err != nil {
 		return "", fmt.Errorf("committing phase %d: %w", k+1, err)
 	}
 	r.w.checkpoint("after-commit")
-	if err := push(ctx, ic, ws); err != nil {
+	if err := push(ctx, r.ic, ws); err != nil {
 		return "", err
 	}
 	r.w.checkpoint("after-push")

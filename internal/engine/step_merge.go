@@ -21,7 +21,7 @@ func mergeStep() Step {
 
 // merge watches the pull request: merged, the issue is Done; closed unmerged, a person is needed; open,
 // the issue waits for people.
-func (r *runner) merge(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) merge(ctx context.Context, rec *Record) (Outcome, error) {
 	var pr *ghapi.PullRequest
 	if rec.PR != 0 {
 		p, err := r.gh.Pull(ctx, rec.PR)
@@ -50,5 +50,5 @@ func (r *runner) merge(ctx context.Context, ic *issue, rec *Record) (Outcome, er
 			Advice: "Reopen it, or say `/ralph retry` to let ralph work on the branch again."}}, nil
 	}
 	return Outcome{Wait: &Waiting{Paused: true,
-		Message: fmt.Sprintf("#%d is In Review: the pull request %s is open and waits for people", ic.n, rec.PRURL)}}, nil
+		Message: fmt.Sprintf("#%d is In Review: the pull request %s is open and waits for people", r.ic.n, rec.PRURL)}}, nil
 }

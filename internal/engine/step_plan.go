@@ -77,19 +77,19 @@ func checkPhases(phases []Phase, limit int) string {
 	return ""
 }
 
-func (r *runner) plan(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx, ic)
+func (r *runner) plan(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
-	rel := planDocument.path(ic.n, *rec)
+	rel := planDocument.path(r.ic.n, *rec)
 	d.Research = r.readBranchFile(ctx, ws, rec.Artifacts[researchDocument.Kind].Path)
 	d.Feedback = rec.Feedback
 	if d.Feedback != "" {
 		d.Plan = r.readBranchFile(ctx, ws, rel)
 	}
 	var phases []Phase
-	_, art, err := r.document(ctx, ic, rec, ws, planDocument.step(ic, func(doc string) (err error) { phases, err = ParsePhases(doc); return err }), d)
+	_, art, err := r.document(ctx, rec, ws, planDocument.step(r.ic, func(doc string) (err error) { phases, err = ParsePhases(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -100,7 +100,7 @@ func (r *runner) plan(ctx context.Context, ic *issue, rec *Record) (Outcome, err
 		return Outcome{Person: &Escalation{
 			Before: workflow.ReadyForPlan,
 			Reason: why,
-			Advice: fmt.Sprintf("Read the plan above. Make the issue smaller (or split it), or raise `max_phases` in .github/ralph.yml, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", ic.n),
+			Advice: fmt.Sprintf("Read the plan above. Make the issue smaller (or split it), or raise `max_phases` in .github/ralph.yml, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", r.ic.n),
 		}}, nil
 	}
 	for i := range phases {

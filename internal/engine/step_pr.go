@@ -19,7 +19,7 @@ func pullRequestStep() Step {
 }
 
 // pullRequest opens the pull request from the issue's branch (or finds the one a stopped run opened).
-func (r *runner) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) {
 	// A run that stopped after opening the pull request left it open: find it before opening one.
 	pr, err := r.gh.FindPull(ctx, rec.Branch, rec.Base)
 	if err != nil {
@@ -27,8 +27,8 @@ func (r *runner) pullRequest(ctx context.Context, ic *issue, rec *Record) (Outco
 	}
 	if pr == nil || pr.State != "open" {
 		created, err := r.gh.CreatePull(ctx, ghapi.NewPull{
-			Title: fmt.Sprintf("%s (#%d)", Inert(ic.gh.Title), ic.n),
-			Body:  pullBody(ic.n, ic.gh.Title, *rec),
+			Title: fmt.Sprintf("%s (#%d)", Inert(r.ic.gh.Title), r.ic.n),
+			Body:  pullBody(r.ic.n, r.ic.gh.Title, *rec),
 			Head:  rec.Branch,
 			Base:  rec.Base,
 			Draft: r.cfg.DraftPR,

@@ -22,12 +22,12 @@ func researchStep() Step {
 		}}
 }
 
-func (r *runner) research(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx, ic)
+func (r *runner) research(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
-	_, art, err := r.document(ctx, ic, rec, ws, researchDocument.step(ic, nil), d)
+	_, art, err := r.document(ctx, rec, ws, researchDocument.step(r.ic, nil), d)
 	if err != nil {
 		return Outcome{}, err
 	}

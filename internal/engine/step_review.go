@@ -37,18 +37,18 @@ func ParseVerdict(doc string) (string, error) {
 	return m[len(m)-1][1], nil
 }
 
-func (r *runner) review(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) review(ctx context.Context, rec *Record) (Outcome, error) {
 	if r.cfg.Review == config.ReviewSkip {
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED (review: skip)"})
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	ws, d, err := r.prepare(ctx, ic)
+	ws, d, err := r.prepare(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
 	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	var verdict string
-	_, art, err := r.document(ctx, ic, rec, ws, reviewDocument.step(ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	_, art, err := r.document(ctx, rec, ws, reviewDocument.step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -58,7 +58,7 @@ func (r *runner) review(ctx context.Context, ic *issue, rec *Record) (Outcome, e
 		rec.Feedback = ""
 		return Outcome{To: workflow.InProgress}, nil
 	}
-	return r.sendBack(ic.n, rec, "the plan review: "+art.Comment, "The plan review sent the plan back"), nil
+	return r.sendBack(r.ic.n, rec, "the plan review: "+art.Comment, "The plan review sent the plan back"), nil
 }
 
 // sendBack returns a plan for another iteration, or to a person once max_iterations is reached.

@@ -31,8 +31,8 @@ func selfReviewDue(rec Record, c config.Config) bool {
 // selfReview has the agent review the whole branch against the plan before the pull request opens:
 // approved, the pr step runs next; sent back, a fix phase with the critique is added (a person is asked
 // once max_iterations is reached).
-func (r *runner) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx, ic)
+func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -43,7 +43,7 @@ func (r *runner) selfReview(ctx context.Context, ic *issue, rec *Record) (Outcom
 	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	d.Diff = truncate(diff, 200000)
 	var verdict string
-	doc, art, err := r.document(ctx, ic, rec, ws, selfReviewDocument.step(ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	doc, art, err := r.document(ctx, rec, ws, selfReviewDocument.step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}

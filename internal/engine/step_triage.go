@@ -34,24 +34,24 @@ func triageStep() Step {
 
 var decisionLine = regexp.MustCompile(`(?m)^\W{0,3}DECISION:\s*\**\s*(research|plan|done|canceled|cancelled|split)\b`)
 
-func (r *runner) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, error) {
+func (r *runner) triage(ctx context.Context, rec *Record) (Outcome, error) {
 	if ps := rec.Split; ps != nil {
 		// A split a person approved (the planner waits until one does): created from ralph's own comment,
 		// with no agent.
-		return r.approvedSplit(ctx, ic, rec, ps)
+		return r.approvedSplit(ctx, rec, ps)
 	}
-	ws, err := r.checkout(ctx, ic)
+	ws, err := r.checkout(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
 	// The decision is not committed: it goes in the agent's TMPDIR.
 	abs := filepath.Join(ws.Tmp, "triage.md")
-	d, err := r.promptData(ctx, ic, abs)
+	d, err := r.promptData(ctx, abs)
 	if err != nil {
 		return Outcome{}, err
 	}
 	d.Feedback = rec.Feedback // why a person sent the last split back
-	if err := r.runAgent(ctx, ic, ws, "triage", abs, 0, 0, d); err != nil {
+	if err := r.runAgent(ctx, ws, "triage", abs, 0, 0, d); err != nil {
 		return Outcome{}, err
 	}
 	b, err := ws.TempDocument("triage.md")
@@ -71,13 +71,13 @@ func (r *runner) triage(ctx context.Context, ic *issue, rec *Record) (Outcome, e
 	decision := m[len(m)-1][1]
 	rec.Feedback = ""
 	if decision == "split" {
-		return r.splitDecided(ctx, ic, rec, string(b))
+		return r.splitDecided(ctx, rec, string(b))
 	}
 	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[decision]
 	if to == workflow.ResearchNeeded && !r.cfg.Research {
 		to = workflow.ReadyForPlan
 	}
-	cm, err := r.postTriage(ctx, ic, string(b))
+	cm, err := r.postTriage(ctx, string(b))
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -44,7 +44,7 @@ type Step struct {
 	Check func(rec Record, c config.Config) []checkItem
 	// Run does the step's work and says what came of it. rec is the step's draft of the record: what the
 	// step changes of it counts once settled (settle.go), and not at all when the step fails.
-	Run func(r *runner, ctx context.Context, ic *issue, rec *Record) (Outcome, error)
+	Run func(r *runner, ctx context.Context, rec *Record) (Outcome, error)
 }
 
 // Document is the kind of document a step writes: its place in the record's artifacts, its comment, its

@@ -9,11 +9,11 @@ import (
 )
 
 // noteUsage keeps what the agent reported of its run for the record and logs it.
-func (r *runner) noteUsage(ic *issue, command string, u *agent.Usage) {
+func (r *runner) noteUsage(command string, u *agent.Usage) {
 	if u == nil {
 		return
 	}
-	ic.usage = u
+	r.ic.usage = u
 	r.log.Infof("agent %s: %s", command, u)
 }
 
@@ -25,8 +25,8 @@ func keepAfterTurnLimit(res agent.Result) bool {
 
 // explainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
 // reason it did not finish.
-func (r *runner) explainTurnLimit(ic *issue, serr *StepError) {
-	if ic.usage == nil || !ic.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
+func (r *runner) explainTurnLimit(serr *StepError) {
+	if r.ic.usage == nil || !r.ic.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
 		return
 	}
 	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)

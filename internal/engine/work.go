@@ -19,6 +19,7 @@ import (
 // documents and commits ralph makes of the agent's work; the model gateway and its budgets; and the writer,
 // for the comments a step posts. A step's run function is a method of it (step_*.go).
 type runner struct {
+	ic         *issue // the issue the step is taken on, as the run read it
 	cfg        config.Config
 	gh         GitHub
 	log        Logger
@@ -37,7 +38,7 @@ type runner struct {
 }
 
 func (e *Engine) runner(ic *issue) *runner {
-	return &runner{cfg: e.Config, gh: e.GitHub, log: e.Log, agent: e.Agent, sandbox: e.Sandbox, workspaces: e.Workspaces,
+	return &runner{ic: ic, cfg: e.Config, gh: e.GitHub, log: e.Log, agent: e.Agent, sandbox: e.Sandbox, workspaces: e.Workspaces,
 		prompts: e.Prompts, author: e.Author, baseEnv: e.AgentEnv, secretNames: e.Secrets, modelTransport: e.ModelTransport,
 		ledger: e.Ledger, w: e.writer(ic), people: e.people()}
 }
@@ -56,17 +57,17 @@ func committedStep(ctx context.Context, ws *workspace.Workspace, key string) (st
 
 // checkout gives the agent a fresh copy of the issue's branch (of the base when the branch is new), with a
 // HOME and TMPDIR of its own.
-func (r *runner) checkout(ctx context.Context, ic *issue) (*workspace.Workspace, error) {
-	ws, err := r.workspaces.Prepare(ctx, ic.n, ic.rec.Branch, ic.rec.Base)
+func (r *runner) checkout(ctx context.Context) (*workspace.Workspace, error) {
+	ws, err := r.workspaces.Prepare(ctx, r.ic.n, r.ic.rec.Branch, r.ic.rec.Base)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
 	}
-	ic.ws = ws
+	r.ic.ws = ws
 	return ws, nil
 }
 
 // runAgent renders the prompt and runs the agent once.
-func (r *runner) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
+func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
 	prompt, err := r.prompts.Render(command, d)
 	if err != nil {
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
@@ -75,24 +76,24 @@ func (r *runner) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 	if err != nil {
 		return err
 	}
-	gw, access, err := r.openGateway(ctx, ic, command)
+	gw, access, err := r.openGateway(ctx, command)
 	if err != nil {
 		return err
 	}
-	out, end := r.log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
+	out, end := r.log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, r.ic.n))
 	res, err := r.agent.Run(ctx, agent.Invocation{
-		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
+		Command: command, Issue: r.ic.n, Artifact: artifact, Phase: phase, Phases: phases,
 		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: r.agentEnv(ws), Timeout: r.cfg.Agent.Timeout,
 		Output: out, Boundary: boundary, Gateway: access,
 	})
 	end()
 	if gw != nil {
-		if stop := r.closeGateway(ctx, ic, command, gw, &res); stop != nil {
-			r.noteUsage(ic, command, res.Usage)
+		if stop := r.closeGateway(ctx, command, gw, &res); stop != nil {
+			r.noteUsage(command, res.Usage)
 			return &StepError{Step: command, Reason: "the agent was stopped", Err: &budgetError{limit: stop.Limit, spent: *res.Usage}}
 		}
 	}
-	r.noteUsage(ic, command, res.Usage)
+	r.noteUsage(command, res.Usage)
 	if err != nil && keepAfterTurnLimit(res) {
 		// What the agent produced before its turn limit is checked like any other step's work.
 		r.log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", r.cfg.Agent.MaxTurns)
@@ -145,7 +146,7 @@ func guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Cha
 // verify runs the configured commands in the worktree; all must pass.
 // The commands run the agent's code, so they run inside the agent's boundary, and nothing they start
 // outlives them.
-func (r *runner) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
+func (r *runner) verify(ctx context.Context, ws *workspace.Workspace, phase, phases int) error {
 	boundary, err := r.boundary(ws)
 	if err != nil {
 		return err
@@ -153,7 +154,7 @@ func (r *runner) verify(ctx context.Context, ic *issue, ws *workspace.Workspace,
 	for _, cmd := range r.cfg.Verify {
 		out, end := r.log.Untrusted("verify: " + cmd)
 		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
-			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
+			Command: "verify", Issue: r.ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
 			Env: r.agentEnv(ws), Timeout: r.cfg.Agent.Timeout, Output: out, Boundary: boundary,
 		})
 		end()
@@ -217,11 +218,11 @@ func (r *runner) readBranchFile(ctx context.Context, ws *workspace.Workspace, re
 }
 
 // prepare gives the step's agent its copy of the branch and the prompt's data.
-func (r *runner) prepare(ctx context.Context, ic *issue) (*workspace.Workspace, prompts.Data, error) {
-	ws, err := r.checkout(ctx, ic)
+func (r *runner) prepare(ctx context.Context) (*workspace.Workspace, prompts.Data, error) {
+	ws, err := r.checkout(ctx)
 	if err != nil {
 		return nil, prompts.Data{}, err
 	}
-	d, err := r.promptData(ctx, ic, "")
+	d, err := r.promptData(ctx, "")
 	return ws, d, err
 }
