@@ -84,7 +84,7 @@ const ghLoginHint = "To get started with GitHub CLI, please run:  gh auth login\
 func (r *runner) noToken() error {
 	if !r.ev.InActions {
 		return &ghapi.AuthError{Err: errors.New("no GitHub token: INPUT_TOKEN is empty. Outside GitHub Actions, run the action with your gh login's token: " +
-			"INPUT_TOKEN=$(gh auth token) gh-ralph action\n" + ghLoginHint)}
+			"INPUT_TOKEN=$(gh auth token) gh-ralph action"), Hint: ghLoginHint}
 	}
 	return &ghapi.AuthError{Err: errors.New("the token input is empty: the secret it names is probably not set in this repository (Settings → Secrets and variables → Actions). " +
 		"Leave token: out to use the Actions token, or set the secret (gh secret set NAME)")}
