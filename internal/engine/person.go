@@ -152,17 +152,9 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 		}
 		to = restartState(to)
 		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
-		if to == workflow.ReadyForPlan && rec.PlanIterations >= e.Config.MaxIterations {
-			rec.PlanIterations = 0 // a person decided to let ralph plan again
-		}
-		if to == workflow.InProgress && rec.ReviewIterations >= e.Config.MaxIterations {
-			rec.ReviewIterations = 0
-		}
-		if rec.PR != 0 && to == workflow.InProgress {
-			rec.PR, rec.PRURL = 0, "" // the closed pull request is not reused
-			if a, ok := rec.Artifacts[selfReviewDocument.Kind]; ok {
-				a.Verdict = "" // the branch is reviewed again before a new pull request opens
-				rec.Artifacts[selfReviewDocument.Kind] = a
+		for _, st := range steps {
+			if st.From == to && st.Retry != nil {
+				st.Retry(rec, e.Config) // what each step that starts there clears for a person's retry
 			}
 		}
 		return Outcome{To: to}, nil

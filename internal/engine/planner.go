@@ -262,8 +262,8 @@ func (p Decision) Actions() string {
 		}
 		return "Nothing: the issue was canceled."
 	}
-	if p.Step != nil && p.Step.Name == workflow.Review {
-		return "Nothing: ralph reviews the plan next. You can still comment `/ralph reject <why>` to send it back."
+	if p.Step != nil && p.Step.Help != nil {
+		return p.Step.Help(n)
 	}
 	return fmt.Sprintf("Nothing: ralph takes the next step on its own. Comment `/ralph status` to refresh this comment, or run `gh ralph advance %d` to run the next step now.", n)
 }

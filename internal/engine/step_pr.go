@@ -15,6 +15,16 @@ import (
 
 func pullRequestStep() Step {
 	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*runner).pullRequest,
+		Retry: func(rec *Record, _ config.Config) {
+			if rec.PR == 0 {
+				return
+			}
+			rec.PR, rec.PRURL = 0, "" // the closed pull request is not reused
+			if a, ok := rec.Artifacts[selfReviewDocument.Kind]; ok {
+				a.Verdict = "" // the branch is reviewed again before a new pull request opens
+				rec.Artifacts[selfReviewDocument.Kind] = a
+			}
+		},
 		Check: func(rec Record, _ config.Config) []checkItem { return []checkItem{{rec.PR != 0, "Pull request"}} }}
 }
 

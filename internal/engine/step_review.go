@@ -21,6 +21,9 @@ func reviewStep() Step {
 		Person: func(c config.Config) bool { return c.Review == config.ReviewInteractive },
 		// A skipped review writes no document (see review).
 		Doc: &reviewDocument, Run: (*runner).review,
+		Help: func(int) string {
+			return "Nothing: ralph reviews the plan next. You can still comment `/ralph reject <why>` to send it back."
+		},
 		Check: func(rec Record, c config.Config) []checkItem {
 			return []checkItem{{planApproved(rec), fmt.Sprintf("Plan review (%s)", c.Review)}}
 		}}

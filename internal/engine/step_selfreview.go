@@ -15,6 +15,11 @@ var selfReviewDocument = Document{Kind: "self-review", Title: "Self-review", Hea
 func selfReviewStep() Step {
 	return Step{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress, When: selfReviewDue, Agent: always,
 		Doc: &selfReviewDocument, Run: (*runner).selfReview,
+		Retry: func(rec *Record, c config.Config) {
+			if rec.ReviewIterations >= c.MaxIterations {
+				rec.ReviewIterations = 0
+			}
+		},
 		Check: func(rec Record, c config.Config) []checkItem {
 			if !c.SelfReview {
 				return nil

@@ -40,6 +40,11 @@ type Step struct {
 	Doc *Document
 	// Describe, when set, says what a completed step did ("" or nil: "<step>: <from> → <to>").
 	Describe func(from, to workflow.State, rec Record) string
+	// Retry, when set, clears what a person's retry back to From lets the step do again.
+	Retry func(rec *Record, c config.Config)
+	// Help, when set, is what a person can do while the step is next (the status comment's "What you can
+	// do"), where the issue waits for nobody.
+	Help func(n int) string
 	// Check is what the step shows in the status comment's checklist (nil: nothing).
 	Check func(rec Record, c config.Config) []checkItem
 	// Run does the step's work and says what came of it. rec is the step's draft of the record: what the
