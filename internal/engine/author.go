@@ -55,26 +55,6 @@ func (p people) trusted(ctx context.Context, ic *issue, login string) (bool, err
 	return ok, nil
 }
 
-// parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
-// was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
-// an issue whose body ends with a marker.
-func (p people) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
-	parent, part, ok = parseParent(is.Body)
-	if !ok {
-		return 0, 0, false, nil
-	}
-	may := func(ctx context.Context, login string) (bool, error) { return p.trusted(ctx, ic, login) }
-	own, err := WroteRecord(ctx, is.User, may, p.identity)
-	if err != nil {
-		return 0, 0, false, fmt.Errorf("checking who opened #%d: %w", is.Number, err)
-	}
-	if !own {
-		p.log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", ic.n, is.Number, is.User.Login)
-		return 0, 0, false, nil
-	}
-	return parent, part, true, nil
-}
-
 // authored says whether c was written by ralph, or by someone with write access, so that ralph may believe
 // what it holds and edit it.
 func (p people) authored(ctx context.Context, ic *issue, c ghapi.Comment) (bool, error) {

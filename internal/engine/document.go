@@ -83,6 +83,11 @@ type docStep struct {
 	check   func(doc string) error
 }
 
+// step is the document step that writes d for issue ic, accepted by check.
+func (d Document) step(ic *issue, check func(doc string) error) docStep {
+	return docStep{kind: d.Kind, command: d.Kind, header: d.Header, rel: d.path(ic.n, ic.rec), subject: d.subject(ic.n, ic.gh.Title), check: check}
+}
+
 // document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
 // step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
 // on the issue by that key, and repeats neither.

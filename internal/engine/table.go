@@ -76,11 +76,6 @@ func (d Document) subject(n int, title string) string {
 	return fmt.Sprintf("ralph: %s for #%d %s", strings.ToLower(d.Title), n, Inert(title))
 }
 
-// step is the document step that writes d for issue ic, accepted by check.
-func (d Document) step(ic *issue, check func(doc string) error) docStep {
-	return docStep{kind: d.Kind, command: d.Kind, header: d.Header, rel: d.path(ic.n, ic.rec), subject: d.subject(ic.n, ic.gh.Title), check: check}
-}
-
 var (
 	always = func(config.Config) bool { return true }
 	never  = func(config.Config) bool { return false }
