@@ -66,27 +66,12 @@ func Run(ctx context.Context, env Env) error {
 		}
 		r.summary("failed", err)
 		code := 1
-		if isAuth(err) {
-			code = ExitAuth
+		if ghapi.IsAuth(err) {
+			code = ghapi.ExitAuth
 		}
 		return &ExitError{Code: code, Err: err}
 	}
 	return nil
-}
-
-// ExitAuth is the exit status of a run whose token is missing or refused, as gh exits when it is not
-// authenticated.
-const ExitAuth = 4
-
-// AuthError is a token that is missing (or that GitHub refused): what gh calls not being authenticated.
-type AuthError struct{ Msg string }
-
-func (e *AuthError) Error() string { return e.Msg }
-
-func isAuth(err error) bool {
-	var ae *AuthError
-	var api *ghapi.Error
-	return errors.As(err, &ae) || errors.As(err, &api) && api.Status == 401
 }
 
 // ghLoginHint is gh's own advice to a person who is not logged in.
@@ -97,11 +82,11 @@ const ghLoginHint = "To get started with GitHub CLI, please run:  gh auth login\
 // GitHub Actions, a person running the action by hand without a gh login.
 func (r *runner) noToken() error {
 	if !r.ev.InActions {
-		return &AuthError{Msg: "no GitHub token: INPUT_TOKEN is empty. Outside GitHub Actions, run the action with your gh login's token: " +
-			"INPUT_TOKEN=$(gh auth token) gh-ralph action\n" + ghLoginHint}
+		return &ghapi.AuthError{Err: errors.New("no GitHub token: INPUT_TOKEN is empty. Outside GitHub Actions, run the action with your gh login's token: " +
+			"INPUT_TOKEN=$(gh auth token) gh-ralph action"), Hint: ghLoginHint}
 	}
-	return &AuthError{Msg: "the token input is empty: the secret it names is probably not set in this repository (Settings → Secrets and variables → Actions). " +
-		"Leave token: out to use the Actions token, or set the secret (gh secret set NAME)"}
+	return &ghapi.AuthError{Err: errors.New("the token input is empty: the secret it names is probably not set in this repository (Settings → Secrets and variables → Actions). " +
+		"Leave token: out to use the Actions token, or set the secret (gh secret set NAME)")}
 }
 
 type runner struct {
@@ -290,17 +275,11 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 	case CmdMerge:
 		res, err = eng.PullClosed(ctx, n, trig.Pull)
 	case CmdApprove, CmdRetry, CmdReject:
-		switch trig.Command {
-		case CmdApprove:
-			res, err = eng.Approve(ctx, n, trig.Actor)
-		case CmdRetry:
-			res, err = eng.Retry(ctx, n, trig.Actor)
-		default:
-			res, err = eng.Reject(ctx, n, trig.Actor, trig.Reason)
-		}
 		// The person's action is bookkeeping; this run then does the next step, as enrollment does.
-		if err == nil && res.Continue && !r.dryRun {
-			res, err = eng.Advance(ctx, n)
+		var step *engine.Result
+		res, step, err = eng.Act(ctx, engine.Command{Action: engine.Action(trig.Command), Issue: n, Login: trig.Actor, Reason: trig.Reason, Advance: true})
+		if step != nil {
+			res = *step
 		}
 	case CmdFix:
 		res, err = fixIssue(ctx, eng, n, trig) // fix.go

@@ -21,7 +21,7 @@ const (
 	ExitOK          = 0
 	ExitError       = 1
 	ExitUsage       = 2
-	ExitAuth        = 4
+	ExitAuth        = ghapi.ExitAuth
 	ExitInterrupted = 130
 )
 
@@ -44,17 +44,6 @@ func shortUsage(cmd *cobra.Command) string {
 	return "Usage: " + cmd.UseLine() + "\nRun '" + cmd.CommandPath() + " --help' for more.\n"
 }
 
-// AuthError: no token for the host, or GitHub did not accept it. Hint is what to do, in gh's words (see
-// authHint); "" for the plain one.
-type AuthError struct {
-	Host string
-	Err  error
-	Hint string
-}
-
-func (e *AuthError) Error() string { return e.Err.Error() }
-func (e *AuthError) Unwrap() error { return e.Err }
-
 // InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran.
 type InterruptedError struct{ Err error }
 
@@ -70,7 +59,7 @@ func Exit(err error, stderr io.Writer) int {
 	var (
 		reported exitStatus
 		flagErr  *FlagError
-		authErr  *AuthError
+		authErr  *ghapi.AuthError
 		intr     *InterruptedError
 		refused  *engine.RefusedError
 		input    *engine.InputError

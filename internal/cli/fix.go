@@ -52,9 +52,7 @@ data. Give it as the arguments after the issue number or with --text, not both.`
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
-				return fixByPerson(ctx, e, opts.Issue, login, opts.Text)
-			})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActFix, Issue: opts.Issue, Reason: opts.Text, Advance: opts.Advance})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Text, "text", "t", "", "What to change, in your words (quoted to the agent as data)")
@@ -68,10 +66,4 @@ func fixArgs(cmd *cobra.Command, args []string) error {
 		return flagErrorf(cmd, "an issue number is required")
 	}
 	return issueArg(cmd, args[:1])
-}
-
-// fixByPerson asks the engine for a fix of issue n on login's behalf (the token's owner, whose write access
-// the engine checks), with their text as data: what `/ralph fix [text]` does.
-func fixByPerson(ctx context.Context, e *engine.Engine, n int, login, text string) (engine.Result, error) {
-	return e.Fix(ctx, n, login, engine.FixRequest{Cause: engine.FixComment, Text: text})
 }

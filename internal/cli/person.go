@@ -93,9 +93,7 @@ func NewCmdApprove(f *Factory, runF func(context.Context, *ApproveOptions) error
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
-				return e.Approve(ctx, opts.Issue, login)
-			})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActApprove, Issue: opts.Issue, Advance: opts.Advance})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
@@ -123,9 +121,7 @@ send-backs the issue goes to Human Needed.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
-				return e.Reject(ctx, opts.Issue, login, opts.Reason)
-			})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")
@@ -151,51 +147,42 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, opts.Issue, opts.Advance, func(ctx context.Context, e *engine.Engine, login string) (engine.Result, error) {
-				return e.Retry(ctx, opts.Issue, login)
-			})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActRetry, Issue: opts.Issue, Advance: opts.Advance})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
 	return cmd
 }
 
-// personRun does a person's action as the token's owner, then (with advance) the next step.
-func personRun(ctx context.Context, f *Factory, repo string, n int, advance bool, act func(context.Context, *engine.Engine, string) (engine.Result, error)) error {
+// personRun does a person's command as the token's owner, then (with --advance) the next step: one engine
+// call (Engine.Act), as the Action makes it.
+func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) error {
 	s, err := f.session(repo)
 	if err != nil {
 		return err
 	}
 	defer s.release()
-	login, err := s.login(ctx)
-	if err != nil {
+	if c.Login, err = s.login(ctx); err != nil {
 		return err
 	}
 	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
-	eng, err := s.engineFor(ctx, log, false, advance)
+	eng, err := s.engineFor(ctx, log, false, c.Advance)
 	if err != nil {
 		return err
 	}
-	res, err := act(ctx, eng, login)
-	if err != nil {
+	res, step, err := eng.Act(ctx, c)
+	if err != nil && step == nil {
 		return err
 	}
 	printResult(f.Stdout, f.StdoutTTY, res, nil)
-	return next(ctx, f, eng, res, advance)
-}
-
-// next runs the next step (advance) or says how to.
-func next(ctx context.Context, f *Factory, eng *engine.Engine, res engine.Result, advance bool) error {
-	if !res.Continue {
-		return nil
+	if step != nil {
+		printResult(f.Stdout, f.StdoutTTY, *step, err)
+		return err
 	}
-	if !advance {
+	if res.Continue {
 		fmt.Fprintf(f.Stderr, "next: ralph's workflow (its sweep) takes the next step, or run `gh ralph advance %d` to take it here\n", res.Issue)
-		return nil
 	}
-	res, err := eng.Advance(ctx, res.Issue)
-	printResult(f.Stdout, f.StdoutTTY, res, err)
-	return err
+	return nil
 }
 
 func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {

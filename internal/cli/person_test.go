@@ -235,8 +235,8 @@ func TestExit(t *testing.T) {
 	}{
 		{nil, 0, ""},
 		{&FlagError{Err: errors.New("bad flag"), Usage: "Usage:\n  gh ralph x\n"}, ExitUsage, "bad flag\n\nUsage:\n  gh ralph x\n"},
-		{&AuthError{Host: "github.com", Err: errors.New("no GitHub token for github.com")}, ExitAuth, "no GitHub token for github.com\nTo get started with GitHub CLI, please run:  gh auth login\nAlternatively, populate the GH_TOKEN environment variable"},
-		{&AuthError{Host: "ghe.example.com", Err: errors.New("no GitHub token for ghe.example.com")}, ExitAuth, "please run:  gh auth login --hostname ghe.example.com\nAlternatively, populate the GH_ENTERPRISE_TOKEN"},
+		{&ghapi.AuthError{Host: "github.com", Err: errors.New("no GitHub token for github.com")}, ExitAuth, "no GitHub token for github.com\nTo get started with GitHub CLI, please run:  gh auth login\nAlternatively, populate the GH_TOKEN environment variable"},
+		{&ghapi.AuthError{Host: "ghe.example.com", Err: errors.New("no GitHub token for ghe.example.com")}, ExitAuth, "please run:  gh auth login --hostname ghe.example.com\nAlternatively, populate the GH_ENTERPRISE_TOKEN"},
 		{fmt.Errorf("reading: %w", &ghapi.Error{Method: "GET", Path: "/user", Status: 401, Message: "Bad credentials"}), ExitAuth, "Try authenticating with:  gh auth login"},
 		{&engine.InputError{Msg: "issue #9 does not exist in this repository"}, ExitError, "issue #9 does not exist in this repository\n"},
 		{&engine.InputError{Msg: "#9 is a pull request; ralph works on issues"}, ExitError, "#9 is a pull request"},

@@ -108,13 +108,13 @@ func (f *Factory) session(repoFlag string) (*session, error) {
 		// Not logged in anywhere, gh knows no host, so a clone's github.com remote names no repository it
 		// knows: what is wrong is the login, and gh says so first.
 		if h := f.host(); f.token(h) == "" {
-			return nil, &AuthError{Host: h, Err: errors.New("not logged in to GitHub"), Hint: authHint(h, f.Getenv)}
+			return nil, &ghapi.AuthError{Host: h, Err: errors.New("not logged in to GitHub"), Hint: authHint(h, f.Getenv)}
 		}
 		return nil, err
 	}
 	tok := f.token(r.Host)
 	if tok == "" {
-		return nil, &AuthError{Host: r.Host, Err: fmt.Errorf("no GitHub token for %s", r.Host), Hint: authHint(r.Host, f.Getenv)}
+		return nil, &ghapi.AuthError{Host: r.Host, Err: fmt.Errorf("no GitHub token for %s", r.Host), Hint: authHint(r.Host, f.Getenv)}
 	}
 	transport, err := ghapi.DefaultTransport(f.Getenv)
 	if err != nil {

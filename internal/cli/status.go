@@ -9,12 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/tableprinter"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -155,20 +153,11 @@ func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
 	return nil
 }
 
-// issueStatus is what status says of one issue.
+// issueStatus is what status says of one issue: the engine's view of it, the config, and its lock.
 type issueStatus struct {
-	Number    int
-	Title     string
-	URL       string
-	Open      bool
-	State     workflow.State
-	Record    engine.Record
-	HasRecord bool
-	Config    config.Config
-	UpdatedAt time.Time
-	Since     time.Time // when the issue entered its state, as far as ralph knows
-	Lock      *lockInfo // nil: nobody holds the issue
-	Warnings  []string
+	engine.IssueView
+	Config config.Config
+	Lock   *lockInfo // nil: nobody holds the issue
 }
 
 // lockInfo is who holds an issue's lock (the ref refs/ralph/locks/<N>).
@@ -199,98 +188,19 @@ func readLock(ctx context.Context, gh *ghapi.Client, n int, now time.Time) (*loc
 }
 
 func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Config, now time.Time, stale time.Duration) (*issueStatus, error) {
-	is, comments, err := gh.IssueWithComments(ctx, n)
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return nil, &engine.InputError{Msg: fmt.Sprintf("issue #%d does not exist in %s/%s", n, gh.Owner(), gh.Repo())}
-	}
+	v, err := engine.ReadView(ctx, gh, cfg, n)
 	if err != nil {
 		return nil, err
 	}
-	if is.IsPull() {
-		return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is a pull request; ralph works on issues", n)}
-	}
-	st := &issueStatus{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", Config: cfg, UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
-	var warns []string
-	st.Record, st.HasRecord, warns, err = findRecord(ctx, gh, cfg, n, comments)
-	if err != nil {
-		return nil, err
-	}
-	st.Warnings = append(st.Warnings, warns...)
-	// The record decides; labels are a view of it.
-	states := workflow.StatesFromLabels(is.LabelNames())
-	st.State = st.Record.State
-	switch {
-	case st.State == "" && !slices.Contains(is.LabelNames(), workflow.LabelBuild):
-		return nil, &engine.InputError{Msg: fmt.Sprintf("#%d is not enrolled: run `gh ralph enroll %d` (or add the %s label)", n, n, workflow.LabelBuild)}
-	case st.State == "" && len(states) > 0:
-		st.Warnings = append(st.Warnings, fmt.Sprintf("the label %s is not backed by a record of ralph's: it enrolls nothing", joinLabels(states)))
-	case st.State != "" && (len(states) != 1 || states[0] != st.State):
-		st.Warnings = append(st.Warnings, fmt.Sprintf("the state labels (%s) disagree with ralph's record (%s); the next run puts them back", joinLabels(states), st.State.Label()))
-	}
+	st := &issueStatus{IssueView: *v, Config: cfg}
 	if st.Lock, err = readLock(ctx, gh, n, now); err != nil {
 		return nil, err
 	}
 	if st.Lock != nil && st.Lock.Expired {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("stale lock: held by %s, lease expired %s ago; the next run takes it over", st.Lock.Holder, elapsed(now.Sub(st.Lock.Expires))))
 	}
-	if l := st.Record.Last; l != nil && l.To == st.State && !l.At.IsZero() {
-		st.Since = l.At
-	}
 	st.Warnings = append(st.Warnings, warnings(st.State, st.Since, now, stale)...)
 	return st, nil
-}
-
-// findRecord is the issue's record: only ralph's own counts, as in a run, one that ralph, or someone with
-// write access, wrote. The warnings name what was ignored.
-func findRecord(ctx context.Context, gh *ghapi.Client, cfg config.Config, n int, comments []ghapi.Comment) (engine.Record, bool, []string, error) {
-	may := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
-	identity := engine.OnceIdentity(gh.Viewer)
-	var warns []string
-	for _, c := range comments {
-		if !strings.HasPrefix(c.Body, engine.StatusMarker) {
-			continue
-		}
-		own, err := engine.WroteRecord(ctx, c.User, may, identity)
-		if err != nil {
-			return engine.Record{}, false, nil, fmt.Errorf("checking who wrote a status comment of #%d: %w", n, err)
-		}
-		if !own {
-			warns = append(warns, fmt.Sprintf("ignored a comment by @%s that starts with ralph's status marker: only ralph's own record counts", c.User.Login))
-			continue
-		}
-		rec, ok, err := engine.ParseRecord(c.Body)
-		if err != nil {
-			warns = append(warns, err.Error())
-		}
-		return rec, ok, warns, nil
-	}
-	return engine.Record{}, false, warns, nil
-}
-
-// records reads each issue's record of ralph's (nil: none): one request per issue (its comments), a few
-// at a time.
-func records(ctx context.Context, gh *ghapi.Client, cfg config.Config, issues []ghapi.Issue) (map[int]*engine.Record, error) {
-	out := make(map[int]*engine.Record, len(issues))
-	var mu sync.Mutex
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for _, is := range issues {
-		g.Go(func() error {
-			comments, err := gh.Comments(ctx, is.Number)
-			if err != nil {
-				return fmt.Errorf("reading comments of #%d: %w", is.Number, err)
-			}
-			rec, ok, _, err := findRecord(ctx, gh, cfg, is.Number, comments)
-			if err != nil || !ok {
-				return err
-			}
-			mu.Lock()
-			out[is.Number] = &rec
-			mu.Unlock()
-			return nil
-		})
-	}
-	return out, g.Wait()
 }
 
 func joinLabels(states []workflow.State) string {
@@ -314,30 +224,6 @@ func warnings(s workflow.State, since, now time.Time, stale time.Duration) []str
 		w = append(w, fmt.Sprintf("stuck: %s for %s (longer than %s)", s.Title(), elapsed(age), elapsed(stale)))
 	}
 	return w
-}
-
-// phase is k of M.
-type phase struct {
-	Done  int    `json:"done"`
-	Total int    `json:"total"`
-	Next  string `json:"next,omitempty"` // the title of the phase to do next
-}
-
-func (st *issueStatus) phase() phase {
-	p := phase{Total: len(st.Record.Phases)}
-	for _, ph := range st.Record.Phases {
-		if ph.SHA != "" {
-			p.Done++
-		} else if p.Next == "" {
-			p.Next = ph.Title
-		}
-	}
-	return p
-}
-
-// next says what happens next, and who does it: the engine's planner decides, as it does for a run.
-func (st *issueStatus) next() string {
-	return engine.Next(st.Number, st.Record, true, engine.Facts{Closed: !st.Open}, st.Config).Describe()
 }
 
 // usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs).
@@ -410,15 +296,26 @@ func (st *issueStatus) fields() map[string]any {
 	}
 	return map[string]any{
 		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
-		"state": string(st.State), "phase": st.phase(), "lock": st.Lock,
+		"state": string(st.State), "phase": st.Phases(), "lock": st.Lock,
 		"iterations": map[string]any{"plan": rec.PlanIterations, "selfReview": rec.ReviewIterations, "max": st.Config.MaxIterations},
 		"failures":   map[string]any{"step": rec.FailedStep, "count": rec.Failures, "max": st.Config.MaxFailures},
 		"artifacts":  artifacts, "branch": rec.Branch, "pullRequest": pr, "lastRun": last,
-		"next": st.next(), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usage, "warnings": warnings,
-		// The rounds after the pull request (the fix step): reviews answered, checks fixed of the cap, and
-		// whether one is under way.
+		"next": st.Next(st.Config), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usage, "warnings": warnings,
+		// The rounds after the pull request (the fix step).
 		"fixes": fixesJSON(rec, st.Config.CI.MaxFixes),
 	}
+}
+
+// fixesJSON is --json fixes: the rounds after the pull request (the fix step), reviews answered, checks
+// fixed of the cap, whether one is under way, and each fix phase with what its agent cost.
+func fixesJSON(rec engine.Record, maxChecks int) map[string]any {
+	phases := []map[string]any{}
+	for _, p := range rec.Phases {
+		if p.Fix {
+			phases = append(phases, map[string]any{"title": p.Title, "sha": p.SHA, "costUSD": p.CostUSD})
+		}
+	}
+	return map[string]any{"reviews": rec.ReviewRounds, "checks": rec.CIFixes, "maxChecks": maxChecks, "pending": rec.Fix != nil, "phases": phases}
 }
 
 // print writes the issue's status: aligned for people on a terminal, "key<TAB>value" lines otherwise.
@@ -437,7 +334,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		state += " (issue closed)"
 	}
 	add("state", c.state(st.State, state))
-	if p := st.phase(); p.Total > 0 {
+	if p := st.Phases(); p.Total > 0 {
 		v := fmt.Sprintf("%d of %d", p.Done, p.Total)
 		if p.Next != "" {
 			v += " (next: " + p.Next + ")"
@@ -464,7 +361,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	} else {
 		add("failures", "none")
 	}
-	for _, k := range []string{"triage", "research", "plan", "review", "self-review"} {
+	for _, k := range engine.DocumentKinds() {
 		a, ok := rec.Artifacts[k]
 		if !ok {
 			continue
@@ -504,7 +401,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		}
 		add("agent usage", v)
 	}
-	add("next", st.next())
+	add("next", st.Next(st.Config))
 	for _, warn := range st.Warnings {
 		add("warning", c.warn(warn))
 	}
@@ -546,7 +443,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		return fmt.Errorf("listing enrolled issues: %w", err)
 	}
 	now := f.now()
-	recs, err := records(ctx, s.gh, cfg, issues)
+	recs, err := engine.ReadRecords(ctx, s.gh, cfg, issues)
 	if err != nil {
 		return err
 	}
@@ -712,16 +609,4 @@ func (c colorizer) state(st workflow.State, s string) string {
 		return c.wrap("36", s)
 	}
 	return s
-}
-
-// fixesJSON is --json fixes: the rounds after the pull request (the fix step), reviews answered, checks
-// fixed of the cap, whether one is under way, and each fix phase with what its agent cost.
-func fixesJSON(rec engine.Record, maxChecks int) map[string]any {
-	phases := []map[string]any{}
-	for _, p := range rec.Phases {
-		if p.Fix {
-			phases = append(phases, map[string]any{"title": p.Title, "sha": p.SHA, "costUSD": p.CostUSD})
-		}
-	}
-	return map[string]any{"reviews": rec.ReviewRounds, "checks": rec.CIFixes, "maxChecks": maxChecks, "pending": rec.Fix != nil, "phases": phases}
 }

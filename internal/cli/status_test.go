@@ -47,8 +47,8 @@ func pipeline(e *testEnv) {
 			"plan":     {Path: "thoughts/shared/plans/2026-03-01-GH-0003-speed-up-the-parser.md"},
 			"review":   {Path: "thoughts/shared/reviews/2026-03-01-GH-0003-speed-up-the-parser.md", Verdict: "APPROVED"},
 		},
-		Last: &engine.Run{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: clock.Add(-2 * time.Hour), Outcome: "failed", Message: "verify failed: go test ./..."},
-		History: []engine.Run{
+		Last: &engine.Entry{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: clock.Add(-2 * time.Hour), Outcome: "failed", Message: "verify failed: go test ./..."},
+		History: []engine.Entry{
 			{Step: workflow.Research, At: clock.Add(-50 * time.Hour), Outcome: "done", Usage: &agent.Usage{Turns: 4, InputTokens: 12000, OutputTokens: 900, CostUSD: 0.21, Model: "claude-sonnet-4-5"}},
 			{Step: workflow.Implement, At: clock.Add(-2 * time.Hour), Outcome: "failed", Usage: &agent.Usage{Turns: 9, InputTokens: 30000, OutputTokens: 2500, CostUSD: 1.02, Model: "claude-sonnet-4-5"}},
 		},
@@ -274,7 +274,7 @@ func TestStatusJSONUsage(t *testing.T) {
 	u := &agent.Usage{Turns: 2, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, OutputTokens: 150, CostUSD: 0.0123, Model: "claude-sonnet-4-5", Metered: true, Budget: "budget.issue"}
 	n := e.srv.CreateIssue("mona", "Spend", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
 	seedStatus(e, n, engine.Record{Branch: "ralph/1-spend", Base: "main", Usage: u,
-		Last: &engine.Run{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}})
+		Last: &engine.Entry{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}})
 	if code := e.run("status", fmt.Sprint(n), "--json", "usage"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}

@@ -124,7 +124,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		Auth:     engine.PermissionAuthorizer{Permission: d.GitHub.Permission, AllowedBots: cfg.AllowedBots},
 		Identity: engine.OnceIdentity(d.GitHub.Viewer),
 		Log:      d.Log,
-		Run:      d.Run,
+		Origin:   d.Run,
 		Author:   d.Author,
 		AgentEnv: d.Environ,
 		Secrets:  secrets,

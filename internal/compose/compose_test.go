@@ -86,7 +86,7 @@ func TestBuildTakesTheDoor(t *testing.T) {
 		Log                            engine.Logger
 	}
 	got := fields{
-		Secrets: eng.Secrets, AgentEnv: eng.AgentEnv, AllowedBots: eng.Config.AllowedBots, Run: eng.Run, Author: eng.Author,
+		Secrets: eng.Secrets, AgentEnv: eng.AgentEnv, AllowedBots: eng.Config.AllowedBots, Run: eng.Origin, Author: eng.Author,
 		Now: eng.Now(), DryRun: eng.DryRun, Store: eng.Workspaces != nil, Ledger: eng.Ledger != nil, Prompts: eng.Prompts != nil,
 		Log: eng.Log,
 	}

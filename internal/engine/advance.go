@@ -6,9 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // Result is what one run did to one issue.
@@ -29,34 +27,12 @@ type Result struct {
 	Usage, Total *agent.Usage
 	// Budget names the budget that stopped the step ("budget.issue", …): the issue now waits for a person.
 	Budget string
-	// Refused are the hosts ralph's network proxy refused the step's agent and verify commands, each once
-	// (the agent chose them: quote them inert).
-	Refused []string
 	// Dispatch lists other issues that can take a step now because of this one: sub-issues a split created
 	// or unblocked, or the parent of a sub-issue that moved. The Action dispatches a run for each.
 	Dispatch []int
-}
-
-// issue is everything a run reads of one issue before it acts.
-type issue struct {
-	n        int
-	gh       ghapi.Issue
-	comments []ghapi.Comment
-	status   *ghapi.Comment
-	rec      Record
-	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
-	stray    []workflow.State     // state labels on an issue ralph holds no record of
-	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
-	trusted  map[string]bool      // logins whose permission this run has checked
-	takeover string               // the stale lock holder this run took over from
-	to       workflow.State       // the step's outcome, recorded by commit
-	saved    *Record              // the record as the step began, restored when the step fails
-	ws       *workspace.Workspace // the agent's copy of the step, once made
-	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
-	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
-	// once, at most refusedMax; refusedMore counts the others (network.go).
-	refused     []string
-	refusedMore int
+	// Refused are the hosts ralph's network proxy refused the step's agent and verify commands, each once
+	// (the agent chose them: quote them inert).
+	Refused []string
 }
 
 // held is the result of a run that found issue n held by another: nothing is done. The issue's state, as
@@ -172,7 +148,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		e.Log.Infof("%s", why)
 		res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
 		if ic.state != "" {
-			err = e.flush(ctx, ic)
+			err = e.writer(ic).flush(ctx)
 		}
 		return res, err
 	}
@@ -196,10 +172,9 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		}
 	}
 	if err == nil && ic.state != "" {
-		err = e.flush(ctx, ic)
+		err = e.writer(ic).flush(ctx)
 	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
-	res.Refused = ic.refused
 	return res, err
 }
 

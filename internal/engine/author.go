@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,11 +26,40 @@ const ActionsBot = "github-actions[bot]"
 //     token writes as "<app>[bot]"), which ralph asks GitHub for once per run (Engine.Identity), and only
 //     when it meets such a comment.
 
+// people says who may drive ralph, and whose comments ralph believes: the one place a run asks.
+type people struct {
+	auth Authorizer // nil: everyone may
+	// identity asks GitHub which account ralph's token writes as (nil: never asked).
+	identity func(ctx context.Context) (string, error)
+	log      Logger
+}
+
+func (e *Engine) people() people { return people{auth: e.Auth, identity: e.Identity, log: e.Log} }
+
+// trusted says whether login may drive ralph, asking GitHub once per login and run.
+func (p people) trusted(ctx context.Context, ic *issue, login string) (bool, error) {
+	if p.auth == nil {
+		return true, nil
+	}
+	if ic.trusted == nil {
+		ic.trusted = map[string]bool{}
+	}
+	if ok, seen := ic.trusted[login]; seen {
+		return ok, nil
+	}
+	ok, err := p.auth.Authorize(ctx, login)
+	if err != nil {
+		return false, fmt.Errorf("checking the permission of @%s: %w", login, err)
+	}
+	ic.trusted[login] = ok
+	return ok, nil
+}
+
 // authored says whether c was written by ralph, or by someone with write access, so that ralph may believe
 // what it holds and edit it.
-func (e *Engine) authored(ctx context.Context, ic *issue, c ghapi.Comment) (bool, error) {
-	may := func(ctx context.Context, login string) (bool, error) { return e.trusted(ctx, ic, login) }
-	return WroteRecord(ctx, c.User, may, e.Identity)
+func (p people) authored(ctx context.Context, ic *issue, c ghapi.Comment) (bool, error) {
+	may := func(ctx context.Context, login string) (bool, error) { return p.trusted(ctx, ic, login) }
+	return WroteRecord(ctx, c.User, may, p.identity)
 }
 
 // WroteRecord says whether a comment by u counts as ralph's (see above). may says whether a login may drive
@@ -55,12 +85,12 @@ func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context
 
 // ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
 // are passed over (and reported once, by findStatus, for the status marker).
-func (e *Engine) ownComment(ctx context.Context, ic *issue, match func(body string) bool) (int, error) {
+func (p people) ownComment(ctx context.Context, ic *issue, match func(body string) bool) (int, error) {
 	for i, c := range ic.comments {
 		if !match(c.Body) {
 			continue
 		}
-		ok, err := e.authored(ctx, ic, c)
+		ok, err := p.authored(ctx, ic, c)
 		if err != nil {
 			return -1, err
 		}
@@ -73,18 +103,18 @@ func (e *Engine) ownComment(ctx context.Context, ic *issue, match func(body stri
 
 // findStatus sets ic.status to ralph's status comment, and names in the log every other comment that
 // starts with the status marker: ralph neither believes nor edits those.
-func (e *Engine) findStatus(ctx context.Context, ic *issue) error {
+func (p people) findStatus(ctx context.Context, ic *issue) error {
 	for i, c := range ic.comments {
 		if !isStatus(c.Body) {
 			continue
 		}
-		ok, err := e.authored(ctx, ic, c)
+		ok, err := p.authored(ctx, ic, c)
 		if err != nil {
 			return err
 		}
 		switch {
 		case !ok:
-			e.Log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", ic.n, c.User.Login, c.HTMLURL)
+			p.log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", ic.n, c.User.Login, c.HTMLURL)
 		case ic.status == nil:
 			ic.status = &ic.comments[i]
 		}
@@ -110,4 +140,28 @@ func OnceIdentity(ask func(ctx context.Context) (string, error)) func(ctx contex
 		}
 		return l, err
 	}
+}
+
+// PermissionAuthorizer allows people with write, maintain or admin permission on the repository.
+type PermissionAuthorizer struct {
+	Permission func(ctx context.Context, login string) (string, error)
+	// AllowedBots may drive ralph although they are bots.
+	AllowedBots []string
+}
+
+// Authorize implements Authorizer.
+func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool, error) {
+	if strings.HasSuffix(login, "[bot]") {
+		// A bot has no collaborator permission of its own: the config's allowed_bots is the whole answer.
+		return slices.Contains(a.AllowedBots, login), nil
+	}
+	p, err := a.Permission(ctx, login)
+	if err != nil {
+		return false, err
+	}
+	switch p {
+	case "admin", "maintain", "write":
+		return true, nil
+	}
+	return false, nil
 }

@@ -52,7 +52,7 @@ func TestAuthored(t *testing.T) {
 		if tt.bot {
 			typ = "Bot"
 		}
-		got, err := e.authored(context.Background(), ic, ghapi.Comment{User: ghapi.User{Login: tt.login, Type: typ}})
+		got, err := e.people().authored(context.Background(), ic, ghapi.Comment{User: ghapi.User{Login: tt.login, Type: typ}})
 		if err != nil || got != tt.want {
 			t.Errorf("authored(@%s) = %v, %v; want %v", tt.login, got, err, tt.want)
 		}
@@ -61,7 +61,7 @@ func TestAuthored(t *testing.T) {
 		t.Errorf("asked GitHub who ralph is %d times, want once", asks)
 	}
 	before := auth.asked
-	if ok, _ := e.authored(context.Background(), ic, ghapi.Comment{User: ghapi.User{Login: "mallory"}}); ok || auth.asked != before {
+	if ok, _ := e.people().authored(context.Background(), ic, ghapi.Comment{User: ghapi.User{Login: "mallory"}}); ok || auth.asked != before {
 		t.Errorf("a second comment by @mallory: %v, asked again: %v", ok, auth.asked != before)
 	}
 }
@@ -74,7 +74,7 @@ func TestFindStatusSkipsOthers(t *testing.T) {
 		{ID: 2, Body: "hello", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 		{ID: 3, Body: StatusMarker + "\nralph's", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 	}}
-	if err := e.findStatus(context.Background(), ic); err != nil {
+	if err := e.people().findStatus(context.Background(), ic); err != nil {
 		t.Fatal(err)
 	}
 	if ic.status == nil || ic.status.ID != 3 {

@@ -11,19 +11,14 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
-// artifactPath is where a document of kind (research, plans, reviews) lives in the branch.
-func artifactPath(kind string, ic *issue, suffix string) string {
-	return fmt.Sprintf("thoughts/shared/%s/%s-GH-%04d-%s%s.md", kind, ic.rec.Date, ic.n, ic.rec.Slug, suffix)
-}
-
 // writeDoc runs a document step's agent and returns the document it wrote.
-func (e *Engine) writeDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
+func (r *runner) writeDoc(ctx context.Context, ws *workspace.Workspace, command, rel string, d prompts.Data) (string, error) {
 	if err := ws.Clear(rel); err != nil {
 		return "", err
 	}
 	abs := filepath.Join(ws.Dir, filepath.FromSlash(rel))
 	d.Artifact = abs
-	if err := e.runAgent(ctx, ic, ws, command, abs, 0, 0, d); err != nil {
+	if err := r.runAgent(ctx, ws, command, abs, 0, 0, d); err != nil {
 		var be *budgetError
 		if errors.As(err, &be) && !be.before {
 			// Stopped at a budget: what the agent wrote so far is kept (document).
@@ -58,11 +53,11 @@ func documentError(command, rel string, err error) error {
 
 // commitDoc commits only the document, as ralph read and checked it (other edits of a document step are
 // not its product), with msg (which marks it with the step's key), and pushes.
-func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspace, rel, doc, msg string) error {
-	if err := e.refuseLeak("commit", "the document", doc); err != nil {
+func (r *runner) commitDoc(ctx context.Context, ws *workspace.Workspace, rel, doc, msg string) error {
+	if err := r.refuseLeak("commit", "the document", doc); err != nil {
 		return err
 	}
-	_, err := ws.CommitDocument(ctx, rel, []byte(doc), msg, e.Author)
+	_, err := ws.CommitDocument(ctx, rel, []byte(doc), msg, r.author)
 	var refused *workspace.RefusedError
 	if errors.As(err, &refused) {
 		return &StepError{Step: "commit", Reason: refused.Error() + "; nothing was pushed"}
@@ -70,11 +65,11 @@ func (e *Engine) commitDoc(ctx context.Context, ic *issue, ws *workspace.Workspa
 	if err != nil {
 		return fmt.Errorf("committing %s: %w", rel, err)
 	}
-	e.checkpoint("after-commit")
-	if err := push(ctx, ic, ws); err != nil {
+	r.w.checkpoint("after-commit")
+	if err := push(ctx, r.ic, ws); err != nil {
 		return err
 	}
-	e.checkpoint("after-push")
+	r.w.checkpoint("after-push")
 	return nil
 }
 
@@ -88,25 +83,30 @@ type docStep struct {
 	check   func(doc string) error
 }
 
+// step is the document step that writes d for issue ic, accepted by check.
+func (d Document) step(ic *issue, check func(doc string) error) docStep {
+	return docStep{kind: d.Kind, command: d.Kind, header: d.Header, rel: d.path(ic.n, ic.rec), subject: d.subject(ic.n, ic.gh.Title), check: check}
+}
+
 // document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
 // step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
 // on the issue by that key, and repeats neither.
-func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
-	key := ic.rec.stepKey(st.kind)
+func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
+	key := r.ic.rec.stepKey(st.kind)
 	_, found, err := committedStep(ctx, ws, key)
 	if err != nil {
 		return "", Artifact{}, err
 	}
 	var doc string
 	if found {
-		e.Log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", ic.n, key)
+		r.log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", r.ic.n, key)
 		if doc, err = ws.Committed(ctx, st.rel); err != nil {
 			return "", Artifact{}, err
 		}
-	} else if doc, err = e.writeDoc(ctx, ic, ws, st.command, st.rel, d); err != nil {
+	} else if doc, err = r.writeDoc(ctx, ws, st.command, st.rel, d); err != nil {
 		var be *budgetError
 		if doc != "" && errors.As(err, &be) {
-			e.keepDocument(ctx, ic, ws, st, key, doc, be)
+			r.keepDocument(ctx, ws, st, key, doc, be)
 		}
 		return "", Artifact{}, err
 	}
@@ -116,16 +116,16 @@ func (e *Engine) document(ctx context.Context, ic *issue, ws *workspace.Workspac
 		}
 	}
 	if !found {
-		if err := e.commitDoc(ctx, ic, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
+		if err := r.commitDoc(ctx, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
 			return "", Artifact{}, err
 		}
 	}
-	art, err := e.postArtifact(ctx, ic, st.header, key, st.rel, doc)
+	art, err := r.postArtifact(ctx, st.header, key, st.rel, doc)
 	if err != nil {
 		return "", Artifact{}, err
 	}
-	e.checkpoint("after-comment")
-	ic.rec.doneRound(st.kind)
+	r.w.checkpoint("after-comment")
+	rec.doneRound(st.kind)
 	return doc, art, nil
 }
 
@@ -135,13 +135,13 @@ func artifactMarker(key string) string {
 }
 
 // postArtifact posts (or, when a crashed run already posted it, edits) the document's comment.
-func (e *Engine) postArtifact(ctx context.Context, ic *issue, header, key, rel, doc string) (Artifact, error) {
-	url := e.GitHub.BlobURL(ic.rec.Branch, rel)
+func (r *runner) postArtifact(ctx context.Context, header, key, rel, doc string) (Artifact, error) {
+	url := r.gh.BlobURL(r.ic.rec.Branch, rel)
 	marker := artifactMarker(key)
 	// The document is the agent's: quoted as text that references, mentions and hides nothing.
 	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
-		header, rel, url, ic.rec.Branch, InertText(truncate(doc, 60000)))
-	cm, err := e.upsertComment(ctx, ic, marker, body)
+		header, rel, url, r.ic.rec.Branch, InertText(truncate(doc, 60000)))
+	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Artifact{Path: rel, URL: url}, err
 	}
@@ -155,9 +155,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "\n\n… (truncated; the whole document is in the file)"
 }
 
-func setArtifact(ic *issue, kind string, a Artifact) {
-	if ic.rec.Artifacts == nil {
-		ic.rec.Artifacts = map[string]Artifact{}
+func (r *Record) setArtifact(kind string, a Artifact) {
+	if r.Artifacts == nil {
+		r.Artifacts = map[string]Artifact{}
 	}
-	ic.rec.Artifacts[kind] = a
+	r.Artifacts[kind] = a
 }

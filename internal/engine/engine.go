@@ -1,8 +1,14 @@
-// Package engine advances one issue by one step. A step is one row of the table in table.go; the planner
-// (planner.go) reads ralph's record of the issue and the config and says which step a run takes, or what the
-// issue waits for; the engine takes the issue's lock, reads the issue under it, runs the step (with the
-// agent, in its boundary, when the step needs one) and applies the Outcome the step returns (outcome.go):
-// notices, labels, the status comment with the record, the state label, the board.
+// Package engine advances one issue by one step. A run is a pipeline of values: read (the issue and ralph's
+// record of it, under the issue's lock) → plan (planner.go: which step, or what the issue waits for) → begin
+// (the step's lock state) → run (the step, on a draft of the record, with the agent in its boundary when the
+// step needs one) → settle (settle.go, pure: the record and the step's Outcome make the new record and the
+// writes) → write (notices, labels, the status comment with the record, the state label, the board).
+//
+// Engine keeps the public verbs (Advance, PullClosed, Enroll, Act with Approve, Reject and Retry, Status,
+// NextPrompt) and the run's pipeline; it hands the rest to three parts: the runner (work.go: what a step runs
+// with, the agent above all; each step's run function is a method of it), the writer (write.go: what a run
+// writes to GitHub) and people (author.go: whose word ralph takes). The status read model (view.go) reads an
+// issue the way a run does, for gh ralph status.
 package engine
 
 import (
@@ -160,8 +166,9 @@ type Engine struct {
 	// asking); nil: never asked.
 	Identity func(ctx context.Context) (string, error)
 	Log      Logger
-	Run      RunInfo
-	Author   git.Signature
+	// Origin says who is running: an Actions run, or a person's terminal.
+	Origin RunInfo
+	Author git.Signature
 	// AgentEnv is the environment the agent starts from; credentials are removed from it with Secrets.
 	// With the model gateway on, it is also where ralph finds the model key the gateway holds.
 	AgentEnv []string

@@ -81,7 +81,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		Phases:    []Phase{{Title: "One", SHA: "abc1234def"}, {Title: "Two"}},
 		Feedback:  "a reason with --> and <!-- inside",
 		Artifacts: map[string]Artifact{"plan": {Path: "thoughts/shared/plans/p.md", URL: "https://x"}},
-		Last:      &Run{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), Outcome: "done"},
+		Last:      &Entry{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), Outcome: "done"},
 	}
 	body := RenderStatus(4, rec, config.Default(), Links{})
 	if !strings.HasPrefix(body, StatusMarker) {

@@ -47,7 +47,7 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 		return err
 	}
 	ic.state, ic.rec.State = to, to
-	ic.rec.note(Run{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: "enrolled"})
+	ic.rec.note(Entry{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Origin.URL, Outcome: "done", Message: "enrolled"})
 	e.Log.Infof("#%d enrolled: %s", ic.n, to.Title())
 	return nil
 }
@@ -56,14 +56,20 @@ func (e *Engine) enroll(ctx context.Context, ic *issue) error {
 // record of ralph's explains: nothing says which, if any, is right.
 func (e *Engine) confused(ctx context.Context, ic *issue) error {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
-	if err := e.needsPerson(ctx, ic, "", reason, "labels", "### ralph needs a person\n\n"+reason); err != nil {
+	notices, err := escalate(&ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
+	if err != nil {
 		return err
 	}
-	ic.to = ""
-	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
+	for _, n := range notices {
+		if err := e.writer(ic).notice(ctx, n.Key, n.Body); err != nil {
+			return err
+		}
+	}
+	ic.rec.State = workflow.HumanNeeded
+	if err := e.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
 		return err
 	}
-	return e.saveStatus(ctx, ic)
+	return e.writer(ic).saveStatus(ctx)
 }
 
 func (e *Engine) fillRecord(ic *issue) {

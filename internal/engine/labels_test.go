@@ -8,7 +8,7 @@ import (
 
 func TestRalphsOwnLabel(t *testing.T) {
 	t.Parallel()
-	last := &Run{Step: workflow.Plan, From: workflow.ReadyForPlan, To: workflow.PlanInReview}
+	last := &Entry{Step: workflow.Plan, From: workflow.ReadyForPlan, To: workflow.PlanInReview}
 	tests := []struct {
 		name   string
 		rec    Record

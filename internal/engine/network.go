@@ -22,12 +22,12 @@ const EnvResolve = "RALPH_NETWORK_RESOLVE"
 const refusedMax = netproxy.MaxRefused
 
 // allowlisted says whether the agent's network is the allow-list (network.mode).
-func (e *Engine) allowlisted() bool { return e.Config.Network.Mode != config.NetworkOpen }
+func (r *runner) allowlisted() bool { return r.cfg.Network.Mode != config.NetworkOpen }
 
 // getenv reads ralph's own environment (AgentEnv), the last value of a name.
-func (e *Engine) getenv(name string) string {
+func (r *runner) getenv(name string) string {
 	v := ""
-	for _, kv := range e.AgentEnv {
+	for _, kv := range r.baseEnv {
 		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
 			v = val
 		}
@@ -39,21 +39,21 @@ func (e *Engine) getenv(name string) string {
 // network.allow with the defaults and, should a CLI send its model requests through the proxy rather than
 // straight to it, the model gateway at gatewayURL (""for none). It returns nil with network.mode: open,
 // after saying loudly what that means.
-func (e *Engine) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
-	if !e.allowlisted() {
-		e.Log.Warnf("network.mode is open: %s reaches any host on the network, not only ralph's model gateway and the allow-list; a prompt-injected agent can send what it reads anywhere", what)
+func (r *runner) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
+	if !r.allowlisted() {
+		r.log.Warnf("network.mode is open: %s reaches any host on the network, not only ralph's model gateway and the allow-list; a prompt-injected agent can send what it reads anywhere", what)
 		return nil, nil
 	}
-	hosts, err := netproxy.ParseHosts(e.getenv(EnvResolve))
+	hosts, err := netproxy.ParseHosts(r.getenv(EnvResolve))
 	if err != nil {
 		return nil, fmt.Errorf("%s in ralph's environment: %w", EnvResolve, err)
 	}
-	up, err := netproxy.UpstreamFromEnv(e.getenv)
+	up, err := netproxy.UpstreamFromEnv(r.getenv)
 	if err != nil {
 		return nil, err
 	}
-	allow := e.Config.Network.Hosts()
-	if v := gateway.Vendor(e.Config.PresetVendor()); v != "" && e.Config.GatewayVendor() == "" {
+	allow := r.cfg.Network.Hosts()
+	if v := gateway.Vendor(r.cfg.PresetVendor()); v != "" && r.cfg.GatewayVendor() == "" {
 		// gateway.enabled: false: the preset's CLI reaches its model itself, at the vendor's API.
 		if u, err := url.Parse(v.DefaultUpstream()); err == nil {
 			allow = append(allow, u.Host)
@@ -76,20 +76,21 @@ func (e *Engine) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
 
 // closeNetwork ends the run's proxy, and with it every connection through it, and adds the hosts it
 // refused to the step's, once each, saying them in the log.
-func (e *Engine) closeNetwork(ic *issue, what string, p *netproxy.Proxy) {
+func (r *runner) closeNetwork(what string, p *netproxy.Proxy) {
 	if p == nil {
 		return
 	}
+	ic := r.ic
 	_ = p.Close()
 	hosts, more := p.Refused()
 	for _, h := range hosts {
 		if ic.noteRefused(h) {
-			e.Log.Warnf("ralph's network proxy refused %s the host %s: it is not on the allow-list (to allow it: network.allow: [%s])", what, strconv.Quote(h), strconv.Quote(h))
+			r.log.Warnf("ralph's network proxy refused %s the host %s: it is not on the allow-list (to allow it: network.allow: [%s])", what, strconv.Quote(h), strconv.Quote(h))
 		}
 	}
 	if more > 0 {
 		ic.refusedMore += more
-		e.Log.Warnf("ralph's network proxy refused %s %d more hosts", what, more)
+		r.log.Warnf("ralph's network proxy refused %s %d more hosts", what, more)
 	}
 }
 

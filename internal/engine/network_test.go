@@ -19,8 +19,8 @@ func TestRefusedSectionInert(t *testing.T) {
 	t.Parallel()
 	hostile := []string{"exfil.example.test", "x`<!-- ralph:record {} -->`@mona #1", "exfil.example.test"}
 	var rec Record
-	rec.note(Run{Outcome: "done", Refused: hostile[:2]})
-	rec.note(Run{Outcome: "done", Refused: hostile[2:]})
+	rec.note(Entry{Outcome: "done", Refused: hostile[:2]})
+	rec.note(Entry{Outcome: "done", Refused: hostile[2:]})
 	got := refusedSection(rec)
 	if strings.Count(got, "`exfil.example.test`") != 1 {
 		t.Errorf("the host is not listed once:\n%s", got)
@@ -48,7 +48,7 @@ func TestRefusedBounded(t *testing.T) {
 		for i := 0; i < refusedMax; i++ {
 			hosts = append(hosts, fmt.Sprintf("h%d-%d.test", r, i))
 		}
-		rec.note(Run{Outcome: "done", Refused: hosts})
+		rec.note(Entry{Outcome: "done", Refused: hosts})
 	}
 	for i, run := range rec.History[:len(rec.History)-1] {
 		if len(run.Refused) != 0 {
@@ -92,7 +92,7 @@ func TestOpenNetworkVendorWithoutGateway(t *testing.T) {
 			cfg.Gateway.Enabled = tt.gateway
 			// Resolved to loopback, where nothing serves 443: allowed is a 502, refused a 403.
 			e := &Engine{Config: cfg, Log: quietLog{}, AgentEnv: []string{EnvResolve + "=api.anthropic.com=127.0.0.1"}}
-			p, err := e.openNetwork("the agent", "")
+			p, err := e.runner(&issue{}).openNetwork("the agent", "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -61,6 +60,40 @@ func (e *Engine) authorize(ctx context.Context, n int, login string, act Action)
 	return &RefusedError{Login: login, Action: act}
 }
 
+// Command is a person's command on an issue: `/ralph approve|reject|retry` in a comment, or
+// `gh ralph approve|reject|retry`.
+type Command struct {
+	Action Action
+	Issue  int
+	Login  string
+	Reason string // a rejection's; a fix's text
+	// Advance: take the step the command makes ready, in the same call.
+	Advance bool
+}
+
+// Act carries out a person's command and then, with c.Advance, the step it leaves ready to run: the one
+// engine call behind both doors. The command itself is bookkeeping; step is the next step's result (nil
+// when none ran), and err the command's or that step's.
+func (e *Engine) Act(ctx context.Context, c Command) (res Result, step *Result, err error) {
+	switch c.Action {
+	case ActApprove:
+		res, err = e.Approve(ctx, c.Issue, c.Login)
+	case ActReject:
+		res, err = e.Reject(ctx, c.Issue, c.Login, c.Reason)
+	case ActRetry:
+		res, err = e.Retry(ctx, c.Issue, c.Login)
+	case ActFix:
+		res, err = e.Fix(ctx, c.Issue, c.Login, FixRequest{Cause: FixComment, Text: c.Reason})
+	default:
+		return Result{Issue: c.Issue}, nil, inputErrorf("%q is no command of a person's: approve, reject, retry or fix", c.Action)
+	}
+	if err != nil || !c.Advance || !res.Continue || e.DryRun {
+		return res, nil, err
+	}
+	next, err := e.Advance(ctx, c.Issue)
+	return res, &next, err
+}
+
 // Enroll records that login added ralph:build, then advances the issue one step. The caller has seen the
 // label added; the enrollment counts only if login may drive ralph.
 func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error) {
@@ -70,8 +103,8 @@ func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error
 // Approve approves the plan of an issue in Plan in Review, or the split of an issue whose triage's split
 // waits for a person (split.approve).
 func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActApprove, func(ic *issue) (Outcome, error) {
-		if ps := ic.rec.Split; ic.state == workflow.Backlog && ps != nil {
+	return e.person(ctx, n, login, ActApprove, func(ic *issue, rec *Record) (Outcome, error) {
+		if ps := rec.Split; ic.state == workflow.Backlog && ps != nil {
 			if ps.ApprovedBy != "" {
 				return Outcome{}, inputErrorf("#%d's split was approved by @%s already; the next run creates its sub-issues", n, ps.ApprovedBy)
 			}
@@ -81,8 +114,8 @@ func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, erro
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
-		ic.rec.Feedback = ""
-		setArtifact(ic, "review", Artifact{Verdict: "APPROVED by @" + login})
+		rec.Feedback = ""
+		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
 	})
 }
@@ -94,49 +127,37 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 	if reason == "" {
 		return Result{Issue: n}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
 	}
-	return e.person(ctx, n, login, ActReject, func(ic *issue) (Outcome, error) {
-		if ic.state == workflow.Backlog && ic.rec.Split != nil {
+	return e.person(ctx, n, login, ActReject, func(ic *issue, rec *Record) (Outcome, error) {
+		if ic.state == workflow.Backlog && rec.Split != nil {
 			// Nothing was created: the issue is triaged again, with the reason in the triage's prompt.
-			ic.rec.Split = nil
-			ic.rec.Feedback = fmt.Sprintf("@%s rejected the split: %s", login, reason)
+			rec.Split = nil
+			rec.Feedback = fmt.Sprintf("@%s rejected the split: %s", login, reason)
 			return Outcome{}, nil
 		}
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
-		setArtifact(ic, "review", Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return e.sendBack(ic, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
+		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		return e.runner(ic).sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	})
 }
 
 // Retry takes an issue out of Human Needed, back to the state it was in before.
 func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActRetry, func(ic *issue) (Outcome, error) {
+	return e.person(ctx, n, login, ActRetry, func(ic *issue, rec *Record) (Outcome, error) {
 		if ic.state != workflow.HumanNeeded {
 			return Outcome{}, inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
 		}
-		to := ic.rec.Before
+		to := rec.Before
 		if !to.Valid() || to == workflow.HumanNeeded {
 			to = FirstState(e.Config)
 		}
 		to = restartState(to)
-		ic.rec.FailedStep, ic.rec.Failures, ic.rec.Reason = "", 0, ""
-		ic.rec.CIDigest = "" // a person looked: the same failure may be fixed again
-		if to == workflow.ReadyForPlan && ic.rec.PlanIterations >= e.Config.MaxIterations {
-			ic.rec.PlanIterations = 0 // a person decided to let ralph plan again
-		}
-		if to == workflow.InProgress && ic.rec.ReviewIterations >= e.Config.MaxIterations {
-			ic.rec.ReviewIterations = 0
-		}
-		if ic.rec.Fix != nil {
-			// A fix that went to a person (a push of theirs, checks that keep failing): go on from the branch
-			// as it is now, on the same pull request.
-			ic.rec.Head, ic.rec.CIDigest = "", ""
-		} else if ic.rec.PR != 0 && to == workflow.InProgress {
-			ic.rec.PR, ic.rec.PRURL = 0, "" // the closed pull request is not reused
-			if a, ok := ic.rec.Artifacts["self-review"]; ok {
-				a.Verdict = "" // the branch is reviewed again before a new pull request opens
-				ic.rec.Artifacts["self-review"] = a
+		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
+		rec.CIDigest = "" // a person looked: the same failure may be fixed again
+		for _, st := range steps {
+			if st.From == to && st.Retry != nil {
+				st.Retry(rec, e.Config) // what each step that starts there clears for a person's retry
 			}
 		}
 		return Outcome{To: to}, nil
@@ -152,13 +173,13 @@ func notEnrolled(ic *issue) error {
 }
 
 // person runs a person's action: authorize, lock, read, check, change, record.
-func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(*issue) (Outcome, error)) (Result, error) {
+func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(ic *issue, rec *Record) (Outcome, error)) (Result, error) {
 	return e.personAs(ctx, n, login, act, true, change)
 }
 
 // personAs is person; authorize false is for what no person asks (checks that failed on ralph's commit),
 // whose change checks what it acts on itself.
-func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, authorize bool, change func(*issue) (Outcome, error)) (Result, error) {
+func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, authorize bool, change func(ic *issue, rec *Record) (Outcome, error)) (Result, error) {
 	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, err
 	}
@@ -194,64 +215,20 @@ func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, 
 		return Result{Issue: n}, notEnrolled(ic)
 	}
 	from := ic.state
-	out, err := change(ic)
+	draft := ic.rec.clone()
+	out, err := change(ic, &draft)
+	if err != nil {
+		return Result{Issue: n, From: from, State: ic.state}, err
+	}
+	out.Record = &draft
+	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
-		err = e.record(context.WithoutCancel(ctx), ic, workflow.Event(act), out)
+		err = e.writer(ic).write(context.WithoutCancel(ctx), st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, err
 	}
-	to := ic.to
-	msg := fmt.Sprintf("@%s: %s (%s → %s)", login, act, from.Title(), to.Title())
-	if err := e.commit(ctx, ic, Run{Step: workflow.Event(act), From: from, To: to, At: e.now(), URL: e.Run.URL, Outcome: "done", Message: msg}); err != nil {
-		return Result{Issue: n, From: from, State: ic.state}, err
-	}
-	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: ic.state, PRURL: ic.rec.PRURL, Message: msg}
+	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: st.To, PRURL: st.Record.PRURL, Message: st.Message}
 	res.Paused, res.Continue = e.next(ic)
 	return res, nil
-}
-
-// Status refreshes the status comment and answers with a short reply pointing at it.
-func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) {
-	ic, err := e.load(ctx, n)
-	if err != nil {
-		return Record{}, err
-	}
-	if ic.state == "" {
-		return Record{}, inputErrorf("#%d is not enrolled: add the %s label to start", n, workflow.LabelBuild)
-	}
-	if e.DryRun {
-		return ic.rec, nil
-	}
-	if err := e.saveStatus(ctx, ic); err != nil {
-		return ic.rec, err
-	}
-	if reply && ic.status != nil {
-		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.status.HTMLURL))
-	}
-	return ic.rec, err
-}
-
-// PermissionAuthorizer allows people with write, maintain or admin permission on the repository.
-type PermissionAuthorizer struct {
-	Permission func(ctx context.Context, login string) (string, error)
-	// AllowedBots may drive ralph although they are bots.
-	AllowedBots []string
-}
-
-// Authorize implements Authorizer.
-func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool, error) {
-	if strings.HasSuffix(login, "[bot]") {
-		// A bot has no collaborator permission of its own: the config's allowed_bots is the whole answer.
-		return slices.Contains(a.AllowedBots, login), nil
-	}
-	p, err := a.Permission(ctx, login)
-	if err != nil {
-		return false, err
-	}
-	switch p {
-	case "admin", "maintain", "write":
-		return true, nil
-	}
-	return false, nil
 }

@@ -14,7 +14,7 @@ type Facts struct {
 	// Closed: the issue is closed.
 	Closed bool
 	// Blockers are the open issues that block it, once read; nil: not read (the plan says when they
-	// matter, see Plan.AskBlockers).
+	// matter, see Decision.AskBlockers).
 	Blockers []int
 }
 
@@ -43,9 +43,9 @@ const (
 	WaitSplit
 )
 
-// Plan is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
+// Decision is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
 // sweeps and the status comment's "What you can do" all read.
-type Plan struct {
+type Decision struct {
 	N     int
 	State workflow.State // where the issue is (for one not enrolled yet, where enrolling puts it)
 	// Enroll: the issue carries ralph:build and ralph holds no record of it; the run enrolls it first.
@@ -74,8 +74,8 @@ type Plan struct {
 
 // Next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
-func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
-	p := Plan{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
+func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
+	p := Decision{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
 	if p.State == "" {
 		if !enrolled {
 			return p
@@ -98,16 +98,15 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 	if p.Step == nil {
 		return p
 	}
+	if p.Step.Waits != nil {
+		p.Wait = p.Step.Waits(rec, c)
+	}
 	switch {
-	case p.Step.Name == workflow.Triage && rec.Split != nil && rec.Split.ApprovedBy == "":
-		p.Wait, p.SplitParts = WaitSplit, rec.Split.Parts
-	case p.Step.Person != nil && p.Step.Person(c):
+	case p.Wait == WaitSplit:
+		p.SplitParts = rec.Split.Parts
+	case p.Wait == NoWait && p.Step.Person != nil && p.Step.Person(c):
 		p.Wait = WaitApproval
-	case p.Step.Name == workflow.Merge:
-		p.Wait = WaitPullRequest
-	case p.Step.Name == workflow.Children:
-		p.Wait = WaitSubIssues
-	case p.Step.Name == workflow.Implement:
+	case p.Step.Phased:
 		p.Phase, _ = rec.phasesLeft()
 		p.Phase++
 		p.Phases = len(rec.Phases)
@@ -125,11 +124,11 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Plan {
 }
 
 // Now says whether a run can take a step right away.
-func (p Plan) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
+func (p Decision) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
 
 // Runs says whether a run takes the step now: a step of ralph's with nothing to wait for, or the step that
 // watches what the issue waits for (merge, the pull request; children, the sub-issues).
-func (p Plan) Runs() bool {
+func (p Decision) Runs() bool {
 	switch p.Wait {
 	case NoWait, WaitPullRequest, WaitSubIssues:
 		return p.Step != nil && !p.AskBlockers
@@ -139,7 +138,7 @@ func (p Plan) Runs() bool {
 
 // Paused says whether the issue waits for people: a person, or pull requests in review (its own, or, for
 // a parent In Review, its sub-issues').
-func (p Plan) Paused() bool {
+func (p Decision) Paused() bool {
 	switch p.Wait {
 	case WaitPerson, WaitApproval, WaitSplit, WaitPullRequest:
 		return true
@@ -150,7 +149,7 @@ func (p Plan) Paused() bool {
 }
 
 // Message is the one line a run that takes no step says about the issue.
-func (p Plan) Message() string {
+func (p Decision) Message() string {
 	n := p.N
 	switch p.Wait {
 	case WaitReopen:
@@ -176,7 +175,7 @@ func (p Plan) Message() string {
 }
 
 // Describe says what happens next and who does it, as gh ralph status prints it.
-func (p Plan) Describe() string {
+func (p Decision) Describe() string {
 	n := p.N
 	switch {
 	case p.State == "":
@@ -208,14 +207,14 @@ func (p Plan) Describe() string {
 	if p.Running {
 		return fmt.Sprintf("%s is running (or a run stopped mid-step; the next advance redoes it): gh ralph advance %d", p.Step.Name, n)
 	}
-	if p.Step.Name == workflow.Implement {
+	if p.Step.Phased {
 		return fmt.Sprintf("implement phase %d of %d (%s): gh ralph advance %d", p.Phase, p.Phases, p.PhaseTitle, n)
 	}
 	return fmt.Sprintf("%s: gh ralph advance %d", p.Step.Name, n)
 }
 
 // Short is the few words of gh ralph status's pipeline: who or what moves the issue next.
-func (p Plan) Short() string {
+func (p Decision) Short() string {
 	switch {
 	case p.State == "":
 		return "nothing"
@@ -246,7 +245,7 @@ func (p Plan) Short() string {
 }
 
 // Actions is the status comment's "What you can do".
-func (p Plan) Actions() string {
+func (p Decision) Actions() string {
 	n := p.N
 	switch p.Wait {
 	case WaitPerson:
@@ -263,8 +262,8 @@ func (p Plan) Actions() string {
 		}
 		return "Nothing: the issue was canceled."
 	}
-	if p.Step != nil && p.Step.Name == workflow.Review {
-		return "Nothing: ralph reviews the plan next. You can still comment `/ralph reject <why>` to send it back."
+	if p.Step != nil && p.Step.Help != nil {
+		return p.Step.Help(n)
 	}
 	return fmt.Sprintf("Nothing: ralph takes the next step on its own. Comment `/ralph status` to refresh this comment, or run `gh ralph advance %d` to run the next step now.", n)
 }

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
 )
 
 // NextPrompt renders the prompt the agent would get for issue n's next step, from the repository's
@@ -21,7 +24,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 			return "", "", "", err
 		}
 	}
-	p, err := ro.planFor(ctx, ic)
+	p, err := ro.decide(ctx, ic)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -32,22 +35,25 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 		}
 		return "", "", "", inputErrorf("#%d's next step (%s) runs no agent, so it has no prompt", n, what)
 	}
-	command, kind := string(p.Step.Name), p.Step.Document
+	command, kind := string(p.Step.Name), ""
+	if doc := p.Step.Doc; doc != nil && doc.Folder != "" {
+		kind = doc.Kind
+	}
 	artifact := "<the worktree>/" + ic.rec.Artifacts[kind].Path
 	if ic.rec.Artifacts[kind].Path == "" {
 		artifact = fmt.Sprintf("<the worktree>/thoughts/shared/%s/… (chosen when the step runs)", kind)
 	}
-	if command == "implement" {
+	if p.Step.Phased {
 		artifact = ""
 	}
-	d, err := ro.promptData(ctx, ic, artifact)
+	d, err := ro.runner(ic).promptData(ctx, artifact)
 	if err != nil {
 		return "", "", "", err
 	}
 	const fromBranch = "(read from the issue's branch when the step runs)"
 	d.Research, d.Plan, d.Diff = fromBranch, fromBranch, fromBranch
 	d.Feedback = ic.rec.Feedback
-	if k, ok := ic.rec.phasesLeft(); ok && command == "implement" {
+	if k, ok := ic.rec.phasesLeft(); ok && p.Step.Phased {
 		d.Phase, d.Phases, d.PhaseText = k+1, len(ic.rec.Phases), ic.rec.Phases[k].Text
 		if d.PhaseText == "" {
 			d.PhaseText = fromBranch
@@ -58,4 +64,47 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 		return "", "", "", err
 	}
 	return command, e.Prompts.Source(command), prompt, nil
+}
+
+func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data, error) {
+	title, hidTitle := prompts.Clean(r.ic.gh.Title, prompts.MaxTitle)
+	body, hidBody := prompts.Clean(r.ic.gh.Body, prompts.MaxBody)
+	hidden := hidTitle.Add(hidBody)
+	d := prompts.Data{
+		Repository: ownerRepo(r.ic.gh.HTMLURL),
+		Issue:      prompts.Issue{Number: r.ic.n, Title: title, Body: body, URL: r.ic.gh.HTMLURL},
+		Artifact:   artifact,
+		Branch:     r.ic.rec.Branch,
+		Base:       r.ic.rec.Base,
+		Verify:     r.cfg.Verify,
+		Protected:  r.cfg.ProtectedPaths,
+	}
+	for _, c := range r.ic.comments {
+		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
+			continue
+		}
+		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
+		ok, err := r.people.trusted(ctx, r.ic, c.User.Login)
+		if err != nil {
+			return d, err
+		}
+		if !ok {
+			d.Omitted++
+			continue
+		}
+		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
+		hidden = hidden.Add(hid)
+		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
+	}
+	d.Hidden = hidden.String()
+	return d, nil
+}
+
+// ownerRepo takes "owner/repo" out of an issue's web URL.
+func ownerRepo(htmlURL string) string {
+	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
+	if len(parts) >= 4 {
+		return parts[len(parts)-4] + "/" + parts[len(parts)-3]
+	}
+	return ""
 }

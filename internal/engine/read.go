@@ -58,7 +58,7 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
 		ic.trusted = map[string]bool{login: true}
 	}
-	if err := e.findStatus(ctx, ic); err != nil {
+	if err := e.people().findStatus(ctx, ic); err != nil {
 		return nil, err
 	}
 	if ic.status != nil {
@@ -76,7 +76,7 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
-		if ic.rec.Parent, _, _, err = e.parentOf(ctx, ic, gi); err != nil {
+		if ic.rec.Parent, _, _, err = e.people().parentOf(ctx, ic, gi); err != nil {
 			return nil, err
 		}
 	}
@@ -84,12 +84,6 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 		return nil, err
 	}
 	return ic, nil
-}
-
-// enrollable says whether an issue ralph holds no record of may be enrolled: it carries ralph:build. A state
-// label alone enrolls nothing.
-func (ic *issue) enrollable() bool {
-	return slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)
 }
 
 // resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
@@ -120,7 +114,7 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	if e.DryRun {
 		return nil
 	}
-	return e.setState(ctx, ic, rec)
+	return e.writer(ic).setState(ctx, rec)
 }
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
@@ -188,10 +182,10 @@ func (e *Engine) unreadable(ctx context.Context, ic *issue, cause error) error {
 		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
 		ic.status.HTMLURL, Inert(cause.Error()))
 	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.status.ID, 10) + " -->"
-	if _, err := e.upsertComment(ctx, ic, marker, body); err != nil {
+	if _, err := e.writer(ic).upsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
-	if err := e.setState(ctx, ic, workflow.HumanNeeded); err != nil {
+	if err := e.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
 		return errors.Join(rerr, err)
 	}
 	return rerr

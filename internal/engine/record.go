@@ -75,9 +75,9 @@ type Record struct {
 	// Runs counts the runs recorded, for keys that must differ from run to run.
 	Runs int `json:"runs,omitempty"`
 
-	Last    *Run   `json:"last,omitempty"`
-	History []Run  `json:"history,omitempty"`
-	Steps   []Done `json:"done,omitempty"` // steps completed, in order (for the checklist)
+	Last    *Entry  `json:"last,omitempty"`
+	History []Entry `json:"history,omitempty"`
+	Steps   []Done  `json:"done,omitempty"` // steps completed, in order (for the checklist)
 	// Usage is the total of every run's agent usage.
 	Usage *agent.Usage `json:"usage,omitempty"`
 	// Refused are the hosts ralph's network proxy refused the issue's agent and verify commands, each
@@ -114,8 +114,8 @@ type Artifact struct {
 	Verdict string `json:"verdict,omitempty"`
 }
 
-// Run is one run of ralph on the issue, as the status comment reports it.
-type Run struct {
+// Entry is one run of ralph on the issue, as the record keeps it and the status comment reports it.
+type Entry struct {
 	Step    workflow.Event `json:"step,omitempty"`
 	From    workflow.State `json:"from,omitempty"`
 	To      workflow.State `json:"to,omitempty"`
@@ -137,7 +137,7 @@ type Done struct {
 
 const historyMax = 20
 
-func (r *Record) note(run Run) {
+func (r *Record) note(run Entry) {
 	r.Runs++
 	r.addUsage(run.Usage)
 	r.Last = &run

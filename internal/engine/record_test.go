@@ -71,7 +71,7 @@ func hostileRecord() Record {
 	r.Phases = []Phase{{Title: hostile, Text: hostile}, {Title: hostile, SHA: strings.Repeat("a", 40)}}
 	r.Children, r.Parent, r.PR, r.Failures = []int{7}, 3, 9, 1
 	r.Last.At, r.Last.Step, r.Last.From, r.Last.To = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), workflow.Implement, workflow.InProgress, workflow.HumanNeeded
-	r.History = []Run{*r.Last}
+	r.History = []Entry{*r.Last}
 	r.Steps[0].Step = workflow.Plan
 	for _, kind := range []string{"triage", "research", "plan", "review", "self-review"} {
 		r.Artifacts[kind] = r.Artifacts[hostile]

@@ -11,7 +11,7 @@ import (
 func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	from := ic.state
 	res := Result{Issue: ic.n, From: from, State: from}
-	p, err := e.planFor(ctx, ic)
+	p, err := e.decide(ctx, ic)
 	if err != nil {
 		return res, err
 	}
@@ -37,15 +37,18 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		}
 		ic.rec.Base = base
 	}
-	// What the step changes of the record counts only if the step succeeds: a failed step is retried from
-	// the record as it was (its rounds and iterations), so that the retry finds what the failed attempt
-	// committed instead of doing it again.
-	saved := ic.rec.clone()
-	ic.saved = &saved
+	// The step works on a draft of the record: what it changes counts only once settled. A failed step is
+	// settled from the record as the run read it (its rounds and iterations), so that the retry finds what
+	// the failed attempt committed instead of doing it again.
 	var out Outcome
 	err = e.begin(ctx, ic, st)
 	if err == nil {
-		out, err = st.Run(e, ctx, ic)
+		draft := ic.rec.clone()
+		out, err = st.Run(e.runner(ic), ctx, &draft)
+		if ws := ic.ws; ws != nil && ws.Built() != "" && ws.RemoteOld == ws.Built() {
+			draft.Head = ws.Built() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's
+		}
+		out.Record = &draft
 	}
 	if serr := stepError(err); serr != nil {
 		return e.fail(ctx, ic, st.Name, from, serr)
@@ -53,12 +56,33 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	return e.apply(ctx, ic, st, from, out)
+	if w := out.Wait; w != nil {
+		// Nothing is recorded of a step that found nothing to do.
+		res.Message, res.Paused, res.Dispatch = w.Message, w.Paused, out.Dispatch
+		if !w.Paused {
+			res.Step = ""
+		}
+		return res, nil
+	}
+	s, err := settle(ic.rec, settling{Step: st.Name, From: from, State: ic.state, Out: out,
+		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover, Refused: ic.refused})
+	if err == nil {
+		err = e.writer(ic).write(ctx, s)
+	}
+	if err != nil {
+		return Result{Issue: ic.n, Step: st.Name, From: from, State: ic.state}, err
+	}
+	res = Result{Issue: ic.n, Step: st.Name, From: from, State: s.To, PRURL: s.Record.PRURL, Message: s.Message, Dispatch: out.Dispatch, Refused: ic.refused}
+	if s.Record.Parent != 0 && s.To != from {
+		res.Dispatch = append(res.Dispatch, s.Record.Parent) // the parent follows its sub-issues
+	}
+	res.Paused, res.Continue = e.next(ic)
+	return res, nil
 }
 
-// planFor plans the issue's next step, reading what blocks it when that matters (one request, for a
+// decide asks the planner for the issue's next step, reading what blocks it when that matters (one request, for a
 // sub-issue before its first step).
-func (e *Engine) planFor(ctx context.Context, ic *issue) (Plan, error) {
+func (e *Engine) decide(ctx context.Context, ic *issue) (Decision, error) {
 	f := Facts{Closed: ic.gh.State == "closed"}
 	p := Next(ic.n, ic.rec, true, f, e.Config)
 	if !p.AskBlockers {
@@ -80,7 +104,7 @@ func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) error {
 	if err := workflow.Check(ic.state, workflow.Start, st.Running); err != nil {
 		return err
 	}
-	return e.setState(ctx, ic, st.Running)
+	return e.writer(ic).setState(ctx, st.Running)
 }
 
 func (e *Engine) baseBranch(ctx context.Context) (string, error) {

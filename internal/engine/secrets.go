@@ -12,20 +12,20 @@ const minSecret = 8
 // secrets are the values ralph must never let reach GitHub, by name: its token, and what agent.env passes
 // through from ralph's environment (the model key, say), which the agent holds and a prompt-injected agent
 // would write into a document, a commit or its output.
-func (e *Engine) secrets() map[string]string {
+func (r *runner) secrets() map[string]string {
 	out := map[string]string{}
-	for _, s := range e.Secrets {
+	for _, s := range r.secretNames {
 		if len(s) >= minSecret {
 			out[s] = "ralph's GitHub token"
 		}
 	}
 	from := map[string]string{}
-	for _, kv := range e.AgentEnv {
+	for _, kv := range r.baseEnv {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			from[k] = v
 		}
 	}
-	for name, value := range e.Config.Agent.Env {
+	for name, value := range r.cfg.Agent.Env {
 		if value != "" {
 			continue // written in the config, which is in the repository: not a secret
 		}
@@ -37,7 +37,7 @@ func (e *Engine) secrets() map[string]string {
 }
 
 // leaks names the secrets whose values text holds.
-func (e *Engine) leaks(text string) []string { return leaksIn(e.secrets(), text) }
+func (r *runner) leaks(text string) []string { return leaksIn(r.secrets(), text) }
 
 // leaksIn names the secrets (value → name) whose values text holds.
 func leaksIn(secrets map[string]string, text string) []string {
@@ -53,8 +53,8 @@ func leaksIn(secrets map[string]string, text string) []string {
 
 // refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
 // secret's value, or nil: nothing of it may be committed, pushed or posted.
-func (e *Engine) refuseLeak(step, what, text string) error {
-	names := e.leaks(text)
+func (r *runner) refuseLeak(step, what, text string) error {
+	names := r.leaks(text)
 	if len(names) == 0 {
 		return nil
 	}
@@ -62,8 +62,8 @@ func (e *Engine) refuseLeak(step, what, text string) error {
 }
 
 // redact replaces every secret's value in text with ***.
-func (e *Engine) redact(text string) string {
-	for value := range e.secrets() {
+func (r *runner) redact(text string) string {
+	for value := range r.secrets() {
 		text = strings.ReplaceAll(text, value, "***")
 	}
 	return text

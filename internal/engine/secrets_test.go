@@ -16,13 +16,13 @@ func TestSecrets(t *testing.T) {
 		Config:   config.Config{Agent: config.Agent{Env: map[string]string{"MODEL_KEY": "", "SHORT": "", "LITERAL": "written-in-the-config"}}},
 	}
 	text := "a ghs_token_value, sk-model-123456, abc, not-passed-through and written-in-the-config"
-	if diff := cmp.Diff([]string{"MODEL_KEY", "ralph's GitHub token"}, e.leaks(text)); diff != "" {
+	if diff := cmp.Diff([]string{"MODEL_KEY", "ralph's GitHub token"}, e.runner(nil).leaks(text)); diff != "" {
 		t.Errorf("leaks (-want +got):\n%s", diff)
 	}
-	if got, want := e.redact(text), "a ***, ***, abc, not-passed-through and written-in-the-config"; got != want {
+	if got, want := e.runner(nil).redact(text), "a ***, ***, abc, not-passed-through and written-in-the-config"; got != want {
 		t.Errorf("redact = %q, want %q", got, want)
 	}
-	if got := e.leaks("nothing here"); len(got) != 0 {
+	if got := e.runner(nil).leaks("nothing here"); len(got) != 0 {
 		t.Errorf("leaks of clean text = %v", got)
 	}
 }

@@ -11,29 +11,50 @@ import (
 )
 
 // saveStatus writes the one status comment: created on the first run, edited in place afterwards.
-func (e *Engine) saveStatus(ctx context.Context, ic *issue) error {
-	body := RenderStatus(ic.n, ic.rec, e.Config, e.links(ic))
-	if ic.status != nil {
-		if ic.status.Body == body {
+func (w writer) saveStatus(ctx context.Context) error {
+	body := RenderStatus(w.ic.n, w.ic.rec, w.cfg, w.links())
+	if w.ic.status != nil {
+		if w.ic.status.Body == body {
 			return nil
 		}
-		cm, err := e.GitHub.UpdateComment(ctx, ic.status.ID, body)
+		cm, err := w.gh.UpdateComment(ctx, w.ic.status.ID, body)
 		if err != nil {
-			return fmt.Errorf("updating the status comment of #%d: %w", ic.n, err)
+			return fmt.Errorf("updating the status comment of #%d: %w", w.ic.n, err)
 		}
-		ic.status = &cm
+		w.ic.status = &cm
 		return nil
 	}
-	cm, err := e.createComment(ctx, ic, isStatus, body)
+	cm, err := w.createComment(ctx, isStatus, body)
 	if err != nil {
-		return fmt.Errorf("creating the status comment of #%d: %w", ic.n, err)
+		return fmt.Errorf("creating the status comment of #%d: %w", w.ic.n, err)
 	}
-	ic.status = &cm
+	w.ic.status = &cm
 	if cm.Body != body {
 		// A status comment posted by this run's failed request, found again: bring it up to date.
-		return e.saveStatus(ctx, ic)
+		return w.saveStatus(ctx)
 	}
 	return nil
+}
+
+// Status refreshes the status comment and answers with a short reply pointing at it.
+func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) {
+	ic, err := e.load(ctx, n)
+	if err != nil {
+		return Record{}, err
+	}
+	if ic.state == "" {
+		return Record{}, inputErrorf("#%d is not enrolled: add the %s label to start", n, workflow.LabelBuild)
+	}
+	if e.DryRun {
+		return ic.rec, nil
+	}
+	if err := e.writer(ic).saveStatus(ctx); err != nil {
+		return ic.rec, err
+	}
+	if reply && ic.status != nil {
+		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.status.HTMLURL))
+	}
+	return ic.rec, err
 }
 
 // Links are the web links the status comment shows.
@@ -42,17 +63,12 @@ type Links struct {
 	Run    string
 }
 
-func (e *Engine) links(ic *issue) Links {
-	l := Links{Run: e.Run.URL}
-	if ic.rec.Branch != "" && ic.rec.Base != "" {
-		l.Branch = e.GitHub.TreeURL(ic.rec.Branch)
+func (w writer) links() Links {
+	l := Links{Run: w.runURL}
+	if w.ic.rec.Branch != "" && w.ic.rec.Base != "" {
+		l.Branch = w.gh.TreeURL(w.ic.rec.Branch)
 	}
 	return l
-}
-
-type checkItem struct {
-	done bool
-	text string
 }
 
 // RenderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
@@ -124,12 +140,12 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			fmt.Fprintf(&b, "- Branch: `%s`\n", Inert(rec.Branch))
 		}
 	}
-	for _, kind := range []string{"triage", "research", "plan", "review", "self-review"} {
-		a, ok := rec.Artifacts[kind]
+	for _, doc := range Documents() {
+		a, ok := rec.Artifacts[doc.Kind]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s:", documentTitle(kind))
+		fmt.Fprintf(&b, "- %s:", doc.Title)
 		if a.URL != "" {
 			fmt.Fprintf(&b, " [`%s`](%s)", Inert(a.Path), link(a.URL))
 		}
@@ -177,48 +193,4 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.
 	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
-}
-
-func has(rec Record, ev workflow.Event) bool {
-	for _, d := range rec.Steps {
-		if d.Step == ev {
-			return true
-		}
-	}
-	return false
-}
-
-func checklist(rec Record, cfg config.Config) []checkItem {
-	var items []checkItem
-	if cfg.Triage {
-		items = append(items, checkItem{has(rec, workflow.Triage), "Triage"})
-	}
-	if cfg.Research {
-		items = append(items, checkItem{has(rec, workflow.Research), "Research"})
-	}
-	planText := "Plan"
-	if rec.PlanIterations > 0 {
-		planText = fmt.Sprintf("Plan (sent back %d of %d times)", rec.PlanIterations, cfg.MaxIterations)
-	}
-	approved := rec.State == workflow.InProgress || rec.State == workflow.InReview || rec.State == workflow.Done
-	items = append(items,
-		checkItem{has(rec, workflow.Plan), planText},
-		checkItem{approved, fmt.Sprintf("Plan review (%s)", cfg.Review)},
-	)
-	impl := "Implementation"
-	if len(rec.Phases) > 0 {
-		impl = fmt.Sprintf("Implementation (%d of %d phases)", rec.phasesDone(), len(rec.Phases))
-	}
-	_, left := rec.phasesLeft()
-	items = append(items, checkItem{len(rec.Phases) > 0 && !left && approved, impl})
-	if cfg.SelfReview {
-		items = append(items, checkItem{rec.PR != 0 || rec.Artifacts["self-review"].Verdict == "APPROVED", "Self-review"})
-	}
-	items = append(items, checkItem{rec.PR != 0, "Pull request"})
-	if n := rec.ReviewRounds + rec.CIFixes; n > 0 {
-		answered := rec.Fix == nil && (rec.State == workflow.InReview || rec.State == workflow.Done)
-		items = append(items, checkItem{answered, fmt.Sprintf("Review and checks answered (%d round(s))", n)})
-	}
-	items = append(items, checkItem{rec.State == workflow.Done, "Merged"})
-	return items
 }

@@ -2,14 +2,22 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// Step is one step of ralph's workflow: one row of the table below. A run takes one step: the planner
-// (planner.go) picks the row, the engine moves the issue into the row's Running state, calls Run, and
-// applies the Outcome it returns (outcome.go). Adding a step is adding a row and its function.
+// Step is one step of ralph's workflow: one row of the table below, defined in its own file (step_*.go) with
+// its run function beside it. A run takes one step: the planner (planner.go) picks the row, the engine moves
+// the issue into the row's Running state, calls Run on a draft of the record, and settles the Outcome it
+// returns (settle.go). Everything that lists steps or documents (the status comment's checklist and links,
+// the pull request's body, gh ralph status, the planner's waits) reads the rows.
+//
+// Adding a step is one file, step_<name>.go, that defines its row and its Run (and, when it runs the agent,
+// one template, internal/prompts/templates/<command>.md); the row is then named once in steps.go, where its
+// place among the rows says which step an issue takes first.
 type Step struct {
 	Name workflow.Event
 	// From is the state the step starts from.
@@ -24,11 +32,48 @@ type Step struct {
 	Agent func(c config.Config) bool
 	// Person says whether, under config c, the step is a person's to take: the issue waits for them.
 	Person func(c config.Config) bool
-	// Document is the kind of document the step writes and commits ("" none): its comment's title and
-	// its place in the record's artifacts.
-	Document string
-	// Run does the step's work and says what came of it.
-	Run func(e *Engine, ctx context.Context, ic *issue) (Outcome, error)
+	// Waits, when set, is what the issue waits for before ralph takes the step (NoWait: nothing).
+	Waits func(rec Record, c config.Config) Wait
+	// Phased: the step works through the plan's phases, one a run.
+	Phased bool
+	// Doc is the document the step writes (nil: none).
+	Doc *Document
+	// Describe, when set, says what a completed step did ("" or nil: "<step>: <from> → <to>").
+	Describe func(from, to workflow.State, rec Record) string
+	// Retry, when set, clears what a person's retry back to From lets the step do again.
+	Retry func(rec *Record, c config.Config)
+	// Help, when set, is what a person can do while the step is next (the status comment's "What you can
+	// do"), where the issue waits for nobody.
+	Help func(n int) string
+	// Check is what the step shows in the status comment's checklist (nil: nothing).
+	Check func(rec Record, c config.Config) []checkItem
+	// Run does the step's work and says what came of it. rec is the step's draft of the record: what the
+	// step changes of it counts once settled (settle.go), and not at all when the step fails.
+	Run func(r *runner, ctx context.Context, rec *Record) (Outcome, error)
+}
+
+// Document is the kind of document a step writes: its place in the record's artifacts, its comment, its
+// file on the issue's branch.
+type Document struct {
+	// Kind is the record's artifact key, the step's key in commits and comments, and the agent's command.
+	Kind string
+	// Title names the document in links and commit subjects.
+	Title string
+	// Header is the first line of the document's comment.
+	Header string
+	// Folder is where the file lives, under thoughts/shared/ on the issue's branch ("": no file; the
+	// document is a comment only); Suffix ends its name.
+	Folder, Suffix string
+}
+
+// path is where the document of issue n lives on its branch.
+func (d Document) path(n int, rec Record) string {
+	return fmt.Sprintf("thoughts/shared/%s/%s-GH-%04d-%s%s.md", d.Folder, rec.Date, n, rec.Slug, d.Suffix)
+}
+
+// subject is the subject of the document's commit.
+func (d Document) subject(n int, title string) string {
+	return fmt.Sprintf("ralph: %s for #%d %s", strings.ToLower(d.Title), n, Inert(title))
 }
 
 var (
@@ -36,44 +81,11 @@ var (
 	never  = func(config.Config) bool { return false }
 )
 
-// steps is the workflow, in the order the planner tries the rows.
+// steps is the workflow, in the order the planner tries the rows (steps.go puts them in).
 var steps []Step
-
-func init() {
-	steps = []Step{
-		{Name: workflow.Triage, From: workflow.Backlog, Agent: always, Run: (*Engine).triage},
-		{Name: workflow.Research, From: workflow.ResearchNeeded, Running: workflow.ResearchInProgress, Agent: always,
-			Document: "research", Run: (*Engine).research},
-		{Name: workflow.Plan, From: workflow.ReadyForPlan, Running: workflow.PlanInProgress, Agent: always,
-			Document: "plan", Run: (*Engine).plan},
-		{Name: workflow.Review, From: workflow.PlanInReview,
-			Agent:  func(c config.Config) bool { return c.Review != config.ReviewSkip },
-			Person: func(c config.Config) bool { return c.Review == config.ReviewInteractive },
-			// A skipped review writes no document (see review).
-			Document: "review", Run: (*Engine).review},
-		// A parent split into sub-issues is not implemented itself: it follows its sub-issues.
-		{Name: workflow.Children, From: workflow.InProgress, When: isParent, Agent: never, Run: (*Engine).children},
-		{Name: workflow.Children, From: workflow.InReview, When: isParent, Agent: never, Run: (*Engine).children},
-		{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: phaseLeft, Agent: always,
-			Run: (*Engine).implement},
-		{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress, When: selfReviewDue, Agent: always,
-			Document: "self-review", Run: (*Engine).selfReview},
-		{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*Engine).pullRequest},
-		{Name: workflow.Merge, From: workflow.InReview, Agent: never, Run: (*Engine).merge},
-	}
-}
 
 // Steps is the workflow's table of steps, in the order the planner tries them.
 func Steps() []Step { return append([]Step(nil), steps...) }
-
-func isParent(rec Record, _ config.Config) bool { return len(rec.Children) > 0 }
-
-func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.phasesLeft(); return left }
-
-// selfReviewDue: every phase is done and the last self-review (if any) did not approve them.
-func selfReviewDue(rec Record, c config.Config) bool {
-	return c.SelfReview && rec.Artifacts["self-review"].Verdict != "APPROVED"
-}
 
 // stepFrom is the step an issue in state s takes under its record and config c: the first matching row
 // whose From (or, for a lock state, Running) is s. running says s is the step's lock state.
@@ -122,19 +134,69 @@ func restartState(s workflow.State) workflow.State {
 	return s
 }
 
-// documentTitle is the title of a document's comment and link.
-func documentTitle(kind string) string {
-	switch kind {
-	case "research":
-		return "Research"
-	case "plan":
-		return "Plan"
-	case "review":
-		return "Plan review"
-	case "self-review":
-		return "Self-review"
-	case "triage":
-		return "Triage"
+// Documents are the kinds of document the steps write, in the workflow's order.
+func Documents() []Document {
+	var out []Document
+	for _, r := range steps {
+		if r.Doc != nil && (len(out) == 0 || out[len(out)-1].Kind != r.Doc.Kind) {
+			out = append(out, *r.Doc)
+		}
 	}
-	return kind
+	return out
+}
+
+// DocumentKinds are the record's artifact keys, in the workflow's order.
+func DocumentKinds() []string {
+	var out []string
+	for _, d := range Documents() {
+		out = append(out, d.Kind)
+	}
+	return out
+}
+
+// describe says what a completed step ev did.
+func describe(ev workflow.Event, from, to workflow.State, rec Record) string {
+	for _, r := range steps {
+		if r.Name != ev || r.Describe == nil {
+			continue
+		}
+		if msg := r.Describe(from, to, rec); msg != "" {
+			return msg
+		}
+	}
+	if from == to {
+		return fmt.Sprintf("%s done; still %s", ev, to.Title())
+	}
+	return fmt.Sprintf("%s: %s → %s", ev, from.Title(), to.Title())
+}
+
+type checkItem struct {
+	done bool
+	text string
+}
+
+// checklist is the status comment's list of steps, each as its row shows itself.
+func checklist(rec Record, cfg config.Config) []checkItem {
+	var items []checkItem
+	for _, r := range steps {
+		if r.Check != nil {
+			items = append(items, r.Check(rec, cfg)...)
+		}
+	}
+	return items
+}
+
+// has says whether the record holds a completed step ev.
+func has(rec Record, ev workflow.Event) bool {
+	for _, d := range rec.Steps {
+		if d.Step == ev {
+			return true
+		}
+	}
+	return false
+}
+
+// planApproved: the plan is past its review.
+func planApproved(rec Record) bool {
+	return rec.State == workflow.InProgress || rec.State == workflow.InReview || rec.State == workflow.Done
 }

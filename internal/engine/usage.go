@@ -9,12 +9,12 @@ import (
 )
 
 // noteUsage keeps what the agent reported of its run for the record and logs it.
-func (e *Engine) noteUsage(ic *issue, command string, u *agent.Usage) {
+func (r *runner) noteUsage(command string, u *agent.Usage) {
 	if u == nil {
 		return
 	}
-	ic.usage = u
-	e.Log.Infof("agent %s: %s", command, u)
+	r.ic.usage = u
+	r.log.Infof("agent %s: %s", command, u)
 }
 
 // keepAfterTurnLimit: an agent stopped at its turn limit has not failed by that alone; the step's
@@ -25,11 +25,11 @@ func keepAfterTurnLimit(res agent.Result) bool {
 
 // explainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
 // reason it did not finish.
-func (e *Engine) explainTurnLimit(ic *issue, serr *StepError) {
-	if ic.usage == nil || !ic.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
+func (r *runner) explainTurnLimit(serr *StepError) {
+	if r.ic.usage == nil || !r.ic.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
 		return
 	}
-	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", e.Config.Agent.MaxTurns)
+	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)
 }
 
 func (r *Record) addUsage(u *agent.Usage) {

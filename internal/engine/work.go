@@ -27,84 +27,22 @@ func committedStep(ctx context.Context, ws *workspace.Workspace, key string) (st
 
 // checkout gives the agent a fresh copy of the issue's branch (of the base when the branch is new), with a
 // HOME and TMPDIR of its own.
-func (e *Engine) checkout(ctx context.Context, ic *issue) (*workspace.Workspace, error) {
-	ws, err := e.Workspaces.Prepare(ctx, ic.n, ic.rec.Branch, ic.rec.Base)
+func (r *runner) checkout(ctx context.Context) (*workspace.Workspace, error) {
+	ws, err := r.workspaces.Prepare(ctx, r.ic.n, r.ic.rec.Branch, r.ic.rec.Base)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
 	}
-	ic.ws = ws
+	r.ic.ws = ws
 	return ws, nil
 }
 
-func (e *Engine) promptData(ctx context.Context, ic *issue, artifact string) (prompts.Data, error) {
-	title, hidTitle := prompts.Clean(ic.gh.Title, prompts.MaxTitle)
-	body, hidBody := prompts.Clean(ic.gh.Body, prompts.MaxBody)
-	hidden := hidTitle.Add(hidBody)
-	d := prompts.Data{
-		Repository: ownerRepo(ic.gh.HTMLURL),
-		Issue:      prompts.Issue{Number: ic.n, Title: title, Body: body, URL: ic.gh.HTMLURL},
-		Artifact:   artifact,
-		Branch:     ic.rec.Branch,
-		Base:       ic.rec.Base,
-		Verify:     e.Config.Verify,
-		Protected:  e.Config.ProtectedPaths,
-	}
-	for _, c := range ic.comments {
-		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
-			continue
-		}
-		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
-		ok, err := e.trusted(ctx, ic, c.User.Login)
-		if err != nil {
-			return d, err
-		}
-		if !ok {
-			d.Omitted++
-			continue
-		}
-		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
-		hidden = hidden.Add(hid)
-		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
-	}
-	d.Hidden = hidden.String()
-	return d, nil
-}
-
-// trusted says whether login may drive ralph, asking GitHub once per login and run.
-func (e *Engine) trusted(ctx context.Context, ic *issue, login string) (bool, error) {
-	if e.Auth == nil {
-		return true, nil
-	}
-	if ic.trusted == nil {
-		ic.trusted = map[string]bool{}
-	}
-	if ok, seen := ic.trusted[login]; seen {
-		return ok, nil
-	}
-	ok, err := e.Auth.Authorize(ctx, login)
-	if err != nil {
-		return false, fmt.Errorf("checking the permission of @%s: %w", login, err)
-	}
-	ic.trusted[login] = ok
-	return ok, nil
-}
-
-// ownerRepo takes "owner/repo" out of an issue's web URL.
-func ownerRepo(htmlURL string) string {
-	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
-	if len(parts) >= 4 {
-		return parts[len(parts)-4] + "/" + parts[len(parts)-3]
-	}
-	return ""
-}
-
 // runAgent renders the prompt and runs the agent once.
-func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
-	prompt, err := e.Prompts.Render(command, d)
+func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command, artifact string, phase, phases int, d prompts.Data) error {
+	prompt, err := r.prompts.Render(command, d)
 	if err != nil {
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
 	}
-	gw, access, err := e.openGateway(ctx, ic, command)
+	gw, access, err := r.openGateway(ctx, command)
 	if err != nil {
 		return err
 	}
@@ -112,48 +50,48 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 	if access != nil {
 		gatewayURL = access.URL
 	}
-	proxy, err := e.openNetwork("the agent", gatewayURL)
+	proxy, err := r.openNetwork("the agent", gatewayURL)
 	if err != nil {
 		if gw != nil {
 			_ = gw.Close()
 		}
 		return err
 	}
-	boundary, err := e.boundary(ws, ports(proxy, gatewayURL)...)
+	boundary, err := r.boundary(ws, ports(proxy, gatewayURL)...)
 	if err != nil {
-		e.closeNetwork(ic, "the agent", proxy)
+		r.closeNetwork("the agent", proxy)
 		if gw != nil {
 			_ = gw.Close()
 		}
 		return err
 	}
-	out, end := e.Log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, ic.n))
-	res, err := e.Agent.Run(ctx, agent.Invocation{
-		Command: command, Issue: ic.n, Artifact: artifact, Phase: phase, Phases: phases,
-		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: proxyEnv(e.agentEnv(ws), proxy), Timeout: e.Config.Agent.Timeout,
+	out, end := r.log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, r.ic.n))
+	res, err := r.agent.Run(ctx, agent.Invocation{
+		Command: command, Issue: r.ic.n, Artifact: artifact, Phase: phase, Phases: phases,
+		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: proxyEnv(r.agentEnv(ws), proxy), Timeout: r.cfg.Agent.Timeout,
 		Output: out, Boundary: boundary, Gateway: access,
 	})
 	end()
-	e.closeNetwork(ic, "the agent", proxy)
+	r.closeNetwork("the agent", proxy)
 	if gw != nil {
-		if stop := e.closeGateway(ctx, ic, command, gw, &res); stop != nil {
-			e.noteUsage(ic, command, res.Usage)
+		if stop := r.closeGateway(ctx, command, gw, &res); stop != nil {
+			r.noteUsage(command, res.Usage)
 			return &StepError{Step: command, Reason: "the agent was stopped", Err: &budgetError{limit: stop.Limit, spent: *res.Usage}}
 		}
 	}
-	e.noteUsage(ic, command, res.Usage)
+	r.noteUsage(command, res.Usage)
 	if err != nil && keepAfterTurnLimit(res) {
 		// What the agent produced before its turn limit is checked like any other step's work.
-		e.Log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", e.Config.Agent.MaxTurns)
+		r.log.Warnf("the agent stopped at its turn limit (agent.max_turns: %d); keeping what it produced", r.cfg.Agent.MaxTurns)
 		err = nil
 	}
 	if err != nil {
 		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
 		switch {
 		case res.Usage != nil && res.Usage.OverBudget:
-			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, e.Config.Agent.MaxCost)
+			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, r.cfg.Agent.MaxCost)
 		case res.TimedOut:
-			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", e.Config.Agent.Timeout)
+			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", r.cfg.Agent.Timeout)
 		case res.Interrupted:
 			reason = "the run was interrupted while the agent was working"
 		case res.ExitCode == 0:
@@ -161,18 +99,17 @@ func (e *Engine) runAgent(ctx context.Context, ic *issue, ws *workspace.Workspac
 		}
 		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
 	}
-	e.Log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
+	r.log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
 	return nil
 }
 
 // boundary is the agent's confinement for one step: the door's settings, with the step's copy, HOME and
-// TMPDIR as the only places it may write, and, with the network's allow-list, ports (ralph's proxy's and
-// gateway's) as the only TCP ports it may connect to.
-func (e *Engine) boundary(ws *workspace.Workspace, ports ...int) (*sandbox.Boundary, error) {
-	cfg := e.Sandbox
-	cfg.Writable = append(ws.Writable(), e.Sandbox.Writable...)
-	if e.allowlisted() {
-		cfg.Network = &sandbox.Network{Ports: ports, RequireKernel: e.Config.Network.RequireKernel}
+// TMPDIR as the only places it may write.
+func (r *runner) boundary(ws *workspace.Workspace, ports ...int) (*sandbox.Boundary, error) {
+	cfg := r.sandbox
+	cfg.Writable = append(ws.Writable(), r.sandbox.Writable...)
+	if r.allowlisted() {
+		cfg.Network = &sandbox.Network{Ports: ports, RequireKernel: r.cfg.Network.RequireKernel}
 	} else {
 		cfg.Network = nil
 	}
@@ -200,24 +137,24 @@ func guard(ctx context.Context, ws *workspace.Workspace, step string) ([]git.Cha
 // verify runs the configured commands in the worktree; all must pass.
 // The commands run the agent's code, so they run inside the agent's boundary, and nothing they start
 // outlives them.
-func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace, phase, phases int) error {
-	if len(e.Config.Verify) == 0 {
+func (r *runner) verify(ctx context.Context, ws *workspace.Workspace, phase, phases int) error {
+	if len(r.cfg.Verify) == 0 {
 		return nil
 	}
-	proxy, err := e.openNetwork("the verify commands", "")
+	proxy, err := r.openNetwork("the verify commands", "")
 	if err != nil {
 		return err
 	}
-	defer e.closeNetwork(ic, "the verify commands", proxy)
-	boundary, err := e.boundary(ws, ports(proxy, "")...)
+	defer r.closeNetwork("the verify commands", proxy)
+	boundary, err := r.boundary(ws, ports(proxy, "")...)
 	if err != nil {
 		return err
 	}
-	for _, cmd := range e.Config.Verify {
-		out, end := e.Log.Untrusted("verify: " + cmd)
+	for _, cmd := range r.cfg.Verify {
+		out, end := r.log.Untrusted("verify: " + cmd)
 		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{
-			Command: "verify", Issue: ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
-			Env: proxyEnv(e.agentEnv(ws), proxy), Timeout: e.Config.Agent.Timeout, Output: out, Boundary: boundary,
+			Command: "verify", Issue: r.ic.n, Phase: phase, Phases: phases, Dir: ws.Dir, TempDir: ws.Tmp,
+			Env: proxyEnv(r.agentEnv(ws), proxy), Timeout: r.cfg.Agent.Timeout, Output: out, Boundary: boundary,
 		})
 		end()
 		if err != nil {
@@ -234,8 +171,8 @@ func (e *Engine) verify(ctx context.Context, ic *issue, ws *workspace.Workspace,
 // scanSecrets refuses a change whose files hold the value of a secret the agent holds (agent.env's
 // pass-through variables) or ralph's token: a prompt-injected agent would commit it, and ralph would push
 // it to GitHub.
-func (e *Engine) scanSecrets(ctx context.Context, ws *workspace.Workspace, changes []git.Change) error {
-	secrets := e.secrets()
+func (r *runner) scanSecrets(ctx context.Context, ws *workspace.Workspace, changes []git.Change) error {
+	secrets := r.secrets()
 	if len(secrets) == 0 {
 		return nil
 	}
@@ -267,26 +204,25 @@ func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 		}
 		return fmt.Errorf("pushing %s: %w", ic.rec.Branch, err)
 	}
-	ic.rec.Head = ws.RemoteOld
 	return nil
 }
 
 // readBranchFile reads an earlier document from ralph's repository at the commit the step began from
 // (never from the agent's copy); "" when it is not there.
-func (e *Engine) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
+func (r *runner) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
 	doc, err := ws.Committed(ctx, rel)
 	if err != nil {
-		e.Log.Warnf("reading %s: %v", rel, err)
+		r.log.Warnf("reading %s: %v", rel, err)
 	}
 	return doc
 }
 
 // prepare gives the step's agent its copy of the branch and the prompt's data.
-func (e *Engine) prepare(ctx context.Context, ic *issue) (*workspace.Workspace, prompts.Data, error) {
-	ws, err := e.checkout(ctx, ic)
+func (r *runner) prepare(ctx context.Context) (*workspace.Workspace, prompts.Data, error) {
+	ws, err := r.checkout(ctx)
 	if err != nil {
 		return nil, prompts.Data{}, err
 	}
-	d, err := e.promptData(ctx, ic, "")
+	d, err := r.promptData(ctx, "")
 	return ws, d, err
 }

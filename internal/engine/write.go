@@ -11,8 +11,9 @@ import (
 )
 
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
-func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) error {
-	labels := ic.gh.LabelNames()
+// The record's state is settle's to change.
+func (w writer) setState(ctx context.Context, to workflow.State) error {
+	labels := w.ic.gh.LabelNames()
 	want := make([]string, 0, len(labels)+1)
 	for _, l := range labels {
 		if s, ok := workflow.StateFromLabel(l); !ok || s == to {
@@ -23,75 +24,73 @@ func (e *Engine) setState(ctx context.Context, ic *issue, to workflow.State) err
 		want = append(want, to.Label())
 	}
 	if !slices.Equal(labels, want) {
-		if err := e.GitHub.SetLabels(ctx, ic.n, want); err != nil {
-			return fmt.Errorf("labeling #%d %s: %w", ic.n, to.Label(), err)
+		if err := w.gh.SetLabels(ctx, w.ic.n, want); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", w.ic.n, to.Label(), err)
 		}
-		ic.gh.Labels = ic.gh.Labels[:0]
+		w.ic.gh.Labels = w.ic.gh.Labels[:0]
 		for _, l := range want {
-			ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: l})
+			w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: l})
 		}
 	}
-	from := ic.state
-	ic.state = to
-	ic.rec.State = to
-	if e.OnState != nil && from != to {
-		if err := e.OnState(ctx, ic.gh.NodeID, ic.n, to); err != nil {
-			e.Log.Warnf("#%d: updating the project board: %v", ic.n, err)
+	from := w.ic.state
+	w.ic.state = to
+	if w.onState != nil && from != to {
+		if err := w.onState(ctx, w.ic.gh.NodeID, w.ic.n, to); err != nil {
+			w.log.Warnf("#%d: updating the project board: %v", w.ic.n, err)
 		}
 	}
 	return nil
 }
 
-// commit records a run: the status comment with the new state first, then the labels. A crash between the
-// two leaves labels that the next run repairs from the record (see resolveState).
-func (e *Engine) commit(ctx context.Context, ic *issue, run Run) error {
-	to := ic.to
-	if to == "" {
-		to = ic.state
+// write carries a settled run to GitHub: the other labels, the notices, then the status comment with the
+// new record, then the state label. A crash between the last two leaves labels that the next run repairs
+// from the record (see resolveState).
+func (w writer) write(ctx context.Context, s settled) error {
+	w.ic.rec = s.Record
+	for _, l := range s.Labels {
+		if err := w.toggleLabel(ctx, l.Label, l.On); err != nil {
+			return err
+		}
 	}
-	ic.rec.State = to
-	if run.Usage == nil {
-		run.Usage = ic.usage
+	for _, n := range s.Notices {
+		if err := w.notice(ctx, n.Key, n.Body); err != nil {
+			return err
+		}
 	}
-	if run.Refused == nil && len(ic.refused) > 0 {
-		run.Refused = append([]string(nil), ic.refused...)
-	}
-	ic.rec.note(run)
-	if err := e.saveStatus(ctx, ic); err != nil {
+	if err := w.saveStatus(ctx); err != nil {
 		return err
 	}
-	e.checkpoint("after-status")
-	if err := e.setState(ctx, ic, to); err != nil {
+	w.checkpoint("after-status")
+	if err := w.setState(ctx, s.To); err != nil {
 		return err
 	}
-	ic.to = ""
-	e.checkpoint("after-label")
+	w.checkpoint("after-label")
 	return nil
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
-func (e *Engine) notice(ctx context.Context, ic *issue, key, body string) error {
-	_, err := e.upsertComment(ctx, ic, "<!-- ralph:notice "+key+" -->", body)
+func (w writer) notice(ctx context.Context, key, body string) error {
+	_, err := w.upsertComment(ctx, "<!-- ralph:notice "+key+" -->", body)
 	return err
 }
 
 // upsertComment creates the comment that carries marker, or edits the one that does.
-func (e *Engine) upsertComment(ctx context.Context, ic *issue, marker, body string) (ghapi.Comment, error) {
+func (w writer) upsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
 	body = sealed(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := e.ownComment(ctx, ic, func(b string) bool { return carries(b, marker) })
+	i, err := w.people.ownComment(ctx, w.ic, func(b string) bool { return carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
 	if i < 0 {
-		return e.createComment(ctx, ic, func(b string) bool { return carries(b, marker) }, body)
+		return w.createComment(ctx, func(b string) bool { return carries(b, marker) }, body)
 	}
-	if c := ic.comments[i]; c.Body == body {
+	if c := w.ic.comments[i]; c.Body == body {
 		return c, nil
 	}
-	cm, err := e.GitHub.UpdateComment(ctx, ic.comments[i].ID, body)
+	cm, err := w.gh.UpdateComment(ctx, w.ic.comments[i].ID, body)
 	if err == nil {
-		ic.comments[i] = cm
+		w.ic.comments[i] = cm
 	}
 	return cm, err
 }
@@ -115,13 +114,13 @@ func isStatus(body string) bool { return strings.HasPrefix(body, StatusMarker) }
 // createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
 // GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once
 // more, so the comment is never there twice.
-func (e *Engine) createComment(ctx context.Context, ic *issue, marked func(body string) bool, body string) (ghapi.Comment, error) {
-	cm, err := e.GitHub.CreateComment(ctx, ic.n, body)
+func (w writer) createComment(ctx context.Context, marked func(body string) bool, body string) (ghapi.Comment, error) {
+	cm, err := w.gh.CreateComment(ctx, w.ic.n, body)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cm, err
 		}
-		comments, lerr := e.GitHub.Comments(ctx, ic.n)
+		comments, lerr := w.gh.Comments(ctx, w.ic.n)
 		if lerr != nil {
 			return cm, err
 		}
@@ -130,56 +129,56 @@ func (e *Engine) createComment(ctx context.Context, ic *issue, marked func(body 
 			if !marked(c.Body) {
 				continue
 			}
-			if own, aerr := e.authored(ctx, ic, c); aerr == nil && own {
+			if own, aerr := w.people.authored(ctx, w.ic, c); aerr == nil && own {
 				cm, found = c, true
 			}
 		}
 		first := err
 		if !found {
-			if cm, err = e.GitHub.CreateComment(ctx, ic.n, body); err != nil {
+			if cm, err = w.gh.CreateComment(ctx, w.ic.n, body); err != nil {
 				return cm, err
 			}
 		}
-		e.Log.Warnf("#%d: posting a comment: %v (recovered)", ic.n, first)
+		w.log.Warnf("#%d: posting a comment: %v (recovered)", w.ic.n, first)
 	}
-	ic.comments = append(ic.comments, cm)
+	w.ic.comments = append(w.ic.comments, cm)
 	return cm, nil
 }
 
 // checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
-func (e *Engine) checkpoint(name string) {
-	if e.Checkpoint != nil {
-		e.Checkpoint(name)
+func (w writer) checkpoint(name string) {
+	if w.stop != nil {
+		w.stop(name)
 	}
 }
 
-func (e *Engine) toggleLabel(ctx context.Context, ic *issue, label string, on bool) error {
-	has := slices.Contains(ic.gh.LabelNames(), label)
+func (w writer) toggleLabel(ctx context.Context, label string, on bool) error {
+	has := slices.Contains(w.ic.gh.LabelNames(), label)
 	switch {
 	case on && !has:
-		if err := e.GitHub.AddLabels(ctx, ic.n, label); err != nil {
+		if err := w.gh.AddLabels(ctx, w.ic.n, label); err != nil {
 			return err
 		}
-		ic.gh.Labels = append(ic.gh.Labels, ghapi.Label{Name: label})
+		w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: label})
 	case !on && has:
-		if err := e.GitHub.RemoveLabel(ctx, ic.n, label); err != nil {
+		if err := w.gh.RemoveLabel(ctx, w.ic.n, label); err != nil {
 			return err
 		}
-		ic.gh.Labels = slices.DeleteFunc(ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
+		w.ic.gh.Labels = slices.DeleteFunc(w.ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
 	}
 	return nil
 }
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
 // enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
-func (e *Engine) flush(ctx context.Context, ic *issue) error {
-	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
-		if err := e.setState(ctx, ic, ic.state); err != nil {
+func (w writer) flush(ctx context.Context) error {
+	if st := workflow.StatesFromLabels(w.ic.gh.LabelNames()); len(st) != 1 || st[0] != w.ic.state {
+		if err := w.setState(ctx, w.ic.state); err != nil {
 			return err
 		}
 	}
-	if ic.status == nil || ic.repaired {
-		return e.saveStatus(ctx, ic)
+	if w.ic.status == nil || w.ic.repaired {
+		return w.saveStatus(ctx)
 	}
 	return nil
 }

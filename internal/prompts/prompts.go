@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 )
@@ -20,8 +21,21 @@ var builtin embed.FS
 // OverrideDir is where a repository keeps its own templates, relative to its root.
 const OverrideDir = ".github/ralph/prompts"
 
-// Commands are the agent commands that have a prompt, in workflow order.
-var commands = []string{"triage", "research", "plan", "review", "implement", "self-review"}
+// Commands lists the agent commands that have a template: one built-in template each (templates/<command>.md),
+// so that a step's prompt is one file.
+func Commands() []string {
+	entries, err := builtin.ReadDir("templates")
+	if err != nil {
+		panic(err) // the templates are embedded
+	}
+	var out []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".md"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // Data is what a template can use. Text that came from GitHub users (Issue.Title, Issue.Body, Comments)
 // is untrusted: templates show it with the quote function, inside a fence, as data.
@@ -90,7 +104,7 @@ func (s *Set) overridePath(command string) string {
 // Render produces the prompt for command.
 func (s *Set) Render(command string, d Data) (string, error) {
 	if !known(command) {
-		return "", fmt.Errorf("prompts: no template for %q (known: %s)", command, strings.Join(commands, ", "))
+		return "", fmt.Errorf("prompts: no template for %q (known: %s)", command, strings.Join(Commands(), ", "))
 	}
 	text, name, err := s.text(command)
 	if err != nil {
@@ -124,14 +138,7 @@ func (s *Set) text(command string) (string, string, error) {
 	return string(b), "built-in " + command + ".md", nil
 }
 
-func known(command string) bool {
-	for _, c := range commands {
-		if c == command {
-			return true
-		}
-	}
-	return false
-}
+func known(command string) bool { return slices.Contains(Commands(), command) }
 
 // Quote wraps untrusted text in a fence longer than any backtick run inside it, so the text cannot close
 // the fence and pass itself off as instructions.

@@ -37,7 +37,7 @@ func TestRenderBuiltins(t *testing.T) {
 		"implement":   {"phase 1 of 2", "edit main.go", "`go test ./...`"},
 		"self-review": {"+x", "diff against `main`", "VERDICT: NEEDS_ITERATION"},
 	}
-	for _, cmd := range commands {
+	for _, cmd := range Commands() {
 		t.Run(cmd, func(t *testing.T) {
 			got, err := s.Render(cmd, sample())
 			if err != nil {
@@ -55,7 +55,7 @@ func TestRenderBuiltins(t *testing.T) {
 	}
 	d := sample()
 	d.Hidden = "1 HTML comment"
-	for _, cmd := range commands {
+	for _, cmd := range Commands() {
 		got, err := s.Render(cmd, d)
 		if err != nil {
 			t.Fatal(err)

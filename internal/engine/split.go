@@ -47,18 +47,18 @@ func parseParent(body string) (parent, part int, ok bool) {
 // parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
 // was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
 // an issue whose body ends with a marker.
-func (e *Engine) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
+func (p people) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
 	parent, part, ok = parseParent(is.Body)
 	if !ok {
 		return 0, 0, false, nil
 	}
-	may := func(ctx context.Context, login string) (bool, error) { return e.trusted(ctx, ic, login) }
-	own, err := WroteRecord(ctx, is.User, may, e.Identity)
+	may := func(ctx context.Context, login string) (bool, error) { return p.trusted(ctx, ic, login) }
+	own, err := WroteRecord(ctx, is.User, may, p.identity)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("checking who opened #%d: %w", is.Number, err)
 	}
 	if !own {
-		e.Log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", ic.n, is.Number, is.User.Login)
+		p.log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", ic.n, is.Number, is.User.Login)
 		return 0, 0, false, nil
 	}
 	return parent, part, true, nil
@@ -159,34 +159,34 @@ func ParseSplit(doc string) ([]SubIssue, error) {
 // split creates the sub-issues, links them to the parent and to each other, and enrolls them; it returns
 // the ones that can start now. A rerun after
 // a crash finds the parts it already created by their marker and creates only the rest.
-func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, error) {
+func (r *runner) split(ctx context.Context, rec *Record, subs []SubIssue) ([]int, error) {
 	existing := map[int]ghapi.Issue{}
 	linked := map[int]bool{}
-	kids, err := e.GitHub.SubIssues(ctx, ic.n)
+	kids, err := r.gh.SubIssues(ctx, r.ic.n)
 	if err != nil {
-		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
+		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", r.ic.n, err)
 	}
 	for _, k := range kids {
-		p, part, ok, err := e.parentOf(ctx, ic, k)
+		p, part, ok, err := r.people.parentOf(ctx, r.ic, k)
 		if err != nil {
 			return nil, err
 		}
-		if ok && p == ic.n && part <= len(subs) {
+		if ok && p == r.ic.n && part <= len(subs) {
 			existing[part], linked[part] = k, true
 		}
 	}
 	if len(existing) < len(subs) {
 		// A part created just before a crash is not linked yet: look for it among the enrolled issues.
-		open, err := e.GitHub.Issues(ctx, ghapi.IssueFilter{State: "all", Labels: []string{workflow.LabelBuild}})
+		open, err := r.gh.Issues(ctx, ghapi.IssueFilter{State: "all", Labels: []string{workflow.LabelBuild}})
 		if err != nil {
 			return nil, fmt.Errorf("looking for sub-issues already created: %w", err)
 		}
 		for _, is := range open {
-			p, part, ok, err := e.parentOf(ctx, ic, is)
+			p, part, ok, err := r.people.parentOf(ctx, r.ic, is)
 			if err != nil {
 				return nil, err
 			}
-			if _, seen := existing[part]; ok && p == ic.n && part <= len(subs) && !seen {
+			if _, seen := existing[part]; ok && p == r.ic.n && part <= len(subs) && !seen {
 				existing[part] = is
 			}
 		}
@@ -196,196 +196,41 @@ func (e *Engine) split(ctx context.Context, ic *issue, subs []SubIssue) ([]int, 
 		part := k + 1
 		child, ok := existing[part]
 		if !ok {
-			body := subIssueBody(sub, ic.n, part, len(subs))
-			if child, err = e.GitHub.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
+			body := subIssueBody(sub, r.ic.n, part, len(subs))
+			if child, err = r.gh.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
 				return nil, fmt.Errorf("creating sub-issue %d: %w", part, err)
 			}
-			e.checkpoint("after-sub-issue")
+			r.w.checkpoint("after-sub-issue")
 		}
 		if !linked[part] {
-			if err := e.GitHub.AddSubIssue(ctx, ic.n, child.ID); err != nil {
-				return nil, fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, ic.n, err)
+			if err := r.gh.AddSubIssue(ctx, r.ic.n, child.ID); err != nil {
+				return nil, fmt.Errorf("linking #%d as a sub-issue of #%d: %w", child.Number, r.ic.n, err)
 			}
 		}
 		children[k] = child
 	}
-	ic.rec.Children = nil
-	ic.rec.ChildDeps = map[string][]int{}
+	rec.Children = nil
+	rec.ChildDeps = map[string][]int{}
 	for k, sub := range subs {
 		child := children[k]
-		ic.rec.Children = append(ic.rec.Children, child.Number)
+		rec.Children = append(rec.Children, child.Number)
 		for _, b := range sub.BlockedBy {
 			blocker := children[b-1]
-			ic.rec.ChildDeps[strconv.Itoa(child.Number)] = append(ic.rec.ChildDeps[strconv.Itoa(child.Number)], blocker.Number)
+			rec.ChildDeps[strconv.Itoa(child.Number)] = append(rec.ChildDeps[strconv.Itoa(child.Number)], blocker.Number)
 			if _, had := existing[k+1]; had {
 				continue // created by an earlier run, which linked its dependencies
 			}
-			if err := e.GitHub.AddBlockedBy(ctx, child.Number, blocker.ID); err != nil && !alreadyExists(err) {
+			if err := r.gh.AddBlockedBy(ctx, child.Number, blocker.ID); err != nil && !alreadyExists(err) {
 				return nil, fmt.Errorf("recording that #%d is blocked by #%d: %w", child.Number, blocker.Number, err)
 			}
 		}
 	}
-	return startable(ic, nil), nil
+	return startable(*rec, nil), nil
 }
 
 func alreadyExists(err error) bool {
 	var ge *ghapi.Error
 	return errors.As(err, &ge) && ge.Status == 422 && strings.Contains(strings.ToLower(ge.Message), "already")
-}
-
-// childState is a sub-issue's state as its parent sees it: closed is done (or canceled); open, what ralph's
-// record of it says. Its labels are a view anyone with triage permission can change, so they are believed
-// only while they show what the parent last saw; a sub-issue whose label moved since is read from its
-// record (one request, for the sub-issue that moved, which is the one that dispatched the parent).
-func (e *Engine) childState(ctx context.Context, ic *issue, k ghapi.Issue) (workflow.State, error) {
-	s := labelState(k)
-	if k.State == "closed" || s == "" || string(s) == ic.rec.ChildStates[strconv.Itoa(k.Number)] {
-		return s, nil
-	}
-	comments, err := e.GitHub.Comments(ctx, k.Number)
-	if err != nil {
-		return "", fmt.Errorf("reading the record of sub-issue #%d: %w", k.Number, err)
-	}
-	child := &issue{n: k.Number, gh: k, comments: comments, trusted: ic.trusted}
-	if err := e.findStatus(ctx, child); err != nil {
-		return "", err
-	}
-	ic.trusted = child.trusted
-	if child.status == nil {
-		return "", nil
-	}
-	rec, _, err := ParseRecord(child.status.Body)
-	if err != nil {
-		e.Log.Warnf("#%d: sub-issue #%d: %v", ic.n, k.Number, err)
-		return "", nil
-	}
-	if rec.State != s {
-		e.Log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", ic.n, k.Number, s.Title(), rec.State.Title())
-	}
-	return rec.State, nil
-}
-
-// labelState is a sub-issue's state as its labels and its open or closed state show it.
-func labelState(is ghapi.Issue) workflow.State {
-	if st := workflow.StatesFromLabels(is.LabelNames()); len(st) == 1 {
-		if is.State == "closed" && st[0] != workflow.Canceled {
-			return workflow.Done
-		}
-		return st[0]
-	}
-	if is.State == "closed" {
-		if is.StateReason == "not_planned" {
-			return workflow.Canceled
-		}
-		return workflow.Done
-	}
-	return "" // enrolled, not started
-}
-
-// startable lists the children that have not started and whose blockers are done: the ones a parent's run
-// dispatches. states nil: none has started (just split).
-func startable(ic *issue, states map[int]workflow.State) []int {
-	done := func(n int) bool { s := states[n]; return s == workflow.Done || s == workflow.Canceled }
-	var out []int
-	for _, c := range ic.rec.Children {
-		if states[c] != "" {
-			continue
-		}
-		ready := true
-		for _, b := range ic.rec.ChildDeps[strconv.Itoa(c)] {
-			ready = ready && done(b)
-		}
-		if ready {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// children is a parent's step: In Review when all its sub-issues are In Review or Done, Done when all are
-// Done; otherwise it waits, and starts the sub-issues whose blockers are done.
-func (e *Engine) children(ctx context.Context, ic *issue) (Outcome, error) {
-	kids, err := e.GitHub.SubIssues(ctx, ic.n)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("listing the sub-issues of #%d: %w", ic.n, err)
-	}
-	states := map[int]workflow.State{}
-	summary := map[string]string{}
-	allDone, allReview := len(kids) > 0, len(kids) > 0
-	for _, k := range kids {
-		s, err := e.childState(ctx, ic, k)
-		if err != nil {
-			return Outcome{}, err
-		}
-		states[k.Number] = s
-		summary[strconv.Itoa(k.Number)] = string(s)
-		finished := s == workflow.Done || s == workflow.Canceled
-		allDone = allDone && finished
-		allReview = allReview && (finished || s == workflow.InReview)
-	}
-	if len(ic.rec.Children) == 0 {
-		for _, k := range kids {
-			ic.rec.Children = append(ic.rec.Children, k.Number)
-		}
-	}
-	changed := !mapsEqual(summary, ic.rec.ChildStates)
-	ic.rec.ChildStates = summary
-	out := Outcome{Dispatch: startable(ic, states)}
-	switch {
-	case allDone:
-		out.To = workflow.Done
-	case allReview && ic.state == workflow.InProgress:
-		out.To = workflow.InReview
-	case !changed:
-		// Nothing moved: nothing to record.
-		out.Wait = &Waiting{Message: fmt.Sprintf("#%d waits for its sub-issues: %s", ic.n, childSummary(ic.rec))}
-	}
-	// Otherwise the children's new states are recorded; the parent stays where it is.
-	return out, nil
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// childSummary lists the sub-issues and their states: "#4 Done, #5 In Progress".
-func childSummary(rec Record) string {
-	var parts []string
-	for _, c := range rec.Children {
-		st := workflow.State(rec.ChildStates[strconv.Itoa(c)])
-		title := "not started"
-		if st != "" {
-			title = st.Title()
-		}
-		parts = append(parts, fmt.Sprintf("#%d %s", c, title))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// openBlockers lists the open issues that block issue n (one request). The planner asks it only for a
-// sub-issue of ralph's before its first step; a sweep, for every issue the listing says is blocked.
-func openBlockers(ctx context.Context, gh interface {
-	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
-}, n int) ([]int, error) {
-	blockers, err := gh.BlockedBy(ctx, n)
-	if err != nil {
-		return nil, fmt.Errorf("reading what blocks #%d: %w", n, err)
-	}
-	open := []int{}
-	for _, b := range blockers {
-		if b.State == "open" {
-			open = append(open, b.Number)
-		}
-	}
-	return open, nil
 }
 
 // The triage's comment: the document under a heading, quoted whole in a fence it cannot close (where GitHub
@@ -399,7 +244,7 @@ func triageBody(doc, marker string) string {
 	return sealed(triageHeader+fence("markdown", truncate(doc, 60000)), marker)
 }
 
-// triageDoc is the document of a triage comment ralph sealed with marker: what the fence holds.
+// triageDocument is the document of a triage comment ralph sealed with marker: what the fence holds.
 func triageDoc(body, marker string) (string, bool) {
 	inner, ok := strings.CutPrefix(body, triageHeader)
 	if !ok {
@@ -414,9 +259,9 @@ func triageDoc(body, marker string) (string, bool) {
 }
 
 // postTriage posts the triage's document as this run's triage comment (a rerun edits it).
-func (e *Engine) postTriage(ctx context.Context, ic *issue, doc string) (ghapi.Comment, error) {
-	marker := triageMarker(ic.rec.Runs)
-	return e.upsertComment(ctx, ic, marker, triageBody(doc, marker))
+func (r *runner) postTriage(ctx context.Context, doc string) (ghapi.Comment, error) {
+	marker := triageMarker(r.ic.rec.Runs)
+	return r.w.upsertComment(ctx, marker, triageBody(doc, marker))
 }
 
 // commentDigest fixes a comment's text as ralph wrote it (GitHub may hand it back with CRLF line ends or
@@ -429,36 +274,36 @@ func commentDigest(body string) string {
 // splitDecided is a triage that decided to split ic. The parts are checked against split.max and what
 // GitHub takes before anything is created; a split that passes is made now, or, with split.approve, held
 // for a person's approval (the issue stays in Backlog and the planner waits: WaitSplit).
-func (e *Engine) splitDecided(ctx context.Context, ic *issue, doc string) (Outcome, error) {
+func (r *runner) splitDecided(ctx context.Context, rec *Record, doc string) (Outcome, error) {
 	subs, err := ParseSplit(doc)
 	if err != nil {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
 	}
-	marker := triageMarker(ic.rec.Runs)
+	marker := triageMarker(r.ic.rec.Runs)
 	body := triageBody(doc, marker)
-	cm, err := e.upsertComment(ctx, ic, marker, body)
+	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if why := checkSplit(subs, e.Config.Split.Max); why != "" {
-		setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
-		return Outcome{Person: splitEscalation(ic.n, why)}, nil
+	if why := checkSplit(subs, r.cfg.Split.Max); why != "" {
+		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
+		return Outcome{Person: splitEscalation(r.ic.n, why)}, nil
 	}
-	if e.Config.Split.Approve {
-		ic.rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
-		setArtifact(ic, "triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
+	if r.cfg.Split.Approve {
+		rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
+		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
 		return Outcome{}, nil
 	}
-	return e.makeSplit(ctx, ic, subs, cm.HTMLURL)
+	return r.makeSplit(ctx, rec, subs, cm.HTMLURL)
 }
 
 // approvedSplit makes the split a person approved, from ralph's own triage comment as ralph wrote it: a
 // comment that is gone or changed since makes nothing, and goes to a person.
-func (e *Engine) approvedSplit(ctx context.Context, ic *issue, ps *PendingSplit) (Outcome, error) {
+func (r *runner) approvedSplit(ctx context.Context, rec *Record, ps *PendingSplit) (Outcome, error) {
 	if ps.ApprovedBy == "" { // the planner does not run the step then; said for a caller that would
-		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", ic.n)}}, nil
+		return Outcome{Wait: &Waiting{Paused: true, Message: fmt.Sprintf("#%d waits for a person to approve its split", r.ic.n)}}, nil
 	}
-	doc, url, found, err := e.heldSplit(ctx, ic, ps)
+	doc, url, found, err := r.heldSplit(ctx, ps)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -468,24 +313,24 @@ func (e *Engine) approvedSplit(ctx context.Context, ic *issue, ps *PendingSplit)
 		if subs, err = ParseSplit(doc); err != nil {
 			why = fmt.Sprintf("The split @%s approved cannot be read back: %v. Nothing was created.", ps.ApprovedBy, err)
 		} else {
-			why = checkSplit(subs, e.Config.Split.Max)
+			why = checkSplit(subs, r.cfg.Split.Max)
 		}
 	}
 	if why != "" {
-		ic.rec.Split = nil
-		return Outcome{Person: splitEscalation(ic.n, why)}, nil
+		rec.Split = nil
+		return Outcome{Person: splitEscalation(r.ic.n, why)}, nil
 	}
-	return e.makeSplit(ctx, ic, subs, url)
+	return r.makeSplit(ctx, rec, subs, url)
 }
 
 // heldSplit finds the document of a held split in ralph's triage comment, as ralph wrote it.
-func (e *Engine) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (doc, url string, found bool, err error) {
-	for _, c := range ic.comments {
+func (r *runner) heldSplit(ctx context.Context, ps *PendingSplit) (doc, url string, found bool, err error) {
+	for _, c := range r.ic.comments {
 		body := strings.TrimSpace(strings.ReplaceAll(c.Body, "\r\n", "\n"))
 		if !strings.HasSuffix(body, ps.Marker) || commentDigest(body) != ps.Digest {
 			continue
 		}
-		own, err := e.authored(ctx, ic, c)
+		own, err := r.people.authored(ctx, r.ic, c)
 		if err != nil {
 			return "", "", false, err
 		}
@@ -498,13 +343,13 @@ func (e *Engine) heldSplit(ctx context.Context, ic *issue, ps *PendingSplit) (do
 }
 
 // makeSplit creates, links and enrolls the parts; the parent follows them from In Progress.
-func (e *Engine) makeSplit(ctx context.Context, ic *issue, subs []SubIssue, comment string) (Outcome, error) {
-	dispatch, err := e.split(ctx, ic, subs)
+func (r *runner) makeSplit(ctx context.Context, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
+	dispatch, err := r.split(ctx, rec, subs)
 	if err != nil {
 		return Outcome{}, err
 	}
-	ic.rec.Split = nil
-	setArtifact(ic, "triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
+	rec.Split = nil
+	rec.setArtifact("triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
 	return Outcome{To: workflow.InProgress, Dispatch: dispatch}, nil
 }
 

@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/gateway"
+	"github.com/ralph-dev/gh-ralph/internal/ledger"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
+)
+
+// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
+// *ledger.Ledger implements it.
+type Ledger interface {
+	Today(ctx context.Context) (ledger.Day, error)
+	Add(ctx context.Context, cost float64, tokens int, note string) (ledger.Day, error)
+}
+
+var _ Ledger = (*ledger.Ledger)(nil)
+
+// The budgets, named by the settings that set them.
+const (
+	budgetStepCost   = "agent.max_cost"
+	budgetStepTokens = "agent.max_tokens"
+	budgetIssue      = "budget.issue"
+	budgetDay        = "budget.day"
+)
+
+// budgetError is a step whose agent's model requests ralph's gateway refused at a budget, or whose budget
+// was spent before the agent started. The issue goes to a person, with the figures and what to raise.
+type budgetError struct {
+	limit  gateway.Limit
+	before bool        // reached before the agent ran: the agent did not run
+	spent  agent.Usage // what this step's agent spent
+	kept   string      // what of the step's work ralph kept, for the person
+}
+
+func (b *budgetError) Error() string {
+	if b.before {
+		return "the model budget is spent (" + b.limit.Why + ")"
+	}
+	return "the model budget was reached (" + b.limit.Why + ")"
+}
+
+// limits are the run's budgets: the step's as configured, the issue's and the day's as what remains of
+// them (zero or less: spent).
+func (r *runner) limits(ctx context.Context) ([]gateway.Limit, error) {
+	a, b := r.cfg.Agent, r.cfg.Budget
+	var limits []gateway.Limit
+	if a.MaxCost > 0 {
+		limits = append(limits, gateway.Limit{Name: budgetStepCost, Cost: a.MaxCost, Why: fmt.Sprintf("agent.max_cost is %s per step", dollars(a.MaxCost))})
+	}
+	if a.MaxTokens > 0 {
+		limits = append(limits, gateway.Limit{Name: budgetStepTokens, Tokens: a.MaxTokens, Why: fmt.Sprintf("agent.max_tokens is %s tokens per step", agent.Thousands(a.MaxTokens))})
+	}
+	if b.Issue > 0 {
+		spent := 0.0
+		if r.ic.rec.Usage != nil {
+			spent = r.ic.rec.Usage.CostUSD
+		}
+		limits = append(limits, remaining(budgetIssue, b.Issue, spent,
+			fmt.Sprintf("budget.issue is %s for this issue, which had spent $%.4f before this step", dollars(b.Issue), spent)))
+	}
+	if b.Day > 0 {
+		if r.ledger == nil {
+			return nil, fmt.Errorf("budget.day needs ralph's repository, which this run has not")
+		}
+		d, err := r.ledger.Today(ctx)
+		if err != nil {
+			return nil, err
+		}
+		limits = append(limits, remaining(budgetDay, b.Day, d.CostUSD,
+			fmt.Sprintf("budget.day is %s a day for the repository, which had spent $%.4f on %s (UTC) before this step", dollars(b.Day), d.CostUSD, d.Date)))
+	}
+	return limits, nil
+}
+
+// remaining is a budget of total dollars of which spent are gone; a spent budget has a cost of -1.
+func remaining(name string, total, spent float64, why string) gateway.Limit {
+	left := total - spent
+	if left <= 0 {
+		left = -1
+	}
+	return gateway.Limit{Name: name, Cost: left, Why: why}
+}
+
+func describeLimits(limits []gateway.Limit) string {
+	if len(limits) == 0 {
+		return " (no budget)"
+	}
+	var parts []string
+	for _, l := range limits {
+		if l.Tokens > 0 {
+			parts = append(parts, fmt.Sprintf("%s tokens left of %s", agent.Thousands(l.Tokens), l.Name))
+		} else {
+			parts = append(parts, fmt.Sprintf("$%.4f left of %s", l.Cost, l.Name))
+		}
+	}
+	return "; " + strings.Join(parts, ", ")
+}
+
+// budgetReason says, for the issue's comment and record, which budget stopped the step, the figures, what
+// was kept and how to go on.
+func budgetReason(n int, be *budgetError) string {
+	var b strings.Builder
+	if be.before {
+		fmt.Fprintf(&b, "The model budget is spent, so the agent did not run: %s.", be.limit.Why)
+	} else {
+		s := be.spent
+		fmt.Fprintf(&b, "The agent's model spending reached a budget, and ralph's model gateway refused its further requests: %s. This step spent $%.4f in %d model request%s (%s tokens in, %s out), as the gateway metered them.",
+			be.limit.Why, s.CostUSD, s.Requests, agent.Plural(s.Requests), agent.Thousands(s.InputTokens), agent.Thousands(s.OutputTokens))
+	}
+	if be.kept != "" {
+		b.WriteString(" " + be.kept)
+	}
+	how := map[string]string{
+		budgetStepCost:   "raise `agent.max_cost` in `.github/ralph.yml`",
+		budgetStepTokens: "raise `agent.max_tokens` in `.github/ralph.yml`",
+		budgetIssue:      "raise `budget.issue` in `.github/ralph.yml`",
+		budgetDay:        "wait for the next UTC day, or raise `budget.day` in `.github/ralph.yml`",
+	}[be.limit.Name]
+	fmt.Fprintf(&b, " To go on, %s, then say `/ralph retry` (or run `gh ralph retry %d`).", how, n)
+	return b.String()
+}
+
+// dollars writes a budget as configured: cents, or as many decimals as a smaller amount needs (up to six).
+func dollars(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	switch {
+	case len(frac) <= 2:
+		return "$" + whole + "." + frac + strings.Repeat("0", 2-len(frac))
+	case len(frac) > 6:
+		return "$" + strconv.FormatFloat(x, 'f', 6, 64)
+	}
+	return "$" + s
+}
+
+// keepDocument keeps the document an agent stopped at a budget had written: whole (it passes the step's
+// check), it is committed with the step's key, so that /ralph retry finds it on the branch and goes on
+// without the agent; unfinished, it is committed as a draft, for a person to read, and the retry writes
+// it again.
+func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
+	whole := st.check == nil || st.check(doc) == nil
+	msg := st.subject + "\n\n" + trailerKey + ": " + key
+	if !whole {
+		msg = st.subject + " (unfinished: the budget was reached)\n\n" + draftKey + ": " + key
+	}
+	if err := r.commitDoc(ctx, ws, st.rel, doc, msg); err != nil {
+		r.log.Warnf("#%d: keeping the document written before the budget: %v", r.ic.n, err)
+		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
+		return
+	}
+	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(r.ic.rec.Branch, st.rel), r.ic.rec.Branch)
+	if whole {
+		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
+		return
+	}
+	be.kept = fmt.Sprintf("The document as far as the agent got is committed at %s, unfinished; `/ralph retry` has the agent write it again.", where)
+}
+
+// draftKey marks the commit of an unfinished document, which a rerun must not take for the step's.
+const draftKey = "Ralph-Draft"
+
+// keepPhase keeps the work of an implement step stopped at a budget when it is a verified phase: the
+// changes pass verify, and are committed with the phase's key and pushed (so /ralph retry goes on with the
+// next phase). Otherwise nothing of the phase is pushed; the phases done before stay on the branch.
+func (r *runner) keepPhase(ctx context.Context, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
+	sha, err := r.commitPhase(ctx, rec, ws, k, m, key)
+	if err != nil {
+		r.log.Warnf("#%d: phase %d's changes are not kept: %v", r.ic.n, k+1, err)
+		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, r.ic.rec.Branch, k+1)
+		return
+	}
+	be.kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), r.ic.rec.Branch)
+}

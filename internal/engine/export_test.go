@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// A throwaway step, defined here the way a step of ralph's is defined in its step_*.go file: its row beside
+// its run function. It proves that a step is one file (and one line of the table): the planner takes it,
+// the agent writes its document, ralph commits and posts it, settle records it, and the status comment,
+// gh ralph status and the pull request's body list it, with no other edit. It is In Review's step while
+// the issue has no probe document, so it runs once, between the pr step and the merge step.
+
+const probeEvent = workflow.Event("probe")
+
+var probeDocument = Document{Kind: "probe", Title: "Probe", Header: "## Probe", Folder: "probes"}
+
+func probeStep() Step {
+	return Step{Name: probeEvent, From: workflow.InReview, Agent: always, Doc: &probeDocument,
+		When: func(rec Record, _ config.Config) bool { return rec.Artifacts[probeDocument.Kind].Path == "" },
+		Describe: func(from, to workflow.State, rec Record) string {
+			return "probe: wrote " + rec.Artifacts[probeDocument.Kind].Path
+		},
+		Check: func(rec Record, _ config.Config) []checkItem {
+			return []checkItem{{has(rec, probeEvent), "Probe"}}
+		},
+		Run: (*runner).probe}
+}
+
+func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	st := probeDocument.step(r.ic, nil)
+	// This build has no template probe.md (a real step adds internal/prompts/templates/<kind>.md): the
+	// probe borrows the review's.
+	st.command = "review"
+	_, art, err := r.document(ctx, rec, ws, st, d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rec.setArtifact(probeDocument.Kind, art)
+	return Outcome{}, nil // the issue stays In Review
+}
+
+// AddProbeStep puts the probe's row into the table, before the merge step, for one test that must not run in
+// parallel with others (the table is the package's).
+func AddProbeStep(t *testing.T) {
+	saved := steps
+	i := slices.IndexFunc(steps, func(s Step) bool { return s.Name == workflow.Merge })
+	steps = slices.Insert(slices.Clone(steps), i, probeStep())
+	t.Cleanup(func() { steps = saved })
+}

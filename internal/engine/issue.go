@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
+)
+
+// issue is everything a run reads of one issue before it acts.
+type issue struct {
+	n        int
+	gh       ghapi.Issue
+	comments []ghapi.Comment
+	status   *ghapi.Comment
+	rec      Record
+	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
+	stray    []workflow.State     // state labels on an issue ralph holds no record of
+	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
+	trusted  map[string]bool      // logins whose permission this run has checked
+	takeover string               // the stale lock holder this run took over from
+	ws       *workspace.Workspace // the agent's copy of the step, once made
+	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
+	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
+	// once, at most refusedMax; refusedMore counts the others (network.go).
+	refused     []string
+	refusedMore int
+}
+
+// enrollable says whether an issue ralph holds no record of may be enrolled: it carries ralph:build. A state
+// label alone enrolls nothing.
+func (ic *issue) enrollable() bool {
+	return slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// The plan step: the agent writes the plan, whose "## Phase N:" sections are the implement step's phases.
+
+var planDocument = Document{Kind: "plan", Title: "Plan", Header: "## Implementation Plan", Folder: "plans"}
+
+func planStep() Step {
+	return Step{Name: workflow.Plan, From: workflow.ReadyForPlan, Running: workflow.PlanInProgress, Agent: always,
+		Doc: &planDocument, Run: (*runner).plan,
+		Retry: func(rec *Record, c config.Config) {
+			if rec.PlanIterations >= c.MaxIterations {
+				rec.PlanIterations = 0 // a person decided to let ralph plan again
+			}
+		},
+		Check: func(rec Record, c config.Config) []checkItem {
+			text := "Plan"
+			if rec.PlanIterations > 0 {
+				text = fmt.Sprintf("Plan (sent back %d of %d times)", rec.PlanIterations, c.MaxIterations)
+			}
+			return []checkItem{{has(rec, workflow.Plan), text}}
+		}}
+}
+
+var phaseHeading = regexp.MustCompile(`(?m)^## Phase (\d+): *(.+?)\s*$`)
+
+// ParsePhases reads a plan's "## Phase N: title" headings with their sections; the numbers must run 1..M.
+func ParsePhases(plan string) ([]Phase, error) {
+	locs := phaseHeading.FindAllStringSubmatchIndex(plan, -1)
+	if len(locs) == 0 {
+		return nil, errors.New("the plan has no `## Phase N: <title>` headings")
+	}
+	phases := make([]Phase, 0, len(locs))
+	for i, l := range locs {
+		num, _ := strconv.Atoi(plan[l[2]:l[3]])
+		if num != i+1 {
+			return nil, fmt.Errorf("the plan's phase headings must be numbered 1, 2, 3… in order; heading %d says Phase %d", i+1, num)
+		}
+		end := len(plan)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		// A section ends at the next heading of level 1 or 2 as well.
+		sec := plan[l[0]:end]
+		if j := regexp.MustCompile(`(?m)^#{1,2} `).FindAllStringIndex(sec, 2); len(j) == 2 {
+			sec = sec[:j[1][0]]
+		}
+		phases = append(phases, Phase{Title: plan[l[4]:l[5]], Text: strings.TrimSpace(sec)})
+	}
+	return phases, nil
+}
+
+// maxPhaseTitle bounds a phase's title: it is a commit's subject and a line of the record.
+const maxPhaseTitle = 200
+
+// checkPhases says why ralph will not work through a plan's phases ("" when it will): more than max_phases,
+// or a title too long for a commit's subject.
+func checkPhases(phases []Phase, limit int) string {
+	if limit < 1 { // a Config not made by config.Default or Parse
+		limit = config.Default().MaxPhases
+	}
+	if len(phases) > limit {
+		return fmt.Sprintf("The plan has %d phases; a plan may have at most %d (max_phases: %d). No phase was started.", len(phases), limit, limit)
+	}
+	for i, p := range phases {
+		if n := utf8.RuneCountInString(p.Title); n > maxPhaseTitle {
+			return fmt.Sprintf("The title of phase %d is %d characters; ralph takes at most %d. No phase was started.", i+1, n, maxPhaseTitle)
+		}
+	}
+	return ""
+}
+
+func (r *runner) plan(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rel := planDocument.path(r.ic.n, *rec)
+	d.Research = r.readBranchFile(ctx, ws, rec.Artifacts[researchDocument.Kind].Path)
+	d.Feedback = rec.Feedback
+	if d.Feedback != "" {
+		d.Plan = r.readBranchFile(ctx, ws, rel)
+	}
+	var phases []Phase
+	_, art, err := r.document(ctx, rec, ws, planDocument.step(r.ic, func(doc string) (err error) { phases, err = ParsePhases(doc); return err }), d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rec.setArtifact(planDocument.Kind, art)
+	if why := checkPhases(phases, r.cfg.MaxPhases); why != "" {
+		// Each phase is a run of the agent, a commit and a line of the record: a plan with too many goes to
+		// a person before any runs.
+		return Outcome{Person: &Escalation{
+			Before: workflow.ReadyForPlan,
+			Reason: why,
+			Advice: fmt.Sprintf("Read the plan above. Make the issue smaller (or split it), or raise `max_phases` in .github/ralph.yml, then say `/ralph retry` (or run `gh ralph retry %d`) to plan again.", r.ic.n),
+		}}, nil
+	}
+	for i := range phases {
+		phases[i].Text = "" // the plan file holds it; the record stays small
+	}
+	rec.Phases = phases
+	return Outcome{To: workflow.PlanInReview, Labels: map[string]bool{workflow.LabelNeedsIteration: false}}, nil
+}

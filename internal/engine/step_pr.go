@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// The pr step: ralph opens the pull request from the issue's branch.
+
+func pullRequestStep() Step {
+	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*runner).pullRequest,
+		Retry: func(rec *Record, _ config.Config) {
+			if rec.Fix != nil {
+				// A fix that went to a person (a push of theirs): go on from the branch as it is now, on the
+				// same pull request.
+				rec.Head = ""
+				return
+			}
+			if rec.PR == 0 {
+				return
+			}
+			rec.PR, rec.PRURL = 0, "" // the closed pull request is not reused
+			if a, ok := rec.Artifacts[selfReviewDocument.Kind]; ok {
+				a.Verdict = "" // the branch is reviewed again before a new pull request opens
+				rec.Artifacts[selfReviewDocument.Kind] = a
+			}
+		},
+		Check: func(rec Record, _ config.Config) []checkItem {
+			items := []checkItem{{rec.PR != 0, "Pull request"}}
+			if n := rec.ReviewRounds + rec.CIFixes; n > 0 {
+				answered := rec.Fix == nil && (rec.State == workflow.InReview || rec.State == workflow.Done)
+				items = append(items, checkItem{answered, fmt.Sprintf("Review and checks answered (%d round(s))", n)})
+			}
+			return items
+		}}
+}
+
+// pullRequest opens the pull request from the issue's branch (or finds the one a stopped run opened).
+func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) {
+	// A run that stopped after opening the pull request left it open: find it before opening one.
+	pr, err := r.gh.FindPull(ctx, rec.Branch, rec.Base)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if pr == nil || pr.State != "open" {
+		created, err := r.gh.CreatePull(ctx, ghapi.NewPull{
+			Title: fmt.Sprintf("%s (#%d)", Inert(r.ic.gh.Title), r.ic.n),
+			Body:  pullBody(r.ic.n, r.ic.gh.Title, *rec),
+			Head:  rec.Branch,
+			Base:  rec.Base,
+			Draft: r.cfg.DraftPR,
+		})
+		if err != nil {
+			var ge *ghapi.Error
+			if errors.As(err, &ge) && ge.Status == 422 {
+				// "A pull request already exists" can be the answer to a repeat of our own create (the
+				// client retried a 5xx GitHub gave after opening it): look again before calling it a failure.
+				if again, ferr := r.gh.FindPull(ctx, rec.Branch, rec.Base); ferr == nil && again != nil && again.State == "open" {
+					created, err = *again, nil
+				} else {
+					return Outcome{}, &StepError{Step: "pr", Reason: "GitHub refused the pull request", Err: err}
+				}
+			} else {
+				return Outcome{}, err
+			}
+		}
+		pr = &created
+		r.w.checkpoint("after-pr")
+		// GitHub starts no pull_request workflow for a pull request the Actions token opened: no check runs
+		// on it, so there is none for ralph to answer either; the status comment says so, and what to do.
+		rec.ChecksBlocked = created.User.Login == ActionsBot
+	}
+	rec.PR, rec.PRURL = pr.Number, pr.HTMLURL
+	if rec.Fix != nil {
+		r.answerFix(ctx, rec)
+		rec.Fix = nil
+	}
+	return Outcome{To: workflow.InReview}, nil
+}
+
+func pullBody(n int, title string, rec Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", n, Inert(title), len(rec.Phases))
+	b.WriteString("## Phases\n\n")
+	for i, p := range rec.Phases {
+		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
+	}
+	b.WriteString("\n## Documents\n\n")
+	for _, doc := range Documents() {
+		a, ok := rec.Artifacts[doc.Kind]
+		if !ok || a.URL == "" {
+			continue // the documents that are files on the branch: the triage is a comment
+		}
+		fmt.Fprintf(&b, "- %s: [`%s`](%s)", doc.Title, Inert(a.Path), link(a.URL))
+		if a.Comment != "" {
+			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
+		}
+		b.WriteString("\n")
+	}
+	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
+	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", n)
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

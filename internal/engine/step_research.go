@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// The research step: the agent researches the issue and writes a document; ralph commits and posts it.
+
+var researchDocument = Document{Kind: "research", Title: "Research", Header: "## Research Document", Folder: "research"}
+
+func researchStep() Step {
+	return Step{Name: workflow.Research, From: workflow.ResearchNeeded, Running: workflow.ResearchInProgress, Agent: always,
+		Doc: &researchDocument, Run: (*runner).research,
+		Check: func(rec Record, c config.Config) []checkItem {
+			if !c.Research {
+				return nil
+			}
+			return []checkItem{{has(rec, workflow.Research), "Research"}}
+		}}
+}
+
+func (r *runner) research(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	_, art, err := r.document(ctx, rec, ws, researchDocument.step(r.ic, nil), d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rec.setArtifact(researchDocument.Kind, art)
+	return Outcome{To: workflow.ReadyForPlan}, nil
+}

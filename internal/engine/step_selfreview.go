@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// The self-review step: the agent reviews the whole branch before the pull request opens.
+
+var selfReviewDocument = Document{Kind: "self-review", Title: "Self-review", Header: "## Self-Review", Folder: "reviews", Suffix: "-self-review"}
+
+func selfReviewStep() Step {
+	return Step{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress, When: selfReviewDue, Agent: always,
+		Doc: &selfReviewDocument, Run: (*runner).selfReview,
+		Retry: func(rec *Record, c config.Config) {
+			if rec.ReviewIterations >= c.MaxIterations {
+				rec.ReviewIterations = 0
+			}
+		},
+		Check: func(rec Record, c config.Config) []checkItem {
+			if !c.SelfReview {
+				return nil
+			}
+			return []checkItem{{rec.PR != 0 || rec.Artifacts[selfReviewDocument.Kind].Verdict == "APPROVED", "Self-review"}}
+		}}
+}
+
+// selfReviewDue: every phase is done and the last self-review (if any) did not approve them.
+func selfReviewDue(rec Record, c config.Config) bool {
+	return c.SelfReview && rec.Artifacts[selfReviewDocument.Kind].Verdict != "APPROVED"
+}
+
+// selfReview has the agent review the whole branch against the plan before the pull request opens:
+// approved, the pr step runs next; sent back, a fix phase with the critique is added (a person is asked
+// once max_iterations is reached).
+func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.prepare(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	diff, err := ws.Diff(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
+	d.Diff = truncate(diff, 200000)
+	var verdict string
+	doc, art, err := r.document(ctx, rec, ws, selfReviewDocument.step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	art.Verdict = verdict
+	rec.setArtifact(selfReviewDocument.Kind, art)
+	if verdict == "APPROVED" {
+		return Outcome{To: workflow.InProgress}, nil
+	}
+	rec.ReviewIterations++
+	if rec.ReviewIterations >= r.cfg.MaxIterations {
+		return Outcome{Person: &Escalation{
+			Before: workflow.InProgress,
+			Reason: fmt.Sprintf("The self-review sent the change back %d times (max_iterations: %d).", rec.ReviewIterations, r.cfg.MaxIterations),
+			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", rec.Branch),
+		}}, nil
+	}
+	rec.Phases = append(rec.Phases, Phase{
+		Title: fmt.Sprintf("Address self-review %d", rec.ReviewIterations),
+		Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below.\n\n%s", len(rec.Phases)+1, rec.ReviewIterations, doc),
+		Fix:   true,
+	})
+	return Outcome{To: workflow.InProgress}, nil
+}
