@@ -45,8 +45,8 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	if err == nil {
 		draft := ic.rec.clone()
 		out, err = st.Run(e.runner(ic), ctx, &draft)
-		if ws := ic.ws; ws != nil && ws.Built() != "" && ws.RemoteOld == ws.Built() {
-			draft.Head = ws.Built() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's
+		if ws := ic.ws; ws != nil && ws.Pushed() != "" {
+			draft.Head = ws.Pushed() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's
 		}
 		out.Record = &draft
 	}

@@ -248,6 +248,14 @@ func (w *Workspace) Built() string {
 	return w.built
 }
 
+// Pushed is the commit ralph built and pushed in this step ("" when it pushed none).
+func (w *Workspace) Pushed() string {
+	if w.built != "" && w.built == w.RemoteOld {
+		return w.built
+	}
+	return ""
+}
+
 // Push pushes the commit ralph built, if the branch is still where the step found it.
 func (w *Workspace) Push(ctx context.Context) error {
 	if w.built == "" || w.built == w.RemoteOld {
