@@ -10,9 +10,9 @@ func TestDescribeNamesTheStepsPlaces(t *testing.T) {
 		b    Boundary
 		want string
 	}{
-		{Boundary{abi: 3}, "same user as ralph; landlock ABI 3, writes confined to the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices"},
+		{Boundary{abi: 3}, "same user as ralph; landlock ABI 3, writes confined to the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices; network open"},
 		{Boundary{abi: 6, writable: []string{"/srv/cache"}, separate: true, uid: 61000, gid: 61000},
-			"uid 61000, gid 61000, no groups; landlock ABI 6, writes confined to /srv/cache, the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices, signals and abstract sockets confined to its own processes"},
+			"uid 61000, gid 61000, no groups; landlock ABI 6, writes confined to /srv/cache, the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices, signals and abstract sockets confined to its own processes; network open"},
 	}
 	for _, tt := range tests {
 		if got := tt.b.Describe(); got != tt.want {
