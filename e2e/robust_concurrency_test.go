@@ -64,7 +64,9 @@ func TestRobustConcurrentRuns(t *testing.T) {
 			if r.exit != 0 {
 				t.Fatalf("round %d: run %d exit %d\n%s%s", i+1, r.runID, r.exit, r.stdout, r.stderr)
 			}
-			if m := heldBy.FindStringSubmatch(r.stdout); m != nil {
+			// A run that found the lock moving under it (taken, released and taken again while it looked)
+			// is held too, by a run it cannot name; like every held run it does nothing.
+			if m := heldBy.FindStringSubmatch(r.stdout); m != nil || strings.Contains(r.stdout, "#1 is held by another run (the lock changed hands while ralph looked)") {
 				held++
 				if r.outputs["step"] != "" {
 					t.Errorf("round %d: run %d was held but did %s", i+1, r.runID, r.outputs["step"])
@@ -81,6 +83,9 @@ func TestRobustConcurrentRuns(t *testing.T) {
 			winners = append(winners, r)
 		}
 		if len(winners) != 1 || held != runners-1 {
+			for _, w := range winners {
+				t.Logf("run %d did %q and left %q", w.runID, w.outputs["step"], w.outputs["state"])
+			}
 			t.Fatalf("round %d: %d runs did a step and %d were held (or found it waiting), want 1 and %d", i+1, len(winners), held, runners-1)
 		}
 		w := winners[0]
