@@ -39,6 +39,17 @@ func holdsSecret(value string, secrets []string) bool {
 	return false
 }
 
+// Getenv is the value of key in env (KEY=VALUE entries), the last one as for a process; "" when unset.
+func Getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
 // Environ builds the agent's environment from base (ralph's own): the allowlisted variables (and LC_*),
 // then extra (agent.env): a key with a value sets it; a key with an empty value passes that variable
 // through from base, which is how a user hands the agent a secret of their own. A forbidden variable is

@@ -166,7 +166,7 @@ func NetworkBoundary(cfg config.Config) *sandbox.Network {
 // private CA answered the API and refused ralph's push. cleanup removes the file.
 func GitRunner(environ []string) (runner git.ExecRunner, cleanup func(), err error) {
 	cleanup = func() {}
-	bundle, err := ghapi.CABundle(getenvOf(environ))
+	bundle, err := ghapi.CABundle(func(key string) string { return agent.Getenv(environ, key) })
 	if err != nil || bundle == nil {
 		return git.ExecRunner{}, cleanup, err
 	}
@@ -181,19 +181,6 @@ func GitRunner(environ []string) (runner git.ExecRunner, cleanup func(), err err
 		return git.ExecRunner{}, func() {}, fmt.Errorf("writing the CA bundle for git: %w", err)
 	}
 	return git.ExecRunner{Env: []string{"GIT_SSL_CAINFO=" + path}}, cleanup, nil
-}
-
-// getenvOf looks a variable up in environ (KEY=VALUE entries; the last one wins, as for a process).
-func getenvOf(environ []string) func(string) string {
-	return func(key string) string {
-		v := ""
-		for _, kv := range environ {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-				v = val
-			}
-		}
-		return v
-	}
 }
 
 // Board is the config's project board, reached with token.

@@ -84,7 +84,7 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	case cfg.Agent.Preset == "command":
 		fs = append(fs, ok("agent: the command %s", cfg.Agent.Command))
 	}
-	if w, ok := MachineCommand(cfg, getenv(env, "HOME")); ok {
+	if w, ok := MachineCommand(cfg, agent.Getenv(env, "HOME")); ok {
 		fs = append(fs, w)
 	}
 	if err == nil && len(cfg.Agent.Env) > 0 {
@@ -109,16 +109,6 @@ func MachineCommand(cfg config.Config, home string) (Finding, bool) {
 	}
 	return Finding{Warn: true, Msg: "agent.command runs " + p + ", a path on this machine that the Action's runner does not have",
 		Fix: "commit the program to the repository and run it as ./<its path> (or install it in the workflow before ralph's step) for steps in GitHub Actions"}, true
-}
-
-func getenv(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
 }
 
 // missingKeys says where to set the variables agent.env passes through.

@@ -24,16 +24,8 @@ const refusedMax = netproxy.MaxRefused
 // allowlisted says whether the agent's network is the allow-list (network.mode).
 func (r *runner) allowlisted() bool { return r.cfg.Network.Mode != config.NetworkOpen }
 
-// getenv reads ralph's own environment (AgentEnv), the last value of a name.
-func (r *runner) getenv(name string) string {
-	v := ""
-	for _, kv := range r.baseEnv {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
-		}
-	}
-	return v
-}
+// getenv reads ralph's own environment (AgentEnv).
+func (r *runner) getenv(name string) string { return agent.Getenv(r.baseEnv, name) }
 
 // openNetwork starts ralph's network proxy for one run of the agent or of a verify command, allowing
 // network.allow with the defaults and, should a CLI send its model requests through the proxy rather than
