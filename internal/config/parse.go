@@ -220,7 +220,7 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			c.MaxPhases, err = p.count(n, f.path)
 		case "base_branch":
 			if c.BaseBranch, err = p.str(n, f.path); err == nil && c.BaseBranch != "" {
-				if why := checkBranch(c.BaseBranch); why != "" {
+				if why := CheckBranch(c.BaseBranch); why != "" {
 					err = p.errorf(n, f.path, "%q is not a valid branch name: %s", c.BaseBranch, why)
 				}
 			}
@@ -685,8 +685,9 @@ func checkRefPart(s string) string {
 	return ""
 }
 
-// checkBranch says why s is not a whole branch name, or "".
-func checkBranch(s string) string {
+// CheckBranch says why s cannot be a git branch name, or "" when it can: the base_branch key's check, and
+// the engine's of a branch a record names.
+func CheckBranch(s string) string {
 	if why := checkRefPart(s); why != "" {
 		return why
 	}

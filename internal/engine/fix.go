@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -44,7 +45,6 @@ type FixRound struct {
 	// Unchanged says why the agent changed nothing for a thread (by its number, from 1), as it answered in
 	// its answers file; quoted inert in the reply.
 	Unchanged map[string]string `json:"unchanged,omitempty"`
-	Answered  bool              `json:"answered,omitempty"`
 }
 
 // answersFile is where the agent of a review's fix phase says, thread by thread, what it did (in its
@@ -271,23 +271,20 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "\n… (cut)"
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // answerFix, once a fix phase is pushed and the issue is back In Review, replies on each review thread the
 // phase answered, naming its commit, and asks the reviewer to look again. What GitHub refuses is logged: the
 // work is on the pull request either way.
 func (r *runner) answerFix(ctx context.Context, rec *Record) {
 	f := rec.Fix
-	if f == nil || f.Answered {
+	if f == nil {
 		return
 	}
-	f.Answered = true
 	rv, ok := r.gh.(Reviews)
 	if !ok || f.Cause == FixCI {
 		return

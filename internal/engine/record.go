@@ -279,19 +279,8 @@ func (r Record) check(cfg config.Config) error {
 }
 
 // validBranch is what ralph's own branch names (branch_prefix, the number, a slug) and a base branch
-// are made of: no part of a ref that git or a shell would read as more.
-func validBranch(s string) bool {
-	if s == "" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
-		strings.HasSuffix(s, ".lock") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
-		return false
-	}
-	for _, c := range s {
-		if c <= ' ' || c == 0x7f || strings.ContainsRune("~^:?*[\\", c) {
-			return false
-		}
-	}
-	return true
-}
+// are made of: a branch name git takes, with nothing a shell or git would read as more.
+func validBranch(s string) bool { return s != "" && config.CheckBranch(s) == "" }
 
 func isCommitID(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
