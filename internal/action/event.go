@@ -46,9 +46,10 @@ type Trigger struct {
 
 // The causes of a fix.
 const (
-	FixReview  = "review"  // a review that requests changes
-	FixComment = "comment" // `/ralph fix [text]` on the issue or its pull request (or the command input)
-	FixCI      = "ci"      // checks that failed on the head commit of ralph's pull request
+	// The engine's causes, which fixIssue hands over as they are.
+	FixReview  = engine.FixReview  // a review that requests changes
+	FixComment = engine.FixComment // `/ralph fix [text]` on the issue or its pull request (or the command input)
+	FixCI      = engine.FixCI      // checks that failed on the head commit of ralph's pull request
 )
 
 // FixRequest is a fix trigger's cause as the event states it. None of it is trusted: the engine acts only
