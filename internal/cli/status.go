@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,8 +16,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
-	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -29,9 +26,6 @@ type StatusOptions struct {
 	Stale    time.Duration
 	Exporter exporter
 }
-
-// staleLock is how long an issue may sit in a lock state before status calls the lock stale.
-const staleLock = time.Hour
 
 // The fields `status N --json` and `status --json` take.
 var (
@@ -142,10 +136,11 @@ func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
 	if opts.Issue == 0 {
 		return pipelineRun(ctx, f, s, cfg, opts)
 	}
-	st, err := readIssueStatus(ctx, s.gh, opts.Issue, cfg, f.now(), opts.Stale)
+	v, err := engine.ReadView(ctx, s.gh, cfg, opts.Issue, engine.Watch{Now: f.now(), Stale: opts.Stale})
 	if err != nil {
 		return err
 	}
+	st := &issueStatus{IssueView: *v, Config: cfg}
 	if opts.Exporter.enabled() {
 		return opts.Exporter.write(f.Stdout, opts.Exporter.pick(st.fields()), f.StdoutTTY, f.Width)
 	}
@@ -153,77 +148,10 @@ func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
 	return nil
 }
 
-// issueStatus is what status says of one issue: the engine's view of it, the config, and its lock.
+// issueStatus is what status prints of one issue: the engine's view of it, and the config it is read with.
 type issueStatus struct {
 	engine.IssueView
 	Config config.Config
-	Lock   *lockInfo // nil: nobody holds the issue
-}
-
-// lockInfo is who holds an issue's lock (the ref refs/ralph/locks/<N>).
-type lockInfo struct {
-	Holder  string    `json:"holder"`
-	Since   time.Time `json:"since"`
-	Expires time.Time `json:"expires"`
-	Expired bool      `json:"expired"`
-}
-
-func readLock(ctx context.Context, gh *ghapi.Client, n int, now time.Time) (*lockInfo, error) {
-	ref, err := gh.GetRef(ctx, lock.RefName(n))
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the lock of #%d: %w", n, err)
-	}
-	c, err := gh.Commit(ctx, ref.Object.SHA)
-	if err != nil {
-		return nil, fmt.Errorf("reading the lock of #%d: %w", n, err)
-	}
-	h, err := lock.ParseHolder(c.Message)
-	if err != nil {
-		return &lockInfo{Holder: "unknown (" + err.Error() + ")"}, nil
-	}
-	return &lockInfo{Holder: h.String(), Since: h.Since, Expires: h.Expires, Expired: now.After(h.Expires)}, nil
-}
-
-func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Config, now time.Time, stale time.Duration) (*issueStatus, error) {
-	v, err := engine.ReadView(ctx, gh, cfg, n)
-	if err != nil {
-		return nil, err
-	}
-	st := &issueStatus{IssueView: *v, Config: cfg}
-	if st.Lock, err = readLock(ctx, gh, n, now); err != nil {
-		return nil, err
-	}
-	if st.Lock != nil && st.Lock.Expired {
-		st.Warnings = append(st.Warnings, fmt.Sprintf("stale lock: held by %s, lease expired %s ago; the next run takes it over", st.Lock.Holder, elapsed(now.Sub(st.Lock.Expires))))
-	}
-	st.Warnings = append(st.Warnings, warnings(st.State, st.Since, now, stale)...)
-	return st, nil
-}
-
-func joinLabels(states []workflow.State) string {
-	var names []string
-	for _, s := range states {
-		names = append(names, s.Label())
-	}
-	return strings.Join(names, ", ")
-}
-
-// warnings are what a person should look at: Human Needed, a stale lock, an issue stuck in a state.
-func warnings(s workflow.State, since, now time.Time, stale time.Duration) []string {
-	age := now.Sub(since)
-	var w []string
-	switch {
-	case s == workflow.HumanNeeded:
-		w = append(w, "a person is needed (gh ralph retry when fixed)")
-	case s.Kind() == workflow.Lock && age > staleLock:
-		w = append(w, fmt.Sprintf("stale lock: %s for %s; the run that took it has likely stopped (the next advance redoes the step)", s.Title(), elapsed(age)))
-	case s.Kind() != workflow.Terminal && s != "" && age > stale:
-		w = append(w, fmt.Sprintf("stuck: %s for %s (longer than %s)", s.Title(), elapsed(age), elapsed(stale)))
-	}
-	return w
 }
 
 // usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs).
@@ -330,6 +258,9 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	if st.State == "" {
 		state = "enrolled, not started"
 	}
+	if st.Running != "" {
+		state += " (running: " + st.Running.Title() + ")"
+	}
 	if !st.Open {
 		state += " (issue closed)"
 	}
@@ -427,60 +358,23 @@ func orNone(s string) string {
 	return s
 }
 
-// pipelineItem is one row of the pipeline.
-type pipelineItem struct {
-	issue    ghapi.Issue
-	state    workflow.State
-	ready    bool
-	usage    *agent.Usage // what the agent has reported for the issue so far
-	record   *engine.Record
-	warnings []string
-}
-
 func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config, opts *StatusOptions) error {
-	issues, err := s.gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
-	if err != nil {
-		return fmt.Errorf("listing enrolled issues: %w", err)
-	}
 	now := f.now()
-	recs, err := engine.ReadRecords(ctx, s.gh, cfg, issues)
+	items, err := engine.ReadPipeline(ctx, s.gh, cfg, engine.Watch{Now: now, Stale: opts.Stale})
 	if err != nil {
 		return err
 	}
-	var items []pipelineItem
-	for _, is := range issues {
-		it := pipelineItem{issue: is, ready: engine.Ready(is.LabelNames(), cfg), record: recs[is.Number]}
-		if it.record != nil {
-			it.usage = it.record.Usage
-		}
-		states := workflow.StatesFromLabels(is.LabelNames())
-		if len(states) > 0 {
-			it.state = states[0]
-		}
-		if len(states) > 1 {
-			it.warnings = append(it.warnings, fmt.Sprintf("%d state labels (%s)", len(states), joinLabels(states)))
-		}
-		it.warnings = append(it.warnings, warnings(it.state, is.UpdatedAt, now, opts.Stale)...)
-		items = append(items, it)
-	}
-	// Workflow order, then oldest first (the list is oldest first already).
-	order := map[workflow.State]int{"": -1}
-	for i, st := range workflow.States() {
-		order[st] = i
-	}
-	slices.SortStableFunc(items, func(a, b pipelineItem) int { return cmp.Compare(order[a.state], order[b.state]) })
-
 	if opts.Exporter.enabled() {
 		list := make([]map[string]any, 0, len(items))
 		for _, it := range items {
-			w := it.warnings
+			w := it.Warnings
 			if w == nil {
 				w = []string{}
 			}
 			list = append(list, opts.Exporter.pick(map[string]any{
-				"number": it.issue.Number, "title": it.issue.Title, "url": it.issue.HTMLURL, "state": string(it.state),
-				"ready": it.ready, "since": elapsed(now.Sub(it.issue.UpdatedAt)), "updatedAt": it.issue.UpdatedAt,
-				"usage": usageJSON(engine.Record{Usage: it.usage}), "warnings": w,
+				"number": it.Issue.Number, "title": it.Issue.Title, "url": it.Issue.HTMLURL, "state": string(it.State),
+				"ready": it.Ready, "since": engine.Elapsed(now.Sub(it.Issue.UpdatedAt)), "updatedAt": it.Issue.UpdatedAt,
+				"usage": usageJSON(engine.Record{Usage: usageOf(it)}), "warnings": w,
 			}))
 		}
 		return opts.Exporter.write(f.Stdout, list, f.StdoutTTY, f.Width)
@@ -496,7 +390,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		for _, st := range append([]workflow.State{""}, workflow.States()...) {
 			k := 0
 			for _, it := range items {
-				if it.state == st {
+				if it.State == st {
 					k++
 				}
 			}
@@ -513,24 +407,24 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 	tp := tableprinter.New(f.Stdout, f.StdoutTTY, width)
 	tp.AddHeader([]string{"STATE", "ISSUE", "TITLE", "SINCE", "NEXT", "COST"})
 	for _, it := range items {
-		st := it.state
+		st := it.State
 		tp.AddField(stateTitle(st), tableprinter.WithColor(func(s string) string { return c.state(st, s) }))
 		if f.StdoutTTY {
-			tp.AddField(fmt.Sprintf("#%d", it.issue.Number))
+			tp.AddField(fmt.Sprintf("#%d", it.Issue.Number))
 		} else {
-			tp.AddField(fmt.Sprint(it.issue.Number))
+			tp.AddField(fmt.Sprint(it.Issue.Number))
 		}
-		tp.AddField(it.issue.Title)
+		tp.AddField(it.Issue.Title)
 		if f.StdoutTTY {
-			tp.AddField(elapsed(now.Sub(it.issue.UpdatedAt)))
+			tp.AddField(engine.Elapsed(now.Sub(it.Issue.UpdatedAt)))
 		} else {
-			tp.AddField(it.issue.UpdatedAt.UTC().Format(time.RFC3339))
+			tp.AddField(it.Issue.UpdatedAt.UTC().Format(time.RFC3339))
 		}
-		tp.AddField(pipelineNext(it, cfg))
+		tp.AddField(it.Next(cfg))
 		if f.StdoutTTY {
-			tp.AddField(costText(it.usage))
+			tp.AddField(costText(usageOf(it)))
 		} else {
-			tp.AddField(usageTSV(it.usage))
+			tp.AddField(usageTSV(usageOf(it)))
 		}
 		tp.EndRow()
 	}
@@ -539,8 +433,8 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 	}
 	var warned []string
 	for _, it := range items {
-		for _, w := range it.warnings {
-			warned = append(warned, fmt.Sprintf("#%d %s", it.issue.Number, w))
+		for _, w := range it.Warnings {
+			warned = append(warned, fmt.Sprintf("#%d %s", it.Issue.Number, w))
 		}
 	}
 	if len(warned) > 0 {
@@ -567,14 +461,12 @@ func usageTSV(u *agent.Usage) string {
 	return strconv.FormatFloat(u.CostUSD, 'f', -1, 64)
 }
 
-// pipelineNext is who or what moves an issue next: the engine's planner decides, from ralph's record (from
-// the state label, for an issue with none yet).
-func pipelineNext(it pipelineItem, cfg config.Config) string {
-	rec := engine.Record{State: it.state}
-	if it.record != nil {
-		rec = *it.record
+// usageOf is what the agent has reported for a row's issue so far.
+func usageOf(r engine.Row) *agent.Usage {
+	if r.Record == nil {
+		return nil
 	}
-	return engine.Next(it.issue.Number, rec, true, engine.Facts{Blockers: []int{}}, cfg).Short()
+	return r.Record.Usage
 }
 
 func stateTitle(s workflow.State) string {

@@ -108,28 +108,6 @@ func TestStatusPipeline(t *testing.T) {
 	}
 }
 
-// Warnings come from the time an issue has been in its state.
-func TestStatusWarnings(t *testing.T) {
-	tests := []struct {
-		state workflow.State
-		age   time.Duration
-		want  string
-	}{
-		{workflow.ResearchNeeded, time.Hour, ""},
-		{workflow.ResearchNeeded, 73 * time.Hour, "stuck: Research Needed for 3d1h (longer than 3d)"},
-		{workflow.ResearchInProgress, 30 * time.Minute, ""},
-		{workflow.ResearchInProgress, 61 * time.Minute, "stale lock: Research in Progress for 1h01m"},
-		{workflow.HumanNeeded, time.Minute, "a person is needed"},
-		{workflow.Done, 1000 * time.Hour, ""},
-	}
-	for _, tt := range tests {
-		got := strings.Join(warnings(tt.state, clock, clock.Add(tt.age), 72*time.Hour), "; ")
-		if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
-			t.Errorf("%s after %s: %q, want %q", tt.state, tt.age, got, tt.want)
-		}
-	}
-}
-
 func TestStatusJSON(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

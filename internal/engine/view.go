@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -26,9 +28,21 @@ type StatusReader interface {
 	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
 	Permission(ctx context.Context, login string) (string, error)
 	Viewer(ctx context.Context) (string, error)
+	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
+	GetRef(ctx context.Context, ref string) (ghapi.Ref, error)
+	Commit(ctx context.Context, sha string) (ghapi.GitCommit, error)
 	Owner() string
 	Repo() string
 }
+
+// Watch is when a reader looks, and how long an issue may sit in one state before it is called stuck.
+type Watch struct {
+	Now   time.Time
+	Stale time.Duration
+}
+
+// staleLock is how long an issue may sit in a lock state before status calls the lock stale.
+const staleLock = time.Hour
 
 // IssueView is what ralph knows of one issue.
 type IssueView struct {
@@ -42,8 +56,41 @@ type IssueView struct {
 	UpdatedAt time.Time
 	// Since is when the issue entered its state, as far as ralph knows.
 	Since time.Time
-	// Warnings are what a person should look at: comments and labels ralph does not believe.
+	// Lock is who holds the issue's lock; nil: nobody.
+	Lock *LockView
+	// Running is the step under way, when the labels show its lock state and a run holds the lock.
+	Running workflow.State
+	// Warnings are what a person should look at: comments and labels ralph does not believe, a person
+	// needed, a stale lock, an issue stuck in a state.
 	Warnings []string
+}
+
+// LockView is who holds an issue's lock (the ref refs/ralph/locks/<N>).
+type LockView struct {
+	Holder  string    `json:"holder"`
+	Since   time.Time `json:"since"`
+	Expires time.Time `json:"expires"`
+	Expired bool      `json:"expired"`
+}
+
+// readLock reads who holds issue n's lock: two requests when someone does, one when nobody does.
+func readLock(ctx context.Context, gh StatusReader, n int, now time.Time) (*LockView, error) {
+	ref, err := gh.GetRef(ctx, lock.RefName(n))
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lock of #%d: %w", n, err)
+	}
+	c, err := gh.Commit(ctx, ref.Object.SHA)
+	if err != nil {
+		return nil, fmt.Errorf("reading the lock of #%d: %w", n, err)
+	}
+	h, err := lock.ParseHolder(c.Message)
+	if err != nil {
+		return &LockView{Holder: "unknown (" + err.Error() + ")"}, nil
+	}
+	return &LockView{Holder: h.String(), Since: h.Since, Expires: h.Expires, Expired: now.After(h.Expires)}, nil
 }
 
 // PhaseProgress is how far the implementation is: Done of Total phases, Next the title of the one to do next.
@@ -71,9 +118,9 @@ func (v IssueView) Next(cfg config.Config) string {
 	return Next(v.Number, v.Record, true, Facts{Closed: !v.Open}, cfg).Describe()
 }
 
-// ReadView reads issue n: one request for the issue with its comments, and the permission checks that say
-// whose status comment counts.
-func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int) (*IssueView, error) {
+// ReadView reads issue n: one request for the issue with its comments, the permission checks that say
+// whose status comment counts, and its lock.
+func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w Watch) (*IssueView, error) {
 	is, comments, err := gh.IssueWithComments(ctx, n)
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, inputErrorf("issue #%d does not exist in %s/%s", n, gh.Owner(), gh.Repo())
@@ -91,20 +138,124 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int) (*
 		return nil, err
 	}
 	v.Warnings = append(v.Warnings, warns...)
-	states := workflow.StatesFromLabels(is.LabelNames())
 	v.State = v.Record.State
-	switch {
-	case v.State == "" && !slices.Contains(is.LabelNames(), workflow.LabelBuild):
+	if v.State == "" && !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
 		return nil, inputErrorf("#%d is not enrolled: run `gh ralph enroll %d` (or add the %s label)", n, n, workflow.LabelBuild)
-	case v.State == "" && len(states) > 0:
-		v.Warnings = append(v.Warnings, fmt.Sprintf("the label %s is not backed by a record of ralph's: it enrolls nothing", joinLabels(states)))
-	case v.State != "" && (len(states) != 1 || states[0] != v.State):
-		v.Warnings = append(v.Warnings, fmt.Sprintf("the state labels (%s) disagree with ralph's record (%s); the next run puts them back", joinLabels(states), v.State.Label()))
+	}
+	if v.Lock, err = readLock(ctx, gh, n, w.Now); err != nil {
+		return nil, err
 	}
 	if l := v.Record.Last; l != nil && l.To == v.State && !l.At.IsZero() {
 		v.Since = l.At
 	}
+	states := workflow.StatesFromLabels(is.LabelNames())
+	switch {
+	case v.State == "" && len(states) > 0:
+		v.Warnings = append(v.Warnings, fmt.Sprintf("the label %s is not backed by a record of ralph's: it enrolls nothing", joinLabels(states)))
+	case v.State != "" && len(states) == 1 && states[0] != v.State && v.Lock != nil && !v.Lock.Expired && ralphsOwn(v.Record, states):
+		// A step is under way: its run put the lock state on and holds the lock.
+		v.Running = states[0]
+	case v.State != "" && (len(states) != 1 || states[0] != v.State):
+		v.Warnings = append(v.Warnings, fmt.Sprintf("the state labels (%s) disagree with ralph's record (%s); the next run puts them back", joinLabels(states), v.State.Label()))
+	}
+	if v.Lock != nil && v.Lock.Expired {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("stale lock: held by %s, lease expired %s ago; the next run takes it over", v.Lock.Holder, Elapsed(w.Now.Sub(v.Lock.Expires))))
+	}
+	v.Warnings = append(v.Warnings, stateWarnings(v.State, v.Since, w)...)
 	return v, nil
+}
+
+// stateWarnings are what a person should look at in an issue's state: Human Needed, a lock state held too
+// long, an issue stuck.
+func stateWarnings(s workflow.State, since time.Time, w Watch) []string {
+	age := w.Now.Sub(since)
+	switch {
+	case s == workflow.HumanNeeded:
+		return []string{"a person is needed (gh ralph retry when fixed)"}
+	case s.Kind() == workflow.Lock && age > staleLock:
+		return []string{fmt.Sprintf("stale lock: %s for %s; the run that took it has likely stopped (the next advance redoes the step)", s.Title(), Elapsed(age))}
+	case s.Kind() != workflow.Terminal && s != "" && age > w.Stale:
+		return []string{fmt.Sprintf("stuck: %s for %s (longer than %s)", s.Title(), Elapsed(age), Elapsed(w.Stale))}
+	}
+	return nil
+}
+
+// Elapsed formats a duration as 42s, 1m12s, 5h03m or 3d4h.
+func Elapsed(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	if d < time.Hour {
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	if d < 48*time.Hour {
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	days, hours := int(d.Hours())/24, int(d.Hours())%24
+	if hours == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, hours)
+}
+
+// Row is one enrolled open issue in the pipeline: its state (ralph's record's; for an issue ralph holds no
+// record of, its label's), whether a run would start a step now, and what a person should look at.
+type Row struct {
+	Issue    ghapi.Issue
+	State    workflow.State
+	Ready    bool
+	Record   *Record // nil: none yet
+	Since    time.Time
+	Warnings []string
+}
+
+// Next is who or what moves the issue next: the planner decides, from ralph's record (from the state label,
+// for an issue with none yet).
+func (r Row) Next(cfg config.Config) string {
+	rec := Record{State: r.State}
+	if r.Record != nil {
+		rec = *r.Record
+	}
+	return Next(r.Issue.Number, rec, true, Facts{Blockers: []int{}}, cfg).Short()
+}
+
+// ReadPipeline reads every enrolled open issue with its record, in workflow order (then oldest first):
+// one request for the list, one per issue for its comments.
+func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Watch) ([]Row, error) {
+	issues, err := gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
+	if err != nil {
+		return nil, fmt.Errorf("listing enrolled issues: %w", err)
+	}
+	recs, err := ReadRecords(ctx, gh, cfg, issues)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, 0, len(issues))
+	for _, is := range issues {
+		r := Row{Issue: is, Ready: Ready(is.LabelNames(), cfg), Record: recs[is.Number], Since: is.UpdatedAt}
+		states := workflow.StatesFromLabels(is.LabelNames())
+		if len(states) > 0 {
+			r.State = states[0]
+		}
+		if len(states) > 1 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d state labels (%s)", len(states), joinLabels(states)))
+		}
+		if r.Record != nil {
+			r.State = r.Record.State
+			if l := r.Record.Last; l != nil && l.To == r.State && !l.At.IsZero() {
+				r.Since = l.At
+			}
+		}
+		r.Warnings = append(r.Warnings, stateWarnings(r.State, r.Since, w)...)
+		rows = append(rows, r)
+	}
+	order := map[workflow.State]int{"": -1}
+	for i, st := range workflow.States() {
+		order[st] = i
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(order[a.State], order[b.State]) })
+	return rows, nil
 }
 
 // FindRecord is issue n's record among its comments, read as a run reads it: only a status comment ralph

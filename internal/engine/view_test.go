@@ -2,19 +2,30 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// viewGitHub is a StatusReader over one issue's comments; alice has write access.
-type viewGitHub struct{ comments []ghapi.Comment }
+// viewGitHub is a StatusReader over one issue's comments and labels; alice has write access. lock is the
+// message of the issue's lock commit ("": nobody holds it).
+type viewGitHub struct {
+	comments []ghapi.Comment
+	labels   []string
+	lock     string
+}
 
 func (g viewGitHub) IssueWithComments(context.Context, int) (ghapi.Issue, []ghapi.Comment, error) {
-	return ghapi.Issue{Number: 7, State: "open"}, g.comments, nil
+	is := ghapi.Issue{Number: 7, State: "open"}
+	for _, l := range g.labels {
+		is.Labels = append(is.Labels, ghapi.Label{Name: l})
+	}
+	return is, g.comments, nil
 }
 func (g viewGitHub) Comments(context.Context, int) ([]ghapi.Comment, error) { return g.comments, nil }
 func (viewGitHub) Permission(_ context.Context, login string) (string, error) {
@@ -24,6 +35,20 @@ func (viewGitHub) Permission(_ context.Context, login string) (string, error) {
 	return "read", nil
 }
 func (viewGitHub) Viewer(context.Context) (string, error) { return "ralph-app[bot]", nil }
+func (viewGitHub) Issues(context.Context, ghapi.IssueFilter) ([]ghapi.Issue, error) {
+	return []ghapi.Issue{{Number: 7, State: "open"}}, nil
+}
+func (g viewGitHub) GetRef(context.Context, string) (ghapi.Ref, error) {
+	if g.lock == "" {
+		return ghapi.Ref{}, ghapi.ErrNotFound
+	}
+	var r ghapi.Ref
+	r.Object.SHA = strings.Repeat("b", 40)
+	return r, nil
+}
+func (g viewGitHub) Commit(context.Context, string) (ghapi.GitCommit, error) {
+	return ghapi.GitCommit{Message: g.lock}, nil
+}
 func (viewGitHub) Owner() string                          { return "octo" }
 func (viewGitHub) Repo() string                           { return "widgets" }
 
@@ -47,7 +72,7 @@ func TestFindRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec, _, warns, err := FindRecord(context.Background(), viewGitHub{tt.comments}, cfg, 7, tt.comments)
+			rec, _, warns, err := FindRecord(context.Background(), viewGitHub{comments: tt.comments}, cfg, 7, tt.comments)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,8 +91,8 @@ func TestReadView(t *testing.T) {
 	cfg := config.Default()
 	rec := Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main",
 		Phases: []Phase{{Title: "one", SHA: strings.Repeat("a", 40)}, {Title: "two"}}}
-	gh := viewGitHub{[]ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: RenderStatus(7, rec, cfg, Links{})}}}
-	v, err := ReadView(context.Background(), gh, cfg, 7)
+	gh := viewGitHub{comments: []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: RenderStatus(7, rec, cfg, Links{})}}}
+	v, err := ReadView(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +108,70 @@ func TestReadView(t *testing.T) {
 	recs, err := ReadRecords(context.Background(), gh, cfg, []ghapi.Issue{{Number: 7}})
 	if err != nil || recs[7] == nil || recs[7].State != workflow.InProgress {
 		t.Errorf("ReadRecords = %v, %v", recs, err)
+	}
+}
+
+// Warnings come from the time an issue has been in its state.
+func TestStateWarnings(t *testing.T) {
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		state workflow.State
+		age   time.Duration
+		want  string
+	}{
+		{workflow.ResearchNeeded, time.Hour, ""},
+		{workflow.ResearchNeeded, 73 * time.Hour, "stuck: Research Needed for 3d1h (longer than 3d)"},
+		{workflow.ResearchInProgress, 30 * time.Minute, ""},
+		{workflow.ResearchInProgress, 61 * time.Minute, "stale lock: Research in Progress for 1h01m"},
+		{workflow.HumanNeeded, time.Minute, "a person is needed"},
+		{workflow.Done, 1000 * time.Hour, ""},
+	}
+	for _, tt := range tests {
+		got := strings.Join(stateWarnings(tt.state, clock, Watch{Now: clock.Add(tt.age), Stale: 72 * time.Hour}), "; ")
+		if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s after %s: %q, want %q", tt.state, tt.age, got, tt.want)
+		}
+	}
+}
+
+// TestReadViewRunning: while a step runs (its lock state on the issue, the lock held), status says it runs
+// and warns of nothing; the same labels with the lock's lease gone are a stopped run, and it says so.
+func TestReadViewRunning(t *testing.T) {
+	cfg := config.Default()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	rec := Record{State: workflow.ResearchNeeded, Branch: cfg.BranchPrefix + "7-x", Base: "main"}
+	holder := func(expires time.Time) string {
+		return fmt.Sprintf("ralph lock for #7 (abc)\n\n{\"kind\":\"actions\",\"run_id\":42,\"since\":%q,\"expires\":%q}\n",
+			now.Add(-time.Minute).Format(time.RFC3339), expires.Format(time.RFC3339))
+	}
+	tests := []struct {
+		name        string
+		lock        string
+		wantRunning workflow.State
+		wantWarn    string
+	}{
+		{"held", holder(now.Add(time.Hour)), workflow.ResearchInProgress, ""},
+		{"lease expired", holder(now.Add(-time.Second)), "", "disagree"},
+		{"no lock", "", "", "disagree"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := viewGitHub{
+				comments: []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: RenderStatus(7, rec, cfg, Links{})}},
+				labels:   []string{workflow.LabelBuild, workflow.ResearchInProgress.Label()},
+				lock:     tt.lock,
+			}
+			v, err := ReadView(context.Background(), gh, cfg, 7, Watch{Now: now, Stale: 72 * time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Running != tt.wantRunning {
+				t.Errorf("Running = %q, want %q", v.Running, tt.wantRunning)
+			}
+			warns := strings.Join(v.Warnings, "\n")
+			if tt.wantWarn == "" && strings.Contains(warns, "disagree") || !strings.Contains(warns, tt.wantWarn) {
+				t.Errorf("warnings = %q, want %q", warns, tt.wantWarn)
+			}
+		})
 	}
 }
