@@ -49,8 +49,8 @@ func (g viewGitHub) GetRef(context.Context, string) (ghapi.Ref, error) {
 func (g viewGitHub) Commit(context.Context, string) (ghapi.GitCommit, error) {
 	return ghapi.GitCommit{Message: g.lock}, nil
 }
-func (viewGitHub) Owner() string                          { return "octo" }
-func (viewGitHub) Repo() string                           { return "widgets" }
+func (viewGitHub) Owner() string { return "octo" }
+func (viewGitHub) Repo() string  { return "widgets" }
 
 // TestFindRecord: gh ralph status believes the record a run believes, and no other.
 func TestFindRecord(t *testing.T) {
