@@ -157,9 +157,9 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		case !ic.enrollable():
 			return Result{Issue: n}, ErrNotEnrolled
 		case len(ic.stray) > 1:
-			err = e.confused(ctx, ic)
+			err = e.reader().confused(ctx, ic)
 		default:
-			err = e.enroll(ctx, ic)
+			err = e.reader().enroll(ic)
 		}
 		if err != nil {
 			return Result{Issue: n}, err
@@ -181,12 +181,12 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 // admit reads issue n (with the enroller's role, when there is one) and says whether the run may go on:
 // the enroller may drive ralph, and gate has no reason against it (why).
 func (e *Engine) admit(ctx context.Context, n int, enroller string, gate func(*issue) string) (ic *issue, why string, err error) {
-	ic, err = e.loadFor(ctx, n, enroller)
+	ic, err = e.reader().load(ctx, n, enroller)
 	if err != nil {
 		return nil, "", err
 	}
 	if enroller != "" {
-		if err := e.authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
+		if err := e.people().authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
 			return ic, "", err
 		}
 	}

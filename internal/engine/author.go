@@ -32,9 +32,45 @@ type people struct {
 	// identity asks GitHub which account ralph's token writes as (nil: never asked).
 	identity func(ctx context.Context) (string, error)
 	log      Logger
+	// gh and dryRun are for the one comment a refusal posts.
+	gh     CommentStore
+	dryRun bool
 }
 
-func (e *Engine) people() people { return people{auth: e.Auth, identity: e.Identity, log: e.Log} }
+func (e *Engine) people() people {
+	return people{auth: e.Auth, identity: e.Identity, log: e.Log, gh: e.GitHub, dryRun: e.DryRun}
+}
+
+// authorizeIn is authorize for an issue this run has read: a person whose role came with the issue
+// (reader.load with a login) is not asked about again.
+func (p people) authorizeIn(ctx context.Context, ic *issue, login string, act Action) error {
+	if ic.trusted[login] {
+		return nil
+	}
+	return p.authorize(ctx, ic.n, login, act)
+}
+
+// authorize checks a person's permission to act; a refusal posts one polite comment and returns
+// *RefusedError.
+func (p people) authorize(ctx context.Context, n int, login string, act Action) error {
+	if p.auth == nil {
+		return nil
+	}
+	ok, err := p.auth.Authorize(ctx, login)
+	if err != nil {
+		return fmt.Errorf("checking the permission of @%s: %w", login, err)
+	}
+	if ok {
+		return nil
+	}
+	if !p.dryRun {
+		body := fmt.Sprintf("Thanks, @%s! Only people with write, maintain or admin permission on this repository can %s ralph's work on an issue, so nothing was done. A maintainer can do it for you.", login, act)
+		if _, err := p.gh.CreateComment(ctx, n, body); err != nil {
+			return err
+		}
+	}
+	return &RefusedError{Login: login, Action: act}
+}
 
 // trusted says whether login may drive ralph, asking GitHub once per login and run.
 func (p people) trusted(ctx context.Context, ic *issue, login string) (bool, error) {

@@ -40,46 +40,47 @@ func Slug(title string) string {
 // enroll is bookkeeping, not a step: the first state and the branch name. The labels and the status comment
 // are written by the step that follows (its lock state, or its outcome), or by flush when no step runs, so
 // that enrolling costs no request of its own.
-func (e *Engine) enroll(ctx context.Context, ic *issue) error {
-	to := FirstState(e.Config)
-	e.fillRecord(ic)
+func (r reader) enroll(ic *issue) error {
+	to := FirstState(r.cfg)
+	r.fillRecord(ic)
 	if err := workflow.Check("", workflow.Enroll, to); err != nil {
 		return err
 	}
 	ic.state, ic.rec.State = to, to
-	ic.rec.note(Entry{Step: workflow.Enroll, To: to, At: e.now(), URL: e.Origin.URL, Outcome: "done", Message: "enrolled"})
-	e.Log.Infof("#%d enrolled: %s", ic.n, to.Title())
+	ic.rec.note(Entry{Step: workflow.Enroll, To: to, At: r.now(), URL: r.runURL, Outcome: "done", Message: "enrolled"})
+	r.log.Infof("#%d enrolled: %s", ic.n, to.Title())
 	return nil
 }
 
 // confused sends an issue being enrolled to a person when it already carries several state labels that no
 // record of ralph's explains: nothing says which, if any, is right.
-func (e *Engine) confused(ctx context.Context, ic *issue) error {
+func (r reader) confused(ctx context.Context, ic *issue) error {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
 	notices, err := escalate(&ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
 	if err != nil {
 		return err
 	}
 	for _, n := range notices {
-		if err := e.writer(ic).notice(ctx, n.Key, n.Body); err != nil {
+		if err := r.writer(ic).notice(ctx, n.Key, n.Body); err != nil {
 			return err
 		}
 	}
 	ic.rec.State = workflow.HumanNeeded
-	if err := e.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
+	if err := r.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
 		return err
 	}
-	return e.writer(ic).saveStatus(ctx)
+	return r.writer(ic).saveStatus(ctx)
 }
 
-func (e *Engine) fillRecord(ic *issue) {
+// fillRecord gives a record what every step needs of it: the slug, the branch and the date of its documents.
+func (r reader) fillRecord(ic *issue) {
 	if ic.rec.Slug == "" {
 		ic.rec.Slug = Slug(ic.gh.Title)
 	}
 	if ic.rec.Branch == "" {
-		ic.rec.Branch = e.Config.BranchPrefix + strconv.Itoa(ic.n) + "-" + ic.rec.Slug
+		ic.rec.Branch = r.cfg.BranchPrefix + strconv.Itoa(ic.n) + "-" + ic.rec.Slug
 	}
 	if ic.rec.Date == "" {
-		ic.rec.Date = e.now().Format("2006-01-02")
+		ic.rec.Date = r.now().Format("2006-01-02")
 	}
 }

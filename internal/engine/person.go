@@ -30,36 +30,6 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("@%s may not %s: write, maintain or admin permission is needed", e.Login, e.Action)
 }
 
-// authorizeIn is authorize for an issue this run has read: a person whose role came with the issue
-// (loadFor) is not asked about again.
-func (e *Engine) authorizeIn(ctx context.Context, ic *issue, login string, act Action) error {
-	if ic.trusted[login] {
-		return nil
-	}
-	return e.authorize(ctx, ic.n, login, act)
-}
-
-// authorize checks the actor's permission; a refusal posts one polite comment and returns *RefusedError.
-func (e *Engine) authorize(ctx context.Context, n int, login string, act Action) error {
-	if e.Auth == nil {
-		return nil
-	}
-	ok, err := e.Auth.Authorize(ctx, login)
-	if err != nil {
-		return fmt.Errorf("checking the permission of @%s: %w", login, err)
-	}
-	if ok {
-		return nil
-	}
-	if !e.DryRun {
-		body := fmt.Sprintf("Thanks, @%s! Only people with write, maintain or admin permission on this repository can %s ralph's work on an issue, so nothing was done. A maintainer can do it for you.", login, act)
-		if _, err := e.GitHub.CreateComment(ctx, n, body); err != nil {
-			return err
-		}
-	}
-	return &RefusedError{Login: login, Action: act}
-}
-
 // Command is a person's command on an issue: `/ralph approve|reject|retry` in a comment, or
 // `gh ralph approve|reject|retry`.
 type Command struct {
@@ -184,12 +154,12 @@ func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, 
 		return Result{Issue: n}, err
 	}
 	if authorize {
-		if err := e.authorize(ctx, n, login, act); err != nil {
+		if err := e.people().authorize(ctx, n, login, act); err != nil {
 			return Result{Issue: n}, err
 		}
 	}
 	if e.DryRun {
-		ic, err := e.load(ctx, n)
+		ic, err := e.reader().load(ctx, n, "")
 		if err != nil {
 			return Result{Issue: n}, err
 		}
@@ -207,7 +177,7 @@ func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, 
 		return Result{Issue: n}, err
 	}
 	defer release()
-	ic, err := e.load(ctx, n)
+	ic, err := e.reader().load(ctx, n, "")
 	if err != nil {
 		return Result{Issue: n}, err
 	}

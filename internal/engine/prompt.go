@@ -15,7 +15,7 @@ import (
 func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt string, err error) {
 	ro := *e
 	ro.DryRun = true
-	ic, err := ro.load(ctx, n)
+	ic, err := ro.reader().load(ctx, n, "")
 	if err != nil {
 		return "", "", "", err
 	}

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -20,16 +22,29 @@ func checkNumber(n int) error {
 	return nil
 }
 
-// load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
-// work on, and repairs the state labels when a crash or a person left them inconsistent. A run reads it
-// under the issue's lock, so what it reads is what the last run left.
-func (e *Engine) load(ctx context.Context, n int) (*issue, error) {
-	return e.loadFor(ctx, n, "")
+// reader is the first stage of a run: it reads an issue the way a run must believe it (ralph's own status
+// comment, a record that passes Record.check, labels repaired to the record), fails closed on a record it
+// cannot use, and admits an issue ralph holds no record of (enroll).
+type reader struct {
+	gh     GitHub
+	cfg    config.Config
+	log    Logger
+	people people
+	dryRun bool
+	now    func() time.Time
+	runURL string
+	writer func(ic *issue) writer
 }
 
-// loadFor is load that also learns, in the same request where GitHub can tell, the role login has on the
-// repository (ic.role).
-func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, error) {
+func (e *Engine) reader() reader {
+	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people(), dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.writer}
+}
+
+// load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
+// work on, and repairs the state labels when a crash or a person left them inconsistent. A run reads it
+// under the issue's lock, so what it reads is what the last run left. With login, it also learns, in the
+// same request where GitHub can tell, whether login may drive ralph (ic.trusted).
+func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 	if err := checkNumber(n); err != nil {
 		return nil, err
 	}
@@ -39,10 +54,10 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 		role     string
 		err      error
 	)
-	if r, ok := e.GitHub.(IssueReaderFor); ok && login != "" {
-		gi, comments, role, err = r.IssueWithCommentsFor(ctx, n, login)
+	if rf, ok := r.gh.(IssueReaderFor); ok && login != "" {
+		gi, comments, role, err = rf.IssueWithCommentsFor(ctx, n, login)
 	} else {
-		gi, comments, err = e.GitHub.IssueWithComments(ctx, n)
+		gi, comments, err = r.gh.IssueWithComments(ctx, n)
 	}
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, inputErrorf("issue #%d does not exist in this repository", n)
@@ -58,7 +73,7 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
 		ic.trusted = map[string]bool{login: true}
 	}
-	if err := e.people().findStatus(ctx, ic); err != nil {
+	if err := r.people.findStatus(ctx, ic); err != nil {
 		return nil, err
 	}
 	if ic.status != nil {
@@ -67,20 +82,20 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 			err = errors.New("it holds no record")
 		}
 		if err == nil {
-			err = rec.check(e.Config)
+			err = rec.check(r.cfg)
 		}
 		if err != nil {
-			return nil, e.unreadable(ctx, ic, err)
+			return nil, r.unreadable(ctx, ic, err)
 		}
 		ic.rec = rec
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
-		if ic.rec.Parent, _, _, err = e.people().parentOf(ctx, ic, gi); err != nil {
+		if ic.rec.Parent, _, _, err = r.people.parentOf(ctx, ic, gi); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.resolveState(ctx, ic); err != nil {
+	if err := r.resolveState(ctx, ic); err != nil {
 		return nil, err
 	}
 	return ic, nil
@@ -89,13 +104,13 @@ func (e *Engine) loadFor(ctx context.Context, n int, login string) (*issue, erro
 // resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
 // triage permission can change, so labels that disagree with the record are put back, and the status
 // comment says so. An issue ralph holds no record of is not enrolled, whatever its labels say.
-func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
+func (r reader) resolveState(ctx context.Context, ic *issue) error {
 	states := workflow.StatesFromLabels(ic.gh.LabelNames())
 	rec := ic.rec.State
 	if rec == "" || (len(states) == 0 && !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)) {
 		ic.state, ic.stray = "", states
 		if len(states) > 0 {
-			e.Log.Infof("#%d has the label %s but no record of ralph's: the label enrolls nothing", ic.n, joinStates(states))
+			r.log.Infof("#%d has the label %s but no record of ralph's: the label enrolls nothing", ic.n, joinStates(states))
 		}
 		return nil
 	}
@@ -106,15 +121,15 @@ func (e *Engine) resolveState(ctx context.Context, ic *issue) error {
 	if ralphsOwn(ic.rec, states) {
 		// A run stopped between its writes: the label shows a move of ralph's own that the record has
 		// settled (a step under way, or its outcome recorded and the label not yet moved).
-		e.Log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
+		r.log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
 	} else {
 		ic.rec.Repair, ic.repaired = repairNote(states, rec), true
-		e.Log.Warnf("#%d: %s", ic.n, ic.rec.Repair)
+		r.log.Warnf("#%d: %s", ic.n, ic.rec.Repair)
 	}
-	if e.DryRun {
+	if r.dryRun {
 		return nil
 	}
-	return e.writer(ic).setState(ctx, rec)
+	return r.writer(ic).setState(ctx, rec)
 }
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
@@ -172,20 +187,20 @@ func (e *RecordError) Unwrap() error { return e.Err }
 
 // unreadable fails closed on a status comment ralph cannot use: nothing of the issue moves but its label, to
 // Human Needed, and one comment says why and what to do.
-func (e *Engine) unreadable(ctx context.Context, ic *issue, cause error) error {
+func (r reader) unreadable(ctx context.Context, ic *issue, cause error) error {
 	rerr := &RecordError{Issue: ic.n, URL: ic.status.HTMLURL, Err: cause}
-	e.Log.Warnf("%v", rerr)
-	if e.DryRun {
+	r.log.Warnf("%v", rerr)
+	if r.dryRun {
 		return rerr
 	}
 	body := fmt.Sprintf("### ralph: a person is needed\n\nralph cannot use the record at the end of [its status comment](%s): %s. "+
 		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
 		ic.status.HTMLURL, Inert(cause.Error()))
 	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.status.ID, 10) + " -->"
-	if _, err := e.writer(ic).upsertComment(ctx, marker, body); err != nil {
+	if _, err := r.writer(ic).upsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
-	if err := e.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
+	if err := r.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
 		return errors.Join(rerr, err)
 	}
 	return rerr

@@ -29,7 +29,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		res.Message = p.Message()
 		return res, nil
 	}
-	e.fillRecord(ic)
+	e.reader().fillRecord(ic)
 	if ic.rec.Base == "" {
 		base, err := e.baseBranch(ctx)
 		if err != nil {

@@ -38,7 +38,7 @@ func (w writer) saveStatus(ctx context.Context) error {
 
 // Status refreshes the status comment and answers with a short reply pointing at it.
 func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) {
-	ic, err := e.load(ctx, n)
+	ic, err := e.reader().load(ctx, n, "")
 	if err != nil {
 		return Record{}, err
 	}
