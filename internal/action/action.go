@@ -317,13 +317,13 @@ func (r *runner) door(gh *ghapi.Client, cfg config.Config, transport http.RoundT
 		Checkout: ev.Workspace, PushAuth: git.Auth{Token: ev.Inputs.Token}, Writable: ev.Writable,
 		Log:     actionLog{a: r.a, out: r.env.Stdout},
 		Holder:  lock.Holder{Kind: "actions", RunID: ev.RunID, Attempt: ev.RunAttempt, RunURL: gh.RunURL(ev.RunID)},
-		Run:     engine.RunInfo{URL: gh.RunURL(ev.RunID), Label: fmt.Sprintf("Actions run %d", ev.RunID)},
+		Origin:  engine.Origin{URL: gh.RunURL(ev.RunID), Label: fmt.Sprintf("Actions run %d", ev.RunID)},
 		Author:  git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
 		Environ: r.env.Environ, Transport: transport, ProjectToken: ev.Inputs.ProjectToken, DryRun: r.dryRun,
 	}
 	if ev.RunID == 0 {
 		d.Holder = lock.LocalHolder(ev.User)
-		d.Run = engine.RunInfo{Label: "ralph"}
+		d.Origin = engine.Origin{Label: "ralph"}
 	}
 	if at := ev.CrashAt; at != "" {
 		// A test seam: the end-to-end tests stop the process at one named point between two writes, to

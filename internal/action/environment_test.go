@@ -93,7 +93,7 @@ func TestDoor(t *testing.T) {
 		Token: "ghs_token", ProjectToken: "ghp_project", Checkout: "/github/workspace", PushAuth: git.Auth{Token: "ghs_token"},
 		Writable: []string{"/cache", "/more"}, Environ: []string{"PATH=/bin"},
 		Holder: lock.Holder{Kind: "actions", RunID: 1234, Attempt: 2, RunURL: "https://github.com/octo/demo/actions/runs/1234"},
-		Run:    engine.RunInfo{URL: "https://github.com/octo/demo/actions/runs/1234", Label: "Actions run 1234"},
+		Origin: engine.Origin{URL: "https://github.com/octo/demo/actions/runs/1234", Label: "Actions run 1234"},
 		Author: git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
 		DryRun: true,
 	}
@@ -104,8 +104,8 @@ func TestDoor(t *testing.T) {
 
 	r.ev.RunID, r.ev.CrashAt = 0, ""
 	d = r.door(gh, config.Default(), nil)
-	if d.Holder.Kind != "local" || d.Holder.User != "runner" || d.Holder.PID == 0 || d.Run != (engine.RunInfo{Label: "ralph"}) || d.Checkpoint != nil {
-		t.Errorf("by hand: holder %+v, run %+v, checkpoint set %v", d.Holder, d.Run, d.Checkpoint != nil)
+	if d.Holder.Kind != "local" || d.Holder.User != "runner" || d.Holder.PID == 0 || d.Origin != (engine.Origin{Label: "ralph"}) || d.Checkpoint != nil {
+		t.Errorf("by hand: holder %+v, run %+v, checkpoint set %v", d.Holder, d.Origin, d.Checkpoint != nil)
 	}
 	if strings.Contains(out.String(), "stopping") {
 		t.Errorf("the checkpoint ran while the door was built: %s", out.String())

@@ -221,7 +221,7 @@ func (s *session) door(ctx context.Context, root string, cfg config.Config, log 
 		Writable: filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
 		Log:      log,
 		Holder:   lock.LocalHolder(s.f.Getenv("USER")),
-		Run:      engine.RunInfo{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
+		Origin:   engine.Origin{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),
 		Environ:  s.f.Environ(),
 		// The board is reached with the same token; one without the project scope is told what to do.

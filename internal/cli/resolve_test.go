@@ -42,7 +42,7 @@ func TestDoor(t *testing.T) {
 		PushAuth: git.Auth{}, // origin is a path, not https on the session's host
 		Writable: []string{"/cache", "/more"}, Environ: f.Environ(),
 		Holder: lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
-		Run:    engine.RunInfo{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
+		Origin: engine.Origin{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
 		Author: git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
 		DryRun: true,
 	}

@@ -58,7 +58,7 @@ type Door struct {
 	Log      engine.Logger
 	// Holder is who holds the issue locks this run takes.
 	Holder lock.Holder
-	Run    engine.RunInfo
+	Origin engine.Origin
 	Author git.Signature
 	// Environ is ralph's environment, which the agent's starts from.
 	Environ []string
@@ -124,7 +124,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		Auth:     engine.PermissionAuthorizer{Permission: d.GitHub.Permission, AllowedBots: cfg.AllowedBots},
 		Identity: engine.OnceIdentity(d.GitHub.Viewer),
 		Log:      d.Log,
-		Origin:   d.Run,
+		Origin:   d.Origin,
 		Author:   d.Author,
 		AgentEnv: d.Environ,
 		Secrets:  secrets,

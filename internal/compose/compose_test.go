@@ -66,7 +66,7 @@ func TestBuildTakesTheDoor(t *testing.T) {
 	d := Door{
 		GitHub: gh, Token: "test-token", Config: cfg, Checkout: checkout(t, srv), Writable: []string{t.TempDir()}, Log: log,
 		Holder:  lock.Holder{Kind: "actions", RunID: 5, RunURL: gh.RunURL(5)},
-		Run:     engine.RunInfo{URL: gh.RunURL(5), Label: "Actions run 5"},
+		Origin:  engine.Origin{URL: gh.RunURL(5), Label: "Actions run 5"},
 		Author:  git.Signature{Name: "someone", Email: "someone@example.com"},
 		Environ: []string{"PATH=/bin"}, Transport: srv.Client().Transport, ProjectToken: "project-token",
 		Now: func() time.Time { return now }, Checkpoint: func(name string) { stopped = append(stopped, name) }, DryRun: true,
@@ -79,7 +79,7 @@ func TestBuildTakesTheDoor(t *testing.T) {
 
 	type fields struct {
 		Secrets, AgentEnv, AllowedBots []string
-		Run                            engine.RunInfo
+		Run                            engine.Origin
 		Author                         git.Signature
 		Now                            time.Time
 		DryRun, Store, Ledger, Prompts bool
@@ -91,7 +91,7 @@ func TestBuildTakesTheDoor(t *testing.T) {
 		Log: eng.Log,
 	}
 	want := fields{
-		Secrets: []string{"test-token", "project-token"}, AgentEnv: d.Environ, AllowedBots: cfg.AllowedBots, Run: d.Run,
+		Secrets: []string{"test-token", "project-token"}, AgentEnv: d.Environ, AllowedBots: cfg.AllowedBots, Run: d.Origin,
 		Author: d.Author, Now: now, DryRun: true, Store: true, Ledger: true, Prompts: true, Log: log,
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b engine.Logger) bool { return a == b })); diff != "" {

@@ -116,7 +116,7 @@ func Run(ctx context.Context, out, log io.Writer) (err error) {
 		GitHub: gh, Token: "test-token", Config: cfg, Checkout: work,
 		Log:     logger{w: log},
 		Holder:  lock.LocalHolder("demo"),
-		Run:     engine.RunInfo{Label: "gh ralph demo"},
+		Origin:  engine.Origin{Label: "gh ralph demo"},
 		Author:  git.Signature{Name: "ralph", Email: "ralph@users.noreply.github.com"},
 		Environ: os.Environ(), Transport: http.DefaultTransport, Now: time.Now,
 	})

@@ -139,8 +139,8 @@ type Logger interface {
 	Untrusted(title string) (io.Writer, func())
 }
 
-// RunInfo says who is running: an Actions run, or a person's terminal.
-type RunInfo struct {
+// Origin says who is running: an Actions run, or a person's terminal.
+type Origin struct {
 	URL   string // the Actions run's page, when there is one
 	Label string // "Actions run 1234" or "gh ralph on host (pid 99)"
 }
@@ -167,7 +167,7 @@ type Engine struct {
 	Identity func(ctx context.Context) (string, error)
 	Log      Logger
 	// Origin says who is running: an Actions run, or a person's terminal.
-	Origin RunInfo
+	Origin Origin
 	Author git.Signature
 	// AgentEnv is the environment the agent starts from; credentials are removed from it with Secrets.
 	// With the model gateway on, it is also where ralph finds the model key the gateway holds.

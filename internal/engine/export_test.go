@@ -28,7 +28,7 @@ func probeStep() Step {
 		Check: func(rec Record, _ config.Config) []checkItem {
 			return []checkItem{{has(rec, probeEvent), "Probe"}}
 		},
-		Run: (*runner).probe}
+		Do: (*runner).probe}
 }
 
 func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {

@@ -100,7 +100,7 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	h.eng = &engine.Engine{
 		GitHub: h.gh, Workspaces: store, Sandbox: sb, Agent: h.agent, Config: cfg, Prompts: prompts.New(""),
 		Lock: h.lock, Log: h.log, AgentEnv: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
-		Origin: engine.RunInfo{URL: repoURL + "/actions/runs/77", Label: "Actions run 77"},
+		Origin: engine.Origin{URL: repoURL + "/actions/runs/77", Label: "Actions run 77"},
 		Author: git.Signature{Name: "ralph", Email: "ralph@example.com"},
 		Now:    func() time.Time { return today },
 	}

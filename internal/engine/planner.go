@@ -126,9 +126,9 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 // Now says whether a run can take a step right away.
 func (p Decision) Now() bool { return p.Step != nil && p.Wait == NoWait && !p.AskBlockers }
 
-// Runs says whether a run takes the step now: a step of ralph's with nothing to wait for, or the step that
+// Takes says whether a run takes the step now: a step of ralph's with nothing to wait for, or the step that
 // watches what the issue waits for (merge, the pull request; children, the sub-issues).
-func (p Decision) Runs() bool {
+func (p Decision) Takes() bool {
 	switch p.Wait {
 	case NoWait, WaitPullRequest, WaitSubIssues:
 		return p.Step != nil && !p.AskBlockers

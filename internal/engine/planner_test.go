@@ -101,8 +101,8 @@ func TestNext(t *testing.T) {
 // TestNextAsksForBlockers: a sub-issue about to take its first step needs what blocks it read first.
 func TestNextAsksForBlockers(t *testing.T) {
 	p := Next(7, Record{State: workflow.ResearchNeeded, Parent: 3}, true, Facts{}, config.Default())
-	if !p.AskBlockers || p.Runs() || p.Now() {
-		t.Errorf("AskBlockers %v Runs %v Now %v; want true false false", p.AskBlockers, p.Runs(), p.Now())
+	if !p.AskBlockers || p.Takes() || p.Now() {
+		t.Errorf("AskBlockers %v Runs %v Now %v; want true false false", p.AskBlockers, p.Takes(), p.Now())
 	}
 	if p := Next(7, Record{State: workflow.ResearchNeeded}, true, Facts{}, config.Default()); p.AskBlockers {
 		t.Error("an issue that is no sub-issue asks for blockers")

@@ -28,9 +28,9 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	if err != nil {
 		return "", "", "", err
 	}
-	if !p.Runs() || !p.Step.Agent(e.Config) {
+	if !p.Takes() || !p.Step.Agent(e.Config) {
 		what := p.Message()
-		if p.Runs() {
+		if p.Takes() {
 			what = string(p.Step.Name)
 		}
 		return "", "", "", inputErrorf("#%d's next step (%s) runs no agent, so it has no prompt", n, what)

@@ -15,7 +15,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if !p.Runs() {
+	if !p.Takes() {
 		res.Paused = p.Paused()
 		res.Message = p.Message()
 		return res, nil
@@ -44,7 +44,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	err = e.begin(ctx, ic, st)
 	if err == nil {
 		draft := ic.rec.clone()
-		out, err = st.Run(e.runner(ic), ctx, &draft)
+		out, err = st.Do(e.runner(ic), ctx, &draft)
 		if ws := ic.ws; ws != nil && ws.Pushed() != "" {
 			draft.Head = ws.Pushed() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's
 		}

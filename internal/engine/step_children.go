@@ -15,7 +15,7 @@ import (
 // when all are In Review or Done, to Done when all are Done, and starts those whose blockers are done.
 
 func childrenStep(from workflow.State) Step {
-	return Step{Name: workflow.Children, From: from, When: isParent, Agent: never, Run: (*runner).children,
+	return Step{Name: workflow.Children, From: from, When: isParent, Agent: never, Do: (*runner).children,
 		Waits: func(Record, config.Config) Wait { return WaitSubIssues },
 		Describe: func(from, to workflow.State, rec Record) string {
 			if from != to {

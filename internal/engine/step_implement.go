@@ -17,7 +17,7 @@ import (
 
 func implementStep() Step {
 	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: phaseLeft, Agent: always,
-		Phased: true, Run: (*runner).implement,
+		Phased: true, Do: (*runner).implement,
 		Describe: func(_, _ workflow.State, rec Record) string {
 			return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))
 		},

@@ -19,7 +19,7 @@ var planDocument = Document{Kind: "plan", Title: "Plan", Header: "## Implementat
 
 func planStep() Step {
 	return Step{Name: workflow.Plan, From: workflow.ReadyForPlan, Running: workflow.PlanInProgress, Agent: always,
-		Doc: &planDocument, Run: (*runner).plan,
+		Doc: &planDocument, Do: (*runner).plan,
 		Retry: func(rec *Record, c config.Config) {
 			if rec.PlanIterations >= c.MaxIterations {
 				rec.PlanIterations = 0 // a person decided to let ralph plan again

@@ -14,7 +14,7 @@ import (
 // The pr step: ralph opens the pull request from the branch.
 
 func pullRequestStep() Step {
-	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Run: (*runner).pullRequest,
+	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Do: (*runner).pullRequest,
 		Retry: func(rec *Record, _ config.Config) {
 			if rec.Fix != nil {
 				// A fix that went to a person (a push of theirs): go on from the branch as it is now, on the

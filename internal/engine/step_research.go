@@ -13,7 +13,7 @@ var researchDocument = Document{Kind: "research", Title: "Research", Header: "##
 
 func researchStep() Step {
 	return Step{Name: workflow.Research, From: workflow.ResearchNeeded, Running: workflow.ResearchInProgress, Agent: always,
-		Doc: &researchDocument, Run: (*runner).research,
+		Doc: &researchDocument, Do: (*runner).research,
 		Check: func(rec Record, c config.Config) []checkItem {
 			if !c.Research {
 				return nil

@@ -20,7 +20,7 @@ func reviewStep() Step {
 		Agent:  func(c config.Config) bool { return c.Review != config.ReviewSkip },
 		Person: func(c config.Config) bool { return c.Review == config.ReviewInteractive },
 		// A skipped review writes no document (see review).
-		Doc: &reviewDocument, Run: (*runner).review,
+		Doc: &reviewDocument, Do: (*runner).review,
 		Help: func(int) string {
 			return "Nothing: ralph reviews the plan next. You can still comment `/ralph reject <why>` to send it back."
 		},

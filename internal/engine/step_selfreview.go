@@ -14,7 +14,7 @@ var selfReviewDocument = Document{Kind: "self-review", Title: "Self-review", Hea
 
 func selfReviewStep() Step {
 	return Step{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress, When: selfReviewDue, Agent: always,
-		Doc: &selfReviewDocument, Run: (*runner).selfReview,
+		Doc: &selfReviewDocument, Do: (*runner).selfReview,
 		Retry: func(rec *Record, c config.Config) {
 			if rec.ReviewIterations >= c.MaxIterations {
 				rec.ReviewIterations = 0

@@ -17,7 +17,7 @@ import (
 var triageDocument = Document{Kind: "triage", Title: "Triage"}
 
 func triageStep() Step {
-	return Step{Name: workflow.Triage, From: workflow.Backlog, Agent: always, Doc: &triageDocument, Run: (*runner).triage,
+	return Step{Name: workflow.Triage, From: workflow.Backlog, Agent: always, Doc: &triageDocument, Do: (*runner).triage,
 		Waits: func(rec Record, _ config.Config) Wait {
 			if rec.Split != nil && rec.Split.ApprovedBy == "" {
 				return WaitSplit

@@ -47,9 +47,9 @@ type Step struct {
 	Help func(n int) string
 	// Check is what the step shows in the status comment's checklist (nil: nothing).
 	Check func(rec Record, c config.Config) []checkItem
-	// Run does the step's work and says what came of it. rec is the step's draft of the record: what the
+	// Do does the step's work and says what came of it. rec is the step's draft of the record: what the
 	// step changes of it counts once settled (settle.go), and not at all when the step fails.
-	Run func(r *runner, ctx context.Context, rec *Record) (Outcome, error)
+	Do func(r *runner, ctx context.Context, rec *Record) (Outcome, error)
 }
 
 // Document is the kind of document a step writes: its place in the record's artifacts, its comment, its

@@ -11,7 +11,7 @@ import (
 // them: a step that has a lock state can enter it from where it starts and leave it by its own event.
 func TestTableAgreesWithTransitions(t *testing.T) {
 	for _, st := range Steps() {
-		if st.Run == nil || st.Agent == nil {
+		if st.Do == nil || st.Agent == nil {
 			t.Errorf("step %s has no function or no agent rule", st.Name)
 		}
 		if !st.From.Valid() {
