@@ -112,9 +112,13 @@ func TestFixReviewAnswered(t *testing.T) {
 	if len(matching(subjects, `Phase 2 of 2: #1 Address review \(round 1\)`)) != 1 {
 		t.Errorf("branch commits %v, want the fix phase", subjects)
 	}
-	prompts := e.prompts("implement")
+	prompts := append(e.prompts("implement"), e.prompts("fix")...)
 	if len(prompts) != 2 || !strings.Contains(prompts[1], "Say hello here, not phase 1.") || !strings.Contains(prompts[1], "feature-1.txt") {
 		t.Errorf("the fix phase's prompt does not carry the thread:\n%s", strings.Join(prompts, "\n---\n"))
+	}
+	// The fix step is a step of its own: RALPH_COMMAND=fix, its own template, the answers file named.
+	if fix := e.prompts("fix"); len(fix) != 1 || !strings.Contains(fix[0], "You are fixing a pull request") || !strings.Contains(fix[0], "whether you changed it") {
+		t.Errorf("the fix step's prompts %q, want one from the fix template naming the answers file", fix)
 	}
 	replied, explained := false, false
 	for _, c := range e.srv.ReviewComments(pr.Number) {
@@ -152,7 +156,7 @@ func TestFixReviewByReaderIgnored(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.exit, r.stdout)
 	}
 	e.wantState(n, workflow.InReview)
-	if e.statusComment(n) != before || len(e.prompts("implement")) != 1 {
+	if e.statusComment(n) != before || len(e.prompts("implement")) != 1 || len(e.prompts("fix")) != 0 {
 		t.Errorf("a reader's review moved the issue")
 	}
 }
@@ -184,7 +188,7 @@ func TestFixFailingChecks(t *testing.T) {
 	if len(rec.Phases) != 2 || rec.CIFixes != 1 || rec.Phases[1].Title != "Fix failing checks (round 1)" {
 		t.Fatalf("record phases %+v, ci fixes %d", rec.Phases, rec.CIFixes)
 	}
-	prompts := e.prompts("implement")
+	prompts := append(e.prompts("implement"), e.prompts("fix")...)
 	if len(prompts) != 2 || !strings.Contains(prompts[1], "TestGreeting") || !strings.Contains(prompts[1], `want \"hello\"`) && !strings.Contains(prompts[1], `want "hello"`) {
 		t.Errorf("the fix phase's prompt does not carry the check's log:\n%s", strings.Join(prompts, "\n---\n"))
 	}
@@ -204,8 +208,8 @@ func TestFixFailingChecks(t *testing.T) {
 	if !strings.Contains(e.statusComment(n), "The same checks fail with the same output") {
 		t.Errorf("the status comment does not say why:\n%s", e.statusComment(n))
 	}
-	if got := len(e.prompts("implement")); got != 2 {
-		t.Errorf("the agent ran %d implement steps, want 2", got)
+	if got := len(e.prompts("implement")) + len(e.prompts("fix")); got != 2 {
+		t.Errorf("the agent ran %d implement and fix steps, want 2", got)
 	}
 }
 

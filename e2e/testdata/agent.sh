@@ -41,7 +41,7 @@ review)
   else
     printf '# Review\n\nLooks fine.\n\nVERDICT: %s\n' "$verdict" > "$RALPH_ARTIFACT"
   fi ;;
-implement)
+implement|fix)
   echo "phase $RALPH_PHASE of $RALPH_PHASES" > "feature-$RALPH_PHASE.txt"
   # Extra shell the test wants the agent to run in the worktree (an attempt to break a rule).
   if [ -f "$ctl/implement_extra" ]; then sh "$ctl/implement_extra"; fi ;;

@@ -16,11 +16,11 @@ import (
 
 // Invocation is one run of the agent for one step.
 type Invocation struct {
-	Command  string // RALPH_COMMAND: triage, research, plan, review, implement or self-review
+	Command  string // RALPH_COMMAND: triage, research, plan, review, implement, self-review or fix
 	Issue    int    // RALPH_ISSUE
 	Artifact string // RALPH_ARTIFACT: absolute path of the document to write; "" for implement
-	Phase    int    // RALPH_PHASE (implement only; 0 = unset)
-	Phases   int    // RALPH_PHASES (implement only; 0 = unset)
+	Phase    int    // RALPH_PHASE (implement and fix only; 0 = unset)
+	Phases   int    // RALPH_PHASES (implement and fix only; 0 = unset)
 	Dir      string // the worktree, the process's working directory
 	// Prompt is given on stdin and in a temporary file outside Dir named by
 	// RALPH_PROMPT_FILE, which is removed afterwards.

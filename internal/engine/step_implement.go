@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -16,7 +15,7 @@ import (
 // pushes them.
 
 func implementStep() Step {
-	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: phaseLeft, Agent: always,
+	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: notFixing, Agent: always,
 		Phased: true, Do: (*runner).implement,
 		Describe: func(_, _ workflow.State, rec Record) string {
 			return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))
@@ -31,22 +30,28 @@ func implementStep() Step {
 		}}
 }
 
-func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.phasesLeft(); return left }
+// notFixing says whether a phase of the plan (or of self-review) is left, and not a fix round's (the fix
+// step's).
+func notFixing(rec Record, c config.Config) bool {
+	_, left := rec.phasesLeft()
+	return left && !fixing(rec, c)
+}
 
 func (r *runner) implement(ctx context.Context, rec *Record) (Outcome, error) {
 	k, _ := rec.phasesLeft()
-	m := len(rec.Phases)
-	ph := rec.Phases[k]
 	ws, err := r.checkout(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if ph.Fix && rec.PR != 0 && rec.Head != "" && ws.RemoteOld != rec.Head {
-		// Someone pushed to ralph's branch since ralph's last push: their work is not ralph's to build over.
-		return Outcome{Person: &Escalation{Before: workflow.InProgress,
-			Reason: fmt.Sprintf("The branch `%s` moved since ralph's last push (%s, now %s): someone else pushed to it.", rec.Branch, short(rec.Head), short(ws.RemoteOld)),
-			Advice: "ralph does not build over a person's work. Finish the change by hand, or say `/ralph retry` to let ralph go on from the branch as it is now."}}, nil
-	}
+	return r.phase(ctx, rec, ws, k, "implement", "", nil)
+}
+
+// phase runs the agent (command implement, or fix for a fix round's phase) on phase k of the plan in ws,
+// then checks, verifies, commits and pushes its changes. artifact is a file the agent may write besides its
+// changes ("": none); read, when set, reads it before verify runs.
+func (r *runner) phase(ctx context.Context, rec *Record, ws *workspace.Workspace, k int, command, artifact string, read func()) (Outcome, error) {
+	m := len(rec.Phases)
+	ph := rec.Phases[k]
 	key := fmt.Sprintf("implement/%d/%d", rec.Rounds["plan"], k+1)
 	if sha, found, err := committedStep(ctx, ws, key); err != nil {
 		return Outcome{}, err
@@ -70,24 +75,16 @@ func (r *runner) implement(ctx context.Context, rec *Record) (Outcome, error) {
 	if d.PhaseText == "" {
 		d.PhaseText = "## Phase " + strconv.Itoa(k+1) + ": " + ph.Title
 	}
-	// A review's fix phase: the agent also says, thread by thread, what it did (see fix.go).
-	answers := ""
-	if f := rec.Fix; ph.Fix && f != nil && len(f.Threads) > 0 {
-		answers = filepath.Join(ws.Tmp, answersFile)
-		d.Artifact = answers
-	}
-	if err := r.runAgent(ctx, ws, "implement", answers, k+1, m, d); err != nil {
+	d.Artifact = artifact
+	if err := r.runAgent(ctx, ws, command, artifact, k+1, m, d); err != nil {
 		var be *budgetError
 		if errors.As(err, &be) && !be.before {
 			r.keepPhase(ctx, rec, ws, k, m, key, be)
 		}
 		return Outcome{}, err
 	}
-	if answers != "" {
-		// Read before verify runs in the same boundary (and may clear TMPDIR); a missing file: all changed.
-		if b, err := ws.TempDocument(answersFile); err == nil {
-			rec.Fix.Unchanged = readAnswers(string(b), len(rec.Fix.Threads))
-		}
+	if read != nil {
+		read()
 	}
 	head, err := r.commitPhase(ctx, rec, ws, k, m, key)
 	if err != nil {
@@ -95,7 +92,7 @@ func (r *runner) implement(ctx context.Context, rec *Record) (Outcome, error) {
 	}
 	rec.Phases[k].SHA = head
 	if ph.Fix && r.ic.usage != nil {
-		rec.Phases[k].CostUSD = r.ic.usage.CostUSD
+		rec.Phases[k].CostUSD = r.ic.usage.CostUSD // a fix phase's cost, self-review's or a fix round's
 	}
 	return Outcome{To: workflow.InProgress}, nil
 }

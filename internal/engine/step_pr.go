@@ -17,10 +17,7 @@ func pullRequestStep() Step {
 	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Do: (*runner).pullRequest,
 		Retry: func(rec *Record, _ config.Config) {
 			if rec.Fix != nil {
-				// A fix that went to a person (a push of theirs): go on from the branch as it is now, on the
-				// same pull request.
-				rec.Head = ""
-				return
+				return // a fix round's pull request stays (the fix step's Retry)
 			}
 			if rec.PR == 0 {
 				return

@@ -17,6 +17,8 @@ func init() {
 		childrenStep(workflow.InProgress),
 		childrenStep(workflow.InReview),
 		implementStep(),
+		// After the pull request: a fix round's phase, before the self-review of the branch it changes.
+		fixStep(),
 		selfReviewStep(),
 		pullRequestStep(),
 		mergeStep(),

@@ -249,6 +249,7 @@ func Transitions() []Transition {
 		{InReview, Merge, Done},
 		{InReview, Merge, HumanNeeded},
 		{InReview, Fix, InProgress},
+		{InProgress, Fix, InProgress},
 
 		{InProgress, Children, InReview},
 		{InProgress, Children, Done},

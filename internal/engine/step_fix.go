@@ -5,20 +5,73 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // The fix step: In Review is not the end. A review that asks for changes or `/ralph fix [text]` from someone
 // with write access, or checks that failed on the commit ralph last pushed, send the issue back to In
-// Progress with a fix phase. The phase is implemented, verified and self-reviewed as any other, pushed to the
-// same branch, and the pull request step finds the pull request open and returns the issue to In Review;
-// then ralph replies on the review threads the phase answered and asks the reviewer to look again.
+// Progress with a fix phase (Engine.Fix, a person's command or the checks'). The fix step then runs the agent
+// (RALPH_COMMAND=fix, templates/fix.md) on that phase, on the same branch with a lease: it is verified,
+// committed and pushed as an implement phase is, then self-reviewed; the pull request step finds the pull
+// request open, returns the issue to In Review and calls answerFix, which replies on the review threads the
+// phase answered and asks the reviewer to look again.
+
+func fixStep() Step {
+	return Step{Name: workflow.Fix, From: workflow.InProgress, Running: workflow.InProgress, When: fixing, Agent: always,
+		Phased: true, Do: (*runner).fixPhase,
+		Describe: func(_, _ workflow.State, rec Record) string {
+			return fmt.Sprintf("fix phase %d of %d done", rec.phasesDone(), len(rec.Phases))
+		},
+		Retry: func(rec *Record, _ config.Config) {
+			if rec.Fix != nil {
+				// A fix that went to a person (a push of theirs): go on from the branch as it is now, on the
+				// same pull request.
+				rec.Head = ""
+			}
+		}}
+}
+
+// fixing says whether the phase to do next is a fix round's (after the pull request).
+func fixing(rec Record, _ config.Config) bool {
+	k, left := rec.phasesLeft()
+	return left && rec.Fix != nil && rec.Phases[k].Fix
+}
+
+// fixPhase runs the agent on the fix round's phase, on the branch as ralph last pushed it: a push of
+// someone else's since then is theirs, and goes to a person.
+func (r *runner) fixPhase(ctx context.Context, rec *Record) (Outcome, error) {
+	k, _ := rec.phasesLeft()
+	ws, err := r.checkout(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if rec.PR != 0 && rec.Head != "" && ws.RemoteOld != rec.Head {
+		return Outcome{Person: &Escalation{Before: workflow.InProgress,
+			Reason: fmt.Sprintf("The branch `%s` moved since ralph's last push (%s, now %s): someone else pushed to it.", rec.Branch, short(rec.Head), short(ws.RemoteOld)),
+			Advice: "ralph does not build over a person's work. Finish the change by hand, or say `/ralph retry` to let ralph go on from the branch as it is now."}}, nil
+	}
+	// For a review's threads the agent also says, thread by thread, what it did (answersFile), which is
+	// read before verify runs in the same boundary (and may clear TMPDIR); a missing file: all changed.
+	var answers string
+	var read func()
+	if len(rec.Fix.Threads) > 0 {
+		answers = filepath.Join(ws.Tmp, answersFile)
+		read = func() {
+			if b, err := ws.TempDocument(answersFile); err == nil {
+				rec.Fix.Unchanged = readAnswers(string(b), len(rec.Fix.Threads))
+			}
+		}
+	}
+	return r.phase(ctx, rec, ws, k, "fix", answers, read)
+}
 
 // What sends an issue back to work.
 const (
@@ -103,7 +156,7 @@ const ActFix Action = "fix"
 // Fix sends an issue in In Review back to work with a fix phase made from req. A review or a comment counts
 // only from someone with write access (login); failing checks count only on the commit ralph last pushed.
 func (e *Engine) Fix(ctx context.Context, n int, login string, req FixRequest) (Result, error) {
-	change := func(ic *issue, rec *Record) (Outcome, error) { return e.fix(ctx, ic, rec, login, req) }
+	change := func(ic *issue, rec *Record) (Outcome, error) { return e.runner(ic).fix(ctx, rec, login, req) }
 	if req.Cause == FixCI {
 		// No person asks: the checks' result on ralph's own commit does, which fix checks.
 		return e.personAs(ctx, n, login, ActFix, false, change)
@@ -111,7 +164,10 @@ func (e *Engine) Fix(ctx context.Context, n int, login string, req FixRequest) (
 	return e.person(ctx, n, login, ActFix, change)
 }
 
-func (e *Engine) fix(ctx context.Context, ic *issue, rec *Record, login string, req FixRequest) (Outcome, error) {
+// fix is the fix step's work on the issue's record: it reads what asks for the fix (a review's threads, a
+// comment, the failing checks of ralph's last commit) and makes it the next phase.
+func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequest) (Outcome, error) {
+	ic := r.ic
 	n := ic.n
 	if ic.state != workflow.InReview || rec.PR == 0 || len(rec.Children) > 0 {
 		return Outcome{}, inputErrorf("#%d is %s with no pull request of ralph's open: there is nothing to fix", n, ic.state.Title())
@@ -119,7 +175,7 @@ func (e *Engine) fix(ctx context.Context, ic *issue, rec *Record, login string, 
 	if req.Pull != 0 && req.Pull != rec.PR {
 		return Outcome{}, inputErrorf("pull request #%d is not the one ralph opened for #%d (#%d)", req.Pull, n, rec.PR)
 	}
-	rv, ok := e.GitHub.(Reviews)
+	rv, ok := r.gh.(Reviews)
 	if !ok {
 		return Outcome{}, fmt.Errorf("this GitHub client cannot read reviews and checks")
 	}
@@ -141,9 +197,9 @@ func (e *Engine) fix(ctx context.Context, ic *issue, rec *Record, login string, 
 			return Outcome{}, inputErrorf("no check failed on %s: nothing to fix", short(rec.Head))
 		}
 		links := checkLinks(checks)
-		if rec.CIFixes >= e.Config.CI.MaxFixes {
+		if rec.CIFixes >= r.cfg.CI.MaxFixes {
 			return Outcome{Person: &Escalation{Before: workflow.InReview,
-				Reason: fmt.Sprintf("Checks still fail on the pull request after %d round(s) of fixes (ci.max_fixes: %d): %s.", rec.CIFixes, e.Config.CI.MaxFixes, links),
+				Reason: fmt.Sprintf("Checks still fail on the pull request after %d round(s) of fixes (ci.max_fixes: %d): %s.", rec.CIFixes, r.cfg.CI.MaxFixes, links),
 				Advice: fmt.Sprintf("Fix them on the branch `%s` by hand, or raise `ci.max_fixes`, then say `/ralph retry`.", rec.Branch)}}, nil
 		}
 		digest := checksDigest(checks)
