@@ -26,6 +26,27 @@ const ActionsBot = "github-actions[bot]"
 //     token writes as "<app>[bot]"), which ralph asks GitHub for once per run (Engine.Identity), and only
 //     when it meets such a comment.
 
+// Action is something a person asks of ralph.
+type Action string
+
+// The person's actions.
+const (
+	ActEnroll  Action = "enroll"
+	ActApprove Action = "approve"
+	ActReject  Action = "reject"
+	ActRetry   Action = "retry"
+)
+
+// RefusedError: the person may not do this; a polite comment said so.
+type RefusedError struct {
+	Login  string
+	Action Action
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("@%s may not %s: write, maintain or admin permission is needed", e.Login, e.Action)
+}
+
 // people says who may drive ralph, and whose comments ralph believes: the one place a run asks.
 type people struct {
 	auth Authorizer // nil: everyone may

@@ -8,18 +8,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
-	"github.com/ralph-dev/gh-ralph/internal/ledger"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
-
-// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
-// *ledger.Ledger implements it.
-type Ledger interface {
-	Today(ctx context.Context) (ledger.Day, error)
-	Add(ctx context.Context, cost float64, tokens int, note string) (ledger.Day, error)
-}
-
-var _ Ledger = (*ledger.Ledger)(nil)
 
 // The budgets, named by the settings that set them.
 const (
@@ -139,41 +128,5 @@ func dollars(x float64) string {
 	return "$" + s
 }
 
-// keepDocument keeps the document an agent stopped at a budget had written: whole (it passes the step's
-// check), it is committed with the step's key, so that /ralph retry finds it on the branch and goes on
-// without the agent; unfinished, it is committed as a draft, for a person to read, and the retry writes
-// it again.
-func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
-	whole := st.check == nil || st.check(doc) == nil
-	msg := st.subject + "\n\n" + trailerKey + ": " + key
-	if !whole {
-		msg = st.subject + " (unfinished: the budget was reached)\n\n" + draftKey + ": " + key
-	}
-	if err := r.commitDoc(ctx, ws, st.rel, doc, msg); err != nil {
-		r.log.Warnf("#%d: keeping the document written before the budget: %v", r.ic.n, err)
-		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
-		return
-	}
-	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(r.ic.rec.Branch, st.rel), r.ic.rec.Branch)
-	if whole {
-		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
-		return
-	}
-	be.kept = fmt.Sprintf("The document as far as the agent got is committed at %s, unfinished; `/ralph retry` has the agent write it again.", where)
-}
-
 // draftKey marks the commit of an unfinished document, which a rerun must not take for the step's.
 const draftKey = "Ralph-Draft"
-
-// keepPhase keeps the work of an implement step stopped at a budget when it is a verified phase: the
-// changes pass verify, and are committed with the phase's key and pushed (so /ralph retry goes on with the
-// next phase). Otherwise nothing of the phase is pushed; the phases done before stay on the branch.
-func (r *runner) keepPhase(ctx context.Context, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
-	sha, err := r.commitPhase(ctx, rec, ws, k, m, key)
-	if err != nil {
-		r.log.Warnf("#%d: phase %d's changes are not kept: %v", r.ic.n, k+1, err)
-		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, r.ic.rec.Branch, k+1)
-		return
-	}
-	be.kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), r.ic.rec.Branch)
-}

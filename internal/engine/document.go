@@ -161,3 +161,26 @@ func (r *Record) setArtifact(kind string, a Artifact) {
 	}
 	r.Artifacts[kind] = a
 }
+
+// keepDocument keeps the document an agent stopped at a budget had written: whole (it passes the step's
+// check), it is committed with the step's key, so that /ralph retry finds it on the branch and goes on
+// without the agent; unfinished, it is committed as a draft, for a person to read, and the retry writes
+// it again.
+func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
+	whole := st.check == nil || st.check(doc) == nil
+	msg := st.subject + "\n\n" + trailerKey + ": " + key
+	if !whole {
+		msg = st.subject + " (unfinished: the budget was reached)\n\n" + draftKey + ": " + key
+	}
+	if err := r.commitDoc(ctx, ws, st.rel, doc, msg); err != nil {
+		r.log.Warnf("#%d: keeping the document written before the budget: %v", r.ic.n, err)
+		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
+		return
+	}
+	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(r.ic.rec.Branch, st.rel), r.ic.rec.Branch)
+	if whole {
+		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
+		return
+	}
+	be.kept = fmt.Sprintf("The document as far as the agent got is committed at %s, unfinished; `/ralph retry` has the agent write it again.", where)
+}

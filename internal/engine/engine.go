@@ -23,6 +23,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -188,6 +189,15 @@ type Engine struct {
 	// mirrors it). Its error is logged as a warning: it never fails or undoes a step.
 	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
 }
+
+// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
+// *ledger.Ledger implements it.
+type Ledger interface {
+	Today(ctx context.Context) (ledger.Day, error)
+	Add(ctx context.Context, cost float64, tokens int, note string) (ledger.Day, error)
+}
+
+var _ Ledger = (*ledger.Ledger)(nil)
 
 // ErrNotEnrolled: ralph holds no record of the issue and it does not carry ralph:build (a state label
 // alone enrolls nothing).

@@ -9,27 +9,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// Action is something a person asks of ralph.
-type Action string
-
-// The person's actions.
-const (
-	ActEnroll  Action = "enroll"
-	ActApprove Action = "approve"
-	ActReject  Action = "reject"
-	ActRetry   Action = "retry"
-)
-
-// RefusedError: the person may not do this; a polite comment said so.
-type RefusedError struct {
-	Login  string
-	Action Action
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("@%s may not %s: write, maintain or admin permission is needed", e.Login, e.Action)
-}
-
 // Command is a person's command on an issue: `/ralph approve|reject|retry` in a comment, or
 // `gh ralph approve|reject|retry`.
 type Command struct {
@@ -140,6 +119,17 @@ func notEnrolled(ic *issue) error {
 		return inputErrorf("#%d is not enrolled: add the %s label first", ic.n, workflow.LabelBuild)
 	}
 	return inputErrorf("#%d is not enrolled: ralph holds no record of it (a state label alone enrolls nothing); add the %s label first", ic.n, workflow.LabelBuild)
+}
+
+// Fix sends an issue in In Review back to work with a fix phase made from req. A review or a comment counts
+// only from someone with write access (login); failing checks count only on the commit ralph last pushed.
+func (e *Engine) Fix(ctx context.Context, n int, login string, req FixRequest) (Result, error) {
+	change := func(ic *issue, rec *Record) (Outcome, error) { return e.runner(ic).fix(ctx, rec, login, req) }
+	if req.Cause == FixCI {
+		// No person asks: the checks' result on ralph's own commit does, which fix checks.
+		return e.personAs(ctx, n, login, ActFix, false, change)
+	}
+	return e.person(ctx, n, login, ActFix, change)
 }
 
 // person runs a person's action: authorize, lock, read, check, change, record.

@@ -86,3 +86,11 @@ func link(u string) string {
 	}
 	return Inert(u)
 }
+
+// short is a commit id as people read it: its first seven characters.
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

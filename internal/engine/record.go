@@ -192,6 +192,12 @@ func (r *Record) phasesLeft() (next int, ok bool) {
 	return 0, false
 }
 
+// fixNext says whether the phase to do next is a fix round's (after the pull request: the fix step's).
+func (r *Record) fixNext() bool {
+	k, left := r.phasesLeft()
+	return left && r.Fix != nil && r.Phases[k].Fix
+}
+
 func (r *Record) phasesDone() int {
 	n := 0
 	for _, p := range r.Phases {

@@ -39,11 +39,7 @@ func fixStep() Step {
 		}}
 }
 
-// fixing says whether the phase to do next is a fix round's (after the pull request).
-func fixing(rec Record, _ config.Config) bool {
-	k, left := rec.phasesLeft()
-	return left && rec.Fix != nil && rec.Phases[k].Fix
-}
+func fixing(rec Record, _ config.Config) bool { return rec.fixNext() }
 
 // fixPhase runs the agent on the fix round's phase, on the branch as ralph last pushed it: a push of
 // someone else's since then is theirs, and goes to a person.
@@ -152,17 +148,6 @@ const (
 
 // ActFix is a person's (or the checks') request for a fix.
 const ActFix Action = "fix"
-
-// Fix sends an issue in In Review back to work with a fix phase made from req. A review or a comment counts
-// only from someone with write access (login); failing checks count only on the commit ralph last pushed.
-func (e *Engine) Fix(ctx context.Context, n int, login string, req FixRequest) (Result, error) {
-	change := func(ic *issue, rec *Record) (Outcome, error) { return e.runner(ic).fix(ctx, rec, login, req) }
-	if req.Cause == FixCI {
-		// No person asks: the checks' result on ralph's own commit does, which fix checks.
-		return e.personAs(ctx, n, login, ActFix, false, change)
-	}
-	return e.person(ctx, n, login, ActFix, change)
-}
 
 // fix is the fix step's work on the issue's record: it reads what asks for the fix (a review's threads, a
 // comment, the failing checks of ralph's last commit) and makes it the next phase.

@@ -103,10 +103,3 @@ func pullBody(n int, title string, rec Record) string {
 	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
 	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", n)
 }
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}
