@@ -12,7 +12,7 @@ import (
 // pushes them.
 
 func implementStep() Step {
-	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: notFixing, Agent: always,
+	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: phaseLeft, Agent: always,
 		Phased: true, Do: (*runner).implement,
 		Describe: func(_, _ workflow.State, rec Record) string {
 			return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))
@@ -27,12 +27,7 @@ func implementStep() Step {
 		}}
 }
 
-// notFixing says whether a phase of the plan (or of self-review) is left, and not a fix round's (the fix
-// step's).
-func notFixing(rec Record, _ config.Config) bool {
-	_, left := rec.phasesLeft()
-	return left && !rec.fixNext()
-}
+func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.phasesLeft(); return left }
 
 func (r *runner) implement(ctx context.Context, rec *Record) (Outcome, error) {
 	k, _ := rec.phasesLeft()

@@ -16,9 +16,9 @@ func init() {
 		// A parent split into sub-issues is not implemented itself: it follows its sub-issues.
 		childrenStep(workflow.InProgress),
 		childrenStep(workflow.InReview),
-		implementStep(),
-		// After the pull request: a fix round's phase, before the self-review of the branch it changes.
+		// After the pull request: a fix round's phase (before implement, which takes any phase left).
 		fixStep(),
+		implementStep(),
 		selfReviewStep(),
 		pullRequestStep(),
 		mergeStep(),

@@ -113,3 +113,31 @@ func TestStepAgent(t *testing.T) {
 		t.Error("stepNamed found a step that does not exist")
 	}
 }
+
+// TestFixStepTakesAFixRoundsPhase: In Progress, the fix row takes the phase a fix round added after the pull
+// request; implement takes the plan's phases and self-review's fix phases; with none left, self-review and
+// the pull request follow, as for any phase.
+func TestFixStepTakesAFixRoundsPhase(t *testing.T) {
+	cfg := config.Default()
+	done := Phase{Title: "one", SHA: "1111111111111111111111111111111111111111"}
+	tests := []struct {
+		name string
+		rec  Record
+		want workflow.Event
+	}{
+		{"a plan's phase", Record{State: workflow.InProgress, Phases: []Phase{done, {Title: "two"}}}, workflow.Implement},
+		{"self-review's fix phase", Record{State: workflow.InProgress, Phases: []Phase{done, {Title: "fix", Fix: true}}}, workflow.Implement},
+		{"a fix round's phase", Record{State: workflow.InProgress, PR: 2, Fix: &FixRound{Cause: FixReview},
+			Phases: []Phase{done, {Title: "Address review (round 1)", Fix: true}}}, workflow.Fix},
+		{"a fix round's phase done", Record{State: workflow.InProgress, PR: 2, Fix: &FixRound{Cause: FixReview},
+			Phases: []Phase{done, {Title: "Address review (round 1)", Fix: true, SHA: "2222222222222222222222222222222222222222"}}}, workflow.SelfReview},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, _ := stepFrom(workflow.InProgress, tt.rec, cfg)
+			if st == nil || st.Name != tt.want {
+				t.Errorf("stepFrom = %v, want %s", st, tt.want)
+			}
+		})
+	}
+}
