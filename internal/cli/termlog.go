@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
 
 // termLog is the engine's logger on a terminal (or a pipe). Messages and the agent's output go to stderr;
@@ -159,9 +160,9 @@ func (l *termLog) isInterrupted() bool { return l.interrupted != nil && l.interr
 // ended is how long a group ran, and whether it was interrupted.
 func (l *termLog) ended(d time.Duration) string {
 	if l.isInterrupted() {
-		return "interrupted after " + elapsed(d)
+		return "interrupted after " + engine.Elapsed(d)
 	}
-	return elapsed(d)
+	return engine.Elapsed(d)
 }
 
 // clear removes the status line; the caller holds mu.
@@ -178,7 +179,7 @@ func (l *termLog) draw() {
 	if !l.tty || l.stop == nil || !l.atBOL {
 		return
 	}
-	fmt.Fprintf(l.w, "%s %s — %s%s", spinner[l.frame%len(spinner)], l.title, elapsed(l.now().Sub(l.started)), l.metered())
+	fmt.Fprintf(l.w, "%s %s — %s%s", spinner[l.frame%len(spinner)], l.title, engine.Elapsed(l.now().Sub(l.started)), l.metered())
 	l.shown = true
 }
 
@@ -200,23 +201,4 @@ func (l *termLog) metered() string {
 		return ""
 	}
 	return fmt.Sprintf(" · %s tokens · $%.4f", agent.Thousands(tokens), cost)
-}
-
-// elapsed formats a duration as 42s, 1m12s, 5h03m or 3d4h.
-func elapsed(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	}
-	if d < time.Hour {
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	if d < 48*time.Hour {
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	days, hours := int(d.Hours())/24, int(d.Hours())%24
-	if hours == 0 {
-		return fmt.Sprintf("%dd", days)
-	}
-	return fmt.Sprintf("%dd%dh", days, hours)
 }

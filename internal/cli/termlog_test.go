@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
 
 func TestTermLog(t *testing.T) {
@@ -49,8 +51,8 @@ func TestElapsed(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		42 * time.Second: "42s", 72 * time.Second: "1m12s", 5*time.Hour + 3*time.Minute: "5h03m", 76 * time.Hour: "3d4h", 72 * time.Hour: "3d",
 	} {
-		if got := elapsed(d); got != want {
-			t.Errorf("elapsed(%s) = %q, want %q", d, got, want)
+		if got := engine.Elapsed(d); got != want {
+			t.Errorf("engine.Elapsed(%s) = %q, want %q", d, got, want)
 		}
 	}
 }
