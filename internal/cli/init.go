@@ -98,8 +98,8 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "Overwrite files that differ from what init writes")
 	cmd.Flags().BoolVar(&opts.Project, "project", false, "Also create the state field on the config's project board")
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The agent: `claude`, codex, gemini or command (default: ask, or the config's)")
-	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `command` that runs your agent")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The `NAME` of the agent: claude, codex, gemini or command (default: ask, or the config's)")
+	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `COMMAND` that runs your agent")
 	cmd.Flags().BoolVar(&opts.SetSecret, "set-secret", false, "Store the agent's API key as a repository secret (gh secret set) without asking")
 	_ = cmd.RegisterFlagCompletionFunc("agent", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return presetNames, cobra.ShellCompDirectiveNoFileComp

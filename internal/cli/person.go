@@ -42,7 +42,7 @@ type RetryOptions struct {
 	Advance bool
 }
 
-const advanceHelp = "Then run the next step here at once, as `gh ralph advance` would"
+const advanceHelp = "Then run the next step here at once, as gh ralph advance would"
 
 // NewCmdEnroll builds `gh ralph enroll N [--advance]`.
 func NewCmdEnroll(f *Factory, runF func(context.Context, *EnrollOptions) error) *cobra.Command {
