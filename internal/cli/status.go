@@ -226,7 +226,8 @@ func warnings(s workflow.State, since, now time.Time, stale time.Duration) []str
 	return w
 }
 
-// usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs).
+// usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs), in
+// the keys of the rest of --json (usageFields).
 func usageJSON(rec engine.Record) map[string]any {
 	total := agent.Usage{}
 	if rec.Usage != nil {
@@ -237,11 +238,22 @@ func usageJSON(rec engine.Record) map[string]any {
 		if r.Usage == nil {
 			continue
 		}
-		steps = append(steps, map[string]any{"step": r.Step, "at": r.At, "outcome": r.Outcome, "turns": r.Usage.Turns,
-			"inputTokens": r.Usage.InputTokens, "outputTokens": r.Usage.OutputTokens, "costUSD": r.Usage.CostUSD, "model": r.Usage.Model})
+		step := usageFields(*r.Usage)
+		step["step"], step["at"], step["outcome"] = r.Step, r.At, r.Outcome
+		steps = append(steps, step)
 	}
-	return map[string]any{"turns": total.Turns, "inputTokens": total.InputTokens, "outputTokens": total.OutputTokens,
-		"costUSD": total.CostUSD, "model": total.Model, "steps": steps}
+	usage := usageFields(total)
+	usage["steps"] = steps
+	return usage
+}
+
+// usageFields is one usage in --json's lowerCamelCase keys; agent.Usage's own JSON (snake_case) is the
+// record's, on GitHub, and stays as it is. stoppedBy names the budget that stopped the run ("step",
+// "issue", "day"); an issue's usage.budget is the budgets themselves.
+func usageFields(u agent.Usage) map[string]any {
+	return map[string]any{"turns": u.Turns, "requests": u.Requests, "inputTokens": u.InputTokens, "cacheReadTokens": u.CacheReadTokens,
+		"cacheWriteTokens": u.CacheWriteTokens, "outputTokens": u.OutputTokens, "costUSD": u.CostUSD, "model": u.Model,
+		"metered": u.Metered, "hitTurnLimit": u.HitTurnLimit, "overBudget": u.OverBudget, "stoppedBy": u.Budget}
 }
 
 // costText is an issue's usage in a few characters: the cost when the agent reports one, else tokens.
@@ -289,10 +301,13 @@ func (st *issueStatus) fields() map[string]any {
 	// What the agent used, from the record (ralph's model gateway's figures when it ran: metered): the
 	// totals and each step's, the whole record (total), the last run's, and the budgets.
 	usage := usageJSON(rec)
-	usage["total"], usage["lastRun"] = rec.Usage, nil
+	usage["total"], usage["lastRun"] = nil, nil
+	if rec.Usage != nil {
+		usage["total"] = usageFields(*rec.Usage)
+	}
 	usage["budget"] = map[string]any{"step": st.Config.Agent.MaxCost, "stepTokens": st.Config.Agent.MaxTokens, "issue": st.Config.Budget.Issue, "day": st.Config.Budget.Day}
 	if rec.Last != nil && rec.Last.Usage != nil {
-		usage["lastRun"] = rec.Last.Usage
+		usage["lastRun"] = usageFields(*rec.Last.Usage)
 	}
 	return map[string]any{
 		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
