@@ -54,6 +54,11 @@ func TestPrintUsageOnlyTheTotal(t *testing.T) {
 		t.Errorf("printUsage wrote %q, want %q (the engine logs the step's own usage)", got, want)
 	}
 	b.Reset()
+	printUsage(&b, engine.Result{Issue: 1, Usage: step, Total: &agent.Usage{Turns: 3, InputTokens: 1000, OutputTokens: 200, CostUSD: 0.01}})
+	if got := b.String(); got != "" {
+		t.Errorf("printUsage after the issue's first step wrote %q, want nothing (the step's usage is its total)", got)
+	}
+	b.Reset()
 	printUsage(&b, engine.Result{Issue: 1, Usage: step})
 	if got := b.String(); got != "" {
 		t.Errorf("printUsage without a total wrote %q, want nothing", got)
