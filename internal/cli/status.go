@@ -135,10 +135,22 @@ func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := f.configOrDefault(ctx)
-	if err != nil {
+	// status only reads: with a config it cannot use, it shows what it reads with ralph's defaults, then
+	// the config's error (and exits as that error does).
+	cfg, cfgErr := f.configOrDefault(ctx)
+	if cfgErr != nil {
+		cfg = config.Default()
+	}
+	if err := statusShow(ctx, f, s, cfg, opts); err != nil {
 		return err
 	}
+	if cfgErr != nil {
+		fmt.Fprintln(f.Stderr, "the status above was read with ralph's defaults: the repository's config has an error")
+	}
+	return cfgErr
+}
+
+func statusShow(ctx context.Context, f *Factory, s *session, cfg config.Config, opts *StatusOptions) error {
 	if opts.Issue == 0 {
 		return pipelineRun(ctx, f, s, cfg, opts)
 	}
@@ -198,6 +210,9 @@ func readIssueStatus(ctx context.Context, gh *ghapi.Client, n int, cfg config.Co
 	}
 	if st.Lock != nil && st.Lock.Expired {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("stale lock: held by %s, lease expired %s ago; the next run takes it over", st.Lock.Holder, elapsed(now.Sub(st.Lock.Expires))))
+	}
+	if st.Running != "" && st.Lock == nil {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("the label %s says a step runs, but no run holds the issue; the next run puts the label back and takes the step", st.Running.Label()))
 	}
 	st.Warnings = append(st.Warnings, warnings(st.State, st.Since, now, stale)...)
 	return st, nil
@@ -349,6 +364,19 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		state += " (issue closed)"
 	}
 	add("state", c.state(st.State, state))
+	running := st.Lock != nil && !st.Lock.Expired
+	if running {
+		// A run holds the issue: its step is under way (its label, Research in Progress, is expected).
+		what := "a step"
+		if st.Running != "" {
+			what = st.Running.Title()
+		}
+		v := fmt.Sprintf("%s, by %s", what, st.Lock.Holder)
+		if !st.Lock.Since.IsZero() {
+			v += " since " + st.Lock.Since.UTC().Format("15:04 UTC")
+		}
+		add("running", c.wrap("36", v))
+	}
 	if p := st.Phases(); p.Total > 0 {
 		v := fmt.Sprintf("%d of %d", p.Done, p.Total)
 		if p.Next != "" {
@@ -416,7 +444,11 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		}
 		add("agent usage", v)
 	}
-	add("next", st.Next(st.Config))
+	if running {
+		add("next", fmt.Sprintf("the run under way ends its step; gh ralph status %d then says what follows", st.Number))
+	} else {
+		add("next", st.Next(st.Config))
+	}
 	for _, warn := range st.Warnings {
 		add("warning", c.warn(warn))
 	}

@@ -44,6 +44,10 @@ type IssueView struct {
 	Since time.Time
 	// Warnings are what a person should look at: comments and labels ralph does not believe.
 	Warnings []string
+	// Running is the state label a step puts on while it runs (Research in Progress), when the labels show
+	// it over the record's state: no disagreement with the record. Whether a run holds the issue now, its
+	// lock says.
+	Running workflow.State
 }
 
 // PhaseProgress is how far the implementation is: Done of Total phases, Next the title of the one to do next.
@@ -96,6 +100,8 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int) (*
 	switch {
 	case v.State == "" && !slices.Contains(is.LabelNames(), workflow.LabelBuild):
 		return nil, inputErrorf("#%d is not enrolled: run `gh ralph enroll %d` (or add the %s label)", n, n, workflow.LabelBuild)
+	case len(states) == 1 && startsFrom(v.State, states[0]):
+		v.Running = states[0]
 	case v.State == "" && len(states) > 0:
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the label %s is not backed by a record of ralph's: it enrolls nothing", joinLabels(states)))
 	case v.State != "" && (len(states) != 1 || states[0] != v.State):
@@ -105,6 +111,20 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int) (*
 		v.Since = l.At
 	}
 	return v, nil
+}
+
+// startsFrom says whether running is the state a step takes the issue to from the record's state when it
+// starts (from "", the one the enrollment puts it in, in the same run).
+func startsFrom(from, running workflow.State) bool {
+	if running.Kind() != workflow.Lock {
+		return false
+	}
+	for _, t := range workflow.Transitions() {
+		if t.Event == workflow.Start && t.To == running && (t.From == from || from == "" && workflow.Check("", workflow.Enroll, t.From) == nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // FindRecord is issue n's record among its comments, read as a run reads it: only a status comment ralph
