@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -101,5 +102,43 @@ func TestProgressLine(t *testing.T) {
 	}
 	if text != string(want) {
 		t.Errorf("the screen differs (go test ./e2e -run TestProgressLine -update rewrites it)\n--- got\n%s\n--- want\n%s", text, want)
+	}
+}
+
+// On a terminal, gh ralph speaks ralph's palette (the step's ✓ green); with NO_COLOR, the same terminal gets
+// no colour at all, on stdout or stderr. The terminal is a pseudo-terminal (script(1)).
+func TestColourOnATerminal(t *testing.T) {
+	t.Parallel()
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed (util-linux): no pseudo-terminal to run gh ralph on")
+	}
+	e := newCLIEnv(t, agentConfig(t))
+	for _, tt := range []struct {
+		noColor bool
+		want    string
+	}{
+		{false, "\x1b[32m✓\x1b[0m #1 research"},
+		{true, "✓ #1 research"},
+	} {
+		n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+		e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+		cmd := exec.Command(script, "-qefc", binary+" advance "+fmt.Sprint(n), "/dev/null")
+		cmd.Dir = e.work
+		cmd.Env = append(e.environ(), "TERM=xterm-256color")
+		if tt.noColor {
+			cmd.Env = append(cmd.Env, "NO_COLOR=1")
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("advance on a terminal: %v\n%q", err, out)
+		}
+		want := strings.Replace(tt.want, "#1", "#"+fmt.Sprint(n), 1)
+		if !strings.Contains(string(out), want) {
+			t.Errorf("NO_COLOR=%v: the terminal shows no %q:\n%q", tt.noColor, want, out)
+		}
+		if tt.noColor && sgr.Match(out) {
+			t.Errorf("NO_COLOR: the terminal got colour:\n%q", out)
+		}
 	}
 }

@@ -37,7 +37,7 @@ func TestPrintResultSaysItOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		printResult(&b, tt.tty, tt.res, tt.err)
+		printResult(&b, tt.tty, false, tt.res, tt.err)
 		if got := b.String(); got != tt.want {
 			t.Errorf("%s: printResult wrote %q, want %q", tt.name, got, tt.want)
 		}

@@ -217,7 +217,7 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		chosen := config.Default()
 		chosen.Agent.Preset, chosen.Agent.Command = ch.Preset, ch.Command
 		if w, ok := doctor.MachineCommand(chosen, f.Getenv("HOME")); ok {
-			fmt.Fprintf(f.Stderr, "warning: %s: %s\n", w.Msg, w.Fix)
+			fmt.Fprintf(f.Stderr, "%s %s: %s\n", colorizer(f.ErrColor).warn("warning:"), w.Msg, w.Fix)
 		}
 	}
 	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef())}, {config.DefaultPath, config.Reference(ch)}}

@@ -16,7 +16,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 		return err
 	}
 	defer s.release()
-	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log := f.termLog()
 	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, true, false)
 	if err != nil {
