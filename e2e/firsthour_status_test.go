@@ -20,6 +20,9 @@ import (
 func statusGolden(t *testing.T, e *cliEnv, name string, r result) {
 	t.Helper()
 	got := fmt.Sprintf("exit %d\n%s--- stderr\n%s", r.exit, r.stdout, r.stderr)
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("%s: an escape code off a terminal:\n%q", name, got)
+	}
 	got = strings.ReplaceAll(got, e.work, "CHECKOUT")
 	got = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`).ReplaceAllString(got, "TIME")
 	got = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|m\d\ds)\b`).ReplaceAllString(got, "Ns")
