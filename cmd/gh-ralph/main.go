@@ -45,7 +45,7 @@ func run() int {
 	f := &cli.Factory{
 		Getenv: os.Getenv, Environ: os.Environ, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: v, Commit: c,
 		StdinTTY: term.IsTerminal(os.Stdin), StdoutTTY: t.IsTerminalOutput(), StderrTTY: term.IsTerminal(os.Stderr) || term.IsColorForced(),
-		Color: t.IsColorEnabled(), Width: width,
+		Color: t.IsColorEnabled(), ErrColor: term.IsColorForced() || term.IsTerminal(os.Stderr) && !term.IsColorDisabled(), Width: width,
 		RunAction: func(ctx context.Context, getenv func(string) string, environ []string, stdout io.Writer) error {
 			return action.Run(ctx, action.Env{Getenv: getenv, Environ: environ, Stdout: stdout})
 		},

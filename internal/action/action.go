@@ -535,8 +535,10 @@ func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args
 func (l actionLog) Untrusted(title string) (io.Writer, func()) {
 	l.a.Group(title)
 	if _, ok := l.a.(plainReport); ok {
-		// Off a runner nothing reads workflow commands: the output is the agent's, as it printed it.
-		return l.out, func() { fmt.Fprintln(l.out) }
+		// Off a runner there is no ::stop-commands:: to rely on, and the output may reach a terminal: it
+		// is made inert line by line and character by character.
+		o := newByHandOutput(l.out)
+		return o, o.end
 	}
 	token := randomToken()
 	fmt.Fprintf(l.out, "::stop-commands::%s\n", token)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
 // reporter is how the action reports what it does: workflow commands on a GitHub Actions runner, plain
@@ -47,7 +49,9 @@ func (w workflowCommands) ErrorAt(file string, line, col int, title, msg string)
 type plainReport struct{ out io.Writer }
 
 func (p plainReport) line(prefix, format string, args ...any) {
-	msg := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
+	// A message quotes what is not ralph's (an issue's title, a reason, a file's name): inert, and no line
+	// of it a workflow command.
+	msg := inert.String(plain(strings.TrimRight(fmt.Sprintf(format, args...), "\n")))
 	fmt.Fprintf(p.out, "%s%s\n", prefix, msg)
 }
 

@@ -123,7 +123,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		return err
 	}
 	defer s.release()
-	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log := f.termLog()
 	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
 	if err != nil {
@@ -144,7 +144,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	}
 	for i := 0; i < maxLoop; i++ {
 		res, err := eng.Advance(ctx, opts.Issue)
-		printResult(f.Stdout, f.StdoutTTY, res, err)
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
 		printUsage(f.Stderr, res)
 		printRefused(f.Stderr, res)
 		if err != nil {
@@ -167,7 +167,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 
 // printResult writes one line per step: for people on a terminal, tab-separated fields otherwise
 // (issue, step, from, to, outcome, pull request, message).
-func printResult(w io.Writer, tty bool, res engine.Result, err error) {
+func printResult(w io.Writer, tty bool, c colorizer, res engine.Result, err error) {
 	outcome := "done"
 	switch {
 	case err != nil:
@@ -204,7 +204,7 @@ func printResult(w io.Writer, tty bool, res engine.Result, err error) {
 	if msg != "" && oneLine(msg) != step+": "+states {
 		line += " — " + oneLine(msg)
 	}
-	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, c.marked(line))
 	if res.PRURL != "" && res.State == workflow.InReview {
 		fmt.Fprintf(w, "  pull request: %s\n", res.PRURL)
 	}

@@ -37,7 +37,7 @@ func TestPrintResultSaysItOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		printResult(&b, tt.tty, tt.res, tt.err)
+		printResult(&b, tt.tty, false, tt.res, tt.err)
 		if got := b.String(); got != tt.want {
 			t.Errorf("%s: printResult wrote %q, want %q", tt.name, got, tt.want)
 		}
@@ -52,6 +52,11 @@ func TestPrintUsageOnlyTheTotal(t *testing.T) {
 	printUsage(&b, engine.Result{Issue: 1, Usage: step, Total: total})
 	if got, want := b.String(), "#1 so far: "+total.String()+"\n"; got != want {
 		t.Errorf("printUsage wrote %q, want %q (the engine logs the step's own usage)", got, want)
+	}
+	b.Reset()
+	printUsage(&b, engine.Result{Issue: 1, Usage: step, Total: &agent.Usage{Turns: 3, InputTokens: 1000, OutputTokens: 200, CostUSD: 0.01}})
+	if got := b.String(); got != "" {
+		t.Errorf("printUsage after the issue's first step wrote %q, want nothing (the step's usage is its total)", got)
 	}
 	b.Reset()
 	printUsage(&b, engine.Result{Issue: 1, Usage: step})

@@ -31,7 +31,7 @@ repository of yours next, run gh ralph init in a clone of it.`,
 }
 
 func demoRun(ctx context.Context, f *Factory) error {
-	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log := f.termLog()
 	log.interrupted = func() bool { return ctx.Err() != nil }
 	return demo.Run(ctx, f.Stdout, termWriter{log})
 }

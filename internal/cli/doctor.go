@@ -101,7 +101,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	findings = append(findings, doctor.Remote(ctx, runner, root, git.Auth{Token: s.pushToken(ctx, root)}))
 	closeRunner()
 	for _, fd := range findings {
-		fmt.Fprintln(f.Stdout, fd.String())
+		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(fd.String()))
 	}
 	problems := len(doctor.Problems(findings))
 	if problems == 0 {

@@ -54,6 +54,8 @@ type testEnv struct {
 	stdout *lockedBuffer
 	stderr *lockedBuffer
 	tty    bool
+	// color: the terminal shows colour (on stdout and stderr); off, as with NO_COLOR.
+	color bool
 	// stdin is what the person types; ttyIn makes it a terminal (with tty, init asks).
 	stdin string
 	ttyIn bool
@@ -115,7 +117,7 @@ func (e *testEnv) factory() *Factory {
 			return out
 		},
 		Stdin: strings.NewReader(e.stdin), Stdout: e.stdout, Stderr: e.stderr, Version: "test",
-		StdinTTY: e.ttyIn, StdoutTTY: e.tty, StderrTTY: false, Width: 100,
+		StdinTTY: e.ttyIn, StdoutTTY: e.tty, StderrTTY: false, Color: e.color, ErrColor: e.color, Width: 100,
 		RunGH: func(_ context.Context, args ...string) error {
 			e.gh = append(e.gh, args)
 			return nil

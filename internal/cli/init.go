@@ -98,8 +98,8 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "Overwrite files that differ from what init writes")
 	cmd.Flags().BoolVar(&opts.Project, "project", false, "Also create the state field on the config's project board")
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The agent: `claude`, codex, gemini or command (default: ask, or the config's)")
-	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `command` that runs your agent")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The `NAME` of the agent: claude, codex, gemini or command (default: ask, or the config's)")
+	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `COMMAND` that runs your agent")
 	cmd.Flags().BoolVar(&opts.SetSecret, "set-secret", false, "Store the agent's API key as a repository secret (gh secret set) without asking")
 	_ = cmd.RegisterFlagCompletionFunc("agent", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return presetNames, cobra.ShellCompDirectiveNoFileComp
@@ -217,7 +217,7 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		chosen := config.Default()
 		chosen.Agent.Preset, chosen.Agent.Command = ch.Preset, ch.Command
 		if w, ok := doctor.MachineCommand(chosen, f.Getenv("HOME")); ok {
-			fmt.Fprintf(f.Stderr, "warning: %s: %s\n", w.Msg, w.Fix)
+			fmt.Fprintf(f.Stderr, "%s %s: %s\n", colorizer(f.ErrColor).warn("warning:"), w.Msg, w.Fix)
 		}
 	}
 	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef())}, {config.DefaultPath, config.Reference(ch)}}

@@ -42,7 +42,7 @@ type RetryOptions struct {
 	Advance bool
 }
 
-const advanceHelp = "Then run the next step here at once, as `gh ralph advance` would"
+const advanceHelp = "Then run the next step here at once, as gh ralph advance would"
 
 // NewCmdEnroll builds `gh ralph enroll N [--advance]`.
 func NewCmdEnroll(f *Factory, runF func(context.Context, *EnrollOptions) error) *cobra.Command {
@@ -165,7 +165,7 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 	if c.Login, err = s.login(ctx); err != nil {
 		return err
 	}
-	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log := f.termLog()
 	eng, err := s.engineFor(ctx, log, false, c.Advance)
 	if err != nil {
 		return err
@@ -174,9 +174,9 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 	if err != nil && step == nil {
 		return err
 	}
-	printResult(f.Stdout, f.StdoutTTY, res, nil)
+	printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, nil)
 	if step != nil {
-		printResult(f.Stdout, f.StdoutTTY, *step, err)
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *step, err)
 		return err
 	}
 	if res.Continue {
@@ -222,19 +222,19 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	}
 	if !opts.Advance {
 		if f.StdoutTTY {
-			fmt.Fprintf(f.Stdout, "✓ #%d enrolled (%s)\n", opts.Issue, workflow.LabelBuild)
+			fmt.Fprintf(f.Stdout, "%s #%d enrolled (%s)\n", colorizer(f.Color).ok("✓"), opts.Issue, workflow.LabelBuild)
 		} else {
 			fmt.Fprintf(f.Stdout, "%d\tenrolled\n", opts.Issue)
 		}
 		fmt.Fprintf(f.Stderr, "next: ralph's workflow starts on the label; without it, run `gh ralph advance %d`\n", opts.Issue)
 		return nil
 	}
-	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log := f.termLog()
 	eng, err := s.engineFor(ctx, log, false, true)
 	if err != nil {
 		return err
 	}
 	res, err := eng.Enroll(ctx, opts.Issue, login)
-	printResult(f.Stdout, f.StdoutTTY, res, err)
+	printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
 	return err
 }

@@ -16,7 +16,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 		return err
 	}
 	defer s.release()
-	log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	log := f.termLog()
 	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, true, false)
 	if err != nil {
@@ -40,9 +40,9 @@ func printRefused(w io.Writer, res engine.Result) {
 }
 
 // printUsage says on stderr what the agent has cost the issue so far; the step's own usage is in the
-// engine's log already.
+// engine's log already, and when it is the whole total (the issue's first step), nothing is said twice.
 func printUsage(w io.Writer, res engine.Result) {
-	if res.Total == nil {
+	if res.Total == nil || res.Usage != nil && *res.Total == *res.Usage {
 		return
 	}
 	fmt.Fprintf(w, "#%d so far: %s\n", res.Issue, res.Total)

@@ -28,9 +28,10 @@ type Factory struct {
 	Version, Commit string
 
 	// StdoutTTY and StderrTTY say whether the streams are terminals: tables and colour on stdout, the
-	// progress line on stderr. Color enables colour on stdout; Width is the terminal's width (0: 80).
-	StdinTTY, StdoutTTY, StderrTTY, Color bool
-	Width                                 int
+	// progress line on stderr. Color enables colour on stdout and ErrColor on stderr (neither off a
+	// terminal nor with NO_COLOR); Width is the terminal's width (0: 80).
+	StdinTTY, StdoutTTY, StderrTTY, Color, ErrColor bool
+	Width                                           int
 	// Dir is the working directory, the user's checkout; "" is the process's.
 	Dir string
 	// Now is the clock; nil: time.Now.

@@ -129,10 +129,22 @@ func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := f.configOrDefault(ctx)
-	if err != nil {
+	// status only reads: with a config it cannot use, it shows what it reads with ralph's defaults, then
+	// the config's error (and exits as that error does).
+	cfg, cfgErr := f.configOrDefault(ctx)
+	if cfgErr != nil {
+		cfg = config.Default()
+	}
+	if err := statusShow(ctx, f, s, cfg, opts); err != nil {
 		return err
 	}
+	if cfgErr != nil {
+		fmt.Fprintln(f.Stderr, "the status above was read with ralph's defaults: the repository's config has an error")
+	}
+	return cfgErr
+}
+
+func statusShow(ctx context.Context, f *Factory, s *session, cfg config.Config, opts *StatusOptions) error {
 	if opts.Issue == 0 {
 		return pipelineRun(ctx, f, s, cfg, opts)
 	}
@@ -154,7 +166,8 @@ type issueStatus struct {
 	Config config.Config
 }
 
-// usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs).
+// usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs), in
+// the keys of the rest of --json (usageFields).
 func usageJSON(rec engine.Record) map[string]any {
 	total := agent.Usage{}
 	if rec.Usage != nil {
@@ -165,11 +178,22 @@ func usageJSON(rec engine.Record) map[string]any {
 		if r.Usage == nil {
 			continue
 		}
-		steps = append(steps, map[string]any{"step": r.Step, "at": r.At, "outcome": r.Outcome, "turns": r.Usage.Turns,
-			"inputTokens": r.Usage.InputTokens, "outputTokens": r.Usage.OutputTokens, "costUSD": r.Usage.CostUSD, "model": r.Usage.Model})
+		step := usageFields(*r.Usage)
+		step["step"], step["at"], step["outcome"] = r.Step, r.At, r.Outcome
+		steps = append(steps, step)
 	}
-	return map[string]any{"turns": total.Turns, "inputTokens": total.InputTokens, "outputTokens": total.OutputTokens,
-		"costUSD": total.CostUSD, "model": total.Model, "steps": steps}
+	usage := usageFields(total)
+	usage["steps"] = steps
+	return usage
+}
+
+// usageFields is one usage in --json's lowerCamelCase keys; agent.Usage's own JSON (snake_case) is the
+// record's, on GitHub, and stays as it is. stoppedBy names the budget that stopped the run ("step",
+// "issue", "day"); an issue's usage.budget is the budgets themselves.
+func usageFields(u agent.Usage) map[string]any {
+	return map[string]any{"turns": u.Turns, "requests": u.Requests, "inputTokens": u.InputTokens, "cacheReadTokens": u.CacheReadTokens,
+		"cacheWriteTokens": u.CacheWriteTokens, "outputTokens": u.OutputTokens, "costUSD": u.CostUSD, "model": u.Model,
+		"metered": u.Metered, "hitTurnLimit": u.HitTurnLimit, "overBudget": u.OverBudget, "stoppedBy": u.Budget}
 }
 
 // costText is an issue's usage in a few characters: the cost when the agent reports one, else tokens.
@@ -217,10 +241,13 @@ func (st *issueStatus) fields() map[string]any {
 	// What the agent used, from the record (ralph's model gateway's figures when it ran: metered): the
 	// totals and each step's, the whole record (total), the last run's, and the budgets.
 	usage := usageJSON(rec)
-	usage["total"], usage["lastRun"] = rec.Usage, nil
+	usage["total"], usage["lastRun"] = nil, nil
+	if rec.Usage != nil {
+		usage["total"] = usageFields(*rec.Usage)
+	}
 	usage["budget"] = map[string]any{"step": st.Config.Agent.MaxCost, "stepTokens": st.Config.Agent.MaxTokens, "issue": st.Config.Budget.Issue, "day": st.Config.Budget.Day}
 	if rec.Last != nil && rec.Last.Usage != nil {
-		usage["lastRun"] = rec.Last.Usage
+		usage["lastRun"] = usageFields(*rec.Last.Usage)
 	}
 	return map[string]any{
 		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
@@ -258,13 +285,23 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	if st.State == "" {
 		state = "enrolled, not started"
 	}
-	if st.Running != "" {
-		state += " (running: " + st.Running.Title() + ")"
-	}
 	if !st.Open {
 		state += " (issue closed)"
 	}
 	add("state", c.state(st.State, state))
+	running := st.Lock != nil && !st.Lock.Expired
+	if running {
+		// A run holds the issue: its step is under way (its label, Research in Progress, is expected).
+		what := "a step"
+		if st.Running != "" {
+			what = st.Running.Title()
+		}
+		v := fmt.Sprintf("%s, by %s", what, st.Lock.Holder)
+		if !st.Lock.Since.IsZero() {
+			v += " since " + st.Lock.Since.UTC().Format("15:04 UTC")
+		}
+		add("running", c.wrap("36", v))
+	}
 	if p := st.Phases(); p.Total > 0 {
 		v := fmt.Sprintf("%d of %d", p.Done, p.Total)
 		if p.Next != "" {
@@ -332,7 +369,11 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		}
 		add("agent usage", v)
 	}
-	add("next", st.Next(st.Config))
+	if running {
+		add("next", fmt.Sprintf("the run under way ends its step; gh ralph status %d then says what follows", st.Number))
+	} else {
+		add("next", st.Next(st.Config))
+	}
 	for _, warn := range st.Warnings {
 		add("warning", c.warn(warn))
 	}

@@ -64,7 +64,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	}
 	if !opts.DryRun {
 		// Advancing needs the checkout: fail before anything is listed, not halfway.
-		log := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+		log := f.termLog()
 		log.interrupted = func() bool { return ctx.Err() != nil }
 		eng, err = s.engineFor(ctx, log, false, true)
 		if err != nil {
@@ -90,7 +90,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	}
 	picked, skipped, looked := sw.Picked, sw.Skipped, sw.Looked
 	for _, sk := range skipped {
-		fmt.Fprintf(f.Stderr, "warning: skipping #%d: %s\n", sk.Issue, sk.Reason)
+		fmt.Fprintf(f.Stderr, "%s skipping #%d: %s\n", colorizer(f.ErrColor).warn("warning:"), sk.Issue, sk.Reason)
 	}
 	if f.StdoutTTY {
 		nums := make([]string, len(picked))
@@ -116,7 +116,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 			break
 		}
 		res, err := eng.Advance(ctx, n)
-		printResult(f.Stdout, f.StdoutTTY, res, err)
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("#%d: %w", n, err))
 		}

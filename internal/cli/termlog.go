@@ -18,6 +18,8 @@ type termLog struct {
 	w   io.Writer
 	tty bool
 	now func() time.Time
+	// color is the palette on the log's stream (off: no escape code).
+	color colorizer
 	// interrupted says whether the run was interrupted (Ctrl-C): a group that ends then is marked so. nil:
 	// never.
 	interrupted func() bool
@@ -38,6 +40,13 @@ type termLog struct {
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
+// termLog is the engine's log on the command's stderr, in ralph's palette when stderr shows colour.
+func (f *Factory) termLog() *termLog {
+	l := newTermLog(f.Stderr, f.StderrTTY, f.Now)
+	l.color = colorizer(f.ErrColor)
+	return l
+}
+
 func newTermLog(w io.Writer, tty bool, now func() time.Time) *termLog {
 	if now == nil {
 		now = time.Now
@@ -46,7 +55,9 @@ func newTermLog(w io.Writer, tty bool, now func() time.Time) *termLog {
 }
 
 func (l *termLog) Infof(format string, args ...any) { l.line("", format, args...) }
-func (l *termLog) Warnf(format string, args ...any) { l.line("warning: ", format, args...) }
+func (l *termLog) Warnf(format string, args ...any) {
+	l.line(l.color.warn("warning:")+" ", format, args...)
+}
 
 func (l *termLog) line(prefix, format string, args ...any) {
 	l.mu.Lock()
@@ -145,9 +156,9 @@ func (l *termLog) Group(title string) func() {
 			}
 			// The end of a group, not its outcome (which the engine's log and the result say): an agent or
 			// a verify command that failed is no ✓, and one that was interrupted says so.
-			mark := "■"
+			mark := l.color.dim("■")
 			if l.isInterrupted() {
-				mark = "✗"
+				mark = l.color.fail("✗")
 			}
 			fmt.Fprintf(l.w, "%s %s: %s\n", mark, title, l.ended(l.now().Sub(l.started)))
 			l.title, l.stop, l.done, l.meter = "", nil, nil, nil
@@ -179,7 +190,7 @@ func (l *termLog) draw() {
 	if !l.tty || l.stop == nil || !l.atBOL {
 		return
 	}
-	fmt.Fprintf(l.w, "%s %s — %s%s", spinner[l.frame%len(spinner)], l.title, engine.Elapsed(l.now().Sub(l.started)), l.metered())
+	fmt.Fprintf(l.w, "%s %s", spinner[l.frame%len(spinner)], l.color.dim(fmt.Sprintf("%s — %s%s", l.title, engine.Elapsed(l.now().Sub(l.started)), l.metered())))
 	l.shown = true
 }
 

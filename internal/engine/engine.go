@@ -140,6 +140,13 @@ type Logger interface {
 	Untrusted(title string) (io.Writer, func())
 }
 
+// Meterer is a Logger that shows, while an agent's section (Untrusted) is open, what the agent has used so
+// far: meter returns the tokens and cost ralph's model gateway has metered until now, and may be called
+// from another goroutine at any time until the section ends.
+type Meterer interface {
+	Meter(meter func() (tokens int, costUSD float64))
+}
+
 // Origin says who is running: an Actions run, or a person's terminal.
 type Origin struct {
 	URL   string // the Actions run's page, when there is one

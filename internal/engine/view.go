@@ -58,7 +58,9 @@ type IssueView struct {
 	Since time.Time
 	// Lock is who holds the issue's lock; nil: nobody.
 	Lock *LockView
-	// Running is the step under way, when the labels show its lock state and a run holds the lock.
+	// Running is the state label a step puts on while it runs (Research in Progress), when the labels show
+	// it over the record's state: no disagreement with the record. Whether a run holds the issue now, Lock
+	// says.
 	Running workflow.State
 	// Warnings are what a person should look at: comments and labels ralph does not believe, a person
 	// needed, a stale lock, an issue stuck in a state.
@@ -150,16 +152,20 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 	}
 	states := workflow.StatesFromLabels(is.LabelNames())
 	switch {
+	case len(states) == 1 && startsFrom(v.State, states[0]):
+		// The label a step puts on while it runs: expected, not a disagreement (the lock says whether a run
+		// holds the issue now).
+		v.Running = states[0]
 	case v.State == "" && len(states) > 0:
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the label %s is not backed by a record of ralph's: it enrolls nothing", joinLabels(states)))
-	case v.State != "" && len(states) == 1 && states[0] != v.State && v.Lock != nil && !v.Lock.Expired && ralphsOwn(v.Record, states):
-		// A step is under way: its run put the lock state on and holds the lock.
-		v.Running = states[0]
 	case v.State != "" && (len(states) != 1 || states[0] != v.State):
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the state labels (%s) disagree with ralph's record (%s); the next run puts them back", joinLabels(states), v.State.Label()))
 	}
 	if v.Lock != nil && v.Lock.Expired {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("stale lock: held by %s, lease expired %s ago; the next run takes it over", v.Lock.Holder, Elapsed(w.Now.Sub(v.Lock.Expires))))
+	}
+	if v.Running != "" && v.Lock == nil {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("the label %s says a step runs, but no run holds the issue; the next run puts the label back and takes the step", v.Running.Label()))
 	}
 	v.Warnings = append(v.Warnings, stateWarnings(v.State, v.Since, w)...)
 	return v, nil
@@ -256,6 +262,20 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(order[a.State], order[b.State]) })
 	return rows, nil
+}
+
+// startsFrom says whether running is the state a step takes the issue to from the record's state when it
+// starts (from "", the one the enrollment puts it in, in the same run).
+func startsFrom(from, running workflow.State) bool {
+	if running.Kind() != workflow.Lock {
+		return false
+	}
+	for _, t := range workflow.Transitions() {
+		if t.Event == workflow.Start && t.To == running && (t.From == from || from == "" && workflow.Check("", workflow.Enroll, t.From) == nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // FindRecord is issue n's record among its comments, read as a run reads it: only a status comment ralph

@@ -66,6 +66,13 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 		return err
 	}
 	out, end := r.log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, r.ic.n))
+	if m, ok := r.log.(Meterer); ok && gw != nil {
+		// What the gateway has metered so far, for a log that shows it while the agent works.
+		m.Meter(func() (int, float64) {
+			u := gw.Usage()
+			return u.Total(), u.CostUSD
+		})
+	}
 	res, err := r.agent.Run(ctx, agent.Invocation{
 		Command: command, Issue: r.ic.n, Artifact: artifact, Phase: phase, Phases: phases,
 		Dir: ws.Dir, TempDir: ws.Tmp, Prompt: prompt, Env: proxyEnv(r.agentEnv(ws), proxy), Timeout: r.cfg.Agent.Timeout,
@@ -99,7 +106,7 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 		}
 		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
 	}
-	r.log.Infof("agent %s finished in %s", command, res.Duration.Round(1e6))
+	// How long the agent ran is said by the end of its section (Untrusted), once.
 	return nil
 }
 

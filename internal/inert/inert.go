@@ -1,0 +1,70 @@
+// Package inert makes text that is not ralph's own harmless to the terminal it is printed on: the agent's
+// output, a verify command's, a file's name or an issue's title in a message. Both doors use it: gh ralph
+// on a person's terminal, and the Action's door run by hand (off a runner).
+package inert
+
+import "unicode/utf8"
+
+// Filter is what ralph writes to a terminal of text that is not its own: a terminal acts on control
+// characters and escape sequences (moving the cursor over what was printed, setting the clipboard with
+// OSC 52, links with OSC 8, the window's title), so each one is shown as a caret-notation look-alike
+// instead ("^[" for ESC). Line feeds and tabs are kept. pending holds a byte that may start a C1 control
+// character (U+0080–U+009F) whose second byte comes in the next write. The zero Filter is ready to use.
+type Filter struct {
+	pending []byte
+}
+
+// Bytes returns p with every control character but \n and \t made visible; the end of p that may be the
+// start of a character is kept for the next call (Flush returns it).
+func (f *Filter) Bytes(p []byte) []byte {
+	if len(f.pending) > 0 {
+		p = append(f.pending, p...)
+		f.pending = nil
+	}
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch {
+		case c == '\n' || c == '\t':
+			out = append(out, c)
+			i++
+		case c < 0x20:
+			out = append(out, '^', c+'@')
+			i++
+		case c == 0x7f:
+			out = append(out, '^', '?')
+			i++
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			if !utf8.FullRune(p[i:]) && len(p)-i < utf8.UTFMax {
+				f.pending = append([]byte(nil), p[i:]...)
+				return out
+			}
+			r, n := utf8.DecodeRune(p[i:])
+			if r >= 0x80 && r <= 0x9f {
+				out = append(out, '^', '[', byte(r-0x80+'@')) // C1 = ESC + a letter
+			} else {
+				out = append(out, p[i:i+n]...)
+			}
+			i += n
+		}
+	}
+	return out
+}
+
+// Flush returns what Bytes kept of an unfinished character: at the end of the text it is no character
+// (no C1 control either), and is given as it is.
+func (f *Filter) Flush() []byte {
+	p := f.pending
+	f.pending = nil
+	return p
+}
+
+// String is Filter for one whole message.
+func String(s string) string {
+	var f Filter
+	out := f.Bytes([]byte(s))
+	return string(append(out, f.Flush()...))
+}
