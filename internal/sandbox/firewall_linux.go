@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,8 +49,14 @@ type Firewall struct {
 
 // FirewallSupport says whether ralph can hold the agent's uid to its ports with an owner-match rule here,
 // and why not: it asks nftables for its generation, which changes nothing and needs CAP_NET_ADMIN in this
-// network namespace, and reads the kernel's release for owned tables.
-func FirewallSupport() (ok bool, why string) { return firewallSupport() }
+// network namespace, and reads the kernel's release for owned tables. EnvFirewall=off in ralph's
+// environment turns the rule off.
+func FirewallSupport() (ok bool, why string) {
+	if os.Getenv(EnvFirewall) == "off" {
+		return false, "turned off by " + EnvFirewall + "=off in ralph's environment"
+	}
+	return firewallSupport()
+}
 
 var firewallSupport = sync.OnceValues(func() (bool, string) {
 	var u unix.Utsname
@@ -84,7 +91,11 @@ func releaseAtLeast(release string, min [2]int) bool {
 		return false
 	}
 	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	digits := strings.IndexFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }) // "1-rc1"
+	if digits < 0 {
+		digits = len(parts[1])
+	}
+	minor, err2 := strconv.Atoi(parts[1][:digits])
 	if err1 != nil || err2 != nil {
 		return false
 	}
@@ -92,15 +103,13 @@ func releaseAtLeast(release string, min [2]int) bool {
 }
 
 // Firewall installs the owner-match rule for one run of the agent: packets of the agent's uid go only to
-// the boundary's ports on 127.0.0.1 and ::1. It returns nil and no error where there is nothing to hold (the
-// network is open, or the agent runs as ralph's user), and an error where ralph cannot install it; the
-// agent's other rules (Landlock, the socket filter) hold either way. Close removes it.
+// the boundary's ports on 127.0.0.1 and ::1. It returns nil and no error where there is nothing to hold
+// (the network is open, or the agent runs as ralph's user) or ralph cannot hold it here (FirewallSupport,
+// which Describe says once), and an error where installing it failed; the agent's other rules (Landlock,
+// the socket filter) hold either way. Close removes it.
 func (b *Boundary) Firewall() (*Firewall, error) {
-	if !b.net || !b.separate {
+	if !b.net || !b.separate || !b.netOwner {
 		return nil, nil
-	}
-	if ok, why := FirewallSupport(); !ok {
-		return nil, errors.New(why)
 	}
 	return installFirewall(b.uid, b.netPorts)
 }

@@ -156,7 +156,7 @@ func firewallHelper() int {
 	}
 	asAgent := func() error { return fwProbeAs(uid, targets) }
 	asRoot := func() error { fwProbe(targets); return nil }
-	b := &Boundary{net: true, separate: true, uid: uid, gid: uid, netPorts: allowed}
+	b := &Boundary{net: true, separate: true, netOwner: true, uid: uid, gid: uid, netPorts: allowed}
 	if !phase("before", asAgent) {
 		return 1
 	}
@@ -218,7 +218,7 @@ func firewallInstallHelper() int {
 		n, _ := strconv.Atoi(p)
 		ports = append(ports, n)
 	}
-	if _, err := (&Boundary{net: true, separate: true, uid: uid, netPorts: ports}).Firewall(); err != nil {
+	if _, err := (&Boundary{net: true, separate: true, netOwner: true, uid: uid, netPorts: ports}).Firewall(); err != nil {
 		fmt.Println("Firewall:", err)
 		return 1
 	}
@@ -312,4 +312,46 @@ func fwProbe(targets []string) {
 		})
 	}
 	wg.Wait()
+}
+
+// Nothing is installed where there is nothing to hold or ralph cannot hold it: then Firewall does not
+// touch nftables at all.
+func TestFirewallNotInstalled(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		b    Boundary
+	}{
+		{"network open", Boundary{separate: true, uid: AgentUID, netOwner: true}},
+		{"the agent is ralph's user", Boundary{net: true, netOwner: true}},
+		{"no CAP_NET_ADMIN", Boundary{net: true, separate: true, uid: AgentUID, netOwnerWhy: "ralph lacks CAP_NET_ADMIN here"}},
+	}
+	for _, tt := range tests {
+		fw, err := tt.b.Firewall()
+		if fw != nil || err != nil {
+			t.Errorf("%s: Firewall() = %v, %v; want nil, nil", tt.name, fw, err)
+		}
+	}
+}
+
+func TestReleaseAtLeast(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		release string
+		want    bool
+	}{
+		{"5.12.0", true},
+		{"6.8.0-1017-azure", true},
+		{"5.11.22", false},
+		{"4.19.0-25-amd64", false},
+		{"5.15rc1", true},
+		{"6.1-rc1", true},
+		{"5.1-rc1", false},
+		{"garbage", false},
+	}
+	for _, tt := range tests {
+		if got := releaseAtLeast(tt.release, ownedTablesRelease); got != tt.want {
+			t.Errorf("releaseAtLeast(%q) = %v, want %v", tt.release, got, tt.want)
+		}
+	}
 }
