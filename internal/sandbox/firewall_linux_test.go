@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,6 +59,8 @@ func TestFirewallOwnerMatch(t *testing.T) {
 		"after":   all,     // removed
 		"crashed": all,     // a ralph killed with its rule in force left nothing behind
 		"twice":   {"refused"},
+		// another process's deletion
+		"foreign delete": {"refused"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("what reached the listeners, per phase (-want +got):\n%s", diff)
@@ -175,6 +178,13 @@ func firewallHelper() int {
 		got["twice"] = []string{"refused"}
 	} else {
 		fw2.Close()
+	}
+	// Another process, root in the namespace, cannot remove it: the table is the owner socket's.
+	got["foreign delete"] = []string{"removed"}
+	if conn, err := netlink.Dial(unix.NETLINK_NETFILTER, nil); err == nil {
+		if err := (&Firewall{conn: conn, table: fw.Table()}).Close(); err != nil {
+			got["foreign delete"] = []string{"refused"}
+		}
 	}
 	if !phase("agent", asAgent) || !phase("root", asRoot) {
 		return 1
