@@ -22,6 +22,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -51,6 +52,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The binary runs on the machine's own network: it must not install its firewall rule there. The
+	// tests of the rule run it in a network namespace of their own (hostile_fw_test.go).
+	os.Setenv(sandbox.EnvFirewall, "off")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

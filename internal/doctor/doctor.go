@@ -94,6 +94,9 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	if f, said := Network(cfg); said && !(f.Problem && se != nil) {
 		fs = append(fs, f)
 	}
+	if f, said := Firewall(cfg, sb); said {
+		fs = append(fs, f)
+	}
 	return fs
 }
 

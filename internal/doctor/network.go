@@ -33,3 +33,22 @@ func networkFinding(cfg config.Config, tcp, filter bool, why string) (Finding, b
 	}
 	return Finding{}, false
 }
+
+// Firewall says whether an owner-match firewall rule holds the agent's uid to ralph's proxy and gateway
+// ports on loopback here: where the agent runs as a user of its own (sb.Separate) under the allow-list.
+// Without CAP_NET_ADMIN (the Action's default container) that is said, not a problem: the other levels
+// hold. Nothing to say (ok false) where the agent runs as ralph's user or the network is open.
+func Firewall(cfg config.Config, sb sandbox.Config) (Finding, bool) {
+	if cfg.Network.Mode == config.NetworkOpen || !sb.Separate {
+		return Finding{}, false
+	}
+	supported, why := sandbox.FirewallSupport()
+	return firewallFinding(supported, why), true
+}
+
+func firewallFinding(supported bool, why string) Finding {
+	if supported {
+		return ok("network: an owner-match firewall rule holds the agent's uid to ralph's proxy and gateway ports on 127.0.0.1 and ::1: it reaches no other host, by any protocol")
+	}
+	return ok("network: no owner-match firewall rule on the agent's uid (%s): the kernel does not refuse the agent a connection to another host on ralph's proxy's or gateway's port; ralph installs the rule where it holds CAP_NET_ADMIN (as root outside a container, or in a container given --cap-add=NET_ADMIN)", why)
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 func TestNetworkFinding(t *testing.T) {
@@ -34,5 +35,33 @@ func TestNetworkFinding(t *testing.T) {
 				t.Errorf("networkFinding = %+v, %v; want said %v, problem %v, a message with %q", f, said, tt.wantSaid, tt.wantProblem, tt.want)
 			}
 		})
+	}
+}
+
+func TestFirewallFinding(t *testing.T) {
+	t.Parallel()
+	open := config.Default()
+	open.Network.Mode = config.NetworkOpen
+	for _, tt := range []struct {
+		name     string
+		cfg      config.Config
+		separate bool
+	}{{"the agent is ralph's user", config.Default(), false}, {"open", open, true}} {
+		if f, said := Firewall(tt.cfg, sandbox.Config{Separate: tt.separate}); said {
+			t.Errorf("%s: Firewall said %q, want nothing", tt.name, f)
+		}
+	}
+	tests := []struct {
+		supported bool
+		want      string
+	}{
+		{true, "an owner-match firewall rule holds the agent's uid"},
+		{false, "no owner-match firewall rule on the agent's uid (ralph lacks CAP_NET_ADMIN here): the kernel does not refuse the agent a connection to another host"},
+	}
+	for _, tt := range tests {
+		f := firewallFinding(tt.supported, "ralph lacks CAP_NET_ADMIN here")
+		if f.Problem || !strings.Contains(f.Msg, tt.want) {
+			t.Errorf("firewallFinding(%v) = %+v, want no problem and a message with %q", tt.supported, f, tt.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
 	"github.com/ralph-dev/gh-ralph/internal/netproxy"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 // EnvResolve is the variable of ralph's own environment that fixes where ralph's network proxy finds
@@ -106,6 +107,28 @@ func (ic *issue) noteRefused(h string) bool {
 	}
 	ic.refused = append(ic.refused, h)
 	return true
+}
+
+// firewall installs, for one run of the agent or of a verify command, the owner-match rule that holds the
+// agent's uid to ralph's ports on loopback (sandbox.Boundary.Firewall), where ralph can: where it cannot,
+// the boundary's line in the log said so once. A rule that fails to install is said, and the run goes on
+// under the kernel's other rules. closeFirewall removes it.
+func (r *runner) firewall(what string, b *sandbox.Boundary) *sandbox.Firewall {
+	if !r.allowlisted() {
+		return nil
+	}
+	fw, err := b.Firewall()
+	if err != nil {
+		r.log.Warnf("network: %s runs without the owner-match firewall rule on its uid: %v", what, err)
+	}
+	return fw
+}
+
+// closeFirewall removes the run's owner-match rule, if any.
+func (r *runner) closeFirewall(fw *sandbox.Firewall) {
+	if err := fw.Close(); err != nil {
+		r.log.Warnf("network: removing the owner-match firewall rule: %v", err)
+	}
 }
 
 // proxyEnv is env with ralph's proxy in place of any other (agent.WithProxy); nil p leaves env as it is

@@ -65,6 +65,7 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 		}
 		return err
 	}
+	fw := r.firewall("the agent", boundary)
 	out, end := r.log.Untrusted(fmt.Sprintf("agent: %s for #%d", command, r.ic.n))
 	if m, ok := r.log.(Meterer); ok && gw != nil {
 		// What the gateway has metered so far, for a log that shows it while the agent works.
@@ -79,6 +80,7 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 		Output: out, Boundary: boundary, Gateway: access,
 	})
 	end()
+	r.closeFirewall(fw)
 	r.closeNetwork("the agent", proxy)
 	if gw != nil {
 		if stop := r.closeGateway(ctx, command, gw, &res); stop != nil {
@@ -157,6 +159,7 @@ func (r *runner) verify(ctx context.Context, ws *workspace.Workspace, phase, pha
 	if err != nil {
 		return err
 	}
+	defer r.closeFirewall(r.firewall("the verify commands", boundary))
 	for _, cmd := range r.cfg.Verify {
 		out, end := r.log.Untrusted("verify: " + cmd)
 		res, err := (&agent.Command{Shell: cmd}).Run(ctx, agent.Invocation{

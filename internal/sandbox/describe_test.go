@@ -13,6 +13,10 @@ func TestDescribeNamesTheStepsPlaces(t *testing.T) {
 		{Boundary{abi: 3}, "same user as ralph; landlock ABI 3, writes confined to the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices; network open"},
 		{Boundary{abi: 6, writable: []string{"/srv/cache"}, separate: true, uid: 61000, gid: 61000},
 			"uid 61000, gid 61000, no groups; landlock ABI 6, writes confined to /srv/cache, the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices, signals and abstract sockets confined to its own processes; network open"},
+		{Boundary{abi: 6, separate: true, uid: 61000, gid: 61000, net: true, netPorts: []int{4000}, netLandlock: true, netFilter: true, netOwner: true},
+			"uid 61000, gid 61000, no groups; landlock ABI 6, writes confined to the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices, signals and abstract sockets confined to its own processes; network: TCP connections only to ralph's ports (4000), no UDP, raw or other sockets, its uid's packets only to those ports on 127.0.0.1 and ::1 (an owner-match firewall rule)"},
+		{Boundary{abi: 6, separate: true, uid: 61000, gid: 61000, net: true, netPorts: []int{4000}, netLandlock: true, netFilter: true, netOwnerWhy: "ralph lacks CAP_NET_ADMIN here"},
+			"uid 61000, gid 61000, no groups; landlock ABI 6, writes confined to the step's copy of the repository, its HOME and TMPDIR, and terminal-like devices, signals and abstract sockets confined to its own processes; network: TCP connections only to ralph's ports (4000), no UDP, raw or other sockets, no owner-match firewall rule (ralph lacks CAP_NET_ADMIN here), so the kernel does not refuse a connection to another host on ralph's ports"},
 	}
 	for _, tt := range tests {
 		if got := tt.b.Describe(); got != tt.want {

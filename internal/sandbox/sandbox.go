@@ -99,6 +99,11 @@ type Network struct {
 	RequireKernel bool
 }
 
+// EnvFirewall is the variable of ralph's own environment that, set to "off", keeps ralph from installing
+// the owner-match firewall rule (Boundary.Firewall): for a runner whose firewall ralph must not touch, and
+// for tests that run on a machine's own network.
+const EnvFirewall = "RALPH_NETWORK_FIREWALL"
+
 // landlockNetABI is the first Landlock ABI with network rules.
 const landlockNetABI = 4
 
@@ -118,6 +123,8 @@ type Boundary struct {
 	netPorts        []int // the TCP ports it may connect to
 	netLandlock     bool  // Landlock enforces netPorts
 	netFilter       bool  // the socket filter is installed
+	netOwner        bool  // an owner-match rule holds the agent's uid to netPorts on loopback (Firewall)
+	netOwnerWhy     string
 	separate        bool
 	uid, gid        int
 	reaper          int // reaperUID(uid)
@@ -212,6 +219,9 @@ func New(cfg Config) (*Boundary, error) {
 		case !b.netLandlock:
 			logf("network: the kernel has no Landlock network rules here (ABI %d; they need ABI %d): the agent's TCP connections are not confined to ralph's proxy, only its other sockets are refused; set network.require_kernel: true to refuse to run so", b.abi, landlockNetABI)
 		}
+		if b.separate {
+			b.netOwner, b.netOwnerWhy = FirewallSupport()
+		}
 		if !b.netFilter {
 			logf("network: no socket filter for %s/%s: the agent's UDP and raw sockets are not refused", runtime.GOOS, runtime.GOARCH)
 		}
@@ -266,6 +276,12 @@ func (b *Boundary) describeNetwork() string {
 	}
 	if b.netFilter {
 		parts = append(parts, "no UDP, raw or other sockets")
+	}
+	switch {
+	case b.separate && b.netOwner:
+		parts = append(parts, "its uid's packets only to those ports on 127.0.0.1 and ::1 (an owner-match firewall rule)")
+	case b.separate:
+		parts = append(parts, "no owner-match firewall rule ("+b.netOwnerWhy+"), so the kernel does not refuse a connection to another host on ralph's ports")
 	}
 	return "; network: " + strings.Join(parts, ", ")
 }

@@ -127,6 +127,13 @@ func runHelper(mode string) int {
 		}
 		fmt.Printf("zombies=%d\n", zombieChildren())
 		return 0
+	case "firewall":
+		return firewallHelper()
+	case "firewall-install":
+		return firewallInstallHelper()
+	case "firewall-probe":
+		fwProbe(strings.Split(os.Getenv("TARGETS"), ";"))
+		return 0
 	}
 	fmt.Println("unknown helper mode", mode)
 	return 2
