@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -45,15 +46,24 @@ except OSError as e:
 log.close()
 `
 
-// The Action's door, as root where it holds CAP_NET_ADMIN: the agent's connection to another host on
+// Through both doors, as root where ralph holds CAP_NET_ADMIN: the agent's connection to another host on
 // ralph's proxy's own port, which Landlock's port rules let through, is refused by the owner-match rule on
-// the agent's uid. The listener decides. The test binary re-runs this test in a network namespace of its
+// the agent's uid. The listener decides. The test binary re-runs each test in a network namespace of its
 // own, the test server and ralph with it: the machine's firewall is never touched.
 func TestHostileFirewallAction(t *testing.T) {
+	inOwnNetNS(t, "TestHostileFirewallAction", func(t *testing.T) { testHostileFirewall(t, false) })
+}
+
+func TestHostileFirewallCLI(t *testing.T) {
+	inOwnNetNS(t, "TestHostileFirewallCLI", func(t *testing.T) { testHostileFirewall(t, true) })
+}
+
+// inOwnNetNS runs test, as root, in a network namespace of the test binary's own (a re-run of test name).
+func inOwnNetNS(t *testing.T, name string, test func(t *testing.T)) {
 	needRoot(t)
 	if os.Getenv(inNetNSEnv) == "" {
 		t.Parallel()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHostileFirewallAction$", "-test.v", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 		cmd.Env = append(os.Environ(), inNetNSEnv+"=1")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 		out, err := cmd.CombinedOutput()
@@ -65,7 +75,7 @@ func TestHostileFirewallAction(t *testing.T) {
 			t.Skipf("needs a network namespace of its own (clone(CLONE_NEWNET)): %v", err)
 		case strings.Contains(string(out), "--- SKIP"):
 			t.Skipf("skipped in its network namespace:\n%s", out)
-		case !strings.Contains(string(out), "--- PASS: TestHostileFirewallAction"):
+		case !strings.Contains(string(out), "--- PASS: "+name):
 			t.Fatalf("the test did not run in its network namespace:\n%s", out)
 		}
 		if testing.Verbose() {
@@ -80,7 +90,20 @@ func TestHostileFirewallAction(t *testing.T) {
 	if ok, why := sandbox.FirewallSupport(); !ok {
 		t.Skipf("needs nftables with owned tables and CAP_NET_ADMIN: %s", why)
 	}
-	e := newEnvAs(t, asRoot, baseConfig(t, ""))
+	test(t)
+}
+
+func testHostileFirewall(t *testing.T, cli bool) {
+	var (
+		e  *env
+		ce *cliEnv
+	)
+	if cli {
+		ce = newCLIEnvAs(t, asRoot, baseConfig(t, ""))
+		e = ce.env
+	} else {
+		e = newEnvAs(t, asRoot, baseConfig(t, ""))
+	}
 	e.setControl("fwattack.py", fwAttack)
 	e.setControl("extra_research", `/usr/bin/python3 "$RALPH_TEST_CONTROL/fwattack.py" || true`+"\n")
 
@@ -128,7 +151,13 @@ func TestHostileFirewallAction(t *testing.T) {
 	}()
 
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
-	r := e.label(n, maintainer)
+	var r result
+	if cli {
+		e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+		r = ce.cli(binary, "advance", fmt.Sprint(n))
+	} else {
+		r = e.label(n, maintainer)
+	}
 	if r.exit != 0 {
 		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
 	}
@@ -142,8 +171,8 @@ func TestHostileFirewallAction(t *testing.T) {
 	if len(caught) > 0 {
 		t.Errorf("the agent reached another host on ralph's proxy's port: %q (its notes: %s)", caught, tried)
 	}
-	if !strings.Contains(r.stdout, "(an owner-match firewall rule)") {
-		t.Errorf("the log does not say the owner-match rule holds the agent:\n%s", r.stdout)
+	if !strings.Contains(r.stdout+r.stderr, "(an owner-match firewall rule)") {
+		t.Errorf("the log does not say the owner-match rule holds the agent:\n%s%s", r.stdout, r.stderr)
 	}
 	t.Logf("the agent's notes: %s", tried)
 }
