@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -534,11 +535,13 @@ func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args
 // effect; the token is printed only by ralph, and the agent cannot read ralph's output.
 func (l actionLog) Untrusted(title string) (io.Writer, func()) {
 	l.a.Group(title)
+	start := time.Now()
+	took := func() { l.Infof("%s: %s", title, engine.Elapsed(time.Since(start))) }
 	if _, ok := l.a.(plainReport); ok {
 		// Off a runner there is no ::stop-commands:: to rely on, and the output may reach a terminal: it
 		// is made inert line by line and character by character.
 		o := newByHandOutput(l.out)
-		return o, o.end
+		return o, func() { o.end(); took() }
 	}
 	token := randomToken()
 	fmt.Fprintf(l.out, "::stop-commands::%s\n", token)
@@ -546,6 +549,7 @@ func (l actionLog) Untrusted(title string) (io.Writer, func()) {
 		// On a line of its own, whatever the agent's last line was.
 		fmt.Fprintf(l.out, "\n::%s::\n", token)
 		l.a.EndGroup()
+		took()
 	}
 }
 
