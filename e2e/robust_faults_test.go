@@ -61,7 +61,7 @@ func TestRobustFaults(t *testing.T) {
 			inject: func(t *testing.T, e *env) func() int {
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(20, 502)) // seeded: the same requests fail on every run of the test
-				n, dispatchFailed := 0, false
+				n, api, dispatchFailed := 0, 0, false
 				e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 					mu.Lock()
 					defer mu.Unlock()
@@ -72,11 +72,12 @@ func TestRobustFaults(t *testing.T) {
 						return false
 					}
 					dispatchFailed = dispatchFailed || strings.HasSuffix(r.URL.Path, "/dispatches")
-					n++
-					f := transientFaults[rng.IntN(len(transientFaults))]
+					f := transientFaults[api%len(transientFaults)] // each kind in turn
+					api++
 					if f.retryAfter != "" {
 						w.Header().Set("Retry-After", f.retryAfter)
 					}
+					n++
 					w.WriteHeader(f.status)
 					_, _ = w.Write([]byte(f.body + "\n"))
 					return true
@@ -178,9 +179,9 @@ func TestRobustFaults(t *testing.T) {
 				// Each of these requests takes effect on the server but its answer is lost: the first artifact
 				// comment, the third edit of the status comment, the fifth write of the state label (adding
 				// or setting the labels), the pull request, the second dispatch, the third GraphQL
-				// query, the fourth REST read; and on git, the second push (the lock's or a branch's), the
+				// query, the first REST read; and on git, the second push (the lock's or a branch's), the
 				// third fetch and the fourth ref listing.
-				lose := map[string]int{"POST comment": 2, "PATCH comment": 3, "label write": 5, "POST pull": 1, "dispatch": 2, "graphql": 3, "GET": 4}
+				lose := map[string]int{"POST comment": 2, "PATCH comment": 3, "label write": 5, "POST pull": 1, "dispatch": 2, "graphql": 3, "GET": 1}
 				e.srv.LoseResponse(func(method, path string, status int) bool {
 					mu.Lock()
 					defer mu.Unlock()

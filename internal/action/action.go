@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -250,6 +251,11 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 	if cfg.Chain && !r.dryRun {
 		next := res.Dispatch
 		if res.Continue {
+			next = append([]int{n}, next...)
+		}
+		if err != nil && !slices.Contains(next, n) && engine.Transient(err) {
+			// GitHub failed for a while: a run for the same issue finishes what this one began (finish.go).
+			r.a.Warningf("#%d: GitHub failed for a while (%v); dispatching a run to finish the step", n, err)
 			next = append([]int{n}, next...)
 		}
 		for _, m := range next {
