@@ -28,12 +28,14 @@ var transientFaults = []struct {
 	{http.StatusForbidden, "", `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","status":"403"}`},
 }
 
-// TestRobustFaults runs the whole flow (label to pull request, a one-phase plan) while the GitHub test
-// server misbehaves, re-running a run that exits non-zero without dispatching the next step (as a rerun or
-// the next sweep would, at most 3 times in a row), and compares the end with a clean run's: the same state,
-// the same comments of each kind with the same bodies, the same commits and files on the branch, the same
-// pull request, no lock left, and the agent invoked exactly as often (no fault falls between an agent's
-// work and the push of its commit, which is git's, not the API's).
+// TestRobustFaults runs the whole flow (label to pull request, a one-phase plan, git over the server's smart
+// HTTP) while the GitHub test server misbehaves on every kind of request — API reads and writes, GraphQL,
+// dispatches, git's ref listings, fetches and pushes: transient answers (5xx, secondary rate limits with and
+// without Retry-After), lost answers (the server did the work, the client never saw it), 5xx after the
+// write. Nothing re-runs a run from outside (driveOpts reruns: 0): each run ends with its step recorded and
+// the next run dispatched, or with a run dispatched to finish it. The end is compared with a clean run's:
+// the same state, the same comments of each kind with the same bodies, the same commits and files on the
+// branch, the same pull request, no lock left, and the agent invoked exactly as often.
 //
 // At the end it prints one line, `faults: N runs, M injected faults, D duplicates, L lost`, counted from
 // what the servers hold (duplicates: comments, commits, pull requests a clean run does not have; lost: what

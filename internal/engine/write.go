@@ -153,23 +153,6 @@ func (w writer) checkpoint(name string) {
 	}
 }
 
-func (w writer) toggleLabel(ctx context.Context, label string, on bool) error {
-	has := slices.Contains(w.ic.gh.LabelNames(), label)
-	switch {
-	case on && !has:
-		if err := w.gh.AddLabels(ctx, w.ic.n, label); err != nil {
-			return err
-		}
-		w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: label})
-	case !on && has:
-		if err := w.gh.RemoveLabel(ctx, w.ic.n, label); err != nil {
-			return err
-		}
-		w.ic.gh.Labels = slices.DeleteFunc(w.ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
-	}
-	return nil
-}
-
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
 // enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
 func (w writer) flush(ctx context.Context) error {
