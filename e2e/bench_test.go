@@ -30,6 +30,7 @@ type stepCost struct {
 	endpoints     []string // what the REST requests were, in order
 	wall          time.Duration
 	maxRSS        int64 // KiB
+	steps         int   // the steps the run took when more than one (a person's command and the next step)
 }
 
 // stepBudget is the most requests (REST and GraphQL, with no project board) a step may make, lock and record

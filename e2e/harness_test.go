@@ -231,6 +231,9 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	dir := e.tempDir()
 	work := filepath.Join(dir, "work")
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
+	if u := e.srv.GitURL(); u != "" {
+		e.git(work, "remote", "set-url", "origin", u) // git over the server's smart HTTP, as on GitHub
+	}
 	// actions/checkout leaves the token in the checkout's config unless persist-credentials is false.
 	e.git(work, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic "+base64.StdEncoding.EncodeToString([]byte("x-access-token:test-token")))
 	eventPath := filepath.Join(dir, "event.json")

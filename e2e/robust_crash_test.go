@@ -57,6 +57,7 @@ func TestRobustCrashAtEachWrite(t *testing.T) {
 			var killedID int64
 			var takeover string
 			runs := e.drive(n, driveOpts{
+				reruns: 3,
 				opts: func(k int) runOpts {
 					if k != c.run {
 						return runOpts{}

@@ -10,15 +10,32 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// TestRobustFaults runs the whole flow (label to pull request, a one-phase plan) while the GitHub test
-// server misbehaves, re-running a run that exits non-zero without dispatching the next step (as a rerun or
-// the next sweep would, at most 3 times in a row), and compares the end with a clean run's: the same state,
-// the same comments of each kind with the same bodies, the same commits and files on the branch, the same
-// pull request, no lock left, and the agent invoked exactly as often (no fault falls between an agent's
-// work and the push of its commit, which is git's, not the API's).
+// transientFaults are the answers GitHub gives for a while: a server error, and its secondary rate limits
+// (403 or 429 with Retry-After, and 403 with only the message).
+var transientFaults = []struct {
+	status     int
+	retryAfter string
+	body       string
+}{
+	{http.StatusBadGateway, "", `{"message":"Server Error"}`},
+	{http.StatusServiceUnavailable, "", `{"message":"Service Unavailable"}`},
+	{http.StatusForbidden, "1", `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","status":"403"}`},
+	{http.StatusTooManyRequests, "1", `{"message":"You have exceeded a secondary rate limit.","status":"429"}`},
+	{http.StatusForbidden, "", `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","status":"403"}`},
+}
+
+// TestRobustFaults runs the whole flow (label to pull request, a one-phase plan, git over the server's smart
+// HTTP) while the GitHub test server misbehaves on every kind of request — API reads and writes, GraphQL,
+// dispatches, git's ref listings, fetches and pushes: transient answers (5xx, secondary rate limits with and
+// without Retry-After), lost answers (the server did the work, the client never saw it), 5xx after the
+// write. Nothing re-runs a run from outside (driveOpts reruns: 0): each run ends with its step recorded and
+// the next run dispatched, or with a run dispatched to finish it. The end is compared with a clean run's:
+// the same state, the same comments of each kind with the same bodies, the same commits and files on the
+// branch, the same pull request, no lock left, and the agent invoked exactly as often.
 //
 // At the end it prints one line, `faults: N runs, M injected faults, D duplicates, L lost`, counted from
 // what the servers hold (duplicates: comments, commits, pull requests a clean run does not have; lost: what
@@ -42,11 +59,11 @@ func TestRobustFaults(t *testing.T) {
 		check func(t *testing.T, e *env, rs []result)
 	}{
 		{
-			name: "502 on 20% of requests",
+			name: "transient answers on 20% of requests, API and git",
 			inject: func(t *testing.T, e *env) func() int {
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(20, 502)) // seeded: the same requests fail on every run of the test
-				n, dispatchFailed := 0, false
+				n, api, dispatchFailed := 0, 0, false
 				e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 					mu.Lock()
 					defer mu.Unlock()
@@ -57,32 +74,58 @@ func TestRobustFaults(t *testing.T) {
 						return false
 					}
 					dispatchFailed = dispatchFailed || strings.HasSuffix(r.URL.Path, "/dispatches")
+					f := transientFaults[api%len(transientFaults)] // each kind in turn
+					api++
+					if f.retryAfter != "" {
+						w.Header().Set("Retry-After", f.retryAfter)
+					}
 					n++
-					w.WriteHeader(http.StatusBadGateway)
-					_, _ = w.Write([]byte(`{"message":"Server Error"}` + "\n"))
+					w.WriteHeader(f.status)
+					_, _ = w.Write([]byte(f.body + "\n"))
 					return true
+				})
+				e.srv.GitFaults(func(service string, r *http.Request) githubtest.GitFault {
+					mu.Lock()
+					defer mu.Unlock()
+					if rng.Float64() >= 0.2 {
+						return githubtest.GitFault{}
+					}
+					n++
+					if rng.IntN(2) == 0 {
+						return githubtest.GitFault{Status: http.StatusBadGateway}
+					}
+					return githubtest.GitFault{Status: http.StatusTooManyRequests, RetryAfter: "1"}
 				})
 				return func() int { mu.Lock(); defer mu.Unlock(); return n }
 			},
 			check: func(t *testing.T, e *env, rs []result) {
-				bad := 0
+				bad, kinds := 0, map[string]int{}
 				for _, r := range e.srv.Requests() {
-					if r.Status == http.StatusBadGateway {
+					if r.Status >= 400 {
 						bad++
+						kinds[fmt.Sprint(r.Status)]++
 					}
 				}
+				for _, r := range e.srv.GitFaulted() {
+					kinds[fmt.Sprintf("git %d", r.Status)]++
+				}
 				if bad == 0 || bad*100 < len(e.srv.Requests())*10 {
-					t.Errorf("%d of %d requests were answered 502, want about 20%%", bad, len(e.srv.Requests()))
+					t.Errorf("%d of %d requests were answered an error, want about 20%%", bad, len(e.srv.Requests()))
+				}
+				for _, k := range []string{"502", "403", "429", "git 502", "git 429"} {
+					if kinds[k] == 0 {
+						t.Errorf("no request was answered %s: %v", k, kinds)
+					}
 				}
 				// Dispatches included: one answered 502 is repeated, so the chain goes on without a rerun.
 				badDispatch := 0
 				for _, r := range e.srv.Requests() {
-					if r.Status == http.StatusBadGateway && strings.HasSuffix(r.Path, "/dispatches") {
+					if r.Status >= 400 && strings.HasSuffix(r.Path, "/dispatches") {
 						badDispatch++
 					}
 				}
 				if badDispatch == 0 {
-					t.Errorf("no dispatch was answered 502")
+					t.Errorf("no dispatch was answered an error")
 				}
 				for i, r := range rs {
 					if strings.Contains(r.stdout+r.stderr, "dispatching ralph.yml") {
@@ -135,11 +178,12 @@ func TestRobustFaults(t *testing.T) {
 			inject: func(t *testing.T, e *env) func() int {
 				var mu sync.Mutex
 				seen := map[string]int{}
-				// Each of these writes succeeds on the server but its answer is lost: the first artifact
+				// Each of these requests takes effect on the server but its answer is lost: the first artifact
 				// comment, the third edit of the status comment, the fifth write of the state label (adding
-				// or setting the issue's labels), the pull request, the second dispatch. (The lock is a git
-				// push, not an API request: internal/lock's TestGitLockLostAnswers loses its answers.)
-				lose := map[string]int{"POST comment": 2, "PATCH comment": 3, "label write": 5, "POST pull": 1, "dispatch": 2}
+				// or setting the issue's labels), the pull request, the second dispatch, the third GraphQL
+				// query, the first REST read; and on git, the second push (the lock's or a branch's), the
+				// third fetch and the fourth ref listing.
+				lose := map[string]int{"POST comment": 2, "PATCH comment": 3, "label write": 5, "POST pull": 1, "dispatch": 2, "graphql": 3, "GET": 1}
 				e.srv.LoseResponse(func(method, path string, status int) bool {
 					mu.Lock()
 					defer mu.Unlock()
@@ -155,34 +199,37 @@ func TestRobustFaults(t *testing.T) {
 						kind = "POST pull"
 					case method == http.MethodPost && path == "/repos/octo/demo/actions/workflows/ralph.yml/dispatches":
 						kind = "dispatch"
+					case strings.HasSuffix(path, "/graphql"):
+						kind = "graphql"
+					case method == http.MethodGet:
+						kind = "GET"
 					default:
 						return false
 					}
 					seen[kind]++
 					return status < 300 && seen[kind] == lose[kind]
 				})
-				return func() int { return len(e.srv.LostResponses()) }
+				gitLose := map[string]int{"git-receive-pack": 2, "git-upload-pack": 3, "info/refs": 4}
+				e.srv.GitFaults(func(service string, r *http.Request) githubtest.GitFault {
+					mu.Lock()
+					defer mu.Unlock()
+					seen[service]++
+					return githubtest.GitFault{Lose: seen[service] == gitLose[service]}
+				})
+				return func() int { return len(e.srv.LostResponses()) + len(e.srv.GitFaulted()) }
 			},
 			check: func(t *testing.T, e *env, rs []result) {
-				if got := len(e.srv.LostResponses()); got != 5 {
-					t.Errorf("%d responses lost, want 5: %v", got, e.srv.LostResponses())
+				if got := len(e.srv.LostResponses()); got != 7 {
+					t.Errorf("%d responses lost, want 7: %v", got, e.srv.LostResponses())
 				}
-				failed, unsure := 0, 0
-				for _, r := range rs {
-					if r.exit != 0 {
-						failed++
+				if got := len(e.srv.GitFaulted()); got != 3 {
+					t.Errorf("%d git answers lost, want 3: %v", got, e.srv.GitFaulted())
+				}
+				// A run that could not learn what a write did ends with a run dispatched to finish it.
+				for i, r := range rs {
+					if r.exit != 0 && !strings.Contains(r.stdout+r.stderr, "dispatching a run to finish the step") {
+						t.Errorf("run %d exited %d without dispatching a run to finish its step:\n%s%s", i, r.exit, r.stdout, r.stderr)
 					}
-				}
-				for _, r := range e.srv.LostResponses() {
-					if (r.Method == http.MethodPost || r.Method == http.MethodPatch) && !strings.HasSuffix(r.Path, "/issues/1/comments") && !strings.HasSuffix(r.Path, "/dispatches") {
-						unsure++
-					}
-				}
-				// A POST or PATCH whose outcome is unknown fails its run (ralph's client does not repeat them
-				// blindly; a PUT or DELETE, or a dispatch, it repeats at once); the rerun finds what the lost write did: the
-				// record (and repairs the labels from it), the pull request by its branch. A new comment is found by its marker in the same run.
-				if failed != unsure {
-					t.Errorf("%d of %d runs failed, want %d (one per lost POST or PATCH answer but a comment's or a dispatch's)", failed, len(rs), unsure)
 				}
 			},
 		},
@@ -245,16 +292,17 @@ func TestRobustFaults(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				e := newEnv(t, cfg)
+				e := newEnvWith(t, cfg, githubtest.Options{GitHTTP: true}) // git over HTTP, where git's faults are injected
 				for k, v := range controls {
 					e.setControl(k, v)
 				}
 				n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 				injected := c.inject(t, e)
-				rs := e.drive(n, driveOpts{reruns: 3, maxRuns: 20})
+				rs := e.drive(n, driveOpts{maxRuns: 20})
 				e.srv.Intercept(nil)
 				e.srv.LoseResponse(nil)
 				e.srv.ReplaceResponse(nil)
+				e.srv.GitFaults(nil)
 				e.wantState(n, workflow.InReview)
 				diff, d, l := compare(ref.snap, e.snapshot(n, branch))
 				if diff != "" {

@@ -44,7 +44,7 @@ type driveOpts struct {
 	// afterRun sees each run as it ends (k as for opts; rerun: how many times this run was re-run).
 	afterRun func(k, rerun int, r result)
 	maxRuns  int // default 30
-	reruns   int // how often one run may be re-run; default 3
+	reruns   int // how often one run may be re-run (as a person or a sweep would); 0: never
 }
 
 // drive enrolls issue n with the ralph:build label and runs the chain of dispatches to its end, as GitHub
@@ -63,9 +63,6 @@ func (e *env) follow(n int, queue []trigger, seen int, o driveOpts) []result {
 	e.t.Helper()
 	if o.maxRuns == 0 {
 		o.maxRuns = 30
-	}
-	if o.reruns == 0 {
-		o.reruns = 3
 	}
 	var out []result
 	for k, rerun := 0, 0; ; {

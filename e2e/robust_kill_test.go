@@ -119,7 +119,7 @@ func TestRobustKillMidAgent(t *testing.T) {
 		if status := e.statusComment(n); !strings.Contains(status, "after taking over a stale lock: Actions run "+itoa(int(killed.runID))) {
 			t.Errorf("the status comment does not mention the takeover:\n%s", status)
 		}
-		e.follow(n, nil, seen, driveOpts{})
+		e.follow(n, nil, seen, driveOpts{reruns: 3})
 		finishAfterTakeover(t, e, n, ref, killed)
 	})
 
@@ -140,7 +140,7 @@ func TestRobustKillMidAgent(t *testing.T) {
 		if want := "attempt 2 of this run replaced attempt 1"; !strings.Contains(r.stdout, want) {
 			t.Errorf("attempt 2 does not say %q:\n%s", want, r.stdout)
 		}
-		e.follow(n, nil, seen, driveOpts{})
+		e.follow(n, nil, seen, driveOpts{reruns: 3})
 		finishAfterTakeover(t, e, n, ref, killed)
 	})
 
@@ -185,7 +185,7 @@ func TestRobustKillMidAgent(t *testing.T) {
 		if want := "took over a stale lock held by Actions run " + itoa(int(killed.runID)); !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "its lease expired at") {
 			t.Errorf("the run after the lease does not say %q and why:\n%s", want, r.stdout)
 		}
-		e.follow(n, nil, seen, driveOpts{})
+		e.follow(n, nil, seen, driveOpts{reruns: 3})
 		finishAfterTakeover(t, e, n, ref, killed)
 	})
 }

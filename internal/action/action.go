@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -249,6 +250,19 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 		next := res.Dispatch
 		if res.Continue {
 			next = append([]int{n}, next...)
+		}
+		if err != nil && !slices.Contains(next, n) && engine.Transient(err) {
+			// GitHub failed for a while: a run for the same issue finishes what this one began, a few times
+			// in a row at most (engine/finish.go).
+			switch ok, runs, ferr := eng.Finishing(ctx, res); {
+			case ferr != nil:
+				errs = append(errs, fmt.Errorf("#%d: GitHub failed for a while, and the runs that finish its step could not be counted, so none is dispatched: the next sweep or `/ralph retry` goes on: %w", n, ferr))
+			case !ok:
+				errs = append(errs, fmt.Errorf("#%d: GitHub failed %d runs in a row on this step; no run is dispatched again: the next sweep or `/ralph retry` goes on", n, runs+1))
+			default:
+				r.a.Warningf("#%d: GitHub failed for a while (%v); dispatching a run to finish the step (%d of %d)", n, err, runs, engine.MaxFinishing)
+				next = append([]int{n}, next...)
+			}
 		}
 		for _, m := range next {
 			if derr := r.dispatch(ctx, gh, m); derr != nil {

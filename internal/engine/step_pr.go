@@ -40,6 +40,13 @@ func pullRequestStep() Step {
 
 // pullRequest opens the pull request from the branch (or finds the one a stopped run opened).
 func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) {
+	if rec.Fix != nil && rec.PR != 0 {
+		// A fix round answers the pull request it was started on, which the record names: no look needed
+		// (a pull request closed meanwhile is the pull_request event's to handle).
+		r.answerFix(ctx, rec)
+		rec.Fix = nil
+		return Outcome{To: workflow.InReview}, nil
+	}
 	// A run that stopped after opening the pull request left it open: find it before opening one.
 	pr, err := r.gh.FindPull(ctx, rec.Branch, rec.Base)
 	if err != nil {

@@ -10,18 +10,24 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// setState makes `to` the issue's only state label, in one request that sets the issue's whole label list.
-// The record's state is settle's to change.
-func (w writer) setState(ctx context.Context, to workflow.State) error {
+// setState makes `to` the issue's only state label, in one request that sets the issue's whole label list,
+// which also adds or removes the other labels changes names (a step's needs-iteration). The record's
+// state is settle's to change.
+func (w writer) setState(ctx context.Context, to workflow.State, changes ...labelChange) error {
 	labels := w.ic.gh.LabelNames()
-	want := make([]string, 0, len(labels)+1)
+	want := make([]string, 0, len(labels)+1+len(changes))
 	for _, l := range labels {
-		if s, ok := workflow.StateFromLabel(l); !ok || s == to {
+		if s, ok := workflow.StateFromLabel(l); (!ok || s == to) && !slices.Contains(changes, labelChange{Label: l, On: false}) {
 			want = append(want, l)
 		}
 	}
 	if !slices.Contains(want, to.Label()) {
 		want = append(want, to.Label())
+	}
+	for _, c := range changes {
+		if c.On && !slices.Contains(want, c.Label) {
+			want = append(want, c.Label)
+		}
 	}
 	if !slices.Equal(labels, want) {
 		if err := w.gh.SetLabels(ctx, w.ic.n, want); err != nil {
@@ -42,16 +48,11 @@ func (w writer) setState(ctx context.Context, to workflow.State) error {
 	return nil
 }
 
-// write carries a settled run to GitHub: the other labels, the notices, then the status comment with the
-// new record, then the state label. A crash between the last two leaves labels that the next run repairs
-// from the record (see resolveState).
+// write carries a settled run to GitHub: the notices, then the status comment with the new record, then
+// the labels (the state's and the others the step changes) in one request. A crash between the last two
+// leaves labels that the next run repairs from the record (see resolveState).
 func (w writer) write(ctx context.Context, s settled) error {
 	w.ic.rec = s.Record
-	for _, l := range s.Labels {
-		if err := w.toggleLabel(ctx, l.Label, l.On); err != nil {
-			return err
-		}
-	}
 	for _, n := range s.Notices {
 		if err := w.notice(ctx, n.Key, n.Body); err != nil {
 			return err
@@ -61,7 +62,7 @@ func (w writer) write(ctx context.Context, s settled) error {
 		return err
 	}
 	w.checkpoint("after-status")
-	if err := w.setState(ctx, s.To); err != nil {
+	if err := w.setState(ctx, s.To, s.Labels...); err != nil {
 		return err
 	}
 	w.checkpoint("after-label")
@@ -150,23 +151,6 @@ func (w writer) checkpoint(name string) {
 	if w.stop != nil {
 		w.stop(name)
 	}
-}
-
-func (w writer) toggleLabel(ctx context.Context, label string, on bool) error {
-	has := slices.Contains(w.ic.gh.LabelNames(), label)
-	switch {
-	case on && !has:
-		if err := w.gh.AddLabels(ctx, w.ic.n, label); err != nil {
-			return err
-		}
-		w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: label})
-	case !on && has:
-		if err := w.gh.RemoveLabel(ctx, w.ic.n, label); err != nil {
-			return err
-		}
-		w.ic.gh.Labels = slices.DeleteFunc(w.ic.gh.Labels, func(l ghapi.Label) bool { return l.Name == label })
-	}
-	return nil
 }
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue

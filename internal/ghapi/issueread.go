@@ -166,7 +166,7 @@ func (c *Client) issuePage(ctx context.Context, n int, after any, login string) 
 	if login != "" {
 		query, vars["login"] = issueQueryFor, login
 	}
-	if _, err := c.do(ctx, http.MethodPost, c.endpoints.GraphQL, map[string]any{"query": query, "variables": vars}, &out); err != nil {
+	if _, err := c.do(readQuery(ctx, query), http.MethodPost, c.endpoints.GraphQL, map[string]any{"query": query, "variables": vars}, &out); err != nil {
 		return nil, "", err
 	}
 	var failed string

@@ -182,7 +182,8 @@ func (c *Client) Issues(ctx context.Context, f IssueFilter) ([]Issue, error) {
 
 // AddLabels adds labels to issue n; GitHub creates labels the repository does not have yet.
 func (c *Client) AddLabels(ctx context.Context, n int, labels ...string) error {
-	_, err := c.do(ctx, http.MethodPost, c.repoPath("issues", strconv.Itoa(n), "labels"), map[string][]string{"labels": labels}, nil)
+	// Adding a label the issue has already changes nothing: safe to send again.
+	_, err := c.do(context.WithValue(ctx, repeatKey{}, true), http.MethodPost, c.repoPath("issues", strconv.Itoa(n), "labels"), map[string][]string{"labels": labels}, nil)
 	return err
 }
 
@@ -222,7 +223,8 @@ func (c *Client) CreateComment(ctx context.Context, n int, body string) (Comment
 // UpdateComment replaces a comment's body.
 func (c *Client) UpdateComment(ctx context.Context, id int64, body string) (Comment, error) {
 	var cm Comment
-	_, err := c.do(ctx, http.MethodPatch, c.repoPath("issues", "comments", strconv.FormatInt(id, 10)), map[string]string{"body": body}, &cm)
+	// An edit sets the whole body: sent twice, it leaves the comment as sent once.
+	_, err := c.do(context.WithValue(ctx, repeatKey{}, true), http.MethodPatch, c.repoPath("issues", "comments", strconv.FormatInt(id, 10)), map[string]string{"body": body}, &cm)
 	return cm, err
 }
 

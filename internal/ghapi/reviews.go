@@ -121,7 +121,7 @@ func (es gqlErrors) err(what string) error {
 
 // graphQL posts one query and decodes its answer into out, whose Errors field it checks.
 func (c *Client) graphQL(ctx context.Context, query string, vars map[string]any, out any) error {
-	_, err := c.do(ctx, http.MethodPost, c.endpoints.GraphQL, map[string]any{"query": query, "variables": vars}, out)
+	_, err := c.do(readQuery(ctx, query), http.MethodPost, c.endpoints.GraphQL, map[string]any{"query": query, "variables": vars}, out)
 	return err
 }
 

@@ -48,6 +48,14 @@ type createKey struct{}
 // broken connection): the caller says why a second copy does no harm.
 type repeatKey struct{}
 
+// readQuery marks a GraphQL query (not a mutation) as safe to send again: it is a POST, but it reads.
+func readQuery(ctx context.Context, query string) context.Context {
+	if strings.HasPrefix(strings.TrimSpace(query), "mutation") {
+		return ctx
+	}
+	return context.WithValue(ctx, repeatKey{}, true)
+}
+
 // retryTransport retries 5xx answers, secondary rate limits and network errors of idempotent requests.
 // A POST or PATCH whose connection broke is not retried: GitHub may have applied it, and the caller's
 // look-before-create logic is what makes repeating it safe.

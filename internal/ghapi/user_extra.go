@@ -27,7 +27,7 @@ func (c *Client) Viewer(ctx context.Context) (string, error) {
 			Message string `json:"message"`
 		} `json:"errors"`
 	}
-	if _, err := c.do(ctx, http.MethodPost, c.endpoints.GraphQL, map[string]string{"query": "query{viewer{login}}"}, &out); err != nil {
+	if _, err := c.do(readQuery(ctx, "query{viewer{login}}"), http.MethodPost, c.endpoints.GraphQL, map[string]string{"query": "query{viewer{login}}"}, &out); err != nil {
 		return "", err
 	}
 	if len(out.Errors) > 0 {

@@ -174,13 +174,11 @@ func (r *Repo) runInput(ctx context.Context, workTree string, env []string, stdi
 	if workTree != "" {
 		e = append(e, "GIT_WORK_TREE="+workTree)
 	}
-	var out []byte
-	var err error
-	if stdin == nil {
-		out, err = r.Runner.Run(ctx, dir, append(e, env...), full...)
-	} else {
-		out, err = runInput(ctx, r.Runner, dir, append(e, env...), stdin, full...)
+	if stdin != nil {
+		out, err := runInput(ctx, r.Runner, dir, append(e, env...), stdin, full...)
+		return out, r.redactor().error(err)
 	}
+	out, err := retrying(ctx, args, func() ([]byte, error) { return r.Runner.Run(ctx, dir, append(e, env...), full...) })
 	return out, r.redactor().error(err)
 }
 
@@ -329,16 +327,39 @@ func (r *Repo) push(ctx context.Context, name, lease, refspec string) error {
 		return nil
 	}
 	// The reason is the remote's text: it may repeat what it was sent.
-	if reason, ok := rejection(string(out)); ok {
-		return &PushRejectedError{Branch: name, Reason: r.redactor().string(reason)}
-	}
+	reason, ok := rejection(string(out))
 	var ce *CommandError
-	if errors.As(err, &ce) {
-		if reason, ok := rejection(ce.Stderr); ok {
-			return &PushRejectedError{Branch: name, Reason: reason}
+	if !ok && errors.As(err, &ce) {
+		reason, ok = rejection(ce.Stderr)
+	}
+	if !ok {
+		return fmt.Errorf("push to %s: %w", name, err)
+	}
+	if r.landed(ctx, refspec) {
+		// An earlier try went through and only its answer was lost (see NetRetry): the remote is where
+		// this compare-and-swap was to move it. (A delete is not taken for done: a ref that is gone may
+		// have been deleted by another run, which a caller must learn.)
+		return nil
+	}
+	return &PushRejectedError{Branch: name, Reason: r.redactor().string(reason)}
+}
+
+// landed says whether the remote's ref is already at the commit refspec ("sha:ref") moves it to.
+func (r *Repo) landed(ctx context.Context, refspec string) bool {
+	sha, ref, _ := strings.Cut(refspec, ":")
+	if sha == "" {
+		return false
+	}
+	out, err := r.run(ctx, "", r.authEnv(), "ls-remote", r.URL, ref)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if got, name, _ := strings.Cut(line, "\t"); name == ref {
+			return got == sha
 		}
 	}
-	return fmt.Errorf("push to %s: %w", name, err)
+	return false
 }
 
 // FetchRef fetches ref from the remote into the same ref of ralph's repository and returns its commit;

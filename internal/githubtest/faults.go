@@ -13,6 +13,9 @@ type faults struct {
 	replace  func(method, path string, status int) int
 	lost     []Request
 	replaced []Request
+	// git spoils smart-HTTP requests (GitFaults).
+	git        func(service string, r *http.Request) GitFault
+	gitFaulted []Request
 }
 
 // LoseResponse installs f to run after each API request has been handled (nil removes it). When f returns
@@ -113,4 +116,60 @@ func (s *Server) settleResponse(w http.ResponseWriter, method, path string) {
 	}
 	hw.ResponseWriter.WriteHeader(hw.status)
 	_, _ = hw.ResponseWriter.Write(hw.body.Bytes())
+}
+
+// GitFault is what happens to one smart-HTTP request (see GitFaults).
+type GitFault struct {
+	// Status, when not 0, answers the request with this status before git sees it (the request does
+	// nothing), with RetryAfter as its Retry-After header when set.
+	Status     int
+	RetryAfter string
+	// Lose lets git do the work (a push lands) and then closes the connection without an answer.
+	Lose bool
+}
+
+// GitFaults installs f to run on each smart-HTTP request (GitHTTP; nil removes it): service is the path
+// after /<owner>/<repo>.git/ ("info/refs", "git-upload-pack", "git-receive-pack"). Faults on git, as
+// Intercept and LoseResponse are on the API; every request f spoils is listed by GitFaulted.
+func (s *Server) GitFaults(f func(service string, r *http.Request) GitFault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults.git = f
+}
+
+// GitFaulted lists the smart-HTTP requests GitFaults spoiled: Status is the injected status, or 0 for an
+// answer lost.
+func (s *Server) GitFaulted() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.faults.gitFaulted)
+}
+
+// gitFault applies the installed git fault to one smart-HTTP request: it answers it (true) or returns the
+// writer serve must use, which drops its answer when the fault says so (lose).
+func (s *Server) gitFault(w http.ResponseWriter, r *http.Request, service string) (http.ResponseWriter, bool, bool) {
+	s.mu.Lock()
+	f := s.faults.git
+	s.mu.Unlock()
+	if f == nil {
+		return w, false, false
+	}
+	ft := f(service, r)
+	switch {
+	case ft.Status != 0:
+		s.mu.Lock()
+		s.faults.gitFaulted = append(s.faults.gitFaulted, Request{Method: r.Method, Path: r.URL.Path, Status: ft.Status})
+		s.mu.Unlock()
+		if ft.RetryAfter != "" {
+			w.Header().Set("Retry-After", ft.RetryAfter)
+		}
+		http.Error(w, fmt.Sprintf("githubtest: an injected %d", ft.Status), ft.Status)
+		return w, true, false
+	case ft.Lose:
+		s.mu.Lock()
+		s.faults.gitFaulted = append(s.faults.gitFaulted, Request{Method: r.Method, Path: r.URL.Path})
+		s.mu.Unlock()
+		return &heldWriter{ResponseWriter: w}, false, true
+	}
+	return w, false, false
 }

@@ -46,6 +46,14 @@ func (s *Server) serveGitHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Invalid username or token. Password authentication is not supported for Git operations.", http.StatusUnauthorized)
 		return
 	}
+	w, done, lose := s.gitFault(w, r, rest)
+	if done {
+		return
+	}
+	if lose {
+		// git does the work; the connection then closes with no answer (net/http sends nothing not flushed).
+		defer func() { panic(http.ErrAbortHandler) }()
+	}
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

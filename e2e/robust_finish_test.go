@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// A GitHub that keeps failing one request (every edit of the status comment answered 502) gets a few runs
+// dispatched to finish the step, engine.MaxFinishing in a row, and then none: the chain ends with an error
+// that says so, instead of dispatching itself for as long as the outage lasts. The agent's work is not
+// redone by the runs that try to finish it.
+func TestRobustFaultsFinishingIsBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, baseConfig(t, "research: false\n"), githubtest.Options{GitHTTP: true})
+	e.setControl("phases", "1")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
+	var mu sync.Mutex
+	failed := 0
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPatch || !strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") {
+			return false
+		}
+		mu.Lock()
+		failed++
+		mu.Unlock()
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte(`{"message":"Server Error"}` + "\n"))
+		return true
+	})
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	r := e.run("issues", labeledEvent(t, n, workflow.LabelBuild, maintainer), nil)
+	runs := []result{r}
+	for len(runs) < 12 {
+		ds := e.srv.Dispatches()
+		if e.seen >= len(ds) {
+			break
+		}
+		d := ds[e.seen]
+		e.seen = len(ds)
+		runs = append(runs, e.run("workflow_dispatch", dispatchEvent(t, d.Inputs), nil))
+	}
+	// The label run plans (the status comment is new: created, not edited), the review run's edit fails, and
+	// so do the MaxFinishing runs dispatched to finish it.
+	if got, want := len(runs), 2+engine.MaxFinishing; got != want {
+		t.Fatalf("%d runs, want %d (the label run, the review, %d runs to finish it)", got, want, engine.MaxFinishing)
+	}
+	for i, r := range runs[1:] {
+		if r.exit == 0 {
+			t.Errorf("run %d exited 0 with every edit of the status comment failing", i+1)
+		}
+	}
+	last := runs[len(runs)-1]
+	if !strings.Contains(last.stdout, "no run is dispatched again") {
+		t.Errorf("the last run does not say why it dispatched nothing:\n%s%s", last.stdout, last.stderr)
+	}
+	if got := e.invocations(); len(got) != 2 {
+		t.Errorf("agent invocations = %q, want the plan and one review (the review's work is not redone)", got)
+	}
+}

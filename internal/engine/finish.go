@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
+)
+
+// Transient says whether err is GitHub (its API or its git host) failing for a while rather than refusing
+// what ralph asked: a 5xx answer, a rate limit, a connection that broke or an answer that never came, after
+// the client's own retries. A run that ends on one has left the issue where a run that starts afresh picks
+// it up (every write is found again by its marker, its branch or the record, and the agent's work by its
+// commit), so the Action dispatches a run to finish the step instead of leaving the issue to a sweep.
+// The run's context ending is not transient: whoever ended it decides.
+//
+// A step's failure that ralph recorded (a *StepError on its own, not joined with the error of writing it)
+// is not transient: the record says what comes next, a retry or a person.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || recorded(err) {
+		return false
+	}
+	if git.Transient(err) {
+		return true
+	}
+	var ge *ghapi.Error
+	if errors.As(err, &ge) {
+		switch {
+		case ge.Status >= 500 && ge.Status != http.StatusNotImplemented, ge.Status == http.StatusTooManyRequests:
+			return true
+		case ge.Status == http.StatusForbidden:
+			m := strings.ToLower(ge.Message)
+			return strings.Contains(m, "rate limit") // secondary, or a primary limit that resets later
+		}
+		return false
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+}
+
+// recorded says whether err is, under plain wrapping, a *StepError: fail wrote it down. A StepError joined
+// with another error is one whose writing failed.
+func recorded(err error) bool {
+	for err != nil {
+		if _, ok := err.(*StepError); ok {
+			return true
+		}
+		if _, ok := err.(interface{ Unwrap() []error }); ok {
+			return false
+		}
+		err = errors.Unwrap(err)
+	}
+	return false
+}
+
+// MaxFinishing is how many runs in a row may be dispatched to finish the same step of an issue: GitHub
+// failing for longer than that many runs (about a minute each) is an outage, which the next sweep, or a
+// person's `/ralph retry`, outlasts better than a chain of runs that each fail.
+const MaxFinishing = 3
+
+// finishRef keeps, for issue n, the step the last runs failed to finish and how many did: ralph's own ref,
+// moved by git (no API request), only on the failure path.
+func finishRef(n int) string { return fmt.Sprintf("refs/ralph/finish/%d", n) }
+
+// Finishing says whether a run that ended on a transient error (res: where it found issue res.Issue, the
+// step it took) may dispatch a run to finish the step, and counts it: at most MaxFinishing in a row for the
+// same state and step. A run that found the issue elsewhere starts the count again. An error (the count
+// could not be read or kept) dispatches nothing: the bound holds whatever git says.
+func (e *Engine) Finishing(ctx context.Context, res Result) (ok bool, runs int, err error) {
+	if e.Workspaces == nil {
+		return true, 0, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	refs := lock.GitRefs{Repo: e.Workspaces.Repo(), Author: e.Author}
+	ref, at := finishRef(res.Issue), fmt.Sprintf("%s %s", res.From, res.Step)
+	parent, msg, found, err := refs.Read(ctx, ref)
+	if err != nil {
+		return false, 0, err
+	}
+	runs, since := 1, e.now()
+	if found {
+		// The same step, failed by the runs of the last hour: the same outage. (Two phases of implement
+		// are the same state and step: a count an hour old is another story.)
+		if prev, n, t := parseFinish(msg); prev == at && e.now().Sub(t) < time.Hour {
+			runs, since = n+1, t
+		}
+	}
+	if runs > MaxFinishing {
+		return false, runs - 1, nil
+	}
+	body := fmt.Sprintf("ralph: finishing #%d\n\nat: %s\nruns: %d\nsince: %s\n", res.Issue, at, runs, since.Format(time.RFC3339))
+	if _, err := refs.Swap(ctx, ref, parent, body); err != nil {
+		return false, 0, err
+	}
+	return true, runs, nil
+}
+
+// parseFinish reads a finishing count's commit message (Finishing's own format).
+func parseFinish(msg string) (at string, runs int, since time.Time) {
+	for _, line := range strings.Split(msg, "\n") {
+		if v, ok := strings.CutPrefix(line, "at: "); ok {
+			at = v
+		}
+		if v, ok := strings.CutPrefix(line, "runs: "); ok {
+			runs, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(line, "since: "); ok {
+			since, _ = time.Parse(time.RFC3339, v)
+		}
+	}
+	return at, runs, since
+}

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os/exec"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/git"
+)
+
+// Transient decides whether a failed run dispatches a run to finish its step: GitHub failing for a while
+// does; a refusal, a recorded step failure and a cancelled run do not.
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	lost := &url.Error{Op: "Patch", URL: "https://api.github.com/x", Err: io.EOF}
+	gitFail := &git.CommandError{Args: []string{"push"}, Stderr: "error: RPC failed; HTTP 502 curl 22 The requested URL returned error: 502", Err: &exec.ExitError{}}
+	step := &StepError{Step: "implement", Reason: "verify failed"}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"lost answer", fmt.Errorf("#1: updating the status comment: %w", lost), true},
+		{"502", &ghapi.Error{Status: 502}, true},
+		{"secondary rate limit", &ghapi.Error{Status: 403, Message: "You have exceeded a secondary rate limit"}, true},
+		{"429", &ghapi.Error{Status: 429}, true},
+		{"git 502", fmt.Errorf("push: %w", gitFail), true},
+		{"failure recorded, its writing failed", fmt.Errorf("#1: %w", errors.Join(step, lost)), true},
+		{"forbidden", &ghapi.Error{Status: 403, Message: "Resource not accessible by integration"}, false},
+		{"not found", &ghapi.Error{Status: 404}, false},
+		{"step failure recorded", fmt.Errorf("#1: %w", step), false},
+		{"step failure on a lost answer, recorded", fmt.Errorf("#1: %w", &StepError{Step: "pr", Err: lost}), false},
+		{"input", &InputError{Msg: "no such issue"}, false},
+		{"held", &HeldError{Holder: "Actions run 1"}, false},
+	}
+	for _, c := range cases {
+		if got := Transient(c.err); got != c.want {
+			t.Errorf("%s: Transient(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package git
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"testing"
+)
+
+// Transient tells a remote that failed for a while (which ralph retries, and then hands to a run that
+// finishes the step) from one that refused (which no retry changes).
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	exit := &exec.ExitError{}
+	cases := []struct {
+		stderr string
+		want   bool
+	}{
+		{"error: RPC failed; HTTP 502 curl 22 The requested URL returned error: 502\nfatal: the remote end hung up unexpectedly", true},
+		{"fatal: unable to access 'https://github.com/o/r.git/': The requested URL returned error: 429", true},
+		{"fatal: unable to access 'http://127.0.0.1:1/o/r.git/': Empty reply from server", true},
+		{"fatal: unable to access 'https://github.com/o/r.git/': The requested URL returned error: 403", false},
+		{"remote: Invalid username or token.\nfatal: Authentication failed for 'https://github.com/o/r.git/'", false},
+		{"! [rejected] sha -> refs/heads/b (stale info)\nerror: failed to push some refs", false},
+		{"fatal: couldn't find remote ref refs/heads/nope", false},
+	}
+	for _, c := range cases {
+		err := fmt.Errorf("push: %w", &CommandError{Args: []string{"push"}, Stderr: c.stderr, Err: exit})
+		if got := Transient(err); got != c.want {
+			t.Errorf("Transient(%q) = %v, want %v", c.stderr, got, c.want)
+		}
+	}
+	if Transient(errors.New("RPC failed")) {
+		t.Error("an error that is not git's is transient")
+	}
+}
