@@ -316,9 +316,19 @@ func (ls *Lease) renewOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	next, err := ls.l.Refs.Swap(ctx, "refs/"+RefName(ls.issue), cur, msg)
+	ref := "refs/" + RefName(ls.issue)
+	next, err := ls.l.Refs.Swap(ctx, ref, cur, msg)
 	if err != nil {
-		return err
+		// The swap may have landed though its answer was lost (a deadline, a broken connection, a retry
+		// that found its own first try): the lock commit's message is this renewal's alone (its nonce), so
+		// a ref at a commit with that message is this lease's.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sha, got, found, rerr := ls.l.Refs.Read(rctx, ref)
+		cancel()
+		if rerr != nil || !found || strings.TrimSpace(got) != strings.TrimSpace(msg) {
+			return err
+		}
+		next = sha
 	}
 	ls.mu.Lock()
 	ls.sha = next

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -423,5 +424,67 @@ func wantLost(t *testing.T, a *Lease) {
 	case <-a.Lost():
 	default:
 		t.Fatal("Lost() is not closed after the loss")
+	}
+}
+
+// lostSwaps is a Refs whose every Swap after the first lands on the remote but whose answer is lost: the
+// caller sees an error, as a renewal does whose git push outlived its deadline or whose reply never came.
+type lostSwaps struct {
+	Refs
+	mu    sync.Mutex
+	swaps int
+}
+
+func (l *lostSwaps) Swap(ctx context.Context, ref, parent, msg string) (string, error) {
+	sha, err := l.Refs.Swap(ctx, ref, parent, msg)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.swaps++; l.swaps > 1 && err == nil {
+		return "", errors.New("the answer was lost")
+	}
+	return sha, err
+}
+
+// TestRenewalAnswerLost: a renewal that landed though its answer was lost is the lease's own: it is not
+// taken for a lost lock, the next renewal builds on it, and Release deletes the lock (no lock of a finished
+// run is left for the next run to wait out).
+func TestRenewalAnswerLost(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	api := client(t, srv)
+	ctx := context.Background()
+	srv.SetWorkflowRun(1, "in_progress", "")
+	for name, refs := range both(t, srv) {
+		t.Run(name, func(t *testing.T) {
+			lost := &lostSwaps{Refs: refs}
+			l := actions(lost, api, 1, 300*time.Millisecond)
+			var warned []string
+			var mu sync.Mutex
+			l.Warnf = func(f string, a ...any) { mu.Lock(); warned = append(warned, fmt.Sprintf(f, a...)); mu.Unlock() }
+			issue := map[string]int{"git": 21, "rest": 22}[name]
+			a, err := l.Acquire(ctx, issue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				lost.mu.Lock()
+				n := lost.swaps
+				lost.mu.Unlock()
+				if n >= 3 {
+					break
+				}
+			}
+			select {
+			case <-a.Lost():
+				t.Errorf("a renewal whose answer was lost was taken for a lost lock (warnings: %q)", warned)
+			default:
+			}
+			if err := a.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, found, err := refs.Read(ctx, "refs/"+RefName(issue)); err != nil || found {
+				t.Errorf("after Release the lock is still there (found %v, %v)", found, err)
+			}
+		})
 	}
 }
