@@ -47,8 +47,11 @@ var costPaths = []costPath{
 // BenchmarkCostPaths measures the runs of each path besides the happy one (BenchmarkCostSteps): each
 // escalation to Human Needed, each sending back, and a person's answer to one. Every run of one step must
 // stay within stepBudget (reported as max-requests/step); the run of a person's command does the command's
-// bookkeeping and then the step it allows, and is held to two steps' budget.
+// bookkeeping and then the step it allows, under one lock and one read of the issue, and is held to the
+// step's budget plus the command's own three requests (the person's permission, the record that keeps
+// the command before the step starts, its label).
 func BenchmarkCostPaths(b *testing.B) {
+	const commandBudget = 3
 	for i := 0; i < b.N; i++ {
 		maxReqs := 0
 		for _, p := range costPaths {
@@ -58,9 +61,9 @@ func BenchmarkCostPaths(b *testing.B) {
 			}
 			for _, c := range costs {
 				if c.steps == 2 {
-					// A person's command and the step it runs, in one run: two steps' budget.
-					if c.rest+c.graphql > 2*stepBudget {
-						b.Errorf("%s: %s took %d requests (%d REST, %d GraphQL), over the budget of two steps, %d: %s", p.name, c.step, c.rest+c.graphql, c.rest, c.graphql, 2*stepBudget, strings.Join(c.endpoints, ", "))
+					// A person's command and the step it runs, in one run.
+					if c.rest+c.graphql > stepBudget+commandBudget {
+						b.Errorf("%s: %s took %d requests (%d REST, %d GraphQL), over the budget of a step and a command, %d: %s", p.name, c.step, c.rest+c.graphql, c.rest, c.graphql, stepBudget+commandBudget, strings.Join(c.endpoints, ", "))
 					}
 					continue
 				}

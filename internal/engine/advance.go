@@ -126,15 +126,6 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		return Result{Issue: n}, fmt.Errorf("locking #%d: %w", n, err)
 	}
 	defer release()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-lease.Lost():
-			cancel(errLockLost)
-		case <-ctx.Done():
-		}
-	}()
 	// Read under the lock: a run that held it until a moment ago may have moved the issue on.
 	ic, why, err := e.admit(ctx, n, enroller, gate)
 	if err != nil {
@@ -165,10 +156,25 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 			return Result{Issue: n}, err
 		}
 	}
+	return e.take(ctx, ic, lease)
+}
+
+// take takes the issue's next step under lease, which cancels the step when another run takes the lock
+// over, and writes what is left to write.
+func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel(errLockLost)
+		case <-ctx.Done():
+		}
+	}()
 	res, err := e.step(ctx, ic)
 	if ic.ws != nil {
 		if cerr := ic.ws.Close(); cerr != nil {
-			e.Log.Warnf("#%d: removing the agent's copy: %v", n, cerr)
+			e.Log.Warnf("#%d: removing the agent's copy: %v", ic.n, cerr)
 		}
 	}
 	if err == nil && ic.state != "" {

@@ -21,26 +21,36 @@ type Command struct {
 }
 
 // Act carries out a person's command and then, with c.Advance, the step it leaves ready to run: the one
-// engine call behind both doors. The command itself is bookkeeping; step is the next step's result (nil
-// when none ran), and err the command's or that step's.
+// engine call behind both doors, under one lock and one read of the issue. The command itself is
+// bookkeeping, recorded before the step starts (a step that stops does not lose it); step is the next
+// step's result (nil when none ran), and err the command's or that step's.
 func (e *Engine) Act(ctx context.Context, c Command) (res Result, step *Result, err error) {
+	var p personal
 	switch c.Action {
 	case ActApprove:
-		res, err = e.Approve(ctx, c.Issue, c.Login)
+		p = e.approval(c.Issue, c.Login)
 	case ActReject:
-		res, err = e.Reject(ctx, c.Issue, c.Login, c.Reason)
+		p, err = e.rejection(c.Issue, c.Login, c.Reason)
 	case ActRetry:
-		res, err = e.Retry(ctx, c.Issue, c.Login)
+		p = e.retrial(c.Issue, c.Login)
 	case ActFix:
-		res, err = e.Fix(ctx, c.Issue, c.Login, FixRequest{Cause: FixComment, Text: c.Reason})
+		p = e.fixing(ctx, c.Login, FixRequest{Cause: FixComment, Text: c.Reason})
 	default:
 		return Result{Issue: c.Issue}, nil, inputErrorf("%q is no command of a person's: approve, reject, retry or fix", c.Action)
 	}
-	if err != nil || !c.Advance || !res.Continue || e.DryRun {
-		return res, nil, err
+	if err != nil {
+		return Result{Issue: c.Issue}, nil, err
 	}
-	next, err := e.Advance(ctx, c.Issue)
-	return res, &next, err
+	return e.person(ctx, c.Issue, p, c.Advance)
+}
+
+// personal is a person's command (or the checks'): who asks, whether they must be someone with write access,
+// and what it changes of the record.
+type personal struct {
+	act       Action
+	login     string
+	authorize bool
+	change    func(ic *issue, rec *Record) (Outcome, error)
 }
 
 // Enroll records that login added ralph:build, then advances the issue one step. The caller has seen the
@@ -52,7 +62,12 @@ func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error
 // Approve approves the plan of an issue in Plan in Review, or the split of an issue whose triage's split
 // waits for a person (split.approve).
 func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActApprove, func(ic *issue, rec *Record) (Outcome, error) {
+	res, _, err := e.person(ctx, n, e.approval(n, login), false)
+	return res, err
+}
+
+func (e *Engine) approval(n int, login string) personal {
+	return personal{act: ActApprove, login: login, authorize: true, change: func(ic *issue, rec *Record) (Outcome, error) {
 		if ps := rec.Split; ic.state == workflow.Backlog && ps != nil {
 			if ps.ApprovedBy != "" {
 				return Outcome{}, inputErrorf("#%d's split was approved by @%s already; the next run creates its sub-issues", n, ps.ApprovedBy)
@@ -66,17 +81,26 @@ func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, erro
 		rec.Feedback = ""
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
-	})
+	}}
 }
 
 // Reject sends the plan back with the person's reason, which reaches the next plan step's prompt; or a
 // split that waits for approval back to triage, the reason in the next triage's prompt.
 func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Result, error) {
+	p, err := e.rejection(n, login, reason)
+	if err != nil {
+		return Result{Issue: n}, err
+	}
+	res, _, err := e.person(ctx, n, p, false)
+	return res, err
+}
+
+func (e *Engine) rejection(n int, login, reason string) (personal, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
-		return Result{Issue: n}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
+		return personal{}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
 	}
-	return e.person(ctx, n, login, ActReject, func(ic *issue, rec *Record) (Outcome, error) {
+	return personal{act: ActReject, login: login, authorize: true, change: func(ic *issue, rec *Record) (Outcome, error) {
 		if ic.state == workflow.Backlog && rec.Split != nil {
 			// Nothing was created: the issue is triaged again, with the reason in the triage's prompt.
 			rec.Split = nil
@@ -88,12 +112,17 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 		}
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
 		return e.runner(ic).sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
-	})
+	}}, nil
 }
 
 // Retry takes an issue out of Human Needed, back to the state it was in before.
 func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error) {
-	return e.person(ctx, n, login, ActRetry, func(ic *issue, rec *Record) (Outcome, error) {
+	res, _, err := e.person(ctx, n, e.retrial(n, login), false)
+	return res, err
+}
+
+func (e *Engine) retrial(n int, login string) personal {
+	return personal{act: ActRetry, login: login, authorize: true, change: func(ic *issue, rec *Record) (Outcome, error) {
 		if ic.state != workflow.HumanNeeded {
 			return Outcome{}, inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
 		}
@@ -110,7 +139,7 @@ func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error)
 			}
 		}
 		return Outcome{To: to}, nil
-	})
+	}}
 }
 
 // notEnrolled is a person's action on an issue ralph holds no record of.
@@ -124,61 +153,63 @@ func notEnrolled(ic *issue) error {
 // Fix sends an issue in In Review back to work with a fix phase made from req. A review or a comment counts
 // only from someone with write access (login); failing checks count only on the commit ralph last pushed.
 func (e *Engine) Fix(ctx context.Context, n int, login string, req FixRequest) (Result, error) {
-	change := func(ic *issue, rec *Record) (Outcome, error) { return e.runner(ic).fix(ctx, rec, login, req) }
-	if req.Cause == FixCI {
-		// No person asks: the checks' result on ralph's own commit does, which fix checks.
-		return e.personAs(ctx, n, login, ActFix, false, change)
-	}
-	return e.person(ctx, n, login, ActFix, change)
+	res, _, err := e.person(ctx, n, e.fixing(ctx, login, req), false)
+	return res, err
 }
 
-// person runs a person's action: authorize, lock, read, check, change, record.
-func (e *Engine) person(ctx context.Context, n int, login string, act Action, change func(ic *issue, rec *Record) (Outcome, error)) (Result, error) {
-	return e.personAs(ctx, n, login, act, true, change)
+func (e *Engine) fixing(ctx context.Context, login string, req FixRequest) personal {
+	return personal{act: ActFix, login: login,
+		// Failing checks: no person asks, the checks' result on ralph's own commit does, which fix checks.
+		authorize: req.Cause != FixCI,
+		change:    func(ic *issue, rec *Record) (Outcome, error) { return e.runner(ic).fix(ctx, rec, login, req) }}
 }
 
-// personAs is person; authorize false is for what no person asks (checks that failed on ralph's commit),
-// whose change checks what it acts on itself.
-func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, authorize bool, change func(ic *issue, rec *Record) (Outcome, error)) (Result, error) {
+// person runs a person's command: authorize, lock, read, check, change, record; then, with advance and
+// when the command leaves a step ready, that step, under the same lock and on the same read of the issue.
+func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (Result, *Result, error) {
+	act, login, change := p.act, p.login, p.change
 	if err := checkNumber(n); err != nil {
-		return Result{Issue: n}, err
+		return Result{Issue: n}, nil, err
 	}
-	if authorize {
+	if p.authorize {
 		if err := e.people().authorize(ctx, n, login, act); err != nil {
-			return Result{Issue: n}, err
+			return Result{Issue: n}, nil, err
 		}
 	}
 	if e.DryRun {
 		ic, err := e.reader().load(ctx, n, "")
 		if err != nil {
-			return Result{Issue: n}, err
+			return Result{Issue: n}, nil, err
 		}
 		if ic.state == "" {
-			return Result{Issue: n}, notEnrolled(ic)
+			return Result{Issue: n}, nil, notEnrolled(ic)
 		}
-		return Result{Issue: n, From: ic.state, State: ic.state, Message: fmt.Sprintf("would %s #%d", act, n)}, nil
+		return Result{Issue: n, From: ic.state, State: ic.state, Message: fmt.Sprintf("would %s #%d", act, n)}, nil, nil
 	}
-	_, release, err := e.acquire(ctx, n)
+	lease, release, err := e.acquire(ctx, n)
 	if err != nil {
 		var held *HeldError
 		if errors.As(err, &held) {
-			return Result{Issue: n, Held: true}, fmt.Errorf("#%d is held by %s; try again when that run ends", n, held.Holder)
+			return Result{Issue: n, Held: true}, nil, fmt.Errorf("#%d is held by %s; try again when that run ends", n, held.Holder)
 		}
-		return Result{Issue: n}, err
+		return Result{Issue: n}, nil, err
 	}
 	defer release()
 	ic, err := e.reader().load(ctx, n, "")
 	if err != nil {
-		return Result{Issue: n}, err
+		return Result{Issue: n}, nil, err
 	}
 	if ic.state == "" {
-		return Result{Issue: n}, notEnrolled(ic)
+		return Result{Issue: n}, nil, notEnrolled(ic)
+	}
+	if p.authorize {
+		ic.trusted = map[string]bool{login: true} // asked above: not asked again in this run
 	}
 	from := ic.state
 	draft := ic.rec.clone()
 	out, err := change(ic, &draft)
 	if err != nil {
-		return Result{Issue: n, From: from, State: ic.state}, err
+		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
 	out.Record = &draft
 	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
@@ -186,9 +217,13 @@ func (e *Engine) personAs(ctx context.Context, n int, login string, act Action, 
 		err = e.writer(ic).write(context.WithoutCancel(ctx), st)
 	}
 	if err != nil {
-		return Result{Issue: n, From: from, State: ic.state}, err
+		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
 	res := Result{Issue: n, Step: workflow.Event(act), From: from, State: st.To, PRURL: st.Record.PRURL, Message: st.Message}
 	res.Paused, res.Continue = e.next(ic)
-	return res, nil
+	if !advance || !res.Continue {
+		return res, nil, nil
+	}
+	next, err := e.take(ctx, ic, lease)
+	return res, &next, err
 }
