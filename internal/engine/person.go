@@ -28,13 +28,13 @@ func (e *Engine) Act(ctx context.Context, c Command) (res Result, step *Result, 
 	var p personal
 	switch c.Action {
 	case ActApprove:
-		p = e.approval(c.Issue, c.Login)
+		p = approval(c.Issue, c.Login)
 	case ActReject:
-		p, err = e.rejection(c.Issue, c.Login, c.Reason)
+		p, err = rejection(c.Issue, c.Login, c.Reason)
 	case ActRetry:
-		p = e.retrial(c.Issue, c.Login)
+		p = retrial(c.Issue, c.Login)
 	case ActFix:
-		p = e.fixing(ctx, c.Login, FixRequest{Cause: FixComment, Text: c.Reason})
+		p = fixRequest(ctx, c.Login, FixRequest{Cause: FixComment, Text: c.Reason})
 	default:
 		return Result{Issue: c.Issue}, nil, inputErrorf("%q is no command of a person's: approve, reject, retry or fix", c.Action)
 	}
@@ -50,7 +50,7 @@ type personal struct {
 	act       Action
 	login     string
 	authorize bool
-	change    func(ic *issue, rec *Record) (Outcome, error)
+	change    func(r *runner, rec *Record) (Outcome, error)
 }
 
 // Enroll records that login added ralph:build, then advances the issue one step. The caller has seen the
@@ -62,12 +62,13 @@ func (e *Engine) Enroll(ctx context.Context, n int, login string) (Result, error
 // Approve approves the plan of an issue in Plan in Review, or the split of an issue whose triage's split
 // waits for a person (split.approve).
 func (e *Engine) Approve(ctx context.Context, n int, login string) (Result, error) {
-	res, _, err := e.person(ctx, n, e.approval(n, login), false)
+	res, _, err := e.person(ctx, n, approval(n, login), false)
 	return res, err
 }
 
-func (e *Engine) approval(n int, login string) personal {
-	return personal{act: ActApprove, login: login, authorize: true, change: func(ic *issue, rec *Record) (Outcome, error) {
+func approval(n int, login string) personal {
+	return personal{act: ActApprove, login: login, authorize: true, change: func(r *runner, rec *Record) (Outcome, error) {
+		ic := r.ic
 		if ps := rec.Split; ic.state == workflow.Backlog && ps != nil {
 			if ps.ApprovedBy != "" {
 				return Outcome{}, inputErrorf("#%d's split was approved by @%s already; the next run creates its sub-issues", n, ps.ApprovedBy)
@@ -87,7 +88,7 @@ func (e *Engine) approval(n int, login string) personal {
 // Reject sends the plan back with the person's reason, which reaches the next plan step's prompt; or a
 // split that waits for approval back to triage, the reason in the next triage's prompt.
 func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Result, error) {
-	p, err := e.rejection(n, login, reason)
+	p, err := rejection(n, login, reason)
 	if err != nil {
 		return Result{Issue: n}, err
 	}
@@ -95,12 +96,13 @@ func (e *Engine) Reject(ctx context.Context, n int, login, reason string) (Resul
 	return res, err
 }
 
-func (e *Engine) rejection(n int, login, reason string) (personal, error) {
+func rejection(n int, login, reason string) (personal, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return personal{}, inputErrorf("a rejection needs a reason: `/ralph reject <why>` or `gh ralph reject %d --reason \"…\"`", n)
 	}
-	return personal{act: ActReject, login: login, authorize: true, change: func(ic *issue, rec *Record) (Outcome, error) {
+	return personal{act: ActReject, login: login, authorize: true, change: func(r *runner, rec *Record) (Outcome, error) {
+		ic := r.ic
 		if ic.state == workflow.Backlog && rec.Split != nil {
 			// Nothing was created: the issue is triaged again, with the reason in the triage's prompt.
 			rec.Split = nil
@@ -111,31 +113,32 @@ func (e *Engine) rejection(n int, login, reason string) (personal, error) {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
 		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return e.runner(ic).sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
+		return r.sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	}}, nil
 }
 
 // Retry takes an issue out of Human Needed, back to the state it was in before.
 func (e *Engine) Retry(ctx context.Context, n int, login string) (Result, error) {
-	res, _, err := e.person(ctx, n, e.retrial(n, login), false)
+	res, _, err := e.person(ctx, n, retrial(n, login), false)
 	return res, err
 }
 
-func (e *Engine) retrial(n int, login string) personal {
-	return personal{act: ActRetry, login: login, authorize: true, change: func(ic *issue, rec *Record) (Outcome, error) {
+func retrial(n int, login string) personal {
+	return personal{act: ActRetry, login: login, authorize: true, change: func(r *runner, rec *Record) (Outcome, error) {
+		ic := r.ic
 		if ic.state != workflow.HumanNeeded {
 			return Outcome{}, inputErrorf("#%d is %s, not Human Needed: there is nothing to retry", n, ic.state.Title())
 		}
 		to := rec.Before
 		if !to.Valid() || to == workflow.HumanNeeded {
-			to = FirstState(e.Config)
+			to = FirstState(r.cfg)
 		}
 		to = restartState(to)
 		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
 		rec.CIDigest = "" // a person looked: the same failure may be fixed again
 		for _, st := range steps {
 			if st.From == to && st.Retry != nil {
-				st.Retry(rec, e.Config) // what each step that starts there clears for a person's retry
+				st.Retry(rec, r.cfg) // what each step that starts there clears for a person's retry
 			}
 		}
 		return Outcome{To: to}, nil
@@ -153,15 +156,15 @@ func notEnrolled(ic *issue) error {
 // Fix sends an issue in In Review back to work with a fix phase made from req. A review or a comment counts
 // only from someone with write access (login); failing checks count only on the commit ralph last pushed.
 func (e *Engine) Fix(ctx context.Context, n int, login string, req FixRequest) (Result, error) {
-	res, _, err := e.person(ctx, n, e.fixing(ctx, login, req), false)
+	res, _, err := e.person(ctx, n, fixRequest(ctx, login, req), false)
 	return res, err
 }
 
-func (e *Engine) fixing(ctx context.Context, login string, req FixRequest) personal {
+func fixRequest(ctx context.Context, login string, req FixRequest) personal {
 	return personal{act: ActFix, login: login,
 		// Failing checks: no person asks, the checks' result on ralph's own commit does, which fix checks.
 		authorize: req.Cause != FixCI,
-		change:    func(ic *issue, rec *Record) (Outcome, error) { return e.runner(ic).fix(ctx, rec, login, req) }}
+		change:    func(r *runner, rec *Record) (Outcome, error) { return r.fix(ctx, rec, login, req) }}
 }
 
 // person runs a person's command: authorize, lock, read, check, change, record; then, with advance and
@@ -207,7 +210,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 	}
 	from := ic.state
 	draft := ic.rec.clone()
-	out, err := change(ic, &draft)
+	out, err := change(e.runner(ic), &draft)
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
