@@ -120,7 +120,7 @@ func TestContainerStep(t *testing.T) {
 		"GITHUB_API_URL": e.srv.URL, "GITHUB_SERVER_URL": e.srv.ServerURL, "GITHUB_GRAPHQL_URL": e.srv.GraphQLURL,
 		"GITHUB_RUN_ID": "1001", "GITHUB_RUN_ATTEMPT": "1",
 		"GITHUB_WORKFLOW_REF": "octo/demo/.github/workflows/ralph.yml@refs/heads/main",
-		"INPUT_TOKEN": "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
+		"INPUT_TOKEN":         "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
 		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
 		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control,
 	}

@@ -83,23 +83,31 @@ esac
 have() { docker image inspect "$1" >/dev/null 2>&1; }
 root="$dir/rootfs"
 if ! have debian:bookworm-slim; then
-  rm -rf "$root"
-  debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$dir/debootstrap.log" 2>&1 ||
-    { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
+  if [ ! -x "$root/bin/sh" ]; then # a kept one (RALPH_CONTAINER_KEEP) is reused
+    rm -rf "$root"
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$dir/debootstrap.log" 2>&1 ||
+      { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
+  fi
+  # What Debian's -slim images leave out: documentation, manuals, translations, apt's lists and caches.
   chroot "$root" apt-get clean
+  rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/* \
+    "$root"/var/lib/apt/lists/* "$root"/var/cache/debconf/*-old "$root"/var/log/*.log "$root"/var/log/apt/*
   tar -C "$root" -c . | docker import - debian:bookworm-slim >/dev/null
 fi
 if ! have golang:1.26-bookworm; then
-  cat >"$dir/golang.Dockerfile" <<'EOF'
+  # This machine's CA certificates: a CI machine may reach the Go proxy and npm through a proxy of its own.
+  cat >"$dir/golang.Dockerfile" <<'EOF2'
 FROM debian:bookworm-slim
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates curl git >/dev/null && rm -rf /var/lib/apt/lists/*
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY go /usr/local/go
 ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /go
-EOF
+EOF2
+  cp /etc/ssl/certs/ca-certificates.crt "$dir/ca-certificates.crt"
   goroot="$(go env GOROOT)"
-  tar -C "$dir" -cf - golang.Dockerfile -C "$(dirname "$goroot")" --transform "s|^$(basename "$goroot")|go|" \
-    --exclude="$(basename "$goroot")/pkg/tool/*/test2json" "$(basename "$goroot")" |
+  tar -C "$dir" -cf - golang.Dockerfile ca-certificates.crt -C "$(dirname "$goroot")" \
+    --transform "s|^$(basename "$goroot")|go|" "$(basename "$goroot")" |
     DOCKER_BUILDKIT=1 docker build -q --network host -f golang.Dockerfile -t golang:1.26-bookworm - >/dev/null
 fi
 if ! have node:22-bookworm-slim; then

@@ -20,9 +20,9 @@ func TestWorkflowImageOfTheAgent(t *testing.T) {
 		{"ralph-dev/gh-ralph/codex@abc # v1.0.0", "codex", "", "codex", false},
 		{"ralph-dev/gh-ralph/gemini@v1", "gemini", "", "gemini", false},
 		{"ralph-dev/gh-ralph@v1", "command", "make agent", "", false},
-		{"ralph-dev/gh-ralph/claude@v1", "command", "make agent", "claude", false}, // a CLI it does not use
-		{"ralph-dev/gh-ralph@v1", "claude", "", "", true},                         // the slim image: no CLI
-		{"ralph-dev/gh-ralph/codex@v1", "claude", "", "codex", true},               // another agent's
+		{"ralph-dev/gh-ralph/claude@v1", "command", "make agent", "claude", false},    // a CLI it does not use
+		{"ralph-dev/gh-ralph@v1", "claude", "", "", true},                             // the slim image: no CLI
+		{"ralph-dev/gh-ralph/codex@v1", "claude", "", "codex", true},                  // another agent's
 		{"ralph-dev/gh-ralph@v1", "codex", "npx -y @openai/codex@0.169.0", "", false}, // agent.command replaces the CLI
 	}
 	for _, tt := range tests {
