@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -48,7 +49,7 @@ for d in /github /github/workspace /github/home /github/workflow /github/file_co
   ls "$d" > /dev/null 2>&1 && reached "listed $d"
 done
 cat /github/workflow/event.json > /dev/null 2>&1 && reached "read the event"
-echo EVIL=1 >> /github/file_commands/set_env 2>/dev/null && reached "wrote GITHUB_ENV"
+{ echo EVIL=1 >> /github/file_commands/set_env; } 2>/dev/null && reached "wrote GITHUB_ENV"
 touch /github/workspace/agent-was-here 2>/dev/null && reached "wrote the workspace"
 touch /github/home/agent-was-here 2>/dev/null && reached "wrote the runner's HOME"
 # The Docker socket: connecting needs write permission on it.
@@ -71,7 +72,8 @@ echo done > "$ctl/probe.done"
 // uid but the runner's and root's.
 func TestContainerStep(t *testing.T) {
 	docker, image, socket := containerEngine(t)
-	e := newEnv(t, "agent:\n  preset: command\n  command: sh /ralph-test/agent.sh\n  timeout: 2m\n  landlock: required\n"+agentEnvYAML+"verify:\n  - test -f README.md\n")
+	// Git over HTTP too, as on a runner (the checkout's origin is GitHub's URL): no path of the host's.
+	e := newEnvWith(t, "agent:\n  preset: command\n  command: sh /ralph-test/agent.sh\n  timeout: 2m\n  landlock: required\n"+agentEnvYAML+"verify:\n  - test -f README.md\n", githubtest.Options{GitHTTP: true})
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 	e.setControl("extra_research", containerProbe)
@@ -90,7 +92,7 @@ func TestContainerStep(t *testing.T) {
 		}
 	}
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
-	e.git(work, "remote", "set-url", "origin", e.srv.ServerURL+"/octo/demo")
+	e.git(work, "remote", "set-url", "origin", e.srv.GitURL())
 	event, err := json.Marshal(labeledEvent(t, n, workflow.LabelBuild, maintainer))
 	if err != nil {
 		t.Fatal(err)
