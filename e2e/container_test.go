@@ -153,7 +153,7 @@ func TestContainerStep(t *testing.T) {
 	if got := parseOutputs(t, string(outputs))["step"]; got != "research" {
 		t.Errorf("output step = %q, want research", got)
 	}
-	if !strings.Contains(string(out), "landlock: ABI") {
+	if !strings.Contains(string(out), "landlock ABI") {
 		t.Errorf("the log does not say Landlock is in force")
 	}
 	read := func(name string) string {
