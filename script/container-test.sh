@@ -143,13 +143,17 @@ for target in claude codex gemini; do
   done
 done
 
-phase "a step in the slim image, as a runner runs it (e2e/container_test.go)"
+phase "a step in each image, as a runner runs it (e2e/container_test.go)"
+# The slim image with a scripted agent that probes the boundary from inside; each agent's image with its
+# real CLI against a scripted model of its vendor.
 RALPH_CONTAINER_DOCKER="$docker_cli -H unix://$sock" RALPH_CONTAINER_IMAGE=ralph-ci:slim RALPH_CONTAINER_SOCKET="$sock" \
-  go test -count=1 ./e2e -run '^TestContainer' -v >"$dir/go-test.log" 2>&1 || { cat "$dir/go-test.log"; exit 1; }
-grep -E '^(--- |ok|PASS)' "$dir/go-test.log"
+  RALPH_CONTAINER_AGENT_IMAGES="claude=ralph-ci:claude codex=ralph-ci:codex gemini=ralph-ci:gemini" \
+  go test -count=1 ./e2e -run '^(TestContainerStep|TestAgentImageStep)$' -v >"$dir/go-test.log" 2>&1 ||
+  { cat "$dir/go-test.log"; exit 1; }
+grep -E '^\s*(--- |ok|PASS)' "$dir/go-test.log"
 if grep -q -- '--- SKIP' "$dir/go-test.log"; then
   cat "$dir/go-test.log"
-  echo "the container test skipped with an engine running" >&2
+  echo "a container test skipped with an engine running" >&2
   exit 1
 fi
 
