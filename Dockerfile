@@ -36,11 +36,16 @@ FROM fetch AS cli-gemini
 ARG TARGETARCH
 RUN image.sh cli gemini "$TARGETARCH" /out
 
-# Every image: Debian's git and CA certificates, and ralph. This is the slim image.
-FROM debian:bookworm-slim AS slim
+# Every image: Debian's git and CA certificates, and ralph, in one layer (what the system step removes of
+# Debian's base is not in it). This is the slim image.
+FROM debian:bookworm-slim AS system
 COPY script/image.sh /tmp/image.sh
 RUN /tmp/image.sh system && rm /tmp/image.sh
 COPY --from=build /out/gh-ralph /usr/local/bin/gh-ralph
+
+FROM scratch AS slim
+COPY --from=system / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ENTRYPOINT ["/usr/local/bin/gh-ralph"]
 CMD ["action"]
 

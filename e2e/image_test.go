@@ -120,7 +120,9 @@ func TestImageInStep(t *testing.T) {
 			from = f[2]
 		}
 		if !stages[from] && !slices.Contains(bases, from) {
-			t.Errorf("the Dockerfile's %q is neither a base image (%q) nor a stage", line, bases)
+			if from != "scratch" {
+				t.Errorf("the Dockerfile's %q is neither a base image (%q) nor a stage", line, bases)
+			}
 		}
 		if n := len(f); f[n-2] == "AS" {
 			stages[f[n-1]] = true

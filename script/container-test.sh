@@ -64,8 +64,10 @@ stop_engine() {
 }
 cleanup() {
   stop_engine
+  # dockerd leaves its network namespace mounted under its exec root.
+  grep -o " $dir/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
   if [ "${RALPH_CONTAINER_KEEP:-}" != 1 ]; then
-    rm -rf "$dir"
+    rm -rf "$dir" || true
   fi
 }
 trap cleanup EXIT

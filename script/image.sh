@@ -5,7 +5,8 @@
 #   script/image.sh binary OUT           build gh-ralph for linux/$GOARCH (default: this machine's) into
 #                                        OUT/gh-ralph, stamped with VERSION (or $RALPH_VERSION) and the commit
 #                                        (or $RALPH_COMMIT)
-#   script/image.sh system               install what every image needs from Debian (as root, in the image)
+#   script/image.sh system               install what every image needs from Debian, and remove what it does
+#                                        not (as root, in the image)
 #   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex or gemini) for linux/ARCH (amd64 or
 #                                        arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent> for
 #                                        what it needs besides. Only that platform's files, checked against the
@@ -70,11 +71,21 @@ binary)
 system)
   apt-get update
   apt-get install -y --no-install-recommends "${debian_packages[@]}"
-  # git's own commands need no Perl (only git-svn, send-email and the like, which ralph never runs): Perl
-  # and git's manual are a third of the image without an agent.
-  dpkg --purge --force-depends perl perl-modules-5.36 libperl5.36 liberror-perl git-man
-  rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log \
-    /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/*
+  # git's own commands need no Perl (only git-svn, send-email and the like, which ralph never runs), and
+  # nothing in the image installs packages once it is built: Perl, git's manual, apt and the filesystem
+  # tools go. The Dockerfile copies what is left into an image of one layer, so what is removed here is not
+  # in the image at all.
+  dpkg --purge --force-depends --force-remove-essential perl perl-modules-5.36 libperl5.36 liberror-perl \
+    git-man perl-base apt libapt-pkg6.0 gpgv debian-archive-keyring e2fsprogs logsave libext2fs2 libss2
+  # git's programs for serving, mail and other transports than HTTPS: ralph runs none.
+  rm -f /usr/bin/git-shell /usr/bin/scalar /usr/bin/openssl /usr/lib/git-core/git-shell /usr/lib/git-core/scalar \
+    /usr/lib/git-core/git-daemon /usr/lib/git-core/git-http-backend /usr/lib/git-core/git-http-push \
+    /usr/lib/git-core/git-imap-send /usr/lib/git-core/git-sh-i18n--envsubst /usr/lib/git-core/git-http-fetch
+  # glibc's converters between legacy character sets (UTF-8 needs none), and dpkg's file checksums; dpkg's
+  # status stays, which says what the image holds (the release's SBOM reads it).
+  rm -rf /usr/lib/*-linux-gnu/gconv /var/lib/dpkg/info/*.md5sums
+  rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log \
+    /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/gitweb
   ;;
 cli)
   agent="${2:?usage: script/image.sh cli AGENT ARCH OUT}"
