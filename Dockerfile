@@ -1,7 +1,10 @@
-# syntax=docker/dockerfile:1
-# The ralph GitHub Action: one static Go binary with git, CA certificates and the agent CLIs. The release
-# workflow publishes it for linux/amd64 and linux/arm64 to ghcr.io/ralph-dev/gh-ralph:<VERSION>, which
-# action.yml names. The steps are in script/image.sh, which CI runs without a container engine.
+# The ralph GitHub Action's images: one static Go binary with git and CA certificates (the target slim, for
+# preset: command), and one image per agent (the targets claude, codex and gemini) holding that agent's CLI
+# only, for the platform it is built for only. The release workflow publishes each for linux/amd64 and
+# linux/arm64 to ghcr.io/ralph-dev/gh-ralph:<VERSION>[-<agent>], which action.yml and <agent>/action.yml
+# name. The steps are in script/image.sh, which CI runs without a container engine too.
+# Built with BuildKit (docker buildx build, or DOCKER_BUILDKIT=1 docker build); nothing is pulled but the
+# base images below.
 
 # The binary is cross-compiled on the build machine's own platform: no emulation for the Go build.
 FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
@@ -16,10 +19,47 @@ ARG RALPH_COMMIT=""
 ARG TARGETARCH
 RUN GOARCH="$TARGETARCH" RALPH_VERSION="$RALPH_VERSION" RALPH_COMMIT="$RALPH_COMMIT" script/image.sh binary /out
 
-# Node.js for the agent CLIs of the claude, codex and gemini presets.
-FROM node:22-bookworm-slim
+# Each agent's CLI is fetched on the build machine's platform too (a download, checked and unpacked: nothing
+# of it runs), for the target's platform; only the image being built fetches its own.
+FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS fetch
+COPY script/image.sh /usr/local/bin/image.sh
+
+FROM fetch AS cli-claude
+ARG TARGETARCH
+RUN image.sh cli claude "$TARGETARCH" /out
+
+FROM fetch AS cli-codex
+ARG TARGETARCH
+RUN image.sh cli codex "$TARGETARCH" /out
+
+FROM fetch AS cli-gemini
+ARG TARGETARCH
+RUN image.sh cli gemini "$TARGETARCH" /out
+
+# Every image: Debian's git and CA certificates, and ralph, in one layer (what the system step removes of
+# Debian's base is not in it). This is the slim image.
+FROM debian:bookworm-slim AS system
 COPY script/image.sh /tmp/image.sh
-RUN /tmp/image.sh system && /tmp/image.sh clis && rm /tmp/image.sh
+RUN /tmp/image.sh system && rm /tmp/image.sh
 COPY --from=build /out/gh-ralph /usr/local/bin/gh-ralph
+
+FROM scratch AS slim
+COPY --from=system / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ENTRYPOINT ["/usr/local/bin/gh-ralph"]
 CMD ["action"]
+
+# Claude Code: one native binary.
+FROM slim AS claude
+COPY --from=cli-claude /out/ /usr/local/
+
+# Codex: one native binary, with ripgrep and bubblewrap beside it.
+FROM slim AS codex
+COPY --from=cli-codex /out/ /usr/local/
+
+# The Gemini CLI: JavaScript, run by Node.js (the binary alone: no npm, no headers).
+FROM node:22-bookworm-slim AS node
+
+FROM slim AS gemini
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
+COPY --from=cli-gemini /out/ /usr/local/

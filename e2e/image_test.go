@@ -1,20 +1,30 @@
 package e2e
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"debug/elf"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 )
 
-// TestImageInStep keeps action.yml's image, the release's tags (VERSION), the release workflow and the
-// Dockerfile in step: a run pulls the image the release published for the version action.yml is at.
+// TestImageInStep keeps the actions' images, the release's tags (VERSION), the release workflow, the
+// Dockerfile's targets, init and doctor in step: a run pulls the image the release published for the
+// version its action is at, and the image of an agent's action holds that agent's CLI.
 func TestImageInStep(t *testing.T) {
 	t.Parallel()
 	read := func(p string) string {
@@ -26,27 +36,66 @@ func TestImageInStep(t *testing.T) {
 		return string(b)
 	}
 	version := strings.TrimSpace(read("VERSION"))
-	var action struct {
-		Runs struct {
-			Using string `yaml:"using"`
-			Image string `yaml:"image"`
+	out, err := exec.Command("../script/image.sh", "agents").Output()
+	if err != nil {
+		t.Fatalf("script/image.sh agents: %v", err)
+	}
+	agents := strings.Fields(string(out))
+	if !slices.Equal(agents, doctor.ImageAgents) {
+		t.Errorf("script/image.sh agents = %q, doctor.ImageAgents (init's and doctor's) = %q", agents, doctor.ImageAgents)
+	}
+	type actionFile struct {
+		Name    string         `yaml:"name"`
+		Inputs  map[string]any `yaml:"inputs"`
+		Outputs map[string]any `yaml:"outputs"`
+		Runs    struct {
+			Using string   `yaml:"using"`
+			Image string   `yaml:"image"`
+			Args  []string `yaml:"args"`
 		} `yaml:"runs"`
 	}
-	if err := yaml.Unmarshal([]byte(read("action.yml")), &action); err != nil {
-		t.Fatal(err)
+	parse := func(p string) actionFile {
+		var a actionFile
+		if err := yaml.Unmarshal([]byte(read(p)), &a); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return a
 	}
-	if got, want := action.Runs.Image, "docker://ghcr.io/ralph-dev/gh-ralph:"+version; action.Runs.Using != "docker" || got != want {
-		t.Errorf("action.yml runs %s %q, want docker %q (VERSION is %s): a run pulls the released image", action.Runs.Using, got, want, version)
-	}
-
+	root := parse("action.yml")
 	release := read(".github/workflows/release.yml")
+	dockerfile := read("Dockerfile")
+	image := "ghcr.io/ralph-dev/gh-ralph:" + version
+	for _, target := range append([]string{"slim"}, agents...) {
+		path, tag := "action.yml", image
+		if target != "slim" {
+			path, tag = target+"/action.yml", image+"-"+target
+		}
+		a := parse(path)
+		if got, want := a.Runs.Image, "docker://"+tag; a.Runs.Using != "docker" || got != want {
+			t.Errorf("%s runs %s %q, want docker %q (VERSION is %s): a run pulls the released image", path, a.Runs.Using, got, want, version)
+		}
+		// The same action: only its name, description and image differ.
+		if !reflect.DeepEqual(a.Inputs, root.Inputs) || !reflect.DeepEqual(a.Outputs, root.Outputs) || !slices.Equal(a.Runs.Args, root.Runs.Args) {
+			t.Errorf("%s's inputs, outputs or args differ from action.yml's", path)
+		}
+		if target != "slim" && doctor.ActionOf(target) != "ralph-dev/gh-ralph/"+strings.TrimSuffix(path, "/action.yml") {
+			t.Errorf("doctor.ActionOf(%s) = %q, not the action at %s", target, doctor.ActionOf(target), path)
+		}
+		if !strings.Contains(release, target+":"+path) {
+			t.Errorf("release.yml does not build the target %s for %s", target, path)
+		}
+		if !strings.Contains(dockerfile, " AS "+target+"\n") {
+			t.Errorf("the Dockerfile has no target %s", target)
+		}
+	}
 	for _, want := range []string{
-		`"${TAG#v}" != "$version"`,                    // the tag is VERSION's
-		`image: docker://$image:$version" action.yml`, // and action.yml names its image
+		`"${TAG#v}" != "$version"`,                     // the tag is VERSION's
+		`grep -qxF "  image: docker://$tag" "$action"`, // and each action.yml names its image
 		`image="ghcr.io/${GITHUB_REPOSITORY,,}"`,
-		"--platform linux/amd64,linux/arm64",
+		`tag="$image:$version-$target"`,
+		"--platform linux/amd64,linux/arm64 --target \"$target\"",
 		"--provenance=mode=max",
-		`--tag "$image:$version" --push .`,
+		`--tag "$tag" --push .`,
 		"packages: write",
 	} {
 		if !strings.Contains(release, want) {
@@ -54,8 +103,33 @@ func TestImageInStep(t *testing.T) {
 		}
 	}
 
+	// BuildKit, and nothing from a registry but the base images: no syntax directive (it pulls a frontend
+	// image), and every FROM is a base image or a stage of the file.
+	if strings.Contains(dockerfile, "# syntax") || strings.Contains(dockerfile, "#syntax") {
+		t.Errorf("the Dockerfile has a syntax directive, which pulls the dockerfile frontend from Docker Hub")
+	}
+	bases := []string{"golang:1.26-bookworm", "debian:bookworm-slim", "node:22-bookworm-slim"}
+	stages := map[string]bool{}
+	for _, line := range strings.Split(dockerfile, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "FROM" {
+			continue
+		}
+		from := f[1]
+		if strings.HasPrefix(from, "--platform=") {
+			from = f[2]
+		}
+		if !stages[from] && !slices.Contains(bases, from) {
+			if from != "scratch" {
+				t.Errorf("the Dockerfile's %q is neither a base image (%q) nor a stage", line, bases)
+			}
+		}
+		if n := len(f); f[n-2] == "AS" {
+			stages[f[n-1]] = true
+		}
+	}
+
 	// The Dockerfile runs the steps of script/image.sh, which CI runs without an engine: no step of its own.
-	dockerfile := read("Dockerfile")
 	var runs []string
 	for _, line := range strings.Split(dockerfile, "\n") {
 		if strings.HasPrefix(line, "RUN ") {
@@ -65,8 +139,11 @@ func TestImageInStep(t *testing.T) {
 	want := []string{
 		"RUN go mod download",
 		`RUN GOARCH="$TARGETARCH" RALPH_VERSION="$RALPH_VERSION" RALPH_COMMIT="$RALPH_COMMIT" script/image.sh binary /out`,
-		"RUN /tmp/image.sh system && /tmp/image.sh clis && rm /tmp/image.sh",
 	}
+	for _, a := range agents {
+		want = append(want, `RUN image.sh cli `+a+` "$TARGETARCH" /out`)
+	}
+	want = append(want, "RUN /tmp/image.sh system && rm /tmp/image.sh")
 	if !slices.Equal(runs, want) {
 		t.Errorf("the Dockerfile's RUN lines:\n%s\nwant:\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
 	}
@@ -74,21 +151,24 @@ func TestImageInStep(t *testing.T) {
 		t.Errorf("the Dockerfile installs from npm itself: the list belongs in script/image.sh")
 	}
 
-	// The image's CLIs are the ones the README's sizes were measured for, and CI's.
-	out, err := exec.Command("../script/image.sh", "packages").Output()
+	// The images' CLIs are the ones the README's sizes were measured for, and CI's.
+	out, err = exec.Command("../script/image.sh", "packages").Output()
 	if err != nil {
 		t.Fatalf("script/image.sh packages: %v", err)
 	}
 	pkgs := strings.Fields(string(out))
-	if len(pkgs) != 3 {
-		t.Errorf("script/image.sh packages = %q, want the three agent CLIs", pkgs)
+	if len(pkgs) != len(agents) {
+		t.Errorf("script/image.sh packages = %q, want one for each of %q", pkgs, agents)
 	}
 	readme := strings.Join(strings.Fields(read("README.md")), " ")
 	if !strings.Contains(readme, "`"+strings.Join(pkgs, " ")+"`") {
 		t.Errorf("README's \"Installing the CLIs\" does not name %q", pkgs)
 	}
-	if !strings.Contains(read(".ci/run"), "script/image.sh clis .cache/agents") {
-		t.Errorf(".ci/run does not install the image's CLIs with script/image.sh")
+	ci := read(".ci/run")
+	for _, want := range []string{`script/image.sh cli "$agent" "$arch" .cache/agents`, "script/container-test.sh"} {
+		if !strings.Contains(ci, want) {
+			t.Errorf(".ci/run has no %q: CI tests the images' own CLIs, and the images in an engine", want)
+		}
 	}
 }
 
@@ -133,5 +213,51 @@ func TestImageBinary(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(got), "gh ralph version "+version+"\n") {
 			t.Errorf("--version: %q, %v; want %s", got, err, version)
 		}
+	}
+}
+
+// TestImageCLIIntegrity: a tarball the registry (or anyone between) serves in place of the pinned one is
+// refused, and nothing of it lands where the image's CLI goes.
+func TestImageCLIIntegrity(t *testing.T) {
+	t.Parallel()
+	var body bytes.Buffer
+	gz := gzip.NewWriter(&body)
+	tw := tar.NewWriter(gz)
+	evil := []byte("#!/bin/sh\necho pwned\n")
+	if err := tw.WriteHeader(&tar.Header{Name: "package/claude", Mode: 0o755, Size: int64(len(evil))}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write(evil)
+	tw.Close()
+	gz.Close()
+	var asked []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		w.Write(body.Bytes())
+	}))
+	defer srv.Close()
+	for _, arch := range []string{"amd64", "arm64"} {
+		out := t.TempDir()
+		cmd := exec.Command("../script/image.sh", "cli", "claude", arch, out)
+		cmd.Env = append(os.Environ(), "RALPH_NPM_REGISTRY="+srv.URL)
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("%s: script/image.sh cli took a tarball that is not the pinned one:\n%s", arch, b)
+		}
+		if !strings.Contains(string(b), "sha512") {
+			t.Errorf("%s: the refusal does not say why: %s", arch, b)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) != 0 {
+			t.Errorf("%s: %d entries left in the CLI's directory after the refusal", arch, len(entries))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz", "/@anthropic-ai/claude-code-linux-arm64/-/claude-code-linux-arm64-2.1.330.tgz"}
+	if !slices.Equal(asked, want) {
+		t.Errorf("fetched %q, want each platform's own package %q", asked, want)
 	}
 }

@@ -16,7 +16,7 @@ func agentsBin(t *testing.T, program string) string {
 	t.Helper()
 	bin := os.Getenv("RALPH_AGENTS_BIN")
 	if bin == "" {
-		bin, _ = filepath.Abs(filepath.Join("..", ".cache", "agents", "node_modules", ".bin"))
+		bin, _ = filepath.Abs(filepath.Join("..", ".cache", "agents", "bin"))
 	}
 	if _, err := os.Stat(filepath.Join(bin, program)); err != nil {
 		t.Skipf("%s is not installed in %s: run .ci/run (its \"== agent CLIs\" step installs it) or set RALPH_AGENTS_BIN", program, bin)

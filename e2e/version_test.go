@@ -30,7 +30,7 @@ func TestStampedVersion(t *testing.T) {
 		t.Fatalf("init: exit %d\n%s", r.exit, r.stderr)
 	}
 	wf, _ := os.ReadFile(filepath.Join(e.work, ".github", "workflows", "ralph.yml"))
-	if !strings.Contains(string(wf), "- uses: ralph-dev/gh-ralph@"+commit+" # v1.2.3\n") {
+	if !strings.Contains(string(wf), "- uses: ralph-dev/gh-ralph/claude@"+commit+" # v1.2.3\n") {
 		t.Errorf("init's workflow does not pin ralph to its commit:\n%s", wf)
 	}
 

@@ -1,19 +1,63 @@
 #!/usr/bin/env bash
-# The build steps of the Action's image, in one place: the Dockerfile runs them, and CI (which has no
-# container engine) runs `binary` and `clis` into directories, so a change here is tested without Docker.
+# The build steps of the Action's images, in one place: the Dockerfile runs them, and CI runs `binary` and
+# `cli` into directories too (its presets' tests run the very CLIs an image holds).
 #
-#   script/image.sh binary OUT     build gh-ralph for linux/$GOARCH (default: this machine's) into OUT/gh-ralph,
-#                                  stamped with VERSION (or $RALPH_VERSION) and the commit (or $RALPH_COMMIT)
-#   script/image.sh system         install what the image needs from Debian (as root, in the image)
-#   script/image.sh clis [PREFIX]  install the agent CLIs from npm: globally, or under PREFIX
-#   script/image.sh packages       print the npm packages, one a line
+#   script/image.sh binary OUT           build gh-ralph for linux/$GOARCH (default: this machine's) into
+#                                        OUT/gh-ralph, stamped with VERSION (or $RALPH_VERSION) and the commit
+#                                        (or $RALPH_COMMIT)
+#   script/image.sh system               install what every image needs from Debian, and remove what it does
+#                                        not (as root, in the image)
+#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex or gemini) for linux/ARCH (amd64 or
+#                                        arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent> for
+#                                        what it needs besides. Only that platform's files, checked against the
+#                                        integrity pinned below; nothing of it runs here (no npm, no scripts).
+#   script/image.sh agents               print the agents that have an image, one a line
+#   script/image.sh packages             print the npm packages of the CLIs, one a line
 set -euo pipefail
 
 # The agent CLIs of the claude, codex and gemini presets, at the versions the presets were proven with
-# (README: "Installing the CLIs" has their sizes and times).
+# (README: "Installing the CLIs"). Claude Code and Codex publish one package per platform holding a native
+# binary (no Node.js needed); the Gemini CLI is JavaScript, run by the node of the image's node stage.
+# Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in.
+agents=(claude codex gemini)
 npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0)
+declare -A tarball=(
+  [claude/amd64]=@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz
+  [claude/arm64]=@anthropic-ai/claude-code-linux-arm64/-/claude-code-linux-arm64-2.1.330.tgz
+  [codex/amd64]=@openai/codex/-/codex-0.169.0-linux-x64.tgz
+  [codex/arm64]=@openai/codex/-/codex-0.169.0-linux-arm64.tgz
+  [gemini/amd64]=@google/gemini-cli/-/gemini-cli-0.61.0.tgz
+  [gemini/arm64]=@google/gemini-cli/-/gemini-cli-0.61.0.tgz
+)
+declare -A integrity=(
+  [claude/amd64]=9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
+  [claude/arm64]=V4yanAY5EA5UpwwRPtjSfqDbNqAlUJeVn3NYZw2AgmRHjdpSsLtHAzbxRXfkAnbjwTXzE0uedjQxUY02ARPcsA==
+  [codex/amd64]=o05NyAOCDygSPRo1yinzxvkRSdmsZyBD9E7mbpmjRanSfM8lypqWtQgEo4XfNkwhuCR2aFu8mlGOsQGFXVbVww==
+  [codex/arm64]=NZ/DaQUpcQmxmqee7Z9uC1rzw3GhSbooawcaTe1LN5Yk+WlinUKGdTXJgClRT/9ogQEEM9TWxYzvxPfj5G/xFg==
+  [gemini/amd64]=dbQ9A0qBtFJNi6XBkHvfZ6Azpn6PNgH/P8h2MZ67RLlX8hSAVjup39CRWqdRxZv7YXIuhrFaytr8y0jKnkoxnQ==
+  [gemini/arm64]=dbQ9A0qBtFJNi6XBkHvfZ6Azpn6PNgH/P8h2MZ67RLlX8hSAVjup39CRWqdRxZv7YXIuhrFaytr8y0jKnkoxnQ==
+)
+registry="${RALPH_NPM_REGISTRY:-https://registry.npmjs.org}"
 # git for the worktree, CA certificates for the API; nothing else (ralph pushes over HTTPS).
 debian_packages=(ca-certificates git)
+
+# fetch AGENT ARCH DIR: the package's tarball, checked, unpacked into DIR (its package/ directory).
+fetch() {
+  local key="$1/$2" dir="$3"
+  if [ -z "${tarball[$key]:-}" ]; then
+    echo "script/image.sh: no CLI for agent $1 on linux/$2 (agents: ${agents[*]}; arches: amd64 arm64)" >&2
+    exit 2
+  fi
+  curl -fsSL --retry 3 -o "$dir/cli.tgz" "$registry/${tarball[$key]}"
+  local got
+  got="$(openssl dgst -sha512 -binary "$dir/cli.tgz" | base64 -w0)"
+  if [ "$got" != "${integrity[$key]}" ]; then
+    echo "script/image.sh: ${tarball[$key]} has sha512 $got, want ${integrity[$key]}" >&2
+    exit 1
+  fi
+  tar -xzf "$dir/cli.tgz" -C "$dir" --no-same-owner
+  rm "$dir/cli.tgz"
+}
 
 case "${1:-}" in
 binary)
@@ -22,26 +66,71 @@ binary)
   version="${RALPH_VERSION:-$(cat VERSION)}"
   commit="${RALPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || true)}"
   mkdir -p "$out"
-  GOOS=linux CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${version} -X main.commit=${commit}" -o "$out/gh-ralph" ./cmd/gh-ralph
+  GOOS=linux CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${version} -X main.commit=${commit}" -o "$out/gh-ralph" ./cmd/gh-ralph
   ;;
 system)
   apt-get update
   apt-get install -y --no-install-recommends "${debian_packages[@]}"
-  rm -rf /var/lib/apt/lists/*
+  # git's own commands need no Perl (only git-svn, send-email and the like, which ralph never runs), and
+  # nothing in the image installs packages once it is built: Perl, git's manual, apt and the filesystem
+  # tools go. The Dockerfile copies what is left into an image of one layer, so what is removed here is not
+  # in the image at all.
+  dpkg --purge --force-depends --force-remove-essential perl perl-modules-5.36 libperl5.36 liberror-perl \
+    git-man perl-base apt libapt-pkg6.0 gpgv debian-archive-keyring e2fsprogs logsave libext2fs2 libss2
+  # git's programs for serving, mail and other transports than HTTPS: ralph runs none.
+  rm -f /usr/bin/git-shell /usr/bin/scalar /usr/bin/openssl /usr/lib/git-core/git-shell /usr/lib/git-core/scalar \
+    /usr/lib/git-core/git-daemon /usr/lib/git-core/git-http-backend /usr/lib/git-core/git-http-push \
+    /usr/lib/git-core/git-imap-send /usr/lib/git-core/git-sh-i18n--envsubst /usr/lib/git-core/git-http-fetch
+  # glibc's converters between legacy character sets (UTF-8 needs none), and dpkg's file checksums; dpkg's
+  # status stays, which says what the image holds (the release's SBOM reads it).
+  rm -rf /usr/lib/*-linux-gnu/gconv /var/lib/dpkg/info/*.md5sums
+  rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log \
+    /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/gitweb
   ;;
-clis)
-  if [ -n "${2:-}" ]; then
-    npm install --no-audit --no-fund --loglevel=error --prefix "$2" "${npm_packages[@]}"
-  else
-    npm install -g --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
-    npm cache clean --force
-  fi
+cli)
+  agent="${2:?usage: script/image.sh cli AGENT ARCH OUT}"
+  arch="${3:?usage: script/image.sh cli AGENT ARCH OUT}"
+  out="${4:?usage: script/image.sh cli AGENT ARCH OUT}"
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  fetch "$agent" "$arch" "$tmp"
+  rm -rf "$out/lib/$agent" "$out/bin/$agent"
+  mkdir -p "$out/bin" "$out/lib"
+  case "$agent" in
+  claude)
+    # One native binary (glibc), which is the whole CLI.
+    install -m 0755 "$tmp/package/claude" "$out/bin/claude"
+    ;;
+  codex)
+    # The native binary (static, musl) with the layout it looks for beside itself: codex-package.json,
+    # ripgrep (codex-path) and bubblewrap (codex-resources). Left out: the voice host and its GStreamer
+    # libraries (speech, for the interactive CLI) and the code-mode host (a JavaScript runtime for an
+    # optional tool); ralph runs `codex exec`.
+    vendor="$(echo "$tmp"/package/vendor/*-unknown-linux-musl)"
+    mkdir -p "$out/lib/codex/bin" "$out/lib/codex/codex-resources"
+    install -m 0755 "$vendor/bin/codex" "$out/lib/codex/bin/codex"
+    install -m 0644 "$vendor/codex-package.json" "$out/lib/codex/codex-package.json"
+    cp -r "$vendor/codex-path" "$out/lib/codex/codex-path"
+    install -m 0755 "$vendor/codex-resources/bwrap" "$out/lib/codex/codex-resources/bwrap"
+    ln -s ../lib/codex/bin/codex "$out/bin/codex"
+    ;;
+  gemini)
+    # JavaScript bundles only; macOS's sandbox profiles are left out.
+    rm -f "$tmp"/package/bundle/sandbox-macos-*.sb
+    mv "$tmp/package" "$out/lib/gemini"
+    ln -s ../lib/gemini/bundle/gemini.js "$out/bin/gemini"
+    ;;
+  esac
+  chmod -R a+rX "$out"
+  ;;
+agents)
+  printf '%s\n' "${agents[@]}"
   ;;
 packages)
   printf '%s\n' "${npm_packages[@]}"
   ;;
 *)
-  echo "usage: script/image.sh binary OUT | system | clis [PREFIX] | packages" >&2
+  echo "usage: script/image.sh binary OUT | system | cli AGENT ARCH OUT | agents | packages" >&2
   exit 2
   ;;
 esac

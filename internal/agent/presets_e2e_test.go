@@ -36,10 +36,10 @@ func agentsBin(t *testing.T, program string) string {
 	t.Helper()
 	dir := os.Getenv("RALPH_AGENTS_BIN")
 	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", ".cache", "agents", "node_modules", ".bin"))
+		dir, _ = filepath.Abs(filepath.Join("..", "..", ".cache", "agents", "bin"))
 	}
 	if _, err := os.Stat(filepath.Join(dir, program)); err != nil {
-		t.Skipf("%s is not installed in %s: run .ci/run (its \"== agent CLIs\" step installs it with npm) or set RALPH_AGENTS_BIN", program, dir)
+		t.Skipf("%s is not installed in %s: run .ci/run (its \"== agent CLIs\" step installs it: script/image.sh cli) or set RALPH_AGENTS_BIN", program, dir)
 	}
 	return dir
 }

@@ -174,14 +174,16 @@ func renderWorkflow(keys []string, action string) []byte {
 	return b.Bytes()
 }
 
-// actionRef is how the workflow names ralph's action: pinned to the commit this gh ralph was released
-// from, with its version in a comment, or the major version tag for a build that does not know its commit.
-func (f *Factory) actionRef() string {
+// actionRef is how the workflow names ralph's action for the preset (the one whose image holds that agent's
+// CLI: doctor.ActionOf): pinned to the commit this gh ralph was released from, with its version in a
+// comment, or the major version tag for a build that does not know its commit.
+func (f *Factory) actionRef(preset string) string {
+	action := doctor.ActionOf(preset)
 	v := strings.TrimPrefix(f.Version, "v")
 	if f.Commit != "" && len(f.Commit) == 40 && isRelease(v) {
-		return doctor.ActionRef + "@" + f.Commit + " # v" + v
+		return action + "@" + f.Commit + " # v" + v
 	}
-	return doctor.ActionRef + "@v1"
+	return action + "@v1"
 }
 
 func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
@@ -220,7 +222,7 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			fmt.Fprintf(f.Stderr, "%s %s: %s\n", colorizer(f.ErrColor).warn("warning:"), w.Msg, w.Fix)
 		}
 	}
-	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef())}, {config.DefaultPath, config.Reference(ch)}}
+	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef(ch.Preset))}, {config.DefaultPath, config.Reference(ch)}}
 	type plan struct {
 		file   initFile
 		action string // create, unchanged, overwrite, keep

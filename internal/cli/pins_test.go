@@ -41,7 +41,7 @@ func TestActionsPinnedBySHA(t *testing.T) {
 		for _, m := range uses.FindAllStringSubmatch(text, -1) {
 			repo, ref, version := m[1], m[2], m[4]
 			n++
-			if repo == "ralph-dev/gh-ralph" {
+			if repo == "ralph-dev/gh-ralph" || strings.HasPrefix(repo, "ralph-dev/gh-ralph/") {
 				if ref != "v1" {
 					t.Errorf("%s: ralph's action at %q, want v1 in the examples", name, ref)
 				}
@@ -66,14 +66,14 @@ func TestActionsPinnedBySHA(t *testing.T) {
 func TestInitPinsRalph(t *testing.T) {
 	t.Parallel()
 	f := &Factory{Version: "1.2.3", Commit: strings.Repeat("ab", 20)}
-	if got, want := f.actionRef(), "ralph-dev/gh-ralph@"+strings.Repeat("ab", 20)+" # v1.2.3"; got != want {
+	if got, want := f.actionRef("command"), "ralph-dev/gh-ralph@"+strings.Repeat("ab", 20)+" # v1.2.3"; got != want {
 		t.Errorf("actionRef = %q, want %q", got, want)
 	}
 	// A build that is no release (go build in a clone past a tag, or with changes) pins nothing of its own.
 	for _, f := range []*Factory{{Version: "dev", Commit: strings.Repeat("ab", 20)}, {Version: "1.2.3"},
 		{Version: "1.0.1-0.20261125120000-abababababab", Commit: strings.Repeat("ab", 20)},
 		{Version: "1.0.0+dirty", Commit: strings.Repeat("ab", 20)}} {
-		if got := f.actionRef(); got != "ralph-dev/gh-ralph@v1" {
+		if got := f.actionRef("claude"); got != "ralph-dev/gh-ralph/claude@v1" {
 			t.Errorf("%+v: actionRef = %q", f, got)
 		}
 	}

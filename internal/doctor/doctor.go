@@ -174,6 +174,9 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 			fs = append(fs, ok("%s gives the token contents, issues, pull-requests and actions: write", wf.Path))
 		}
 	}
+	if f, bad := imageFinding(wf, cfg); bad {
+		fs = append(fs, f)
+	}
 	fs = append(fs, fixFindings(wf)...)
 	for _, k := range sortedKeys(cfg.Agent.Env) {
 		if cfg.Agent.Env[k] != "" {
@@ -189,6 +192,21 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 			"store a token with the project scope (gh secret set RALPH_PROJECT_TOKEN) and add project_token: ${{ secrets.RALPH_PROJECT_TOKEN }} under with:"))
 	}
 	return fs
+}
+
+// imageFinding is a problem when the step's image has not the CLI agent.preset runs: each agent's CLI is
+// in the image of its own action (ActionOf), and agent.command, when set, replaces the CLI.
+func imageFinding(wf *Workflow, cfg config.Config) (Finding, bool) {
+	preset := cfg.Agent.Preset
+	if !slices.Contains(ImageAgents, preset) || cfg.Agent.Command != "" || wf.Agent == preset {
+		return Finding{}, false
+	}
+	has := "no agent CLI"
+	if wf.Agent != "" {
+		has = "the CLI of " + wf.Agent + " only"
+	}
+	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, ActionOf(wf.Agent), has, preset),
+		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", ActionOf(preset), wf.Path, preset)), true
 }
 
 // FixStep is in the message of every finding about what the fix step needs of the workflow: that step

@@ -13,8 +13,35 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ActionRef is how a workflow step names ralph's action.
+// ActionRef is how a workflow step names ralph's action: this one's image has no agent CLI (for
+// agent.preset command); ActionRef/<agent> (ActionOf) is the same action with the image of that agent's CLI.
 const ActionRef = "ralph-dev/gh-ralph"
+
+// ImageAgents are the agents with an image of their own, each named by the action ActionOf gives.
+var ImageAgents = []string{"claude", "codex", "gemini"}
+
+// ActionOf is the action whose image holds the CLI of the preset: ActionRef/<preset>, or ActionRef itself
+// for a preset without one (command).
+func ActionOf(preset string) string {
+	if slices.Contains(ImageAgents, preset) {
+		return ActionRef + "/" + preset
+	}
+	return ActionRef
+}
+
+// actionAgent is the agent of the image a step's uses: names, and whether it names ralph's action at all.
+func actionAgent(uses string) (string, bool) {
+	name, _, ok := strings.Cut(uses, "@")
+	if !ok {
+		return "", false
+	}
+	for _, a := range ImageAgents {
+		if name == ActionOf(a) {
+			return a, true
+		}
+	}
+	return "", name == ActionRef
+}
 
 // Workflow is what ralph needs to know of the workflow file that runs it.
 type Workflow struct {
@@ -30,6 +57,9 @@ type Workflow struct {
 	With map[string]string
 	// Events are the events that start the workflow (the keys of on:).
 	Events []string
+	// Agent is the agent whose CLI the step's image holds (ralph-dev/gh-ralph/<agent>); "" for the image
+	// without one (ralph-dev/gh-ralph).
+	Agent string
 }
 
 // Scopes ralph's token needs written, as the workflow's permissions: names them.
@@ -100,10 +130,11 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 	for _, name := range names {
 		job := raw.Jobs[name]
 		for _, st := range job.Steps {
-			if !strings.HasPrefix(st.Uses, ActionRef+"@") {
+			agent, ok := actionAgent(st.Uses)
+			if !ok {
 				continue
 			}
-			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchable(&raw.On), Events: events(&raw.On)}
+			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchable(&raw.On), Events: events(&raw.On), Agent: agent}
 			for _, env := range []map[string]string{raw.Env, job.Env, st.Env} {
 				for k, v := range env {
 					wf.Env[k] = v

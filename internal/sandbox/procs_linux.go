@@ -157,7 +157,9 @@ func killAs(uid, reaper int, reap func(), limit time.Duration) (found int, err e
 		} else {
 			quiet = 0
 		}
-		if err := unix.Kill(-1, unix.SIGKILL); err != nil {
+		// ESRCH: no process but this one and the namespace's first (which kill(-1) never signals), as in
+		// a container where ralph is the first process: nothing to kill.
+		if err := unix.Kill(-1, unix.SIGKILL); err != nil && err != unix.ESRCH {
 			return found, fmt.Errorf("kill the processes of uid %d: %w", uid, err)
 		}
 		reap()

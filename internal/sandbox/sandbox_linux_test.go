@@ -80,6 +80,8 @@ func testMain(m *testing.M) int {
 func runHelper(mode string) int {
 	script := os.Getenv("SCRIPT")
 	switch mode {
+	case "kill-alone":
+		return killAlone()
 	case "prepare", "no-prepare":
 		if mode == "prepare" {
 			if err := Prepare(); err != nil {

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The Action's images tested in a real Docker engine, as a GitHub runner uses them (.ci/run calls this):
+#   1. installs Debian's Docker engine (docker.io) and starts dockerd, with its own data root and socket,
+#      stopping it at the end;
+#   2. builds stand-ins for the Dockerfile's base images from Debian packages (no registry is reachable in
+#      CI): debian:bookworm-slim is a debootstrapped minimal Debian, golang:1.26-bookworm that plus curl, git
+#      and this machine's Go, node:22-bookworm-slim that plus the node binary of npm's node-linux-<arch>;
+#   3. builds each image of the Dockerfile as the release does (BuildKit, one target per image);
+#   4. runs real steps inside them with the runner's mounts and ownership against the GitHub test server
+#      (e2e/container_test.go), and checks each agent's CLI starts in its image;
+#   5. prints each image's compressed and unpacked size, its cold load time and the time from docker run to
+#      ralph's first line (README: "What a step costs").
+# Where no engine can start (not root, no apt, dockerd fails) it says so and exits 0; once one runs, any
+# failure fails. RALPH_CONTAINER_KEEP=1 keeps the engine's data (under $RALPH_CONTAINER_DIR) for a rerun.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+
+t0=$SECONDS
+phase_start=$SECONDS
+phase() { # name: ends the previous phase, printing its time
+  echo "   ($(( SECONDS - phase_start )) s)"
+  phase_start=$SECONDS
+  echo "== container: $1"
+}
+skip() {
+  echo "container-test: SKIPPED: $*" >&2
+  exit 0
+}
+
+echo "== container: engine"
+if [ "$(id -u)" != 0 ]; then
+  skip "needs root to run a Docker engine"
+fi
+if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null; }; then
+    skip "could not install docker.io and debootstrap from Debian"
+  fi
+fi
+# Debian's own docker CLI (20.10) has BuildKit built in; a newer CLI on PATH may want the buildx plugin.
+docker_cli=/usr/bin/docker
+dir="${RALPH_CONTAINER_DIR:-$(mktemp -d /var/tmp/ralph-container.XXXXXX)}"
+mkdir -p "$dir"
+sock="$dir/docker.sock"
+dockerd_pid=""
+start_engine() {
+  dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" -H "unix://$sock" \
+    --bridge none >"$dir/dockerd.log" 2>&1 &
+  dockerd_pid=$!
+  for _ in $(seq 100); do
+    if docker version >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$dockerd_pid" 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  tail -20 "$dir/dockerd.log" >&2
+  return 1
+}
+stop_engine() {
+  if [ -n "$dockerd_pid" ]; then
+    kill "$dockerd_pid" 2>/dev/null || true
+    wait "$dockerd_pid" 2>/dev/null || true
+    dockerd_pid=""
+  fi
+}
+cleanup() {
+  stop_engine
+  # dockerd leaves its network namespace mounted under its exec root.
+  grep -o " $dir/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+  if [ "${RALPH_CONTAINER_KEEP:-}" != 1 ]; then
+    rm -rf "$dir" || true
+  fi
+}
+trap cleanup EXIT
+docker() { "$docker_cli" -H "unix://$sock" "$@"; }
+start_engine || skip "dockerd did not start (its log is above)"
+echo "dockerd $(docker version --format '{{.Server.Version}}') (storage $(docker info --format '{{.Driver}}'))"
+
+phase "stand-in base images"
+arch="$(dpkg --print-architecture)"
+case "$arch" in
+amd64) nodearch=x64 ;;
+arm64) nodearch=arm64 ;;
+*) skip "the images are built for amd64 and arm64, not $arch" ;;
+esac
+have() { docker image inspect "$1" >/dev/null 2>&1; }
+root="$dir/rootfs"
+if ! have debian:bookworm-slim; then
+  if [ ! -x "$root/bin/sh" ]; then # a kept one (RALPH_CONTAINER_KEEP) is reused
+    rm -rf "$root"
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$dir/debootstrap.log" 2>&1 ||
+      { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
+  fi
+  # What Debian's -slim images leave out: documentation, manuals, translations, apt's lists and caches.
+  chroot "$root" apt-get clean
+  rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/* \
+    "$root"/var/lib/apt/lists/* "$root"/var/cache/debconf/*-old "$root"/var/log/*.log "$root"/var/log/apt/*
+  tar -C "$root" -c . | docker import - debian:bookworm-slim >/dev/null
+fi
+if ! have golang:1.26-bookworm; then
+  # This machine's CA certificates: a CI machine may reach the Go proxy and npm through a proxy of its own.
+  cat >"$dir/golang.Dockerfile" <<'EOF2'
+FROM debian:bookworm-slim
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates curl git >/dev/null && rm -rf /var/lib/apt/lists/*
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY go /usr/local/go
+ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+WORKDIR /go
+EOF2
+  cp /etc/ssl/certs/ca-certificates.crt "$dir/ca-certificates.crt"
+  goroot="$(go env GOROOT)"
+  tar -C "$dir" -cf - golang.Dockerfile ca-certificates.crt -C "$(dirname "$goroot")" \
+    --transform "s|^$(basename "$goroot")|go|" "$(basename "$goroot")" |
+    DOCKER_BUILDKIT=1 docker build -q --network host -f golang.Dockerfile -t golang:1.26-bookworm - >/dev/null
+fi
+if ! have node:22-bookworm-slim; then
+  mkdir -p "$dir/node"
+  (cd "$dir/node" && npm pack --silent "node-linux-$nodearch@22" >/dev/null && tar -xzf node-linux-*.tgz)
+  printf 'FROM debian:bookworm-slim\nCOPY package/bin/node /usr/local/bin/node\n' >"$dir/node/Dockerfile"
+  DOCKER_BUILDKIT=1 docker build -q -t node:22-bookworm-slim "$dir/node" >/dev/null
+fi
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -v '<none>'
+
+phase "build (BuildKit, as the release does)"
+version="$(cat VERSION)"
+targets=(slim claude codex gemini)
+for target in "${targets[@]}"; do
+  start=$SECONDS
+  DOCKER_BUILDKIT=1 docker build -q --network host --target "$target" \
+    --build-arg RALPH_VERSION="$version" --build-arg RALPH_COMMIT="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+    -t "ralph-ci:$target" . >/dev/null
+  echo "built ralph-ci:$target in $(( SECONDS - start )) s"
+done
+
+phase "each agent's CLI starts in its image, and no other agent's is there"
+for target in claude codex gemini; do
+  got="$(docker run --rm --network none --entrypoint "$target" "ralph-ci:$target" --version 2>&1)" ||
+    { echo "$target --version in ralph-ci:$target failed: $got" >&2; exit 1; }
+  echo "ralph-ci:$target: $target --version: $got"
+  for other in claude codex gemini node npm; do
+    case "$target/$other" in "$target/$target" | gemini/node) continue ;; esac
+    if docker run --rm --network none --entrypoint sh "ralph-ci:$target" -c "command -v $other" >/dev/null 2>&1; then
+      echo "ralph-ci:$target holds $other too" >&2
+      exit 1
+    fi
+  done
+done
+
+phase "a step in each image, as a runner runs it (e2e/container_test.go)"
+# The slim image with a scripted agent that probes the boundary from inside; each agent's image with its
+# real CLI against a scripted model of its vendor.
+RALPH_CONTAINER_DOCKER="$docker_cli -H unix://$sock" RALPH_CONTAINER_IMAGE=ralph-ci:slim RALPH_CONTAINER_SOCKET="$sock" \
+  RALPH_CONTAINER_AGENT_IMAGES="claude=ralph-ci:claude codex=ralph-ci:codex gemini=ralph-ci:gemini" \
+  go test -count=1 ./e2e -run '^(TestContainerStep|TestAgentImageStep)$' -v >"$dir/go-test.log" 2>&1 ||
+  { cat "$dir/go-test.log"; exit 1; }
+grep -E '^\s*(--- |ok|PASS)' "$dir/go-test.log"
+if grep -q -- '--- SKIP' "$dir/go-test.log"; then
+  cat "$dir/go-test.log"
+  echo "a container test skipped with an engine running" >&2
+  exit 1
+fi
+
+phase "figures"
+# Compressed: the image as docker save writes it, gzipped (about what a registry's gzip layers hold).
+# Unpacked: docker image inspect's Size. Cold load: the compressed image loaded into an engine with an empty
+# store, with the page cache dropped first. First line: from docker run to ralph's first line of output.
+for target in "${targets[@]}"; do
+  docker save "ralph-ci:$target" | gzip -c >"$dir/$target.tar.gz"
+  docker image inspect --format '{{.Size}}' "ralph-ci:$target" >"$dir/$target.size"
+done
+stop_engine
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+mb() { echo "$(( $1 / 1000000 )).$(( $1 / 100000 % 10 ))"; }
+secs() { printf '%d.%02d' $(( $1 / 1000 )) $(( $1 % 1000 / 10 )); }
+printf '%-8s %13s %11s %10s %11s\n' image compressed unpacked "cold load" "first line"
+for target in "${targets[@]}"; do
+  rm -rf "$dir/data"
+  start_engine
+  sync
+  note=""
+  echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || note=" (the page cache could not be dropped here)"
+  start=$(ms)
+  docker load -q -i "$dir/$target.tar.gz" >/dev/null
+  load=$(( $(ms) - start ))
+  start=$(ms)
+  docker run --rm --network none "ralph-ci:$target" --version | head -1 >/dev/null
+  first=$(( $(ms) - start ))
+  printf '%-8s %10s MB %8s MB %8s s %9s s%s\n' "$target" "$(mb "$(stat -c %s "$dir/$target.tar.gz")")" \
+    "$(mb "$(cat "$dir/$target.size")")" "$(secs "$load")" "$(secs "$first")" "$note"
+  rm "$dir/$target.tar.gz"
+  stop_engine
+done
+
+phase "done"
+echo "container-test: passed in $(( SECONDS - t0 )) s"
