@@ -17,9 +17,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"gopkg.in/yaml.v3"
-
-	"github.com/ralph-dev/gh-ralph/internal/doctor"
 )
 
 // TestImageInStep keeps the actions' images, the release's tags (VERSION), the release workflow, the
@@ -41,8 +40,8 @@ func TestImageInStep(t *testing.T) {
 		t.Fatalf("script/image.sh agents: %v", err)
 	}
 	agents := strings.Fields(string(out))
-	if !slices.Equal(agents, doctor.ImageAgents) {
-		t.Errorf("script/image.sh agents = %q, doctor.ImageAgents (init's and doctor's) = %q", agents, doctor.ImageAgents)
+	if !slices.Equal(agents, agent.ImageAgents) {
+		t.Errorf("script/image.sh agents = %q, agent.ImageAgents (init's and doctor's) = %q", agents, agent.ImageAgents)
 	}
 	type actionFile struct {
 		Name    string         `yaml:"name"`
@@ -78,8 +77,8 @@ func TestImageInStep(t *testing.T) {
 		if !reflect.DeepEqual(a.Inputs, root.Inputs) || !reflect.DeepEqual(a.Outputs, root.Outputs) || !slices.Equal(a.Runs.Args, root.Runs.Args) {
 			t.Errorf("%s's inputs, outputs or args differ from action.yml's", path)
 		}
-		if target != "slim" && doctor.ActionOf(target) != "ralph-dev/gh-ralph/"+strings.TrimSuffix(path, "/action.yml") {
-			t.Errorf("doctor.ActionOf(%s) = %q, not the action at %s", target, doctor.ActionOf(target), path)
+		if target != "slim" && agent.ActionOf(target) != "ralph-dev/gh-ralph/"+strings.TrimSuffix(path, "/action.yml") {
+			t.Errorf("agent.ActionOf(%s) = %q, not the action at %s", target, agent.ActionOf(target), path)
 		}
 		if !strings.Contains(release, target+":"+path) {
 			t.Errorf("release.yml does not build the target %s for %s", target, path)

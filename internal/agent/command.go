@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,6 +373,10 @@ func lookPath(program string, env []string) (string, error) {
 		}
 	}
 	if pkg, ok := npmPackages[program]; ok {
+		if os.Getenv("GITHUB_ACTIONS") == "true" && slices.Contains(ImageAgents, program) {
+			// The Action's images hold one agent's CLI each.
+			return "", fmt.Errorf("%s is not in this image of ralph (each agent's CLI has an image of its own): use `uses: %s@<the same version>` in the workflow (gh ralph doctor checks it), or set agent.command to how to run it", program, ActionOf(program))
+		}
 		return "", fmt.Errorf("%s is not installed (not found on the agent's PATH): install it with `npm install -g %s`, or set agent.command to how to run it", program, pkg)
 	}
 	return "", fmt.Errorf("%s not found on the agent's PATH", program)

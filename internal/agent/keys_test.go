@@ -66,3 +66,14 @@ func TestPreflightProblems(t *testing.T) {
 		t.Errorf("message: %v", err)
 	}
 }
+
+// In the Action, a preset whose CLI is not in the image names the action whose image holds it.
+func TestMissingCLIInTheActionNamesItsImage(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "true")
+	for _, preset := range ImageAgents {
+		_, err := Version(context.Background(), config.Agent{Preset: preset}, []string{"PATH=" + t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "uses: ralph-dev/gh-ralph/"+preset+"@") || strings.Contains(err.Error(), "npm install") {
+			t.Errorf("%s missing in the Action: %v", preset, err)
+		}
+	}
+}

@@ -175,10 +175,10 @@ func renderWorkflow(keys []string, action string) []byte {
 }
 
 // actionRef is how the workflow names ralph's action for the preset (the one whose image holds that agent's
-// CLI: doctor.ActionOf): pinned to the commit this gh ralph was released from, with its version in a
+// CLI: agent.ActionOf): pinned to the commit this gh ralph was released from, with its version in a
 // comment, or the major version tag for a build that does not know its commit.
 func (f *Factory) actionRef(preset string) string {
-	action := doctor.ActionOf(preset)
+	action := agent.ActionOf(preset)
 	v := strings.TrimPrefix(f.Version, "v")
 	if f.Commit != "" && len(f.Commit) == 40 && isRelease(v) {
 		return action + "@" + f.Commit + " # v" + v

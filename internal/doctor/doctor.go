@@ -141,7 +141,7 @@ func sortedKeys(m map[string]string) []string {
 // step what agent.env passes through and the project token a board needs.
 func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 	if wf == nil {
-		return []Finding{problem("no workflow in .github/workflows uses "+ActionRef, "run gh ralph init, which writes .github/workflows/ralph.yml, then commit and push it")}
+		return []Finding{problem("no workflow in .github/workflows uses "+agent.ActionRef, "run gh ralph init, which writes .github/workflows/ralph.yml, then commit and push it")}
 	}
 	var fs []Finding
 	switch {
@@ -184,7 +184,7 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 		}
 		if _, ok := wf.Env[k]; !ok {
 			fs = append(fs, problem(fmt.Sprintf("%s does not give ralph's step %s, which agent.env passes to the agent", wf.Path, k),
-				fmt.Sprintf("add env: %s: ${{ secrets.%s }} to the step that uses %s", k, k, ActionRef)))
+				fmt.Sprintf("add env: %s: ${{ secrets.%s }} to the step that uses %s", k, k, agent.ActionRef)))
 		}
 	}
 	if cfg.Project != nil && strings.TrimSpace(wf.With["project_token"]) == "" {
@@ -195,18 +195,18 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 }
 
 // imageFinding is a problem when the step's image has not the CLI agent.preset runs: each agent's CLI is
-// in the image of its own action (ActionOf), and agent.command, when set, replaces the CLI.
+// in the image of its own action (agent.ActionOf), and agent.command, when set, replaces the CLI.
 func imageFinding(wf *Workflow, cfg config.Config) (Finding, bool) {
 	preset := cfg.Agent.Preset
-	if !slices.Contains(ImageAgents, preset) || cfg.Agent.Command != "" || wf.Agent == preset {
+	if !slices.Contains(agent.ImageAgents, preset) || cfg.Agent.Command != "" || wf.Agent == preset {
 		return Finding{}, false
 	}
 	has := "no agent CLI"
 	if wf.Agent != "" {
 		has = "the CLI of " + wf.Agent + " only"
 	}
-	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, ActionOf(wf.Agent), has, preset),
-		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", ActionOf(preset), wf.Path, preset)), true
+	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, agent.ActionOf(wf.Agent), has, preset),
+		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", agent.ActionOf(preset), wf.Path, preset)), true
 }
 
 // FixStep is in the message of every finding about what the fix step needs of the workflow: that step
@@ -355,7 +355,7 @@ func Settings(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
 	case !ap.Enabled:
 		fs = append(fs, problem("GitHub Actions are disabled in "+full, "enable them in "+settings+" (Actions permissions)"))
 	case ap.AllowedActions == "local_only":
-		fs = append(fs, problem(full+" allows only its own actions, so "+ActionRef+" and actions/checkout cannot run", "allow them in "+settings+" (Actions permissions)"))
+		fs = append(fs, problem(full+" allows only its own actions, so "+agent.ActionRef+" and actions/checkout cannot run", "allow them in "+settings+" (Actions permissions)"))
 	default:
 		fs = append(fs, ok("GitHub Actions are enabled (%s actions allowed)", orAll(ap.AllowedActions)))
 	}

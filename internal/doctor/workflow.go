@@ -10,24 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"gopkg.in/yaml.v3"
 )
-
-// ActionRef is how a workflow step names ralph's action: this one's image has no agent CLI (for
-// agent.preset command); ActionRef/<agent> (ActionOf) is the same action with the image of that agent's CLI.
-const ActionRef = "ralph-dev/gh-ralph"
-
-// ImageAgents are the agents with an image of their own, each named by the action ActionOf gives.
-var ImageAgents = []string{"claude", "codex", "gemini"}
-
-// ActionOf is the action whose image holds the CLI of the preset: ActionRef/<preset>, or ActionRef itself
-// for a preset without one (command).
-func ActionOf(preset string) string {
-	if slices.Contains(ImageAgents, preset) {
-		return ActionRef + "/" + preset
-	}
-	return ActionRef
-}
 
 // actionAgent is the agent of the image a step's uses: names, and whether it names ralph's action at all.
 func actionAgent(uses string) (string, bool) {
@@ -35,12 +20,12 @@ func actionAgent(uses string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, a := range ImageAgents {
-		if name == ActionOf(a) {
+	for _, a := range agent.ImageAgents {
+		if name == agent.ActionOf(a) {
 			return a, true
 		}
 	}
-	return "", name == ActionRef
+	return "", name == agent.ActionRef
 }
 
 // Workflow is what ralph needs to know of the workflow file that runs it.
@@ -86,7 +71,7 @@ func FindWorkflow(root string) (*Workflow, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !strings.Contains(string(b), ActionRef) {
+		if !strings.Contains(string(b), agent.ActionRef) {
 			continue
 		}
 		rel := ".github/workflows/" + filepath.Base(f)

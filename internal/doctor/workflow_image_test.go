@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
@@ -50,10 +51,10 @@ func TestWorkflowImageOfTheAgent(t *testing.T) {
 			t.Errorf("%s with preset %s: the fix does not name the agent's action: %s", tt.uses, tt.preset, found[0])
 		}
 	}
-	if got, want := ActionOf("claude"), "ralph-dev/gh-ralph/claude"; got != want {
-		t.Errorf("ActionOf(claude) = %q, want %q", got, want)
+	if got, want := agent.ActionOf("claude"), "ralph-dev/gh-ralph/claude"; got != want {
+		t.Errorf("agent.ActionOf(claude) = %q, want %q", got, want)
 	}
-	if got, want := ActionOf("command"), "ralph-dev/gh-ralph"; got != want {
-		t.Errorf("ActionOf(command) = %q, want %q", got, want)
+	if got, want := agent.ActionOf("command"), "ralph-dev/gh-ralph"; got != want {
+		t.Errorf("agent.ActionOf(command) = %q, want %q", got, want)
 	}
 }
