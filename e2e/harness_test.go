@@ -230,7 +230,9 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	}
 	dir := e.tempDir()
 	work := filepath.Join(dir, "work")
-	e.git("", "clone", "-q", e.srv.BareRepo, work)
+	// --no-local: a pack through upload-pack, a consistent snapshot while other runs push (a local clone
+	// copies the object files one by one and fails on one that moved under it).
+	e.git("", "clone", "-q", "--no-local", e.srv.BareRepo, work)
 	if u := e.srv.GitURL(); u != "" {
 		e.git(work, "remote", "set-url", "origin", u) // git over the server's smart HTTP, as on GitHub
 	}
