@@ -29,7 +29,7 @@ type StatusOptions struct {
 
 // The fields `status N --json` and `status --json` take.
 var (
-	issueFields    = []string{"number", "title", "url", "open", "state", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "fixes", "warnings"}
+	issueFields    = []string{"number", "title", "url", "open", "state", "running", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "fixes", "warnings"}
 	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "usage", "warnings"}
 )
 
@@ -51,7 +51,7 @@ On a terminal the output is a table; otherwise it is stable tab-separated text. 
 --jq and --template work as in gh (--json alone lists the fields). usage is what the agent
 reported: turns, tokens and cost, in total and per step.
 
-JSON fields of one issue: number, title, url, open, state, phase, lock, iterations, failures,
+JSON fields of one issue: number, title, url, open, state, running, phase, lock, iterations, failures,
 artifacts, branch, pullRequest, lastRun, next, reason, updatedAt, usage, warnings.
 JSON fields of the pipeline: number, title, url, state, ready, since, updatedAt, usage, warnings.`,
 		Example: `  $ gh ralph status
@@ -222,6 +222,11 @@ func shortCount(n int) string {
 // fields is every --json field of one issue.
 func (st *issueStatus) fields() map[string]any {
 	rec := st.Record
+	// The state label a step shows while it runs (lock says whether a run holds the issue); null: none.
+	var running any
+	if st.Running != "" {
+		running = string(st.Running)
+	}
 	var pr any
 	if rec.PR != 0 {
 		pr = map[string]any{"number": rec.PR, "url": rec.PRURL}
@@ -251,7 +256,7 @@ func (st *issueStatus) fields() map[string]any {
 	}
 	return map[string]any{
 		"number": st.Number, "title": st.Title, "url": st.URL, "open": st.Open,
-		"state": string(st.State), "phase": st.Phases(), "lock": st.Lock,
+		"state": string(st.State), "running": running, "phase": st.Phases(), "lock": st.Lock,
 		"iterations": map[string]any{"plan": rec.PlanIterations, "selfReview": rec.ReviewIterations, "max": st.Config.MaxIterations},
 		"failures":   map[string]any{"step": rec.FailedStep, "count": rec.Failures, "max": st.Config.MaxFailures},
 		"artifacts":  artifacts, "branch": rec.Branch, "pullRequest": pr, "lastRun": last,

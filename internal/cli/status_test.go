@@ -134,6 +134,18 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("--json (-want +got):\n%s", diff)
 	}
 
+	// #6 shows the label its first step puts on while it runs; no run holds it.
+	if code := e.run("status", "6", "--json", "state,running,lock"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	var six map[string]any
+	if err := json.Unmarshal([]byte(e.stdout.String()), &six); err != nil {
+		t.Fatalf("%v: %s", err, e.stdout)
+	}
+	if diff := cmp.Diff(map[string]any{"state": "", "running": "research-in-progress", "lock": nil}, six); diff != "" {
+		t.Errorf("--json of a running label (-want +got):\n%s", diff)
+	}
+
 	if code := e.run("status", "3", "--json", "phase", "--jq", ".phase.done"); code != 0 || e.stdout.String() != "1\n" {
 		t.Errorf("--jq: exit %d, %q %s", code, e.stdout, e.stderr)
 	}
