@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -219,3 +220,112 @@ func SecretOf(expr string) string {
 
 // File is the workflow's file name, as the Actions API takes it.
 func (w *Workflow) File() string { return path.Base(w.Path) }
+
+// WorkflowFile checks the workflow that runs ralph, as it is in the checkout: that it exists, that the
+// chain can dispatch it, that the Actions token gets the permissions ralph needs, and that it gives ralph's
+// step what agent.env passes through and the project token a board needs.
+func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
+	if wf == nil {
+		return []Finding{problem("no workflow in .github/workflows uses "+agent.ActionRef, "run gh ralph init, which writes .github/workflows/ralph.yml, then commit and push it")}
+	}
+	var fs []Finding
+	switch {
+	case wf.Dispatchable:
+		fs = append(fs, ok("%s runs ralph and can be dispatched (workflow_dispatch with an issue input)", wf.Path))
+	case cfg.Chain:
+		fs = append(fs, problem(wf.Path+" has no workflow_dispatch trigger with an issue input, so ralph cannot start its next step (chain: true)",
+			"add on: workflow_dispatch: inputs: issue: {required: true} (as gh ralph init writes it), or set chain: false in "+config.DefaultPath))
+	default:
+		fs = append(fs, ok("%s runs ralph", wf.Path))
+	}
+	if wf.Permissions != nil {
+		var missing []string
+		for _, s := range Scopes {
+			if s == "actions" && !cfg.Chain {
+				continue
+			}
+			if wf.Permissions[s] != "write" {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) > 0 {
+			var lines []string
+			for _, m := range missing {
+				lines = append(lines, m+": write")
+			}
+			fs = append(fs, problem(fmt.Sprintf("%s does not give the Actions token %s", wf.Path, strings.Join(lines, ", ")),
+				"set "+strings.Join(lines, ", ")+" under permissions: in "+wf.Path+" (ralph pushes branches, writes issues, opens pull requests and dispatches its workflow)"))
+		} else {
+			fs = append(fs, ok("%s gives the token contents, issues, pull-requests and actions: write", wf.Path))
+		}
+	}
+	if f, bad := imageFinding(wf, cfg); bad {
+		fs = append(fs, f)
+	}
+	fs = append(fs, fixFindings(wf)...)
+	for _, k := range sortedKeys(cfg.Agent.Env) {
+		if cfg.Agent.Env[k] != "" {
+			continue
+		}
+		if _, ok := wf.Env[k]; !ok {
+			fs = append(fs, problem(fmt.Sprintf("%s does not give ralph's step %s, which agent.env passes to the agent", wf.Path, k),
+				fmt.Sprintf("add env: %s: ${{ secrets.%s }} to the step that uses %s", k, k, agent.ActionRef)))
+		}
+	}
+	if cfg.Project != nil && strings.TrimSpace(wf.With["project_token"]) == "" {
+		fs = append(fs, problem(fmt.Sprintf("project: is set in %s, but %s passes no project_token, so the board is not updated (the Actions token cannot reach Projects)", config.DefaultPath, wf.Path),
+			"store a token with the project scope (gh secret set RALPH_PROJECT_TOKEN) and add project_token: ${{ secrets.RALPH_PROJECT_TOKEN }} under with:"))
+	}
+	return fs
+}
+
+// imageFinding is a problem when the step's image has not the CLI agent.preset runs: each agent's CLI is
+// in the image of its own action (agent.ActionOf), and agent.command, when set, replaces the CLI.
+func imageFinding(wf *Workflow, cfg config.Config) (Finding, bool) {
+	preset := cfg.Agent.Preset
+	if !slices.Contains(agent.ImageAgents, preset) || cfg.Agent.Command != "" || wf.Agent == preset {
+		return Finding{}, false
+	}
+	has := "no agent CLI"
+	if wf.Agent != "" {
+		has = "the CLI of " + wf.Agent + " only"
+	}
+	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, agent.ActionOf(wf.Agent), has, preset),
+		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", agent.ActionOf(preset), wf.Path, preset)), true
+}
+
+// fixFindings checks what the fix step needs of the workflow: the events that start it, and a token that
+// can read the checks of ralph's pull requests and the logs of their failed jobs.
+func fixFindings(wf *Workflow) []Finding {
+	var fs []Finding
+	for _, alternatives := range FixEvents {
+		if !slices.ContainsFunc(alternatives, func(e string) bool { return slices.Contains(wf.Events, e) }) {
+			what := map[string]string{
+				"pull_request_review": "a review that requests changes on ralph's pull request does not reach ralph",
+				"workflow_run":        "checks that fail on ralph's pull request do not reach ralph",
+			}[alternatives[0]]
+			add := map[string]string{
+				"pull_request_review": "pull_request_review: {types: [submitted]}",
+				"workflow_run":        "workflow_run: {workflows: [<your CI workflow's name>], types: [completed]} (or check_suite: {types: [completed]} for another CI service)",
+			}[alternatives[0]]
+			fs = append(fs, problem(fmt.Sprintf("%s does not start on %s: %s %s", wf.Path, strings.Join(alternatives, " or "), what, FixStep),
+				"add under on: in "+wf.Path+": "+add+", as gh ralph init writes it"))
+		}
+	}
+	if wf.Permissions == nil {
+		return fs
+	}
+	var missing []string
+	for _, s := range append([]string{"actions"}, ReadScopes...) {
+		if p := wf.Permissions[s]; p != "read" && p != "write" {
+			missing = append(missing, s+": read")
+		}
+	}
+	if len(missing) > 0 {
+		fs = append(fs, problem(fmt.Sprintf("%s does not let the Actions token read %s: ralph cannot read why checks failed on its pull request %s",
+			wf.Path, strings.Join(missing, ", "), FixStep), "set "+strings.Join(missing, ", ")+" under permissions: in "+wf.Path+" (actions: write, which the chain needs, includes read)"))
+	} else {
+		fs = append(fs, ok("%s lets the token read the checks and job logs of ralph's pull requests", wf.Path))
+	}
+	return fs
+}

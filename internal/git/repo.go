@@ -238,128 +238,12 @@ func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	return nil
 }
 
-// PushRejectedError is a push the remote refused: the lease did not hold, the
-// update was not a fast-forward, or a server-side rule declined it.
-type PushRejectedError struct {
-	Branch string
-	Reason string // as git reports it, e.g. "stale info" or "pre-receive hook declined"
-}
-
 func (e *PushRejectedError) Error() string {
 	return fmt.Sprintf("push to branch %s rejected: %s", e.Branch, e.Reason)
 }
 
-// Push pushes commit sha (one ralph built) to refs/heads/<branch> on the remote, but only if the branch
-// is still at expectOld; expectOld "" means the branch must not exist yet. If the branch already points at
-// sha the push succeeds, so repeating a push that went through is harmless. A refusal is a
-// *PushRejectedError.
-func (r *Repo) Push(ctx context.Context, sha, branch, expectOld string) error {
-	if strings.HasPrefix(branch, "-") {
-		return fmt.Errorf("invalid branch name %q", branch)
-	}
-	return r.PushRef(ctx, sha, "refs/heads/"+branch, expectOld)
-}
-
-// PushRef is Push to any ref: a compare-and-swap of ref on the remote, from expectOld ("": absent) to sha.
-func (r *Repo) PushRef(ctx context.Context, sha, ref, expectOld string) error {
-	name := strings.TrimPrefix(ref, "refs/heads/")
-	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || !strings.HasPrefix(ref, "refs/") {
-		return fmt.Errorf("invalid ref name %q", ref)
-	}
-	if !isSHA(sha) {
-		return fmt.Errorf("push: %q is not a commit id", sha)
-	}
-	return r.push(ctx, name, ref+":"+expectOld, sha+":"+ref)
-}
-
-// DeleteRemoteRef deletes ref on the remote, but only while it is at expectOld: a compare-and-delete in
-// one push. A ref that moved or is gone is a refusal, a *PushRejectedError.
-func (r *Repo) DeleteRemoteRef(ctx context.Context, ref, expectOld string) error {
-	if _, err := r.run(ctx, "", nil, "check-ref-format", ref); err != nil || !strings.HasPrefix(ref, "refs/") {
-		return fmt.Errorf("invalid ref name %q", ref)
-	}
-	if !isSHA(expectOld) {
-		return fmt.Errorf("push: %q is not a commit id", expectOld)
-	}
-	return r.push(ctx, strings.TrimPrefix(ref, "refs/heads/"), ref+":"+expectOld, ":"+ref)
-}
-
-// DestinationError is a push ralph refuses to make: its destination is not one of ralph's own refs.
-type DestinationError struct {
-	Ref    string
-	Reason string
-}
-
 func (e *DestinationError) Error() string {
 	return fmt.Sprintf("ralph does not push to %s: %s", e.Ref, e.Reason)
-}
-
-// destination says whether ralph may write ref on the remote: a branch under Branches that is not the
-// remote's default branch, or a ref under refs/ralph/. Every push and remote delete passes here, so a
-// record, a config or a caller that names another branch (the base branch, a branch of a person's) can
-// never make ralph write it.
-func (r *Repo) destination(ref string) error {
-	if rest, ok := strings.CutPrefix(ref, "refs/ralph/"); ok && rest != "" {
-		return nil
-	}
-	name, ok := strings.CutPrefix(ref, "refs/heads/")
-	switch {
-	case !ok:
-		return &DestinationError{Ref: ref, Reason: "only branches under its branch prefix and refs under refs/ralph/ are ralph's"}
-	case r.Branches == "":
-		return &DestinationError{Ref: ref, Reason: "no branch prefix is set, so no branch is ralph's"}
-	case !strings.HasPrefix(name, r.Branches) || len(name) == len(r.Branches):
-		return &DestinationError{Ref: ref, Reason: fmt.Sprintf("it is not under the branch prefix %q", r.Branches)}
-	case r.base != "" && name == r.base:
-		return &DestinationError{Ref: ref, Reason: "it is the repository's default branch"}
-	}
-	return nil
-}
-
-// push pushes one refspec under a lease (ref:expected value) and words a refusal as a *PushRejectedError.
-func (r *Repo) push(ctx context.Context, name, lease, refspec string) error {
-	_, dst, _ := strings.Cut(refspec, ":")
-	if err := r.destination(dst); err != nil {
-		return err
-	}
-	out, err := r.run(ctx, "", r.authEnv(), "push", "--porcelain", "--no-verify", "--force-with-lease="+lease, r.URL, refspec)
-	if err == nil {
-		return nil
-	}
-	// The reason is the remote's text: it may repeat what it was sent.
-	reason, ok := rejection(string(out))
-	var ce *CommandError
-	if !ok && errors.As(err, &ce) {
-		reason, ok = rejection(ce.Stderr)
-	}
-	if !ok {
-		return fmt.Errorf("push to %s: %w", name, err)
-	}
-	if r.landed(ctx, refspec) {
-		// An earlier try went through and only its answer was lost (see NetRetry): the remote is where
-		// this compare-and-swap was to move it. (A delete is not taken for done: a ref that is gone may
-		// have been deleted by another run, which a caller must learn.)
-		return nil
-	}
-	return &PushRejectedError{Branch: name, Reason: r.redactor().string(reason)}
-}
-
-// landed says whether the remote's ref is already at the commit refspec ("sha:ref") moves it to.
-func (r *Repo) landed(ctx context.Context, refspec string) bool {
-	sha, ref, _ := strings.Cut(refspec, ":")
-	if sha == "" {
-		return false
-	}
-	out, err := r.run(ctx, "", r.authEnv(), "ls-remote", r.URL, ref)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if got, name, _ := strings.Cut(line, "\t"); name == ref {
-			return got == sha
-		}
-	}
-	return false
 }
 
 // FetchRef fetches ref from the remote into the same ref of ralph's repository and returns its commit;
@@ -458,28 +342,6 @@ func isSHA(s string) bool {
 		}
 	}
 	return true
-}
-
-// rejection finds a refused ref in push output: porcelain lines
-// "!\t<from>:<to>\t[rejected] (reason)" or the human form " ! [rejected] ... (reason)".
-func rejection(out string) (string, bool) {
-	for _, line := range strings.Split(out, "\n") {
-		t := strings.TrimSpace(line)
-		if !strings.HasPrefix(t, "!") {
-			continue
-		}
-		for _, kind := range []string{"[remote rejected]", "[rejected]"} {
-			if _, after, ok := strings.Cut(t, kind); ok {
-				reason := strings.TrimSpace(after)
-				reason = strings.TrimSuffix(strings.TrimPrefix(reason, "("), ")")
-				if reason == "" {
-					reason = strings.Trim(kind, "[]")
-				}
-				return reason, true
-			}
-		}
-	}
-	return "", false
 }
 
 // Signature names the author and committer of a commit.
