@@ -43,8 +43,9 @@ dir="${RALPH_CONTAINER_DIR:-$(mktemp -d /var/tmp/ralph-container.XXXXXX)}"
 mkdir -p "$dir"
 sock="$dir/docker.sock"
 dockerd_pid=""
+data_root="$dir/data"
 start_engine() {
-  dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" -H "unix://$sock" \
+  dockerd --data-root "$data_root" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" -H "unix://$sock" \
     --bridge none >"$dir/dockerd.log" 2>&1 &
   dockerd_pid=$!
   for _ in $(seq 100); do
@@ -173,7 +174,8 @@ mb() { echo "$(( $1 / 1000000 )).$(( $1 / 100000 % 10 ))"; }
 secs() { printf '%d.%02d' $(( $1 / 1000 )) $(( $1 % 1000 / 10 )); }
 printf '%-8s %13s %11s %10s %11s\n' image compressed unpacked "cold load" "first line"
 for target in "${targets[@]}"; do
-  rm -rf "$dir/data"
+  # An empty store of its own for each image (what a stopped engine left mounted is unmounted at the end).
+  data_root="$dir/load-$target"
   start_engine
   sync
   note=""
