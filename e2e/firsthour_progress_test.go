@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,23 +84,7 @@ func TestProgressLine(t *testing.T) {
 	text = regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllString(text, "127.0.0.1:PORT")
 	text = regexp.MustCompile(`(?m)^the agent runs as .*$`).ReplaceAllString(text, "the agent runs as …")
 	text = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s)\b`).ReplaceAllString(text, "Ns")
-	p := filepath.Join("testdata", "progress", "advance-tty.golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (go test ./e2e -run TestProgressLine -update writes it)", err)
-	}
-	if text != string(want) {
-		t.Errorf("the screen differs (go test ./e2e -run TestProgressLine -update rewrites it)\n--- got\n%s\n--- want\n%s", text, want)
-	}
+	firstHourGoldenIn(t, "progress", "advance-tty.golden", text)
 }
 
 // On a terminal, gh ralph speaks ralph's palette (the step's ✓ green); with NO_COLOR, the same terminal gets

@@ -31,23 +31,7 @@ func statusGolden(t *testing.T, e *cliEnv, name string, r result) {
 	got = regexp.MustCompile(`\d\d:\d\d UTC`).ReplaceAllString(got, "HH:MM UTC")
 	got = regexp.MustCompile(`\d{4}-\d\d-\d\d`).ReplaceAllString(got, "DATE")
 	got = regexp.MustCompile(`on [A-Za-z0-9._-]+ \(pid`).ReplaceAllString(got, "on MACHINE (pid")
-	p := filepath.Join("testdata", "status", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (go test ./e2e -run TestStatus -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test ./e2e -run TestStatus -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	firstHourGoldenIn(t, "status", name, got)
 }
 
 // gh ralph status N while a step runs (the running label on, the lock held) says the issue is running, by
