@@ -96,7 +96,7 @@ func (e *Engine) Finishing(ctx context.Context, res Result) (ok bool, runs int, 
 		// The same step, failed by the runs of the last hour: the same outage. (Two phases of implement
 		// are the same state and step: a count an hour old is another story.)
 		if prev, n, t := parseFinish(msg); prev == at && e.now().Sub(t) < time.Hour {
-			runs, since = n+1, t
+			runs, since = max(n, 0)+1, t
 		}
 	}
 	if runs > MaxFinishing {
