@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
@@ -40,6 +41,27 @@ func TestTransient(t *testing.T) {
 	for _, c := range cases {
 		if got := Transient(c.err); got != c.want {
 			t.Errorf("%s: Transient(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}
+
+// TestParseFinish reads Finishing's own message; what it cannot read counts as nothing.
+func TestParseFinish(t *testing.T) {
+	since := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		msg       string
+		wantAt    string
+		wantRuns  int
+		wantSince time.Time
+	}{
+		{"ralph: finishing #7\n\nat: in-progress implement\nruns: 2\nsince: 2026-03-01T12:00:00Z\n", "in-progress implement", 2, since},
+		{"not ours", "", 0, time.Time{}},
+		{"at: plan\nruns: many\nsince: yesterday\n", "plan", 0, time.Time{}},
+	}
+	for _, tt := range tests {
+		at, runs, got := parseFinish(tt.msg)
+		if at != tt.wantAt || runs != tt.wantRuns || !got.Equal(tt.wantSince) {
+			t.Errorf("parseFinish(%q) = %q, %d, %v; want %q, %d, %v", tt.msg, at, runs, got, tt.wantAt, tt.wantRuns, tt.wantSince)
 		}
 	}
 }
