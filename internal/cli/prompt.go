@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
 // printPromptRun prints the prompt the agent would get for the issue's next step: the data to stdout,
@@ -35,7 +36,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 // line that would allow them. The agent chose them: nothing of them reaches the terminal as a control.
 func printRefused(w io.Writer, res engine.Result) {
 	for _, line := range engine.RefusedLines(res.Refused) {
-		fmt.Fprintf(w, "#%d: %s\n", res.Issue, termString(line))
+		fmt.Fprintf(w, "#%d: %s\n", res.Issue, inert.String(line))
 	}
 }
 

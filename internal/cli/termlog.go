@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
 // termLog is the engine's logger on a terminal (or a pipe). Messages and the agent's output go to stderr;
@@ -33,7 +34,7 @@ type termLog struct {
 	shown   bool // the status line is on screen
 	atBOL   bool // the last byte written was a newline (or nothing was written)
 	frame   int
-	safe    termSafe // the agent's output, made harmless to the terminal
+	safe    inert.Filter // the agent's output, made harmless to the terminal (control characters shown in caret notation)
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -66,7 +67,7 @@ func (l *termLog) line(prefix, format string, args ...any) {
 	if !l.atBOL {
 		fmt.Fprintln(l.w)
 	}
-	fmt.Fprintf(l.w, "%s%s\n", prefix, termString(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(l.w, "%s%s\n", prefix, inert.String(fmt.Sprintf(format, args...)))
 	l.atBOL = true
 	l.draw()
 }
@@ -87,7 +88,7 @@ func (o termOutput) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clear()
-	safe := l.safe.filter(p)
+	safe := l.safe.Bytes(p)
 	if _, err := l.w.Write(safe); err != nil {
 		return 0, err
 	}
