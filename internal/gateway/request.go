@@ -159,6 +159,23 @@ func count(raw json.RawMessage, def int) int {
 	return int(min(f, 1e9))
 }
 
+// eachTool calls f with each tool of the request's tools member, in order, read as object reads it (name:
+// how the vendor reads a member's name); a member that is no list, or a tool that is no object, is refused.
+func eachTool(m map[string]json.RawMessage, c *checker, name func(string) string, f func(tool map[string]json.RawMessage)) {
+	tools, err := list(m, "tools")
+	if err != nil {
+		c.refuse("%v", err)
+	}
+	for _, raw := range tools {
+		tool, err := object(raw, name)
+		if err != nil {
+			c.refuse("a tool: %v", err)
+			continue
+		}
+		f(tool)
+	}
+}
+
 // typed is a tool's type: "" when it has none.
 func typed(tool map[string]json.RawMessage) (string, bool) {
 	raw, ok := tool["type"]
@@ -190,16 +207,7 @@ func anthropicRequest(m map[string]json.RawMessage, c *checker) ask {
 			a.output += count(th["budget_tokens"], 0)
 		}
 	}
-	tools, err := list(m, "tools")
-	if err != nil {
-		c.refuse("%v", err)
-	}
-	for _, raw := range tools {
-		tool, err := object(raw, nil)
-		if err != nil {
-			c.refuse("a tool: %v", err)
-			continue
-		}
+	eachTool(m, c, nil, func(tool map[string]json.RawMessage) {
 		typ, ok := typed(tool)
 		switch what := "the tool type " + quoted(typ); {
 		case !ok:
@@ -216,7 +224,7 @@ func anthropicRequest(m map[string]json.RawMessage, c *checker) ask {
 		default:
 			c.unknown(what)
 		}
-	}
+	})
 	if present(m, "mcp_servers") {
 		c.server(MCP, "the MCP connector (mcp_servers)")
 	}
@@ -259,16 +267,7 @@ func openaiRequest(m map[string]json.RawMessage, c *checker) ask {
 }
 
 func openaiTools(m map[string]json.RawMessage, c *checker, depth int) {
-	tools, err := list(m, "tools")
-	if err != nil {
-		c.refuse("%v", err)
-	}
-	for _, raw := range tools {
-		tool, err := object(raw, nil)
-		if err != nil {
-			c.refuse("a tool: %v", err)
-			continue
-		}
+	eachTool(m, c, nil, func(tool map[string]json.RawMessage) {
 		typ, ok := typed(tool)
 		switch what := "the tool type " + quoted(typ); {
 		case !ok || typ == "":
@@ -287,7 +286,7 @@ func openaiTools(m map[string]json.RawMessage, c *checker, depth int) {
 		default:
 			c.unknown(what)
 		}
-	}
+	})
 }
 
 // geminiName is how the Gemini API reads a member's name: its JSON parser takes the lowerCamelCase name
@@ -317,16 +316,7 @@ func geminiRequest(m map[string]json.RawMessage, c *checker) ask {
 	if present(m, "cachedcontent") {
 		a.input += maxContext
 	}
-	tools, err := list(m, "tools")
-	if err != nil {
-		c.refuse("%v", err)
-	}
-	for _, raw := range tools {
-		tool, err := object(raw, geminiName)
-		if err != nil {
-			c.refuse("a tool: %v", err)
-			continue
-		}
+	eachTool(m, c, geminiName, func(tool map[string]json.RawMessage) {
 		for k := range tool {
 			switch what := "the tool " + quoted(k); k {
 			case "functiondeclarations", "computeruse":
@@ -340,7 +330,7 @@ func geminiRequest(m map[string]json.RawMessage, c *checker) ask {
 				c.unknown(what)
 			}
 		}
-	}
+	})
 	return a
 }
 
