@@ -52,7 +52,7 @@ On a terminal the output is a table; otherwise it is stable tab-separated text. 
 reported: turns, tokens and cost, in total and per step.
 
 JSON fields of one issue: number, title, url, open, state, running, phase, lock, iterations, failures,
-artifacts, branch, pullRequest, lastRun, next, reason, updatedAt, usage, warnings.
+artifacts, branch, pullRequest, lastRun, next, reason, updatedAt, usage, fixes, warnings.
 JSON fields of the pipeline: number, title, url, state, ready, since, updatedAt, usage, warnings.`,
 		Example: `  $ gh ralph status
   $ gh ralph status 47
