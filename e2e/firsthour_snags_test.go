@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/tls"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -33,21 +30,7 @@ func TestFirstHourSnags(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }, GitHTTP: true})
-	caPEM, cert := testCertificate(t, "localhost")
-	ln := listen443(t)
-	https := httptest.NewUnstartedServer(srv)
-	https.Listener.Close()
-	https.Listener = ln
-	https.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	https.StartTLS()
-	t.Cleanup(https.Close)
-
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, dir, ca := privateCAHost(t, now)
 	control := controlDir(t)
 	// Where the agent's program gets installed: a place the agent's own user may run it from.
 	bin := filepath.Join(control, "bin")

@@ -62,21 +62,7 @@ func TestFirstHour(t *testing.T) {
 	}
 	// A fixed clock: the texts hold times.
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }, GitHTTP: true})
-	caPEM, cert := testCertificate(t, "localhost")
-	ln := listen443(t)
-	https := httptest.NewUnstartedServer(srv)
-	https.Listener.Close()
-	https.Listener = ln
-	https.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	https.StartTLS()
-	t.Cleanup(https.Close)
-
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, dir, ca := privateCAHost(t, now)
 	bin := filepath.Join(dir, "bin") // where the agent's CLI gets installed
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -263,4 +249,26 @@ func firstHourGolden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Errorf("%s differs (go test ./e2e -run TestFirstHour -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
+}
+
+// privateCAHost serves a GitHub test server on port 443 of localhost (the API under /api/v3, git over
+// HTTPS, a fixed clock) with a certificate of a private CA, whose PEM file is ca in the test's directory dir.
+func privateCAHost(t *testing.T, now time.Time) (srv *githubtest.Server, dir, ca string) {
+	t.Helper()
+	srv = githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }, GitHTTP: true})
+	caPEM, cert := testCertificate(t, "localhost")
+	ln := listen443(t)
+	https := httptest.NewUnstartedServer(srv)
+	https.Listener.Close()
+	https.Listener = ln
+	https.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	https.StartTLS()
+	t.Cleanup(https.Close)
+
+	dir = t.TempDir()
+	ca = filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, dir, ca
 }
