@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -283,7 +284,12 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	rec := st.Record
 	c := colorizer(color)
 	var rows [][2]string
-	add := func(k, v string) { rows = append(rows, [2]string{k, v}) }
+	// Every value is made inert (it holds what others wrote: the title, phase titles, reasons, warnings);
+	// ralph's colour comes after.
+	addColored := func(k, v string, color func(string) string) {
+		rows = append(rows, [2]string{k, color(inert.String(v))})
+	}
+	add := func(k, v string) { addColored(k, v, func(s string) string { return s }) }
 	add("issue", fmt.Sprintf("#%d %s", st.Number, st.Title))
 	add("url", st.URL)
 	state := st.State.Title()
@@ -293,7 +299,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	if !st.Open {
 		state += " (issue closed)"
 	}
-	add("state", c.state(st.State, state))
+	addColored("state", state, func(s string) string { return c.state(st.State, s) })
 	running := st.Lock != nil && !st.Lock.Expired
 	if running {
 		// A run holds the issue: its step is under way (its label, Research in Progress, is expected).
@@ -305,7 +311,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		if !st.Lock.Since.IsZero() {
 			v += " since " + st.Lock.Since.UTC().Format("15:04 UTC")
 		}
-		add("running", c.wrap("36", v))
+		addColored("running", v, func(s string) string { return c.wrap("36", s) })
 	}
 	if p := st.Phases(); p.Total > 0 {
 		v := fmt.Sprintf("%d of %d", p.Done, p.Total)
@@ -380,7 +386,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		add("next", st.Next(st.Config))
 	}
 	for _, warn := range st.Warnings {
-		add("warning", c.warn(warn))
+		addColored("warning", warn, c.warn)
 	}
 	if !tty {
 		for _, r := range rows {
@@ -460,13 +466,13 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		} else {
 			tp.AddField(fmt.Sprint(it.Issue.Number))
 		}
-		tp.AddField(it.Issue.Title)
+		tp.AddField(inert.String(it.Issue.Title))
 		if f.StdoutTTY {
 			tp.AddField(engine.Elapsed(now.Sub(it.Issue.UpdatedAt)))
 		} else {
 			tp.AddField(it.Issue.UpdatedAt.UTC().Format(time.RFC3339))
 		}
-		tp.AddField(it.Next(cfg))
+		tp.AddField(inert.String(it.Next(cfg)))
 		if f.StdoutTTY {
 			tp.AddField(costText(usageOf(it)))
 		} else {
@@ -480,7 +486,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 	var warned []string
 	for _, it := range items {
 		for _, w := range it.Warnings {
-			warned = append(warned, fmt.Sprintf("#%d %s", it.Issue.Number, w))
+			warned = append(warned, fmt.Sprintf("#%d %s", it.Issue.Number, inert.String(w)))
 		}
 	}
 	if len(warned) > 0 {

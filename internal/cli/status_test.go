@@ -306,3 +306,30 @@ func TestStatusJSONFixes(t *testing.T) {
 		t.Errorf("--json fixes (-want +got):\n%s", diff)
 	}
 }
+
+// SECURITY: what status prints that others wrote (an issue's title, a run's message) reaches a terminal, or a pipe that ends on one, with no control
+// character or escape sequence the terminal would act on; only ralph's own colours are escape codes.
+func TestStatusPrintsNoEscapesOfOthers(t *testing.T) {
+	t.Parallel()
+	for _, tty := range []bool{true, false} {
+		e := newTestEnv(t)
+		e.tty = tty
+		hostile := "\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u009b31m"
+		n := e.srv.CreateIssue("mona", "Title "+hostile, "", workflow.LabelBuild, workflow.InProgress.Label())
+		seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-title", n), Base: "main",
+			Last: &engine.Entry{Step: workflow.Implement, To: workflow.InProgress, At: clock, Outcome: "failed", Message: "verify\r failed"}})
+		e.now = clock.Add(time.Hour)
+		for _, args := range [][]string{{"status", fmt.Sprint(n)}, {"status"}} {
+			if code := e.run(args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, e.stderr)
+			}
+			got := e.stdout.String() + e.stderr.String()
+			if strings.ContainsAny(got, "\x1b\x07\r\u009b") {
+				t.Errorf("%v (terminal %v): a control character of the title or the record reached the output: %q", args, tty, got)
+			}
+			if !strings.Contains(got, "^[]52;c;ZXZpbA==^G^[[2J^M") {
+				t.Errorf("%v (terminal %v): the title is not shown in caret notation: %q", args, tty, got)
+			}
+		}
+	}
+}
