@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -184,10 +185,11 @@ func printResult(w io.Writer, tty bool, c colorizer, res engine.Result, err erro
 	if strings.HasPrefix(res.Message, "would ") {
 		outcome = "dry-run"
 	}
-	// An error is said once, by Exit on stderr (with what to do): the line only marks the step failed.
-	msg := res.Message
+	// An error is said once, by Exit on stderr (with what to do): the line only marks the step failed. The
+	// message may quote what others wrote (a phase's title, a reason): it is printed inert.
+	msg := inert.String(oneLine(res.Message))
 	if !tty {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Issue, res.Step, res.From, res.State, outcome, res.PRURL, oneLine(msg))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Issue, res.Step, res.From, res.State, outcome, res.PRURL, msg)
 		return
 	}
 	mark := map[string]string{"done": "✓", "failed": "✗", "waiting": "⏸", "held": "…", "nothing": "·", "dry-run": "?", "budget": "$"}[outcome]
@@ -201,8 +203,8 @@ func printResult(w io.Writer, tty bool, c colorizer, res engine.Result, err erro
 		states = titleOr(res.From) + " → " + states
 	}
 	line := fmt.Sprintf("%s #%d %s: %s", mark, res.Issue, step, states)
-	if msg != "" && oneLine(msg) != step+": "+states {
-		line += " — " + oneLine(msg)
+	if msg != "" && msg != step+": "+states {
+		line += " — " + msg
 	}
 	fmt.Fprintln(w, c.marked(line))
 	if res.PRURL != "" && res.State == workflow.InReview {

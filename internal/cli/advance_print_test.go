@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
@@ -62,5 +63,23 @@ func TestPrintUsageOnlyTheTotal(t *testing.T) {
 	printUsage(&b, engine.Result{Issue: 1, Usage: step})
 	if got := b.String(); got != "" {
 		t.Errorf("printUsage without a total wrote %q, want nothing", got)
+	}
+}
+
+// SECURITY: a step's message and an error may quote what others wrote (a phase's title, an issue's title, a
+// host the agent asked for): neither reaches the terminal with a control character it would act on.
+func TestResultAndErrorPrintedInert(t *testing.T) {
+	hostile := "\x1b]0;pwned\x07\x1b[2J\u009b31m"
+	for _, tty := range []bool{true, false} {
+		var b bytes.Buffer
+		printResult(&b, tty, false, engine.Result{Issue: 1, Step: workflow.Plan, From: workflow.ReadyForPlan, State: workflow.PlanInReview, Message: "plan: " + hostile}, nil)
+		if strings.ContainsAny(b.String(), "\x1b\x07\u009b") || !strings.Contains(b.String(), "^[]0;pwned^G") {
+			t.Errorf("printResult (terminal %v) wrote %q", tty, b.String())
+		}
+	}
+	var b bytes.Buffer
+	Exit(errors.New("reading #1 "+hostile+"\rdone"), &b)
+	if strings.ContainsAny(b.String(), "\x1b\x07\u009b\r") || !strings.Contains(b.String(), "^[]0;pwned^G") {
+		t.Errorf("Exit wrote %q", b.String())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
 // Exit codes, as gh uses them where gh has one.
@@ -56,6 +57,9 @@ func Exit(err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	// An error may quote what others wrote (an issue's title, a host the agent asked for, GitHub's own
+	// message): what reaches the terminal is inert.
+	stderr = inertWriter{stderr}
 	var (
 		reported exitStatus
 		flagErr  *FlagError
@@ -179,4 +183,14 @@ func parseIssue(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not an issue number", s)
 	}
 	return n, nil
+}
+
+// inertWriter writes each write made inert (inert.String): for whole lines of ralph's that quote others.
+type inertWriter struct{ w io.Writer }
+
+func (w inertWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(w.w, inert.String(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
