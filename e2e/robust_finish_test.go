@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -61,5 +63,28 @@ func TestRobustFaultsFinishingIsBounded(t *testing.T) {
 	}
 	if got := e.invocations(); len(got) != 2 {
 		t.Errorf("agent invocations = %q, want the plan and one review (the review's work is not redone)", got)
+	}
+
+	// The count stays while the issue is open (a sweep leaves it), and goes once the issue is closed.
+	ref := fmt.Sprintf("refs/ralph/finish/%d", n)
+	finishCount := func() string {
+		out, err := exec.Command("git", "--git-dir", e.srv.BareRepo, "for-each-ref", "--format=%(refname)", "refs/ralph/finish/").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := finishCount(); got != ref {
+		t.Fatalf("finishing counts after the chain: %q, want %s", got, ref)
+	}
+	schedule := map[string]any{"schedule": "17 * * * *"}
+	e.run("schedule", schedule, nil)
+	if got := finishCount(); got != ref {
+		t.Errorf("a sweep with #%d open deleted its finishing count: %q", n, got)
+	}
+	e.srv.CloseIssue(n)
+	sweep := e.run("schedule", schedule, nil)
+	if got := finishCount(); got != "" {
+		t.Errorf("a sweep with #%d closed left its finishing count: %q\n%s%s", n, got, sweep.stdout, sweep.stderr)
 	}
 }

@@ -36,6 +36,12 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 	}
 	// Advanced here: nothing is left for a matrix job (the summary lists what ran).
 	r.issues = []int{}
+	// The counts of runs dispatched to finish a step (engine/finish.go) of issues that are done with.
+	if forgot, ferr := eng.ForgetFinishing(ctx, sw.Open); ferr != nil {
+		r.a.Warningf("sweep: the finishing counts of closed issues could not all be deleted (the next sweep tries again): %v", ferr)
+	} else if len(forgot) > 0 {
+		r.a.Infof("sweep: deleted the finishing counts of issues no longer open: %v", forgot)
+	}
 	r.noteCI()
 	r.outputs()
 	err = errors.Join(errs...)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,4 +124,35 @@ func parseFinish(msg string) (at string, runs int, since time.Time) {
 		}
 	}
 	return at, runs, since
+}
+
+// ForgetFinishing deletes the finishing counts of issues no longer open and enrolled (open: the sweep's
+// list of those): a count only matters while its issue has a step to finish. One git ls-remote, and a push
+// a deletion (each with a lease on the count it saw, so a run counting meanwhile keeps its count). The
+// sweep calls it; a step never does.
+func (e *Engine) ForgetFinishing(ctx context.Context, open []int) (forgot []int, err error) {
+	if e.Workspaces == nil {
+		return nil, nil
+	}
+	repo := e.Workspaces.Repo()
+	const prefix = "refs/ralph/finish/"
+	refs, err := repo.RemoteRefs(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	git := lock.GitRefs{Repo: repo, Author: e.Author}
+	var errs []error
+	for name, sha := range refs {
+		n, perr := strconv.Atoi(strings.TrimPrefix(name, prefix))
+		if perr != nil || n <= 0 || slices.Contains(open, n) {
+			continue
+		}
+		if derr := git.Delete(ctx, name, sha); derr != nil {
+			errs = append(errs, fmt.Errorf("deleting %s: %w", name, derr))
+			continue
+		}
+		forgot = append(forgot, n)
+	}
+	slices.Sort(forgot)
+	return forgot, errors.Join(errs...)
 }

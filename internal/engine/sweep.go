@@ -35,6 +35,7 @@ type Sweep struct {
 	Picked  []int     // the issues to advance, in order
 	Skipped []Skipped // issues with a step to do that were passed over, and why
 	Looked  int       // enrolled open issues listed
+	Open    []int     // their numbers
 	Close   int       // issues looked at closely (locks, dependencies, who enrolled them)
 }
 
@@ -61,6 +62,9 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		return sw, fmt.Errorf("listing enrolled issues: %w", err)
 	}
 	sw.Looked = len(open)
+	for _, is := range open {
+		sw.Open = append(sw.Open, is.Number)
+	}
 	sw.Picked = []int{}
 	var ready []ghapi.Issue
 	for _, is := range open {
