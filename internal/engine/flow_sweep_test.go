@@ -52,6 +52,8 @@ func TestFlowSweep(t *testing.T) {
 			{Issue: stranger, Reason: "ralph:build was added by @mallory, who may not drive ralph"},
 		},
 		Looked: 9, Close: 7,
+		// Every enrolled open issue: not the blocker (not enrolled) nor the closed one.
+		Open: []int{ready, 2, locked, blocked, stranger, urgent, stale, child, 11},
 	}
 	if diff := cmp.Diff(want, sw); diff != "" {
 		t.Errorf("SweepCandidates (-want +got):\n%s", diff)
