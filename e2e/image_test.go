@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"debug/buildinfo"
 	"debug/elf"
 	"net/http"
 	"net/http/httptest"
@@ -211,6 +212,20 @@ func TestImageBinary(t *testing.T) {
 		got, err := exec.Command(filepath.Join(out, "gh-ralph"), "--version").Output()
 		if err != nil || !strings.HasPrefix(string(got), "gh ralph version "+version+"\n") {
 			t.Errorf("--version: %q, %v; want %s", got, err, version)
+		}
+		// The image's binary has no demo: no test server, none of its checkers of GitHub's API description.
+		got, err = exec.Command(filepath.Join(out, "gh-ralph"), "demo").CombinedOutput()
+		if err == nil || !strings.Contains(string(got), "has no demo") {
+			t.Errorf("demo in the image's binary: %q, %v; want an error saying it has no demo", got, err)
+		}
+		info, err := buildinfo.ReadFile(filepath.Join(out, "gh-ralph"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range info.Deps {
+			if strings.HasPrefix(d.Path, "github.com/getkin/kin-openapi") || strings.HasPrefix(d.Path, "github.com/vektah/gqlparser") {
+				t.Errorf("the image's binary holds %s (the demo's test server)", d.Path)
+			}
 		}
 	}
 }

@@ -32,9 +32,11 @@ echo "== container: engine"
 if [ "$(id -u)" != 0 ]; then
   skip "needs root to run a Docker engine"
 fi
-if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null; }; then
-    skip "could not install docker.io and debootstrap from Debian"
+# pigz as on GitHub's Ubuntu runners (their image installs it): dockerd unpacks gzip layers with unpigz when
+# it finds one, so the cold load below is measured as a runner loads an image.
+if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null || ! command -v unpigz >/dev/null; then
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap pigz >/dev/null; }; then
+    skip "could not install docker.io, debootstrap and pigz from Debian"
   fi
 fi
 # Debian's own docker CLI (20.10) has BuildKit built in; a newer CLI on PATH may want the buildx plugin.
@@ -133,6 +135,16 @@ for target in "${targets[@]}"; do
 done
 
 phase "each agent's CLI starts in its image, and no other agent's is there"
+# What script/image.sh system keeps for the agent and the verify commands: each program runs in every image.
+for target in "${targets[@]}"; do
+  got="$(docker run --rm --network none --entrypoint sh "ralph-ci:$target" -c '
+    set -e
+    for p in bash grep sed awk find diff tar gzip cat ls sort xargs git; do "$p" --version >/dev/null 2>&1 || "$p" -W version >/dev/null 2>&1 || { echo "$p does not run"; exit 1; }; done
+    cd /tmp && git init -q t && cd t && git -c user.name=r -c user.email=r@example.com commit -q --allow-empty -m m
+    git ls-remote https://127.0.0.1:9/x 2>&1 | grep -q "Failed to connect" || { echo "git has no HTTPS transport"; exit 1; }' 2>&1)" ||
+    { echo "ralph-ci:$target: $got" >&2; exit 1; }
+done
+echo "every image runs bash, grep, sed, awk, find, diff, tar, gzip, coreutils and git (with HTTPS)"
 for target in claude codex gemini; do
   got="$(docker run --rm --network none --entrypoint "$target" "ralph-ci:$target" --version 2>&1)" ||
     { echo "$target --version in ralph-ci:$target failed: $got" >&2; exit 1; }
@@ -163,7 +175,9 @@ fi
 phase "figures"
 # Compressed: the image as docker save writes it, gzipped (about what a registry's gzip layers hold).
 # Unpacked: docker image inspect's Size. Cold load: the compressed image loaded into an engine with an empty
-# store, with the page cache dropped first. First line: from docker run to ralph's first line of output.
+# store, with the page cache dropped first; once as on GitHub's Ubuntu runners, whose image has pigz (dockerd
+# unpacks with unpigz), and once with Go's gzip (MOBY_DISABLE_PIGZ=1: a machine without pigz). First line:
+# from docker run to ralph's first line of output.
 for target in "${targets[@]}"; do
   docker save "ralph-ci:$target" | gzip -c >"$dir/$target.tar.gz"
   docker image inspect --format '{{.Size}}' "ralph-ci:$target" >"$dir/$target.size"
@@ -172,22 +186,31 @@ stop_engine
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 mb() { echo "$(( $1 / 1000000 )).$(( $1 / 100000 % 10 ))"; }
 secs() { printf '%d.%02d' $(( $1 / 1000 )) $(( $1 % 1000 / 10 )); }
-printf '%-8s %13s %11s %10s %11s\n' image compressed unpacked "cold load" "first line"
-for target in "${targets[@]}"; do
-  # An empty store of its own for each image (what a stopped engine left mounted is unmounted at the end).
-  data_root="$dir/load-$target"
+# cold_load TARGET: loads it into an engine with an empty store of its own (what a stopped engine left
+# mounted is unmounted at the end), setting load (ms) and note.
+cold_load() {
+  data_root="$dir/load-$1"
+  rm -rf "$data_root"
   start_engine
   sync
   note=""
   echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || note=" (the page cache could not be dropped here)"
+  local start
   start=$(ms)
-  docker load -q -i "$dir/$target.tar.gz" >/dev/null
+  docker load -q -i "$dir/$1.tar.gz" >/dev/null
   load=$(( $(ms) - start ))
+}
+printf '%-8s %13s %11s %10s %12s %11s\n' image compressed unpacked "cold load" "(Go's gzip)" "first line"
+for target in "${targets[@]}"; do
+  MOBY_DISABLE_PIGZ=1 cold_load "$target"
+  gozip=$load
+  stop_engine
+  cold_load "$target"
   start=$(ms)
   docker run --rm --network none "ralph-ci:$target" --version | head -1 >/dev/null
   first=$(( $(ms) - start ))
-  printf '%-8s %10s MB %8s MB %8s s %9s s%s\n' "$target" "$(mb "$(stat -c %s "$dir/$target.tar.gz")")" \
-    "$(mb "$(cat "$dir/$target.size")")" "$(secs "$load")" "$(secs "$first")" "$note"
+  printf '%-8s %10s MB %8s MB %8s s %10s s %9s s%s\n' "$target" "$(mb "$(stat -c %s "$dir/$target.tar.gz")")" \
+    "$(mb "$(cat "$dir/$target.size")")" "$(secs "$load")" "$(secs "$gozip")" "$(secs "$first")" "$note"
   rm "$dir/$target.tar.gz"
   stop_engine
 done

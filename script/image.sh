@@ -4,7 +4,8 @@
 #
 #   script/image.sh binary OUT           build gh-ralph for linux/$GOARCH (default: this machine's) into
 #                                        OUT/gh-ralph, stamped with VERSION (or $RALPH_VERSION) and the commit
-#                                        (or $RALPH_COMMIT)
+#                                        (or $RALPH_COMMIT); without the demo (tag nodemo: a workflow run
+#                                        needs no GitHub of ralph's own, which is a quarter of the binary)
 #   script/image.sh system               install what every image needs from Debian, and remove what it does
 #                                        not (as root, in the image)
 #   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex or gemini) for linux/ARCH (amd64 or
@@ -66,26 +67,48 @@ binary)
   version="${RALPH_VERSION:-$(cat VERSION)}"
   commit="${RALPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || true)}"
   mkdir -p "$out"
-  GOOS=linux CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${version} -X main.commit=${commit}" -o "$out/gh-ralph" ./cmd/gh-ralph
+  GOOS=linux CGO_ENABLED=0 go build -tags nodemo -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${version} -X main.commit=${commit}" -o "$out/gh-ralph" ./cmd/gh-ralph
   ;;
 system)
   apt-get update
   apt-get install -y --no-install-recommends "${debian_packages[@]}"
-  # git's own commands need no Perl (only git-svn, send-email and the like, which ralph never runs), and
-  # nothing in the image installs packages once it is built: Perl, git's manual, apt and the filesystem
-  # tools go. The Dockerfile copies what is left into an image of one layer, so what is removed here is not
-  # in the image at all.
-  dpkg --purge --force-depends --force-remove-essential perl perl-modules-5.36 libperl5.36 liberror-perl \
-    git-man perl-base apt libapt-pkg6.0 gpgv debian-archive-keyring e2fsprogs logsave libext2fs2 libss2
-  # git's programs for serving, mail and other transports than HTTPS: ralph runs none.
-  rm -f /usr/bin/git-shell /usr/bin/scalar /usr/bin/openssl /usr/lib/git-core/git-shell /usr/lib/git-core/scalar \
+  # Nothing in the image installs packages, logs anyone in, mounts, or manages users once it is built: ralph
+  # switches the agent's uid itself, and the agent and the verify commands need a shell, coreutils, grep,
+  # sed, awk, find, diff, tar, gzip and git (and the C++ runtime, which the gemini image's Node.js needs).
+  # Every other package of Debian's minimal base goes, purged so that dpkg's status still says what the
+  # image holds (the release's SBOM reads it). The order matters:
+  # the PAM, tzdata and util-linux packages' removal scripts need debconf and init-system-helpers, and
+  # debconf needs Perl, so those go last. git's own commands need no Perl (only git-svn, send-email and
+  # the like, which ralph never runs). The Dockerfile copies what is left into an image of one layer, so
+  # what is removed here is not in the image at all.
+  purge() { dpkg --purge --force-depends --force-remove-essential "$@" >/dev/null; }
+  purge util-linux util-linux-extra mount libmount1 libblkid1 libsmartcols1 libuuid1 libudev1 bsdutils \
+    login passwd adduser libsemanage2 libsemanage-common libsepol2 ncurses-bin sysvinit-utils hostname \
+    openssl tzdata e2fsprogs logsave libext2fs2 libss2
+  purge libpam-modules libpam-modules-bin libpam-runtime libpam0g libaudit1 libaudit-common libcap-ng0 \
+    libsystemd0 libgcrypt20 libgpg-error0 liblz4-1 libcap2 libseccomp2 libxxhash0 \
+    libgdbm-compat4 libgdbm6
+  purge init-system-helpers debconf libdebconfclient0
+  purge perl perl-modules-5.36 libperl5.36 liberror-perl git-man perl-base apt libapt-pkg6.0 gpgv \
+    debian-archive-keyring
+  if dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' | grep -v '^ii '; then
+    echo "script/image.sh: the packages above were not removed cleanly" >&2
+    exit 1
+  fi
+  # git's programs for serving, mail and other transports than HTTPS: ralph runs none. git-core's own copy
+  # of git becomes a link to /usr/bin/git (the same program; a layer would hold it twice).
+  rm -f /usr/bin/git-shell /usr/bin/scalar /usr/lib/git-core/git-shell /usr/lib/git-core/scalar \
     /usr/lib/git-core/git-daemon /usr/lib/git-core/git-http-backend /usr/lib/git-core/git-http-push \
     /usr/lib/git-core/git-imap-send /usr/lib/git-core/git-sh-i18n--envsubst /usr/lib/git-core/git-http-fetch
-  # glibc's converters between legacy character sets (UTF-8 needs none), and dpkg's file checksums; dpkg's
-  # status stays, which says what the image holds (the release's SBOM reads it).
-  rm -rf /usr/lib/*-linux-gnu/gconv /var/lib/dpkg/info/*.md5sums
-  rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log \
-    /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/gitweb
+  ln -sf ../../bin/git /usr/lib/git-core/git
+  # glibc's converters between legacy character sets (UTF-8 needs none) and its tools for building locales
+  # and the loader's cache (the image's libraries are where the loader looks); of dpkg's files per package
+  # only the lists of files stay, beside its status.
+  rm -rf /usr/lib/*-linux-gnu/gconv /usr/sbin/ldconfig /usr/bin/localedef /usr/sbin/iconvconfig
+  find /var/lib/dpkg/info -type f ! -name '*.list' -delete
+  rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf /var/log/apt /var/log/dpkg.log /var/log/alternatives.log \
+    /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/gitweb \
+    /usr/share/common-licenses /usr/share/lintian /usr/share/bug /usr/share/perl5
   ;;
 cli)
   agent="${2:?usage: script/image.sh cli AGENT ARCH OUT}"

@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
-
-	"github.com/ralph-dev/gh-ralph/internal/demo"
 )
 
 // NewCmdDemo builds `gh ralph demo`.
@@ -28,12 +24,6 @@ repository of yours next, run gh ralph init in a clone of it.`,
 			return demoRun(cmd.Context(), f)
 		},
 	}
-}
-
-func demoRun(ctx context.Context, f *Factory) error {
-	log := f.termLog()
-	log.interrupted = func() bool { return ctx.Err() != nil }
-	return demo.Run(ctx, f.Stdout, termWriter{log})
 }
 
 // termWriter writes ralph's log lines through the terminal's log (made harmless to it, below its status
