@@ -89,6 +89,15 @@ arm64) nodearch=arm64 ;;
 *) skip "the images are built for amd64 and arm64, not $arch" ;;
 esac
 have() { docker image inspect "$1" >/dev/null 2>&1; }
+# slim_down ROOT: what Debian's -slim images leave out of a debootstrapped root: documentation but each
+# package's copyright file, manuals, translations, apt's lists and caches.
+slim_down() {
+  chroot "$1" apt-get clean
+  find "$1"/usr/share/doc -type f ! -name copyright -delete
+  find "$1"/usr/share/doc -depth -mindepth 1 -type d -empty -delete
+  rm -rf "$1"/usr/share/man/* "$1"/usr/share/info/* "$1"/usr/share/locale/* "$1"/var/lib/apt/lists/* \
+    "$1"/var/cache/debconf/*-old "$1"/var/log/*.log "$1"/var/log/apt/*
+}
 root="$dir/rootfs"
 if ! have debian:bookworm-slim; then
   if [ ! -x "$root/bin/sh" ]; then # a kept one (RALPH_CONTAINER_KEEP) is reused
@@ -96,10 +105,7 @@ if ! have debian:bookworm-slim; then
     debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$dir/debootstrap.log" 2>&1 ||
       { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
   fi
-  # What Debian's -slim images leave out: documentation, manuals, translations, apt's lists and caches.
-  chroot "$root" apt-get clean
-  rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/* \
-    "$root"/var/lib/apt/lists/* "$root"/var/cache/debconf/*-old "$root"/var/log/*.log "$root"/var/log/apt/*
+  slim_down "$root"
   tar -C "$root" -c . | docker import - debian:bookworm-slim >/dev/null
 fi
 if ! have golang:1.26-bookworm; then
@@ -145,11 +151,13 @@ for target in "${targets[@]}"; do
     for p in bash grep sed awk find diff tar gzip cat ls sort xargs git; do "$p" --version >/dev/null 2>&1 || "$p" -W version >/dev/null 2>&1 || { echo "$p does not run"; exit 1; }; done
     cd /tmp && git init -q t && cd t && git -c user.name=r -c user.email=r@example.com commit -q --allow-empty -m m
     git ls-remote https://127.0.0.1:9/x 2>&1 | grep -q "Failed to connect" || { echo "git has no HTTPS transport"; exit 1; }
+    for p in git bash coreutils libc6; do [ -s "/usr/share/doc/$p/copyright" ] || { echo "no copyright file for $p"; exit 1; }; done
+    [ -s /usr/share/common-licenses/GPL-2 ] || { echo "no /usr/share/common-licenses"; exit 1; }
     suid="$(find / -xdev -type f -perm /6000 2>/dev/null)"
     [ -z "$suid" ] || { echo "setuid or setgid programs: $suid"; exit 1; }' 2>&1)" ||
     { echo "ralph-ci:$target: $got" >&2; exit 1; }
 done
-echo "every image runs bash, grep, sed, awk, find, diff, tar, gzip, coreutils and git (with HTTPS), and holds no setuid or setgid program"
+echo "every image runs bash, grep, sed, awk, find, diff, tar, gzip, coreutils and git (with HTTPS), holds their copyright files, and no setuid or setgid program"
 for target in claude codex gemini; do
   got="$(docker run --rm --network none --entrypoint "$target" "ralph-ci:$target" --version 2>&1)" ||
     { echo "$target --version in ralph-ci:$target failed: $got" >&2; exit 1; }
@@ -201,9 +209,7 @@ arm64_images() {
     rm -rf "$root64"
     debootstrap --arch=arm64 --variant=minbase bookworm "$root64" http://deb.debian.org/debian >"$dir/debootstrap-arm64.log" 2>&1 ||
       { tail -20 "$dir/debootstrap-arm64.log" >&2; return 1; }
-    chroot "$root64" apt-get clean
-    rm -rf "$root64"/usr/share/doc/* "$root64"/usr/share/man/* "$root64"/usr/share/info/* "$root64"/usr/share/locale/* \
-      "$root64"/var/lib/apt/lists/* "$root64"/var/cache/debconf/*-old "$root64"/var/log/*.log "$root64"/var/log/apt/*
+    slim_down "$root64"
   fi
   # docker import cannot say arm64 (20.10 records the engine's own): an image archive of one layer can.
   rm -rf "$load" && mkdir -p "$load"

@@ -103,12 +103,15 @@ system)
   ln -sf ../../bin/git /usr/lib/git-core/git
   # glibc's converters between legacy character sets (UTF-8 needs none) and its tools for building locales
   # and the loader's cache (the image's libraries are where the loader looks); of dpkg's files per package
-  # only the lists of files stay, beside its status.
+  # only the lists of files stay, beside its status. Of the documentation, each package's copyright file
+  # and the licenses they name stay: the image is published, with these programs in it.
   rm -rf /usr/lib/*-linux-gnu/gconv /usr/sbin/ldconfig /usr/bin/localedef /usr/sbin/iconvconfig
   find /var/lib/dpkg/info -type f ! -name '*.list' -delete
+  find /usr/share/doc -type f ! -name copyright -delete
+  find /usr/share/doc -depth -mindepth 1 -type d -empty -delete
   rm -rf /var/lib/apt /var/cache/apt /var/cache/debconf /var/log/apt /var/log/dpkg.log /var/log/alternatives.log \
-    /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/gitweb \
-    /usr/share/common-licenses /usr/share/lintian /usr/share/bug /usr/share/perl5
+    /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/gitweb /usr/share/lintian /usr/share/bug \
+    /usr/share/perl5
   ;;
 cli)
   agent="${2:?usage: script/image.sh cli AGENT ARCH OUT}"
