@@ -18,7 +18,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -352,20 +351,7 @@ func TestCLIUnderGH(t *testing.T) {
 		t.Skip("gh is not installed (apt-get install -y gh); .ci/run installs it")
 	}
 	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3"})
-	caPEM, cert := testCertificate(t, "localhost")
-	ln := listen443(t)
-	https := httptest.NewUnstartedServer(srv)
-	https.Listener.Close()
-	https.Listener = ln
-	https.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	https.StartTLS()
-	t.Cleanup(https.Close)
-
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, ca := servePrivateCA(t, srv)
 	e := newCLIEnvOn(t, srv, agentConfig(t), map[string]string{
 		"GH_HOST": "localhost", "GH_REPO": "localhost/octo/demo", "GH_ENTERPRISE_TOKEN": "test-token", "SSL_CERT_FILE": ca,
 		"GH_CONFIG_DIR": filepath.Join(dir, "gh-config"), "XDG_DATA_HOME": filepath.Join(dir, "data"),

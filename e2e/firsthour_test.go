@@ -256,6 +256,14 @@ func firstHourGolden(t *testing.T, name, got string) {
 func privateCAHost(t *testing.T, now time.Time) (srv *githubtest.Server, dir, ca string) {
 	t.Helper()
 	srv = githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", Now: func() time.Time { return now }, GitHTTP: true})
+	dir, ca = servePrivateCA(t, srv)
+	return srv, dir, ca
+}
+
+// servePrivateCA serves srv over HTTPS on port 443 of localhost with a certificate of a private CA, whose
+// PEM file is ca in the test's directory dir.
+func servePrivateCA(t *testing.T, srv *githubtest.Server) (dir, ca string) {
+	t.Helper()
 	caPEM, cert := testCertificate(t, "localhost")
 	ln := listen443(t)
 	https := httptest.NewUnstartedServer(srv)
@@ -270,5 +278,5 @@ func privateCAHost(t *testing.T, now time.Time) (srv *githubtest.Server, dir, ca
 	if err := os.WriteFile(ca, caPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return srv, dir, ca
+	return dir, ca
 }

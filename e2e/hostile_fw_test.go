@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/sandbox/sandboxtest"
+
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
-	"golang.org/x/sys/unix"
 )
 
 // inNetNSEnv marks the test binary re-run in a network namespace of its own.
@@ -83,7 +84,7 @@ func inOwnNetNS(t *testing.T, name string, test func(t *testing.T)) {
 		}
 		return
 	}
-	if err := loopbackUp(); err != nil {
+	if err := sandboxtest.LoopbackUp(); err != nil {
 		t.Fatalf("bringing lo up: %v", err)
 	}
 	os.Unsetenv(sandbox.EnvFirewall) // this network is the test's own
@@ -175,22 +176,4 @@ func testHostileFirewall(t *testing.T, cli bool) {
 		t.Errorf("the log does not say the owner-match rule holds the agent:\n%s%s", r.stdout, r.stderr)
 	}
 	t.Logf("the agent's notes: %s", tried)
-}
-
-// loopbackUp brings up lo, which a new network namespace has down.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }

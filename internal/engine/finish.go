@@ -74,7 +74,14 @@ const MaxFinishing = 3
 
 // finishRef keeps, for issue n, the step the last runs failed to finish and how many did: ralph's own ref,
 // moved by git (no API request), only on the failure path.
-func finishRef(n int) string { return fmt.Sprintf("refs/ralph/finish/%d", n) }
+func finishRef(n int) string { return finishPrefix + strconv.Itoa(n) }
+
+const finishPrefix = "refs/ralph/finish/"
+
+// finishRefs keeps the finishing counts with git, from ralph's repository (no API request).
+func (e *Engine) finishRefs() lock.GitRefs {
+	return lock.GitRefs{Repo: e.Workspaces.Repo(), Author: e.Author}
+}
 
 // Finishing says whether a run that ended on a transient error (res: where it found issue res.Issue, the
 // step it took) may dispatch a run to finish the step, and counts it: at most MaxFinishing in a row for the
@@ -86,7 +93,7 @@ func (e *Engine) Finishing(ctx context.Context, res Result) (ok bool, runs int, 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	refs := lock.GitRefs{Repo: e.Workspaces.Repo(), Author: e.Author}
+	refs := e.finishRefs()
 	ref, at := finishRef(res.Issue), fmt.Sprintf("%s %s", res.From, res.Step)
 	parent, msg, found, err := refs.Read(ctx, ref)
 	if err != nil {
@@ -134,20 +141,18 @@ func (e *Engine) ForgetFinishing(ctx context.Context, open []int) (forgot []int,
 	if e.Workspaces == nil {
 		return nil, nil
 	}
-	repo := e.Workspaces.Repo()
-	const prefix = "refs/ralph/finish/"
-	refs, err := repo.RemoteRefs(ctx, prefix)
+	counts := e.finishRefs()
+	refs, err := counts.Repo.RemoteRefs(ctx, finishPrefix)
 	if err != nil {
 		return nil, err
 	}
-	git := lock.GitRefs{Repo: repo, Author: e.Author}
 	var errs []error
 	for name, sha := range refs {
-		n, perr := strconv.Atoi(strings.TrimPrefix(name, prefix))
+		n, perr := strconv.Atoi(strings.TrimPrefix(name, finishPrefix))
 		if perr != nil || n <= 0 || slices.Contains(open, n) {
 			continue
 		}
-		if derr := git.Delete(ctx, name, sha); derr != nil {
+		if derr := counts.Delete(ctx, name, sha); derr != nil {
 			errs = append(errs, fmt.Errorf("deleting %s: %w", name, derr))
 			continue
 		}

@@ -82,13 +82,19 @@ func (s *Server) listIssues(c *call) (int, any) {
 		}
 		list = append(list, is)
 	}
+	return http.StatusOK, s.sortedPage(c, list, s.issueJSON)
+}
+
+// sortedPage is the page of list (issues or pull requests) the call asks for, sorted as it asks, each
+// rendered by render.
+func (s *Server) sortedPage(c *call, list []*issue, render func(*issue) map[string]any) []any {
 	sortIssues(list, c.query.Get("sort"), c.query.Get("direction"), s.commentCount)
 	lo, hi := c.page(len(list))
 	out := []any{}
 	for _, is := range list[lo:hi] {
-		out = append(out, s.issueJSON(is))
+		out = append(out, render(is))
 	}
-	return http.StatusOK, out
+	return out
 }
 
 func hasAllLabels(have, want []string) bool {

@@ -95,13 +95,7 @@ func (s *Server) listPulls(c *call) (int, any) {
 		}
 		list = append(list, is)
 	}
-	sortIssues(list, c.query.Get("sort"), c.query.Get("direction"), s.commentCount)
-	lo, hi := c.page(len(list))
-	out := []any{}
-	for _, is := range list[lo:hi] {
-		out = append(out, s.pullJSON(is, false))
-	}
-	return http.StatusOK, out
+	return http.StatusOK, s.sortedPage(c, list, func(is *issue) map[string]any { return s.pullJSON(is, false) })
 }
 
 func (s *Server) createPull(c *call) (int, any) {

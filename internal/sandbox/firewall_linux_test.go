@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/sandbox/sandboxtest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -88,7 +90,7 @@ func firewallHelper() int {
 		return 1
 	}
 	helper = self
-	if err := loopbackUp(); err != nil {
+	if err := sandboxtest.LoopbackUp(); err != nil {
 		fmt.Fprintln(os.Stderr, "bringing lo up:", err)
 		return 1
 	}
@@ -235,24 +237,6 @@ func firewallInstallHelper() int {
 	fmt.Println("installed")
 	time.Sleep(time.Minute)
 	return 0
-}
-
-// loopbackUp brings up lo, which a new network namespace has down.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 // fwServe serves l: whatever reaches it is noted under its name, and answered, so that the probe knows
