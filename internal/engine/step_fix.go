@@ -198,9 +198,13 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		title = fmt.Sprintf("Fix failing checks (round %d)", rec.CIFixes)
 		text = checksText(checks)
 	case FixReview, FixComment:
-		threads, err := rv.UnresolvedReviewThreads(ctx, rec.PR)
+		all, err := rv.UnresolvedReviewThreads(ctx, rec.PR)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("reading the review threads of #%d: %w", rec.PR, err)
+		}
+		threads, err := r.writersThreads(ctx, all)
+		if err != nil {
+			return Outcome{}, err
 		}
 		if len(threads) == 0 && strings.TrimSpace(req.Text) == "" {
 			return Outcome{}, inputErrorf("pull request #%d has no unresolved review thread and no text was given: say what to change (`/ralph fix <what>`)", rec.PR)
@@ -237,6 +241,35 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		rec.Artifacts["self-review"] = a
 	}
 	return Outcome{To: workflow.InProgress}, nil
+}
+
+// writersThreads keeps, of a pull request's review threads, those that ralph or someone with write access
+// started, each with only the comments of such people: anyone may comment on a public pull request's diff,
+// and what they wrote is no request to ralph (nor does it reach the agent, as their issue comments do not),
+// nor a thread ralph answers.
+func (r *runner) writersThreads(ctx context.Context, threads []ghapi.ReviewThread) ([]ghapi.ReviewThread, error) {
+	may := func(ctx context.Context, login string) (bool, error) { return r.people.trusted(ctx, r.ic, login) }
+	var out []ghapi.ReviewThread
+	for _, t := range threads {
+		var kept []ghapi.ReviewComment
+		for i, c := range t.Comments {
+			ok, err := WroteRecord(ctx, ghapi.User{Login: c.Author}, may, r.people.identity)
+			if err != nil {
+				return nil, err
+			}
+			if !ok && i == 0 {
+				break // not a writer's thread: none of it counts
+			}
+			if ok {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) > 0 {
+			t.Comments = kept
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // reviewText is the fix phase's data from a review: the person's text, and each unresolved thread with its
