@@ -28,8 +28,10 @@ func TestFlowSweep(t *testing.T) {
 	urgent := gh.addIssue("urgent", "", b, workflow.InProgress.Label(), "priority:high") // 7
 	stale := gh.addIssue("stale lock", "", b, workflow.PlanInReview.Label())             // 8
 	closed := gh.addIssue("closed", "", b)                                               // 9
-	child := gh.addIssue("ralph's sub-issue", "body\n<!-- ralph:parent 1 part 1 -->", b) // 10
-	gh.addIssue("done", "", b, workflow.Done.Label())                                    // 11
+	gh.mu.Lock()
+	child := gh.addIssueLocked("ralph's sub-issue", "body\n<!-- ralph:parent 1 part 1 -->", ralphAs, []string{b}) // 10
+	gh.mu.Unlock()
+	gh.addIssue("done", "", b, workflow.Done.Label()) // 11
 	gh.labeler[stranger] = "mallory"
 	gh.labeler[child] = ralphAs
 	gh.close(closed, "completed")
@@ -91,5 +93,39 @@ func TestFlowSweepNothing(t *testing.T) {
 	}
 	if len(gh.calls("MatchingRefs")) != 0 {
 		t.Errorf("the locks were listed with nothing to sweep")
+	}
+}
+
+// TestFlowSweepForgedSubIssue: a sweep takes the Actions bot's ralph:build as a writer's only on a
+// sub-issue ralph itself opened, whose body ends with ralph's parent marker; an issue someone else opened
+// whose body carries the marker (anywhere, or at its end as ralph writes it) is not one, whoever labeled it.
+func TestFlowSweepForgedSubIssue(t *testing.T) {
+	t.Parallel()
+	b := workflow.LabelBuild
+	for _, tc := range []struct {
+		name, author, body string
+		picked             bool
+	}{
+		{"ralph's sub-issue", ralphAs, "Do one.\n\n---\nPart 1 of 2 of #1, split by ralph's triage.\n<!-- ralph:parent 1 part 1 -->", true},
+		{"a stranger's issue ending with the marker", "mallory", "Do it.\n<!-- ralph:parent 1 part 1 -->", false},
+		{"a stranger's issue holding the marker's start", "mallory", "<!-- ralph:parent \nDo it.", false},
+		{"ralph's issue with the marker not at its end", ralphAs, "<!-- ralph:parent 1 part 1 -->\nmore", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			gh := newFakeGitHub()
+			gh.mu.Lock()
+			n := gh.addIssueLocked("part", tc.body, tc.author, []string{b, workflow.ResearchNeeded.Label()})
+			gh.mu.Unlock()
+			gh.labeler[n] = ralphAs
+			opts := engine.SweepOptions{Max: 5, Auth: &fakeAuth{allowed: map[string]bool{"alice": true}}, TrustedBot: ralphAs}
+			sw, err := engine.SweepCandidates(context.Background(), gh, config.Default(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(sw.Picked) == 1; got != tc.picked {
+				t.Errorf("picked %v, skipped %+v; want picked: %v", sw.Picked, sw.Skipped, tc.picked)
+			}
+		})
 	}
 }

@@ -123,7 +123,7 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 			switch {
 			case who == "":
 				ok = false
-			case who == opts.TrustedBot && strings.Contains(is.Body, parentMarkerPrefix):
+			case who == opts.TrustedBot && ralphsSubIssue(is, opts.TrustedBot):
 				ok = true
 			case !seen:
 				if ok, err = opts.Auth.Authorize(ctx, who); err != nil {
@@ -143,6 +143,14 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		sw.Picked = append(sw.Picked, is.Number)
 	}
 	return sw, nil
+}
+
+// ralphsSubIssue says whether is is a sub-issue ralph opened as bot (its triage's split): ralph opened it, and
+// its body ends with ralph's parent marker as ralph writes it. Anyone can open an issue whose body carries
+// the marker, and another workflow's Actions token can label it.
+func ralphsSubIssue(is ghapi.Issue, bot string) bool {
+	_, _, ok := parseParent(is.Body)
+	return ok && is.User.Login == bot
 }
 
 func lockedIssues(ctx context.Context, gh Lister, opts SweepOptions) (map[int]bool, error) {
