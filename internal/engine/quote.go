@@ -15,16 +15,23 @@ var (
 	ghNumberRef    = regexp.MustCompile(`(?i)\b(gh)-(\d)`)
 	mentionRef     = regexp.MustCompile(`(^|\W)@(\w)`)
 	schemeRef      = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*):(//)`)
+	// A link needs no scheme: "[text](//host/…)", "[text](page)", a definition "[text]: //host/…", a
+	// reference "[text][ref]", and GitHub's autolink of "www.host".
+	linkRef = regexp.MustCompile(`\]([(:\[])`)
+	wwwRef  = regexp.MustCompile(`(?i)\b(www)\.`)
 )
 
 // Inert makes text that is not ralph's (an issue's title, a phase's title, a failure's reason that names a
 // file, a person's reason, a model's name) safe to quote on one line where GitHub acts on what it reads: no
-// closing keyword for another issue, no cross-reference, no @-mention, no link and no HTML (so no hidden
+// closing keyword for another issue, no cross-reference, no @-mention, no link (with a scheme or without:
+// "[text](//host)", "www.host") and no HTML (so no hidden
 // comment, and none of ralph's markers) survive in it. ralph writes the one closing keyword it means, for the
 // issue itself, around such text.
 func Inert(s string) string {
 	// One line: a title that broke a commit's subject would make the rest of it the message's body.
 	s = strings.NewReplacer("\r", " ", "\n", " ", "<", "\uFF1C").Replace(s) // ＜: no tag at all
+	s = linkRef.ReplaceAllString(s, "\uFF3D$1")                             // ［text］(…): no link
+	s = wwwRef.ReplaceAllString(s, "$1\uFF0E")                              // www．host
 	return InertText(s)
 }
 

@@ -47,3 +47,23 @@ func TestSlugFormsNoReference(t *testing.T) {
 		}
 	}
 }
+
+// TestInertFormsNoLink: text quoted on one line forms no link of any kind, not only one with a scheme: an
+// inline link or image to a protocol-relative or relative address, a link reference definition (which a
+// list item of ralph's may start with) and GitHub's www. autolink.
+func TestInertFormsNoLink(t *testing.T) {
+	t.Parallel()
+	link := regexp.MustCompile(`(?i)\][(:\[]|(^|[\s*_~(])www\.`)
+	for _, in := range []string{
+		"Fix login, see [the details](//evil.example/login)",
+		"Fix login ![x]( //evil.example/a.png)",
+		"[the details](evil.example/login)",
+		"[docs]: //evil.example/login",
+		"[docs][1] and [1]",
+		"see www.evil.example/login or (WWW.evil.example)",
+	} {
+		if got := Inert(in); link.MatchString(got) {
+			t.Errorf("Inert(%q) = %q still forms a link: %q", in, got, link.FindString(got))
+		}
+	}
+}
