@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,12 +247,16 @@ type Lease struct {
 	issue    int
 	tookOver string
 
-	mu   sync.Mutex
-	sha  string
-	lost chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	mu  sync.Mutex
+	sha string
+	// unsure are the messages of this lease's renewals whose answer was lost and whose commit was not
+	// found at the ref then: such a swap may still land later (a request the server had not yet carried
+	// out when its client gave up), and a ref found at one of them is this lease's, not another run's.
+	unsure []string
+	lost   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
 }
 
 func (l *Locker) hold(issue int, sha, tookOver string) *Lease {
@@ -320,20 +325,38 @@ func (ls *Lease) renewOnce(ctx context.Context) error {
 	next, err := ls.l.Refs.Swap(ctx, ref, cur, msg)
 	if err != nil {
 		// The swap may have landed though its answer was lost (a deadline, a broken connection, a retry
-		// that found its own first try): the lock commit's message is this renewal's alone (its nonce), so
-		// a ref at a commit with that message is this lease's.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		sha, got, found, rerr := ls.l.Refs.Read(rctx, ref)
-		cancel()
-		if rerr != nil || !found || strings.TrimSpace(got) != strings.TrimSpace(msg) {
+		// that found its own first try), or an earlier renewal's may have landed after it was given up: a
+		// lock commit's message is that renewal's alone (its nonce), so a ref at a commit with one of them
+		// is this lease's.
+		sha, ours := ls.ours(ctx, ref, msg)
+		if !ours {
 			return err
 		}
 		next = sha
 	}
 	ls.mu.Lock()
 	ls.sha = next
+	ls.unsure = nil
 	ls.mu.Unlock()
 	return nil
+}
+
+// ours reads the lock ref after a swap or delete of this lease's was refused or went unanswered: whether it
+// is at a commit of this lease's (msg, the renewal just tried, or one whose answer was lost before), and
+// which. A renewal not found there is remembered, since it may land yet.
+func (ls *Lease) ours(ctx context.Context, ref, msg string) (string, bool) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	sha, got, found, err := ls.l.Refs.Read(rctx, ref)
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if msg != "" && len(ls.unsure) < 64 {
+		ls.unsure = append(ls.unsure, strings.TrimSpace(msg))
+	}
+	if err != nil || !found || !slices.Contains(ls.unsure, strings.TrimSpace(got)) {
+		return "", false
+	}
+	return sha, true
 }
 
 // Release deletes the lock if this run still holds it: a delete from the commit this run last wrote,
@@ -349,7 +372,14 @@ func (ls *Lease) Release(ctx context.Context) error {
 	ls.mu.Lock()
 	sha := ls.sha
 	ls.mu.Unlock()
-	err := ls.l.Refs.Delete(ctx, "refs/"+RefName(ls.issue), sha)
+	ref := "refs/" + RefName(ls.issue)
+	err := ls.l.Refs.Delete(ctx, ref, sha)
+	if errors.Is(err, ErrMoved) {
+		// A renewal whose answer was lost may have landed since: the lock is still this lease's to delete.
+		if now, ours := ls.ours(ctx, ref, ""); ours && now != sha {
+			err = ls.l.Refs.Delete(ctx, ref, now)
+		}
+	}
 	if errors.Is(err, ErrMoved) {
 		return nil // taken over after our lease expired
 	}

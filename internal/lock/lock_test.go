@@ -445,6 +445,77 @@ func (l *lostSwaps) Swap(ctx context.Context, ref, parent, msg string) (string, 
 	return sha, err
 }
 
+// lateSwaps lands its second swap only after answering that it failed, as a request does whose client gave
+// up (a deadline) before the server carried it out.
+type lateSwaps struct {
+	Refs
+	mu     sync.Mutex
+	swaps  int
+	landed chan struct{}
+}
+
+func (l *lateSwaps) Swap(ctx context.Context, ref, parent, msg string) (string, error) {
+	l.mu.Lock()
+	l.swaps++
+	n := l.swaps
+	l.mu.Unlock()
+	if n != 2 {
+		return l.Refs.Swap(ctx, ref, parent, msg)
+	}
+	go func() {
+		defer close(l.landed)
+		time.Sleep(50 * time.Millisecond)
+		_, _ = l.Refs.Swap(context.Background(), ref, parent, msg)
+	}()
+	return "", errors.New("context deadline exceeded")
+}
+
+// TestRenewalLandsAfterItsAnswer: a renewal given up before it landed, which lands afterwards, is still the
+// lease's own: the next renewal is not taken for a lost lock, and Release deletes the lock from where it is.
+// Under load the server may carry out a renewal after its client's deadline; before, the lease was then
+// taken for lost and Release left the lock behind.
+func TestRenewalLandsAfterItsAnswer(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	api := client(t, srv)
+	ctx := context.Background()
+	srv.SetWorkflowRun(1, "in_progress", "")
+	for name, refs := range both(t, srv) {
+		t.Run(name, func(t *testing.T) {
+			late := &lateSwaps{Refs: refs, landed: make(chan struct{})}
+			l := actions(late, api, 1, 200*time.Millisecond)
+			var warned []string
+			var mu sync.Mutex
+			l.Warnf = func(f string, a ...any) { mu.Lock(); warned = append(warned, fmt.Sprintf(f, a...)); mu.Unlock() }
+			issue := map[string]int{"git": 23, "rest": 24}[name]
+			a, err := l.Acquire(ctx, issue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-late.landed
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				late.mu.Lock()
+				n := late.swaps
+				late.mu.Unlock()
+				if n >= 4 {
+					break
+				}
+			}
+			select {
+			case <-a.Lost():
+				t.Errorf("a renewal that landed after its answer was taken for a lost lock (warnings: %q)", warned)
+			default:
+			}
+			if err := a.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, found, err := refs.Read(ctx, "refs/"+RefName(issue)); err != nil || found {
+				t.Errorf("after Release the lock is still there (found %v, %v)", found, err)
+			}
+		})
+	}
+}
+
 // TestRenewalAnswerLost: a renewal that landed though its answer was lost is the lease's own: it is not
 // taken for a lost lock, the next renewal builds on it, and Release deletes the lock (no lock of a finished
 // run is left for the next run to wait out).
