@@ -144,6 +144,27 @@ func TestFixReviewAnswered(t *testing.T) {
 	}
 }
 
+// TestFixReviewDispatchesOnTheDefaultBranch: a review's run runs on the pull request's merge ref, which
+// workflow_dispatch does not take; the next step is dispatched on the default branch, which GitHub names
+// when the payload does not (before, the dispatch was refused and the chain stopped there).
+func TestFixReviewDispatchesOnTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	n, pr := e.inReview()
+	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "Say hello.")
+	ev := e.reviewEvent(pr, maintainer, "OWNER", "Say hello.")
+	delete(ev["repository"].(map[string]any), "default_branch")
+	r := e.run("pull_request_review", ev, nil)
+	if r.exit != 0 || r.outputs["step"] != "fix" {
+		t.Fatalf("the review's run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "dispatched ralph.yml on main") {
+		t.Errorf("the review's run did not dispatch on main:\n%s", r.stdout)
+	}
+	e.chain(5) // fails unless each dispatch is on main
+	e.wantState(n, workflow.InReview)
+}
+
 // A review from someone without write access moves nothing, whatever GitHub says of their association.
 func TestFixReviewByReaderIgnored(t *testing.T) {
 	t.Parallel()

@@ -168,6 +168,11 @@ func (e *env) git(dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// gitOK runs git and says whether it succeeded.
+func (e *env) gitOK(dir string, args ...string) bool {
+	return e.gitCommand(dir, args...).Run() == nil
+}
+
 // result is one run of the binary.
 type result struct {
 	exit    int
@@ -246,6 +251,16 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	if err := os.WriteFile(eventPath, b, 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	ref, workflowRef := "refs/heads/main", "octo/demo/.github/workflows/ralph.yml@refs/heads/main"
+	if pr, head, merged := pullOf(event, b); pr != 0 {
+		// A pull request's events run on its merge ref, as on GitHub: the workflow of refs/pull/N/merge,
+		// and actions/checkout checks out the pull request's work (the agent's, on ralph's branch).
+		ref = fmt.Sprintf("refs/pull/%d/merge", pr)
+		workflowRef = "octo/demo/.github/workflows/ralph.yml@" + ref
+		if !merged && e.gitOK(work, "rev-parse", "--verify", "-q", "origin/"+head) {
+			e.git(work, "checkout", "-q", "--detach", "origin/"+head)
+		}
+	}
 	outPath, sumPath := filepath.Join(dir, "output"), filepath.Join(dir, "summary")
 	for _, p := range []string{outPath, sumPath} {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
@@ -297,8 +312,8 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 		"GITHUB_OUTPUT": outPath, "GITHUB_STEP_SUMMARY": sumPath, "RUNNER_TEMP": runnerTemp,
 		"GITHUB_ENV": filepath.Join(fileCommands, "set_env"), "GITHUB_PATH": filepath.Join(fileCommands, "add_path"), "GITHUB_RUN_ID": strconv.FormatInt(runID, 10),
 		"GITHUB_RUN_ATTEMPT": strconv.Itoa(attempt), "GITHUB_ACTOR": maintainer,
-		"GITHUB_WORKFLOW_REF": "octo/demo/.github/workflows/ralph.yml@refs/heads/main",
-		"INPUT_TOKEN":         "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
+		"GITHUB_WORKFLOW_REF": workflowRef, "GITHUB_REF": ref,
+		"INPUT_TOKEN": "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
 		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
 		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control,
 		// A credential under another name: the agent must not see it either.
@@ -411,7 +426,31 @@ func loadEvent(t testing.TB, name string) map[string]any {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
+	if repo, ok := m["repository"].(map[string]any); ok {
+		repo["default_branch"] = "main" // the test server's repository's
+	}
 	return m
+}
+
+// pullOf is the pull request a pull_request or pull_request_review event is about: its number, head branch
+// and whether it was merged (0 for other events).
+func pullOf(event string, payload []byte) (n int, head string, merged bool) {
+	if event != "pull_request" && event != "pull_request_review" {
+		return 0, "", false
+	}
+	var ev struct {
+		PullRequest struct {
+			Number int  `json:"number"`
+			Merged bool `json:"merged"`
+			Head   struct {
+				Ref string `json:"ref"`
+			} `json:"head"`
+		} `json:"pull_request"`
+	}
+	if json.Unmarshal(payload, &ev) != nil {
+		return 0, "", false
+	}
+	return ev.PullRequest.Number, ev.PullRequest.Head.Ref, ev.PullRequest.Merged
 }
 
 func labeledEvent(t testing.TB, n int, label, sender string) map[string]any {

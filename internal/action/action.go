@@ -99,6 +99,8 @@ type runner struct {
 	links   *ghapi.Client
 	// ciNotice says that a pull request this run opened starts no CI (see noteCI).
 	ciNotice string
+	// defaultBranch is the repository's default branch as the event's payload says (Trigger.DefaultBranch).
+	defaultBranch string
 }
 
 // noteCI says, when this run opened a pull request with the Actions token (as the workflow file that
@@ -154,6 +156,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.command = trig.Command
+	r.defaultBranch = trig.DefaultBranch
 	if trig.Command == CmdNone {
 		a.Infof("nothing to do: %s", trig.Why)
 		r.summary("nothing to do: "+trig.Why, nil)
@@ -401,8 +404,17 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 		return nil
 	}
 	wf := path.Base(file)
-	// The dispatch API takes a branch or tag name.
+	// The dispatch API takes a branch or tag name. A run of a pull request's event (a review, a merge) runs
+	// the workflow of the pull request's merge ref (refs/pull/N/merge), which is neither: the next step runs
+	// on the default branch, as the issue's other events do.
 	gitRef = strings.TrimPrefix(strings.TrimPrefix(gitRef, "refs/heads/"), "refs/tags/")
+	if strings.HasPrefix(gitRef, "refs/") {
+		branch, err := r.dispatchBranch(ctx, gh)
+		if err != nil {
+			return fmt.Errorf("dispatching %s for #%d: this run's workflow ran on %s, which is no branch, and the default branch is not known: %w", wf, n, gitRef, err)
+		}
+		gitRef = branch
+	}
 	run, err := gh.DispatchWorkflow(ctx, wf, gitRef, map[string]string{"issue": strconv.Itoa(n)})
 	if err != nil {
 		return fmt.Errorf("dispatching %s for #%d: %w (the workflow needs `on: workflow_dispatch` with an `issue` input, and `actions: write` permission)", wf, n, err)
@@ -413,6 +425,23 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 	}
 	r.a.Infof("dispatched %s on %s for the next step of #%d", wf, gitRef, n)
 	return nil
+}
+
+// dispatchBranch is the repository's default branch: as the event's payload says, or else as GitHub does
+// (one request).
+func (r *runner) dispatchBranch(ctx context.Context, gh *ghapi.Client) (string, error) {
+	if r.defaultBranch != "" {
+		return r.defaultBranch, nil
+	}
+	repo, err := gh.Repository(ctx)
+	if err != nil {
+		return "", err
+	}
+	if repo.DefaultBranch == "" {
+		return "", errors.New("GitHub names no default branch")
+	}
+	r.defaultBranch = repo.DefaultBranch
+	return repo.DefaultBranch, nil
 }
 
 func (r *runner) outputs() {

@@ -42,6 +42,9 @@ type Trigger struct {
 	// Fix is what CmdFix knows of its cause. Reason is the person's text: the review's body, or what
 	// follows `/ralph fix`; it is data, quoted, never read for commands.
 	Fix *FixRequest
+	// DefaultBranch is the repository's default branch, as the payload says ("" when it does not): where
+	// a run started on a pull request's merge ref dispatches the next step (see runner.dispatch).
+	DefaultBranch string
 }
 
 // The causes of a fix.
@@ -136,8 +139,9 @@ type event struct {
 		} `json:"head_repository"`
 	} `json:"workflow_run"`
 	Repository *struct {
-		ID       int64  `json:"id"`
-		FullName string `json:"full_name"`
+		ID            int64  `json:"id"`
+		FullName      string `json:"full_name"`
+		DefaultBranch string `json:"default_branch"`
 	} `json:"repository"`
 }
 
@@ -162,6 +166,14 @@ func ParseEvent(name string, payload []byte, branchPrefix string) (Trigger, erro
 			return Trigger{}, fmt.Errorf("reading the %s event payload: %w", name, err)
 		}
 	}
+	t, err := eventTrigger(name, ev, branchPrefix)
+	if ev.Repository != nil {
+		t.DefaultBranch = ev.Repository.DefaultBranch
+	}
+	return t, err
+}
+
+func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 	sender := ""
 	if ev.Sender != nil {
 		sender = ev.Sender.Login

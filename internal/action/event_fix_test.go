@@ -186,7 +186,7 @@ func TestParseEventFix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, ignoreDefaultBranch); diff != "" {
 				t.Errorf("ParseEvent (-want +got):\n%s", diff)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
@@ -188,10 +189,35 @@ func TestParseEvent(t *testing.T) {
 			if tt.wantErr {
 				return
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, ignoreDefaultBranch); diff != "" {
 				t.Errorf("ParseEvent (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// ignoreDefaultBranch leaves out of a comparison of Triggers the default branch every payload names
+// (TestParseEventDefaultBranch holds it).
+var ignoreDefaultBranch = cmpopts.IgnoreFields(Trigger{}, "DefaultBranch")
+
+// TestParseEventDefaultBranch: a trigger carries the repository's default branch as the payload names it,
+// whatever the event, and "" when the payload names none.
+func TestParseEventDefaultBranch(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"issues.labeled", "pull_request_review.submitted", "pull_request.closed", "workflow_dispatch"} {
+		p := payload(t, name, func(m map[string]any) { m["repository"].(map[string]any)["default_branch"] = "trunk" })
+		event, _, _ := strings.Cut(name, ".")
+		got, err := ParseEvent(event, p, "ralph/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.DefaultBranch != "trunk" {
+			t.Errorf("%s: DefaultBranch %q, want trunk", name, got.DefaultBranch)
+		}
+	}
+	got, err := ParseEvent("schedule", []byte(`{"schedule":"17 * * * *"}`), "ralph/")
+	if err != nil || got.DefaultBranch != "" {
+		t.Errorf("schedule without a repository: %+v, %v; want no default branch", got, err)
 	}
 }
 

@@ -90,7 +90,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		}
 		var closePlaces func() error
 		store, sb, closePlaces, err = workspace.Setup{
-			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.Protected, Branches: cfg.BranchPrefix, Writable: d.Writable,
+			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Writable: d.Writable,
 			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, Runner: runner,
 		}.Open(ctx)
 		if err != nil {
@@ -270,5 +270,12 @@ func LoadConfig(root, rel string) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	return config.Parse(filepath.ToSlash(rel), b)
+	cfg, err := config.Parse(filepath.ToSlash(rel), b)
+	if err != nil {
+		return config.Config{}, err
+	}
+	if rel != config.DefaultPath {
+		cfg.File = filepath.ToSlash(rel) // protected too (config.RalphPaths)
+	}
+	return cfg, nil
 }

@@ -73,7 +73,12 @@ type Config struct {
 	Chain        bool   // chain
 	// ProtectedPaths are glob patterns of paths a step may not change; see
 	// the package documentation for the syntax and [Config.Protected].
+	// ralph's own files ([RalphPaths], and File) are protected besides,
+	// whatever this list says.
 	ProtectedPaths []string // protected_paths
+	// File is the repository-relative path the config was read from when
+	// it is not [DefaultPath] (the action's config input); not a setting.
+	File string
 	// Verify are shell commands run in the worktree after each phase; all
 	// must pass. Empty by default.
 	Verify []string // verify
@@ -236,21 +241,63 @@ var DefaultProtectedPaths = []string{
 	".husky/**", ".githooks/**", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
 }
 
-// Protected reports whether p, a slash-separated path relative to the
-// repository root, matches one of c.ProtectedPaths. p is cleaned first, so
-// "./.github//workflows/x.yml" is caught like ".github/workflows/x.yml".
-func (c Config) Protected(p string) bool {
-	p = strings.TrimPrefix(path.Clean("/"+p), "/")
-	if p == "" {
-		return false
+// RalphPaths are ralph's own files in a repository: its config and its prompt templates. A step may never
+// change them, whatever protected_paths says: a run reads them from its checkout, which for a pull request's
+// events (a review, a merge) is the pull request's merge with ralph's branch, where the agent's work is.
+var RalphPaths = []string{DefaultPath, ".github/ralph/**"}
+
+// Why a path is protected (Config.ProtectedBy).
+const (
+	ByRalph          = "ralph's own configuration"
+	ByProtectedPaths = "protected_paths"
+)
+
+// ralphPaths is RalphPaths, and File where the config was read from another file.
+func (c Config) ralphPaths() []string {
+	own := RalphPaths
+	if f := cleanPath(c.File); f != "" && f != DefaultPath {
+		own = append(slices.Clone(own), f)
 	}
-	name := strings.Split(p, "/")
-	for _, pattern := range c.ProtectedPaths {
-		if matchSegments(strings.Split(pattern, "/"), name) {
-			return true
+	return own
+}
+
+// AllProtected is every pattern a step may not change: ralph's own files, then c.ProtectedPaths.
+func (c Config) AllProtected() []string {
+	all := slices.Clone(c.ralphPaths())
+	for _, p := range c.ProtectedPaths {
+		if !slices.Contains(all, p) {
+			all = append(all, p)
 		}
 	}
-	return false
+	return all
+}
+
+func cleanPath(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "/") }
+
+// Protected reports whether p, a slash-separated path relative to the
+// repository root, is one a step may not change: one of ralph's own files,
+// or a match of c.ProtectedPaths. p is cleaned first, so
+// "./.github//workflows/x.yml" is caught like ".github/workflows/x.yml".
+func (c Config) Protected(p string) bool { return c.ProtectedBy(p) != "" }
+
+// ProtectedBy says why p may not be changed (ByRalph or ByProtectedPaths), or "" when it may.
+func (c Config) ProtectedBy(p string) string {
+	p = cleanPath(p)
+	if p == "" {
+		return ""
+	}
+	name := strings.Split(p, "/")
+	for _, set := range []struct {
+		why      string
+		patterns []string
+	}{{ByRalph, c.ralphPaths()}, {ByProtectedPaths, c.ProtectedPaths}} {
+		for _, pattern := range set.patterns {
+			if matchSegments(strings.Split(pattern, "/"), name) {
+				return set.why
+			}
+		}
+	}
+	return ""
 }
 
 // matchSegments matches pattern segments against path segments. "**" makes a

@@ -901,7 +901,7 @@ func TestProtected(t *testing.T) {
 		{[]string{".github/workflows/**"}, ".github/workflows/ci.yml", true},
 		{[]string{".github/workflows/**"}, ".github/workflows/a/b.yml", true},
 		{[]string{".github/workflows/**"}, ".github/workflows", true},
-		{[]string{".github/workflows/**"}, ".github/ralph.yml", false},
+		{[]string{".github/workflows/**"}, ".github/ralph.yaml", false},
 		{[]string{".github/workflows/**"}, ".github/workflows-old/ci.yml", false},
 		{[]string{".github/workflows/**"}, "src/.github/workflows/ci.yml", false},
 		{[]string{".github/workflows/**"}, "./.github//workflows/ci.yml", true},
@@ -941,6 +941,40 @@ func TestProtected(t *testing.T) {
 
 // TestProtectedManyStars guards against an exponential matcher: this takes
 // seconds or more with naive backtracking.
+// TestRalphsOwnFilesProtected: ralph's config and prompt templates are protected whatever protected_paths
+// says (an empty list included), and so is a config read from another file; the agent is told so.
+func TestRalphsOwnFilesProtected(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		path string
+		want string
+	}{
+		{Config{}, ".github/ralph.yml", ByRalph},
+		{Config{ProtectedPaths: []string{}}, "./.github//ralph.yml", ByRalph},
+		{Config{}, ".github/ralph/prompts/implement.md", ByRalph},
+		{Config{}, ".github/ralph/new/deeper.md", ByRalph},
+		{Config{}, ".github/ralph", ByRalph},
+		{Config{File: "config/ralph.yml"}, "config/ralph.yml", ByRalph},
+		{Config{File: "config/ralph.yml"}, ".github/ralph.yml", ByRalph},
+		{Config{ProtectedPaths: []string{".github/**"}}, ".github/ralph.yml", ByRalph},
+		{Config{ProtectedPaths: []string{".github/**"}}, ".github/CODEOWNERS", ByProtectedPaths},
+		{Config{}, ".github/ralph.yaml", ""},
+		{Config{}, ".github/ralphs/x.md", ""},
+		{Config{}, "docs/.github/ralph.yml", ""},
+		{Config{}, "config/ralph.yml", ""},
+	}
+	for _, tt := range tests {
+		if got := tt.cfg.ProtectedBy(tt.path); got != tt.want {
+			t.Errorf("ProtectedBy(%q) with %+v = %q, want %q", tt.path, tt.cfg, got, tt.want)
+		}
+	}
+	got := Config{File: "config/ralph.yml", ProtectedPaths: []string{".github/workflows/**", ".github/ralph.yml"}}.AllProtected()
+	want := []string{".github/ralph.yml", ".github/ralph/**", "config/ralph.yml", ".github/workflows/**"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AllProtected (-want +got):\n%s", diff)
+	}
+}
+
 func TestProtectedManyStars(t *testing.T) {
 	pattern := strings.Repeat("**/", 20) + "x"
 	path := strings.Repeat("a/", 40) + "y"

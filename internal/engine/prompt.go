@@ -77,7 +77,7 @@ func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data,
 		Branch:     r.ic.rec.Branch,
 		Base:       r.ic.rec.Base,
 		Verify:     r.cfg.Verify,
-		Protected:  r.cfg.ProtectedPaths,
+		Protected:  r.cfg.AllProtected(),
 	}
 	for _, c := range r.ic.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {

@@ -81,8 +81,8 @@ func (w *Workspace) check(ctx context.Context, tree string) ([]git.Change, error
 	changed := map[string]bool{}
 	for _, c := range changes {
 		changed[c.Path] = true
-		if w.store.opts.Protected(c.Path) {
-			refused = append(refused, fmt.Sprintf("`%s` (protected_paths: %s)", c.Path, verb(c)))
+		if why := w.store.opts.Protected(c.Path); why != "" {
+			refused = append(refused, fmt.Sprintf("`%s` (%s: %s)", c.Path, why, verb(c)))
 			continue
 		}
 		if c.OldMode == "160000" || c.NewMode == "160000" {

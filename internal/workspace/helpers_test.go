@@ -32,7 +32,12 @@ var sig = git.Signature{Name: "ralph", Email: "ralph@example.com"}
 // testLimits are small, so that the tests can cross them cheaply.
 var testLimits = Limits{File: 100, Total: 250, Document: 64}
 
-func protected(p string) bool { return strings.HasPrefix(p, ".github/workflows/") }
+func protected(p string) string {
+	if strings.HasPrefix(p, ".github/workflows/") {
+		return "protected_paths"
+	}
+	return ""
+}
 
 func setupEnv(home string) []string {
 	return []string{

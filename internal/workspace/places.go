@@ -83,7 +83,7 @@ func CacheDir(source string) (string, error) {
 type Setup struct {
 	Checkout  string
 	Auth      git.Auth
-	Protected func(path string) bool
+	Protected func(path string) string
 	// Branches is branch_prefix: ralph pushes no branch outside it.
 	Branches string
 	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).

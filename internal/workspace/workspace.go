@@ -43,8 +43,9 @@ type Options struct {
 	Auth   git.Auth
 	Runner git.Runner
 	Owner  Owner
-	// Protected says whether a path is one the agent may not change (protected_paths).
-	Protected func(path string) bool
+	// Protected says why a path is one the agent may not change ("protected_paths", "ralph's own
+	// configuration"), or "" when it may change it.
+	Protected func(path string) string
 	Limits    Limits
 	// Branches is the prefix of the branches ralph may push (branch_prefix); see git.Repo.Branches.
 	Branches string
@@ -65,7 +66,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		opts.Limits.Files = DefaultLimits.Files
 	}
 	if opts.Protected == nil {
-		opts.Protected = func(string) bool { return false }
+		opts.Protected = func(string) string { return "" }
 	}
 	if opts.Runner == nil {
 		opts.Runner = git.ExecRunner{}
