@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // The tests run hostile scripts under a real supervisor, ralph's own binary, built once. Each test that
@@ -691,5 +692,37 @@ func TestCommandArgv(t *testing.T) {
 		program: "/usr/bin/claude", args: []string{"-p", "--", "x"}}
 	if diff := cmp.Diff(wantSpec, got, cmp.AllowUnexported(spec{})); diff != "" {
 		t.Errorf("parseSpec (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoDescriptorReachesTheAgent: a descriptor ralph holds open without close-on-exec (one it inherited
+// from whatever started it: a shell's `exec 3<file`, a runner's) does not reach the agent, which could
+// read through it what its uid may not open. Not parallel: the descriptor is open in the test process,
+// where every command any test starts would inherit it.
+func TestNoDescriptorReachesTheAgent(t *testing.T) {
+	secret := filepath.Join(openDir(t, 0), "secret")
+	if err := os.WriteFile(secret, []byte("ralph's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, separate := range []bool{false, true} {
+		t.Run(mode(separate), func(t *testing.T) {
+			uid := agentUID(t, separate)
+			d := openDir(t, uid)
+			b := newBoundary(t, Config{Separate: separate, UID: uid, GID: uid, Writable: []string{d}})
+			// Opened here, for each: one agent's read would leave the next at the end of the file.
+			f, err := os.Open(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fd := int(f.Fd())
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := run(t, b, d, fmt.Sprintf(`ls /proc/self/fd; cat <&%d`, fd))
+			if strings.Contains(out, "ralph's secret") {
+				t.Errorf("the agent read ralph's descriptor %d:\n%s", fd, out)
+			}
+		})
 	}
 }

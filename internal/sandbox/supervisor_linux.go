@@ -28,6 +28,10 @@ func SupervisorMain(args []string) int {
 	if err != nil {
 		return fail(ExitSetup, "%v", err)
 	}
+	// The command gets standard input, output and error, and no other descriptor this process holds.
+	if err := closeOnExec(); err != nil {
+		return fail(ExitSetup, "closing inherited descriptors: %v", err)
+	}
 	// No new privileges, the parent-death signal and Landlock's domain are a thread's: the command is
 	// forked from this one, and its processes are killed from it.
 	runtime.LockOSThread()
