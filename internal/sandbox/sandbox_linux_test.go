@@ -130,6 +130,8 @@ func runHelper(mode string) int {
 		}
 		fmt.Printf("zombies=%d\n", zombieChildren())
 		return 0
+	case "ipc":
+		return ipcHelper()
 	case "firewall":
 		return firewallHelper()
 	case "firewall-install":
@@ -724,5 +726,82 @@ func TestNoDescriptorReachesTheAgent(t *testing.T) {
 				t.Errorf("the agent read ralph's descriptor %d:\n%s", fd, out)
 			}
 		})
+	}
+}
+
+// ipcHelper makes what the kernel keeps after its maker exits: a System V shared memory segment, message
+// queue and semaphore set. It prints what it could make.
+func ipcHelper() int {
+	if _, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o666); err == nil {
+		fmt.Println("made shm")
+	}
+	if _, _, e := unix.Syscall(unix.SYS_MSGGET, unix.IPC_PRIVATE, unix.IPC_CREAT|0o666, 0); e == 0 {
+		fmt.Println("made msg")
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SEMGET, unix.IPC_PRIVATE, 1, unix.IPC_CREAT|0o666); e == 0 {
+		fmt.Println("made sem")
+	}
+	return 0
+}
+
+// ipcOf lists the System V IPC objects that uid owns or made, as /proc/sysvipc has them.
+func ipcOf(t *testing.T, uid int) []string {
+	t.Helper()
+	var found []string
+	for _, kind := range []string{"shm", "msg", "sem"} {
+		b, err := os.ReadFile("/proc/sysvipc/" + kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		head := strings.Fields(lines[0])
+		for _, line := range lines[1:] {
+			f := strings.Fields(line)
+			for i, h := range head {
+				if (h == "uid" || h == "cuid") && i < len(f) && f[i] == strconv.Itoa(uid) {
+					found = append(found, kind+": "+line)
+					break
+				}
+			}
+		}
+	}
+	return found
+}
+
+// TestNoIPCOutlivesTheAgent: the System V IPC objects (shared memory, message queues, semaphores) an agent
+// of its own uid makes, which the kernel keeps after every process of it is gone (and Landlock does not
+// confine), are removed with its processes: nothing of one agent is there for the next command, or the
+// next issue's agent, which a sweep runs as the same uid.
+func TestNoIPCOutlivesTheAgent(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=ipc")
+	if code != 0 {
+		t.Fatalf("exit code %d, output:\n%s", code, out)
+	}
+	t.Cleanup(func() {
+		for _, line := range ipcOf(t, uid) {
+			f := strings.Fields(strings.SplitN(line, ": ", 2)[1])
+			id, _ := strconv.Atoi(f[1])
+			switch {
+			case strings.HasPrefix(line, "shm"):
+				_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			case strings.HasPrefix(line, "msg"):
+				_, _, _ = unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
+			case strings.HasPrefix(line, "sem"):
+				_, _, _ = unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
+			}
+		}
+	})
+	if !strings.Contains(out, "made shm") {
+		t.Fatalf("the agent made no shared memory segment, output:\n%s", out)
+	}
+	if _, err := b.Reap(); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	if left := ipcOf(t, uid); len(left) > 0 {
+		t.Errorf("the agent's IPC objects outlive it:\n%s", strings.Join(left, "\n"))
 	}
 }
