@@ -132,6 +132,23 @@ func runHelper(mode string) int {
 		return 0
 	case "ipc":
 		return ipcHelper()
+	case "keyring-add":
+		if _, err := unix.AddKey("user", "ralph-test-left", []byte("left behind"), unix.KEY_SPEC_USER_KEYRING); err != nil {
+			fmt.Println("add_key:", err)
+			return 0
+		}
+		fmt.Println("added")
+		return 0
+	case "keyring-find":
+		if _, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", "ralph-test-left", 0); err != nil {
+			fmt.Println("keyctl search:", err)
+			return 0
+		}
+		fmt.Println("found")
+		return 0
+	case "keyring-clear":
+		_, _ = unix.KeyctlInt(unix.KEYCTL_CLEAR, unix.KEY_SPEC_USER_KEYRING, 0, 0, 0)
+		return 0
 	case "firewall":
 		return firewallHelper()
 	case "firewall-install":
@@ -803,5 +820,34 @@ func TestNoIPCOutlivesTheAgent(t *testing.T) {
 	}
 	if left := ipcOf(t, uid); len(left) > 0 {
 		t.Errorf("the agent's IPC objects outlive it:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// TestNoKeyOutlivesTheAgent: the agent cannot use the kernel's keyrings, which are not the boundary's to
+// confine: a key an agent of its own uid adds to its user keyring outlives every process of it (the
+// kernel keeps a uid's keyring), for the uid's next command to find (a sweep's next issue runs as the same
+// uid); as the same user, the user's own keyrings hold what the agent must not read. Docker's default
+// seccomp profile refuses these calls too; ralph's supervisor refuses them wherever it runs.
+func TestNoKeyOutlivesTheAgent(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	t.Cleanup(func() {
+		cmd := exec.Command(helper)
+		cmd.Env = []string{helperEnv + "=keyring-clear"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
+		_ = cmd.Run()
+	})
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=keyring-add")
+	if code != 0 {
+		t.Fatalf("exit code %d, output:\n%s", code, out)
+	}
+	if _, err := b.Reap(); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	found, _ := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=keyring-find")
+	if strings.Contains(found, "found") {
+		t.Errorf("the agent's key outlives it: the first command said %q, the next one %q", strings.TrimSpace(out), strings.TrimSpace(found))
 	}
 }
