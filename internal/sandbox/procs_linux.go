@@ -152,7 +152,7 @@ func killAs(uid, reaper int, reap func(), limit time.Duration) (found int, err e
 		}
 		if left == 0 {
 			if quiet++; quiet == uidQuietPasses {
-				return found, nil
+				return found, removeIPC(uid)
 			}
 		} else {
 			quiet = 0
@@ -173,6 +173,65 @@ func killAs(uid, reaper int, reap func(), limit time.Duration) (found int, err e
 		time.Sleep(pause)
 		pause = min(2*pause, 10*time.Millisecond)
 	}
+}
+
+// removeIPC removes the System V IPC objects (shared memory segments, message queues, semaphore sets)
+// that uid owns or made, which the kernel keeps after every process of uid is gone and Landlock does not
+// confine: nothing of one agent is left for the next command of the uid (a sweep's next issue runs as the
+// same uid). It runs on killAs's thread, whose effective uid is uid: the owner or maker may remove an
+// object, where root in a container (no CAP_SYS_ADMIN) may not. A kernel without System V IPC has none.
+func removeIPC(uid int) error {
+	for _, kind := range []struct {
+		file string
+		rmid func(id int) unix.Errno
+	}{
+		{"shm", func(id int) unix.Errno {
+			_, _, e := unix.RawSyscall(unix.SYS_SHMCTL, uintptr(id), unix.IPC_RMID, 0)
+			return e
+		}},
+		{"msg", func(id int) unix.Errno {
+			_, _, e := unix.RawSyscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
+			return e
+		}},
+		{"sem", func(id int) unix.Errno {
+			_, _, e := unix.RawSyscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
+			return e
+		}},
+	} {
+		b, err := os.ReadFile("/proc/sysvipc/" + kind.file)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("remove the IPC objects of uid %d: %w", uid, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		col := map[string]int{}
+		for i, h := range strings.Fields(lines[0]) {
+			col[h] = i
+		}
+		idCol, uidCol, cuidCol := col[kind.file+"id"], col["uid"], col["cuid"]
+		if kind.file == "msg" {
+			idCol = col["msqid"]
+		}
+		if idCol == 0 || uidCol == 0 || cuidCol == 0 {
+			return fmt.Errorf("remove the IPC objects of uid %d: /proc/sysvipc/%s: unexpected columns %q", uid, kind.file, lines[0])
+		}
+		for _, line := range lines[1:] {
+			f := strings.Fields(line)
+			if len(f) <= max(idCol, uidCol, cuidCol) || f[uidCol] != strconv.Itoa(uid) && f[cuidCol] != strconv.Itoa(uid) {
+				continue
+			}
+			id, err := strconv.Atoi(f[idCol])
+			if err != nil {
+				return fmt.Errorf("remove the IPC objects of uid %d: /proc/sysvipc/%s: %q", uid, kind.file, line)
+			}
+			if e := kind.rmid(id); e != 0 && e != unix.EINVAL && e != unix.EIDRM {
+				return fmt.Errorf("remove the IPC objects of uid %d: %s %d: %w", uid, kind.file, id, e)
+			}
+		}
+	}
+	return nil
 }
 
 // liveOf is how many processes of uid (real, effective or saved) there are but zombies that are not this

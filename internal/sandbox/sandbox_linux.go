@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -115,4 +117,37 @@ func confine(abi int, writable []string, net bool, connect []int) error {
 		}
 	}
 	return cfg.Restrict(rules...)
+}
+
+// closeRangeCloexec is close_range(2)'s CLOSE_RANGE_CLOEXEC (Linux 5.11), which x/sys/unix does not name.
+const closeRangeCloexec = 1 << 2
+
+// closeOnExec marks every descriptor above standard error close-on-exec, so that the command the
+// supervisor starts gets its standard input, output and error and nothing else: not a descriptor ralph
+// inherited from whatever started it (a shell's `exec 3<file`, a runner's), which the command could
+// read or write whatever its uid may open.
+func closeOnExec() error {
+	if err := unix.CloseRange(3, ^uint(0), closeRangeCloexec); err == nil {
+		return nil
+	}
+	// An older kernel, or a seccomp profile without close_range: each open descriptor, as /proc lists it.
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd < 3 {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("fd %d: %w", fd, err)
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // The tests run hostile scripts under a real supervisor, ralph's own binary, built once. Each test that
@@ -128,6 +129,25 @@ func runHelper(mode string) int {
 			return 1
 		}
 		fmt.Printf("zombies=%d\n", zombieChildren())
+		return 0
+	case "ipc":
+		return ipcHelper()
+	case "keyring-add":
+		if _, err := unix.AddKey("user", "ralph-test-left", []byte("left behind"), unix.KEY_SPEC_USER_KEYRING); err != nil {
+			fmt.Println("add_key:", err)
+			return 0
+		}
+		fmt.Println("added")
+		return 0
+	case "keyring-find":
+		if _, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", "ralph-test-left", 0); err != nil {
+			fmt.Println("keyctl search:", err)
+			return 0
+		}
+		fmt.Println("found")
+		return 0
+	case "keyring-clear":
+		_, _ = unix.KeyctlInt(unix.KEYCTL_CLEAR, unix.KEY_SPEC_USER_KEYRING, 0, 0, 0)
 		return 0
 	case "firewall":
 		return firewallHelper()
@@ -691,5 +711,143 @@ func TestCommandArgv(t *testing.T) {
 		program: "/usr/bin/claude", args: []string{"-p", "--", "x"}}
 	if diff := cmp.Diff(wantSpec, got, cmp.AllowUnexported(spec{})); diff != "" {
 		t.Errorf("parseSpec (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoDescriptorReachesTheAgent: a descriptor ralph holds open without close-on-exec (one it inherited
+// from whatever started it: a shell's `exec 3<file`, a runner's) does not reach the agent, which could
+// read through it what its uid may not open. Not parallel: the descriptor is open in the test process,
+// where every command any test starts would inherit it.
+func TestNoDescriptorReachesTheAgent(t *testing.T) {
+	secret := filepath.Join(openDir(t, 0), "secret")
+	if err := os.WriteFile(secret, []byte("ralph's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, separate := range []bool{false, true} {
+		t.Run(mode(separate), func(t *testing.T) {
+			uid := agentUID(t, separate)
+			d := openDir(t, uid)
+			b := newBoundary(t, Config{Separate: separate, UID: uid, GID: uid, Writable: []string{d}})
+			// Opened here, for each: one agent's read would leave the next at the end of the file.
+			f, err := os.Open(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fd := int(f.Fd())
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := run(t, b, d, fmt.Sprintf(`ls /proc/self/fd; cat <&%d`, fd))
+			if strings.Contains(out, "ralph's secret") {
+				t.Errorf("the agent read ralph's descriptor %d:\n%s", fd, out)
+			}
+		})
+	}
+}
+
+// ipcHelper makes what the kernel keeps after its maker exits: a System V shared memory segment, message
+// queue and semaphore set. It prints what it could make.
+func ipcHelper() int {
+	if _, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o666); err == nil {
+		fmt.Println("made shm")
+	}
+	if _, _, e := unix.Syscall(unix.SYS_MSGGET, unix.IPC_PRIVATE, unix.IPC_CREAT|0o666, 0); e == 0 {
+		fmt.Println("made msg")
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SEMGET, unix.IPC_PRIVATE, 1, unix.IPC_CREAT|0o666); e == 0 {
+		fmt.Println("made sem")
+	}
+	return 0
+}
+
+// ipcOf lists the System V IPC objects that uid owns or made, as /proc/sysvipc has them.
+func ipcOf(t *testing.T, uid int) []string {
+	t.Helper()
+	var found []string
+	for _, kind := range []string{"shm", "msg", "sem"} {
+		b, err := os.ReadFile("/proc/sysvipc/" + kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		head := strings.Fields(lines[0])
+		for _, line := range lines[1:] {
+			f := strings.Fields(line)
+			for i, h := range head {
+				if (h == "uid" || h == "cuid") && i < len(f) && f[i] == strconv.Itoa(uid) {
+					found = append(found, kind+": "+line)
+					break
+				}
+			}
+		}
+	}
+	return found
+}
+
+// TestNoIPCOutlivesTheAgent: the System V IPC objects (shared memory, message queues, semaphores) an agent
+// of its own uid makes, which the kernel keeps after every process of it is gone (and Landlock does not
+// confine), are removed with its processes: nothing of one agent is there for the next command, or the
+// next issue's agent, which a sweep runs as the same uid.
+func TestNoIPCOutlivesTheAgent(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=ipc")
+	if code != 0 {
+		t.Fatalf("exit code %d, output:\n%s", code, out)
+	}
+	t.Cleanup(func() {
+		for _, line := range ipcOf(t, uid) {
+			f := strings.Fields(strings.SplitN(line, ": ", 2)[1])
+			id, _ := strconv.Atoi(f[1])
+			switch {
+			case strings.HasPrefix(line, "shm"):
+				_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			case strings.HasPrefix(line, "msg"):
+				_, _, _ = unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
+			case strings.HasPrefix(line, "sem"):
+				_, _, _ = unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
+			}
+		}
+	})
+	if !strings.Contains(out, "made shm") {
+		t.Fatalf("the agent made no shared memory segment, output:\n%s", out)
+	}
+	if _, err := b.Reap(); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	if left := ipcOf(t, uid); len(left) > 0 {
+		t.Errorf("the agent's IPC objects outlive it:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// TestNoKeyOutlivesTheAgent: the agent cannot use the kernel's keyrings, which are not the boundary's to
+// confine: a key an agent of its own uid adds to its user keyring outlives every process of it (the
+// kernel keeps a uid's keyring), for the uid's next command to find (a sweep's next issue runs as the same
+// uid); as the same user, the user's own keyrings hold what the agent must not read. Docker's default
+// seccomp profile refuses these calls too; ralph's supervisor refuses them wherever it runs.
+func TestNoKeyOutlivesTheAgent(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	t.Cleanup(func() {
+		cmd := exec.Command(helper)
+		cmd.Env = []string{helperEnv + "=keyring-clear"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
+		_ = cmd.Run()
+	})
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=keyring-add")
+	if code != 0 {
+		t.Fatalf("exit code %d, output:\n%s", code, out)
+	}
+	if _, err := b.Reap(); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	found, _ := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=keyring-find")
+	if strings.Contains(found, "found") {
+		t.Errorf("the agent's key outlives it: the first command said %q, the next one %q", strings.TrimSpace(out), strings.TrimSpace(found))
 	}
 }

@@ -171,6 +171,11 @@ func filterSockets() error {
 	if err != nil {
 		return err
 	}
+	return installFilter(prog)
+}
+
+// installFilter installs a seccomp program on the calling thread.
+func installFilter(prog []unix.SockFilter) error {
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		if errors.Is(err, unix.EINVAL) {
@@ -180,4 +185,62 @@ func filterSockets() error {
 	}
 	runtime.KeepAlive(prog)
 	return nil
+}
+
+// The keyring filter, installed in the supervisor before every command, whatever the network: no
+// add_key, request_key or keyctl. The kernel keeps a uid's keyrings after every process of it is gone, so
+// a key the agent stored would outlive its step, for the uid's next command (a sweep's next issue runs
+// as the same uid); as the same user, the user's own keyrings hold what is not the agent's. Docker's
+// default profile refuses these calls too, so the agents' CLIs already do without them. The compat
+// architectures' numbers are checked as well: a 32-bit program's keyctl is another number.
+
+// The keyring calls of the 32-bit ABIs a 64-bit kernel also runs (i386, ARM EABI).
+var compatKeyring = map[uint32][3]uint32{
+	unix.AUDIT_ARCH_I386: {286, 287, 288},
+	unix.AUDIT_ARCH_ARM:  {309, 310, 311},
+}
+
+// keyringFilter is the keyring filter's program.
+func keyringFilter() ([]unix.SockFilter, error) {
+	arch, ok := filterArch()
+	if !ok {
+		return nil, fmt.Errorf("no keyring filter for %s", runtime.GOARCH)
+	}
+	compat := uint32(unix.AUDIT_ARCH_I386)
+	if arch == unix.AUDIT_ARCH_AARCH64 {
+		compat = unix.AUDIT_ARCH_ARM
+	}
+	b := &bpf{labels: map[string]int{}}
+	b.load(offArch)
+	b.jump(unix.BPF_JEQ, arch, "native", "")
+	b.jump(unix.BPF_JEQ, compat, "compat", "allow")
+	b.label("native")
+	b.load(offNr)
+	b.stmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, ^uint32(x32SyscallBit)) // x32's calls are x86-64's numbers with this bit
+	b.jump(unix.BPF_JEQ, unix.SYS_ADD_KEY, "eperm", "")
+	b.jump(unix.BPF_JEQ, unix.SYS_REQUEST_KEY, "eperm", "")
+	b.jump(unix.BPF_JEQ, unix.SYS_KEYCTL, "eperm", "allow")
+	b.label("compat")
+	b.load(offNr)
+	for _, nr := range compatKeyring[compat] {
+		b.jump(unix.BPF_JEQ, nr, "eperm", "")
+	}
+	b.label("allow")
+	b.ret(unix.SECCOMP_RET_ALLOW)
+	b.label("eperm")
+	b.ret(errno(unix.EPERM))
+	return b.assemble()
+}
+
+// refuseKeyrings installs the keyring filter on the calling thread, as filterSockets installs its own.
+// Where this build has no filter for the machine, it does nothing.
+func refuseKeyrings() error {
+	if !SocketFilterAvailable() {
+		return nil
+	}
+	prog, err := keyringFilter()
+	if err != nil {
+		return err
+	}
+	return installFilter(prog)
 }

@@ -28,6 +28,10 @@ func SupervisorMain(args []string) int {
 	if err != nil {
 		return fail(ExitSetup, "%v", err)
 	}
+	// The command gets standard input, output and error, and no other descriptor this process holds.
+	if err := closeOnExec(); err != nil {
+		return fail(ExitSetup, "closing inherited descriptors: %v", err)
+	}
 	// No new privileges, the parent-death signal and Landlock's domain are a thread's: the command is
 	// forked from this one, and its processes are killed from it.
 	runtime.LockOSThread()
@@ -60,6 +64,10 @@ func SupervisorMain(args []string) int {
 	// A setuid program (sudo, su) must not give the command back what the boundary took.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail(ExitSetup, "prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+	}
+	// No kernel keyring: a key stored there would outlive the command.
+	if err := refuseKeyrings(); err != nil {
+		return fail(ExitSetup, "keyring filter: %v", err)
 	}
 	// Last: from here on this thread, and the command forked from it, open no socket the filter refuses.
 	if s.filterSockets {

@@ -26,18 +26,22 @@ var ErrNoDocument = errors.New("no document")
 // Document reads a document the agent wrote in its copy (rel, slash-separated, inside the copy). Only a
 // regular file counts: no FIFO, device, socket or symlink, and no symlinked directory on the way. It is
 // opened without following links and without blocking, and read up to the document limit, so a hostile
-// file fails the step at once, in bounded memory.
+// file fails the step at once, in bounded memory. With a user of its own, only a file the agent owns
+// counts: ralph, root, would otherwise read what the agent hard-linked there and could not read itself.
 func (w *Workspace) Document(rel string) ([]byte, error) {
-	return readRegular(w.Dir, rel, w.store.opts.Limits.Document)
+	return readRegular(w.Dir, rel, w.store.opts.Limits.Document, w.store.opts.Owner.UID)
 }
 
 // TempDocument reads a document the agent wrote in its TMPDIR (a triage decision, which is not committed)
 // the way [Workspace.Document] does.
 func (w *Workspace) TempDocument(name string) ([]byte, error) {
-	return readRegular(w.Tmp, name, w.store.opts.Limits.Document)
+	return readRegular(w.Tmp, name, w.store.opts.Limits.Document, w.store.opts.Owner.UID)
 }
 
-func readRegular(root, rel string, max int64) ([]byte, error) {
+// readRegular reads rel under root; owner, when not 0, is the uid the file must belong to. The file is
+// looked at (lstat) before it is opened, so that ralph opens nothing that is not a regular file of the
+// agent's, and what it opened is checked to be what it looked at.
+func readRegular(root, rel string, max int64, owner int) ([]byte, error) {
 	parts := strings.Split(filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel))), "/")
 	for _, p := range parts {
 		if p == ".." || p == "" || strings.HasPrefix(rel, "/") {
@@ -60,7 +64,27 @@ func readRegular(root, rel string, max int64) ([]byte, error) {
 		}
 		fd = next
 	}
-	ffd, err := unix.Openat(fd, parts[len(parts)-1], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	name := parts[len(parts)-1]
+	var st unix.Stat_t
+	err = unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		unix.Close(fd)
+		return nil, ErrNoDocument
+	case err != nil:
+		unix.Close(fd)
+		return nil, &DocumentError{Path: rel, Reason: "cannot be read: " + err.Error()}
+	case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
+		unix.Close(fd)
+		return nil, &DocumentError{Path: rel, Reason: "is a symlink; ralph reads only a regular file"}
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
+		unix.Close(fd)
+		return nil, &DocumentError{Path: rel, Reason: fmt.Sprintf("is not a regular file (%s)", kind(modeType(uint32(st.Mode)&unix.S_IFMT)))}
+	case owner != 0 && int(st.Uid) != owner:
+		unix.Close(fd)
+		return nil, &DocumentError{Path: rel, Reason: "is a file the agent does not own (a hard link?)"}
+	}
+	ffd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	unix.Close(fd)
 	switch {
 	case errors.Is(err, unix.ENOENT):
@@ -72,6 +96,13 @@ func readRegular(root, rel string, max int64) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(ffd), rel)
 	defer f.Close()
+	var now unix.Stat_t
+	if err := unix.Fstat(ffd, &now); err != nil {
+		return nil, &DocumentError{Path: rel, Reason: "cannot be read: " + err.Error()}
+	}
+	if now.Dev != st.Dev || now.Ino != st.Ino || now.Uid != st.Uid {
+		return nil, &DocumentError{Path: rel, Reason: "changed while ralph read it"}
+	}
 	info, err := f.Stat()
 	if err != nil {
 		return nil, &DocumentError{Path: rel, Reason: "cannot be read: " + err.Error()}

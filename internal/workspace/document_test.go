@@ -82,7 +82,7 @@ func TestDocument(t *testing.T) {
 	}
 
 	// readRegular refuses a root that is itself a symlink.
-	if _, err := readRegular(filepath.Join(dir, "linked"), "plan.md", 100); !errors.As(err, new(*DocumentError)) {
+	if _, err := readRegular(filepath.Join(dir, "linked"), "plan.md", 100, 0); !errors.As(err, new(*DocumentError)) {
 		t.Errorf("readRegular through a symlinked root = %v, want a *DocumentError", err)
 	}
 }
@@ -114,5 +114,48 @@ func TestDocumentHugeFile(t *testing.T) {
 	}
 	if elapsed > 2*time.Second {
 		t.Errorf("Document took %v to refuse a 2 GiB file", elapsed)
+	}
+}
+
+// TestDocumentNotTheAgents: with a user of its own, a document (in its copy or its TMPDIR) that the agent
+// does not own, a hard link to a file of ralph's (which the kernel allows where fs.protected_hardlinks is
+// 0, and allows for any file the agent may write), is refused before ralph opens it, as Collect refuses
+// it: ralph reads as root what its agent could not, and would commit and post it.
+func TestDocumentNotTheAgents(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the agent runs as a user of its own")
+	}
+	owner := Owner{UID: 61000, GID: 61000}
+	f := newFixture(t, owner)
+	w := f.prepare(t, 12, "ralph/issue-12")
+	secret := filepath.Join(f.root, "token")
+	writeFile(t, secret, "ralph's token\n")
+	if err := os.Chmod(secret, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, filepath.Join(w.Dir, "docs"))
+	for _, p := range []string{filepath.Join(w.Dir, "docs", "plan.md"), filepath.Join(w.Tmp, "triage.md")} {
+		if err := os.Link(secret, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(w.Dir, "docs", "mine.md"), "the agent's own\n")
+	f.asAgent(t, w)
+	if err := os.Lchown(filepath.Join(w.Dir, "docs", "plan.md"), 0, 0); err != nil { // asAgent gave it away
+		t.Fatal(err)
+	}
+	for name, read := range map[string]func() ([]byte, error){
+		"Document":     func() ([]byte, error) { return w.Document("docs/plan.md") },
+		"TempDocument": func() ([]byte, error) { return w.TempDocument("triage.md") },
+	} {
+		got, err := read()
+		var de *DocumentError
+		if !errors.As(err, &de) || got != nil {
+			t.Errorf("%s of a hard link to ralph's file = %q, %v; want a *DocumentError", name, got, err)
+		}
+	}
+	if got, err := w.Document("docs/mine.md"); err != nil || string(got) != "the agent's own\n" {
+		t.Errorf("Document of the agent's own = %q, %v", got, err)
 	}
 }
