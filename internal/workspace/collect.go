@@ -30,7 +30,7 @@ func (w *Workspace) Collect(ctx context.Context) ([]git.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newCollector(w, base)
+	c := newCollector(ctx, w, base)
 	if err := c.collect(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -211,6 +212,53 @@ func TestCollectTooManyFiles(t *testing.T) {
 	_, err := w.Collect(context.Background())
 	if got := refused(err); !strings.Contains(got, "more than the limit of 50") {
 		t.Errorf("Collect = %v, want a refusal for too many files", err)
+	}
+}
+
+// TestCollectIgnorePatternsBounded: the agent writes the .gitignore files, and each untracked entry is
+// tested against every pattern in effect where it lies; a copy whose patterns would make ralph test more
+// than the limit is refused once it gets there, without testing the rest (before, nested .gitignore files
+// of many patterns kept ralph reading the copy for hours), and a cancelled run stops the walk.
+func TestCollectIgnorePatternsBounded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Owner{})
+	f.store = f.open(t, Options{GitDir: filepath.Join(f.root, "ralph.git"), Agents: filepath.Join(f.root, "agents"),
+		Limits: Limits{File: 100, Total: 250, Document: 64, IgnoreTests: 10_000}})
+	w := f.prepare(t, 11, "ralph/issue-11")
+	var patterns strings.Builder
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&patterns, "**/a/**/n%d\n", i)
+	}
+	dir := w.Dir
+	for level := 0; level < 3; level++ {
+		dir = filepath.Join(dir, fmt.Sprintf("d%d", level))
+		writeFile(t, filepath.Join(dir, ".gitignore"), patterns.String())
+	}
+	for i := 0; i < 20; i++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%02d", i)), "")
+	}
+	_, err := w.Collect(context.Background())
+	if got := refused(err); !strings.Contains(got, "more than 10000 ignore patterns") || !strings.Contains(got, "1200 in effect at `d0/d1/d2`") {
+		t.Errorf("Collect = %v, want a refusal for too many ignore pattern tests", err)
+	}
+
+	// Within the limit (the default's), the same copy is collected.
+	f.store = f.open(t, Options{GitDir: filepath.Join(f.root, "ralph2.git"), Agents: filepath.Join(f.root, "agents2"),
+		Limits: Limits{File: 1 << 20, Total: 1 << 20, Document: 64}})
+	w = f.prepare(t, 12, "ralph/issue-12")
+	dir = w.Dir
+	for level := 0; level < 3; level++ {
+		dir = filepath.Join(dir, fmt.Sprintf("d%d", level))
+		writeFile(t, filepath.Join(dir, ".gitignore"), patterns.String())
+	}
+	writeFile(t, filepath.Join(dir, "f00"), "")
+	if _, err := w.Collect(context.Background()); err != nil {
+		t.Errorf("Collect within the default limit = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := w.Collect(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Collect with a cancelled context = %v, want context.Canceled", err)
 	}
 }
 

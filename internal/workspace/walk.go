@@ -136,6 +136,7 @@ func settle(dir string, latest unix.Timespec) bool {
 
 // collector is one reading of the agent's copy against the base tree (the commit the step builds on).
 type collector struct {
+	ctx    context.Context // a cancelled run stops the walk
 	w      *Workspace
 	lim    Limits
 	base   map[string]git.Entry
@@ -143,7 +144,8 @@ type collector struct {
 	budget int64           // bytes ralph reads at most: the base's files, rewritten, and the limit of a change
 
 	count   int
-	over    bool // the budget is spent: the change is over its limit
+	tests   int64 // tests of an ignore pattern made so far (Limits.IgnoreTests)
+	over    bool  // the budget is spent: the change is over its limit
 	read    int64
 	added   int64
 	seen    map[string]bool
@@ -153,9 +155,9 @@ type collector struct {
 	refused []string
 }
 
-func newCollector(w *Workspace, base []git.Entry) *collector {
+func newCollector(ctx context.Context, w *Workspace, base []git.Entry) *collector {
 	c := &collector{
-		w: w, lim: w.store.opts.Limits, base: map[string]git.Entry{}, dirs: map[string]bool{},
+		ctx: ctx, w: w, lim: w.store.opts.Limits, base: map[string]git.Entry{}, dirs: map[string]bool{},
 		seen: map[string]bool{}, stored: map[string]bool{},
 	}
 	c.budget = c.lim.Total
@@ -223,6 +225,9 @@ func (c *collector) collect() error {
 func (c *collector) walk(fd int, rel string, patterns []gitignore.Pattern, ignored bool, depth int) error {
 	dir := os.NewFile(uintptr(fd), rel)
 	defer dir.Close()
+	if err := c.ctx.Err(); err != nil {
+		return fmt.Errorf("reading the agent's copy: %w", err)
+	}
 	var names []string
 	for {
 		batch, err := dir.ReadDir(1024)
@@ -268,8 +273,16 @@ func (c *collector) walk(fd int, rel string, patterns []gitignore.Pattern, ignor
 			c.seen[p] = true // a submodule stays as it was; what its directory holds is not ralph's to read
 			continue
 		}
+		if c.tests > c.lim.IgnoreTests {
+			c.refused = append(c.refused, fmt.Sprintf("the copy's .gitignore files make ralph test more than %d ignore patterns in all (%d in effect at `%s`): make them fewer", c.lim.IgnoreTests, len(patterns), rel))
+			return errStop
+		}
 		isIgnored := func() bool {
-			return ignored || gitignore.NewMatcher(patterns).Match(strings.Split(p, "/"), typ == unix.S_IFDIR)
+			if ignored {
+				return true
+			}
+			c.tests += int64(len(patterns))
+			return gitignore.NewMatcher(patterns).Match(strings.Split(p, "/"), typ == unix.S_IFDIR)
 		}
 		switch typ {
 		case unix.S_IFDIR:

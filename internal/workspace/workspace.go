@@ -22,11 +22,15 @@ type Limits struct {
 	Total    int64 // bytes of all files the change adds or modifies
 	Document int64 // bytes of a document (research, plan, review)
 	Files    int   // entries (files, links, directories) ralph reads in the agent's copy; 0: the default
+	// IgnoreTests bounds the work the agent's .gitignore files make: each untracked entry is tested
+	// against every pattern in effect where it is, and the agent writes the patterns; 0: the default.
+	IgnoreTests int64
 }
 
 // DefaultLimits: GitHub itself refuses files over 100 MiB and warns at 50 MiB; a repository of half a
-// million files is a very large one.
-var DefaultLimits = Limits{File: 25 << 20, Total: 200 << 20, Document: 1 << 20, Files: 500_000}
+// million files is a very large one, and 200 ignore patterns in effect for each of its files a great many
+// (a test of a pattern took 75–150 ns on a 2-core machine: 100 million take 8–15 s).
+var DefaultLimits = Limits{File: 25 << 20, Total: 200 << 20, Document: 1 << 20, Files: 500_000, IgnoreTests: 100_000_000}
 
 // Owner is the agent's identity when it runs as a user of its own; its copy, HOME and TMPDIR are given to
 // it. Zero: the agent is ralph's own user (gh ralph on a laptop).
@@ -64,6 +68,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.Limits.Files == 0 {
 		opts.Limits.Files = DefaultLimits.Files
+	}
+	if opts.Limits.IgnoreTests == 0 {
+		opts.Limits.IgnoreTests = DefaultLimits.IgnoreTests
 	}
 	if opts.Protected == nil {
 		opts.Protected = func(string) string { return "" }
