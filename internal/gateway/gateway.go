@@ -117,6 +117,10 @@ type Gateway struct {
 
 	// slots hold one token per model request in flight, until its answer is metered to its end.
 	slots chan struct{}
+	// bodies hold one token per request whose body the gateway reads or holds (up to maxRequest each),
+	// until it is answered: the agent's requests cost ralph at most cap(bodies) bodies at a time, however
+	// many it sends at once.
+	bodies chan struct{}
 	// answers ends the reading of answers the agent left (their usage is read to the end, up to Close).
 	answers context.Context
 	cut     context.CancelFunc
@@ -179,7 +183,7 @@ func New(opts Options) (*Gateway, error) {
 		opts.MaxRequests = DefaultMaxRequests
 	}
 	g := &Gateway{opts: opts, spec: sp, upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{},
-		slots: make(chan struct{}, opts.MaxRequests), dearest: opts.Prices.Dearest()}
+		slots: make(chan struct{}, opts.MaxRequests), bodies: make(chan struct{}, 2*opts.MaxRequests), dearest: opts.Prices.Dearest()}
 	g.answers, g.cut = context.WithCancel(context.Background())
 	transport := opts.Transport
 	if transport == nil {
@@ -314,6 +318,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer g.serving.Done()
+	// A place among the bodies held before the body is read: the requests in flight hold theirs until
+	// their answers end, and as many more may wait for a slot.
+	select {
+	case g.bodies <- struct{}{}:
+		defer func() { <-g.bodies }()
+	case <-r.Context().Done():
+		return
+	case <-g.answers.Done():
+		return
+	}
 	// The request is read whole before it is forwarded: to read what it asks for, and because, passed on as
 	// it comes, the server would close it once the answer's headers are written, and the transport's last
 	// read of it would then cut the connection to the vendor, and the answer streaming on it.
