@@ -296,14 +296,15 @@ func (g *Gateway) note(format string, args ...any) {
 
 // ServeHTTP checks the run's key, the path, the request and the budget, then forwards the request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	what := r.Method + " " + shownPath(r.URL.Path)
 	if !g.authorized(r) {
-		g.note("refused %s %s: not the run's key", r.Method, r.URL.Path)
+		g.note("refused %s: not the run's key", what)
 		g.refuse(w, http.StatusUnauthorized, codeKey, "ralph's model gateway: this key is not good here")
 		return
 	}
 	rt, ok := g.route(r)
 	if !ok {
-		g.note("refused %s %s: not a model API path ralph forwards", r.Method, r.URL.Path)
+		g.note("refused %s: not a model API path ralph forwards", what)
 		g.refuse(w, http.StatusForbidden, codePath, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
 		return
 	}
@@ -337,19 +338,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body) > maxRequest {
-		g.note("refused %s %s: a request over %d MiB", r.Method, r.URL.Path, maxRequest>>20)
+		g.note("refused %s: a request over %d MiB", what, maxRequest>>20)
 		g.refuse(w, http.StatusRequestEntityTooLarge, codeRequest, fmt.Sprintf("ralph's model gateway takes requests of at most %d MiB", maxRequest>>20))
 		return
 	}
 	// What the gateway reads is what the vendor reads: a body in another encoding is not.
 	if enc := r.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		g.note("refused %s %s: a request body in the encoding %q", r.Method, r.URL.Path, enc)
+		g.note("refused %s: a request body in the encoding %s", what, quoted(enc))
 		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway takes request bodies without a Content-Encoding; send the JSON as it is")
 		return
 	}
 	a, why := g.inspect(rt, body)
 	if why != "" {
-		g.note("refused %s %s: %s", r.Method, r.URL.Path, why)
+		g.note("refused %s: %s", what, why)
 		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
 		return
 	}
@@ -379,7 +380,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		spent := g.usage
 		g.mu.Unlock()
 		if hit != nil {
-			g.note("refused %s %s: the %s budget is reached", r.Method, r.URL.Path, hit.Name)
+			g.note("refused %s: the %s budget is reached", what, hit.Name)
 			msg := fmt.Sprintf("ralph: budget reached, no more model requests in this step: %s (this step has spent $%.4f, %d tokens)", hit.Why, spent.CostUSD, spent.Total())
 			g.refuse(w, http.StatusBadRequest, codeBudget, msg)
 			return
@@ -394,6 +395,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer context.AfterFunc(g.answers, cancel)()
 	g.proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// shownPath is a request's path as the log names it: the agent chose it, so anything but a short path of
+// printable ASCII is quoted and cut short, and no line of the log is the agent's.
+func shownPath(p string) string {
+	if len(p) <= 100 && !strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '"' || r == '\\' }) {
+		return p
+	}
+	return quoted(p)
 }
 
 // maxRequest bounds one request to the model: a long context with images is a few MiB.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // startedBody is a request body that counts, once, that the gateway began to read it.
@@ -78,5 +79,48 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 	}
 	if got := g.Usage().Requests; got != n {
 		t.Errorf("%d requests forwarded, want %d", got, n)
+	}
+}
+
+// What the agent asks for is in ralph's log only quoted and cut short: a path or an encoding it chose
+// cannot start a line of its own (gh ralph prints line feeds as they are) or flood the log.
+func TestRefusalsLoggedInert(t *testing.T) {
+	t.Parallel()
+	forged := "%0Aralph:%20the%20step%20is%20done,%20nothing%20was%20refused%0D%1B[2K"
+	long := "/" + strings.Repeat("a", 200_000)
+	tests := []struct {
+		name   string
+		path   string
+		header map[string]string
+	}{
+		{"a path without the key", "/v1/messages" + forged, nil},
+		{"a path with the key", "/v1/files" + forged, map[string]string{"X-Api-Key": ""}},
+		{"a long path without the key", long, nil},
+		{"a long path with the key", long, map[string]string{"X-Api-Key": ""}},
+		{"an encoding", "/v1/messages", map[string]string{"X-Api-Key": "", "Content-Encoding": "gzip\u2028ralph: fine" + strings.Repeat("x", 200_000)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, "application/json", `{}`)
+			g := start(t, Options{Vendor: Anthropic, Upstream: up.URL, Credential: Credential{"ANTHROPIC_API_KEY", "real"}})
+			h := map[string]string{}
+			for k, v := range tt.header {
+				if k == "X-Api-Key" {
+					v = g.Key()
+				}
+				h[k] = v
+			}
+			if status, body := call(t, g, "POST", tt.path, h); status/100 != 4 {
+				t.Fatalf("status %d (%s), want it refused", status, body)
+			}
+			lines := g.Refused()
+			if len(lines) != 1 {
+				t.Fatalf("log lines %q, want one", lines)
+			}
+			if l := lines[0]; len(l) > 400 || strings.ContainsFunc(l, func(r rune) bool { return !unicode.IsPrint(r) }) {
+				t.Errorf("log line of %d bytes, want at most 400, all printable: %.300q", len(l), l)
+			}
+		})
 	}
 }
