@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -120,6 +121,50 @@ func TestRefusalsLoggedInert(t *testing.T) {
 			}
 			if l := lines[0]; len(l) > 400 || strings.ContainsFunc(l, func(r rune) bool { return !unicode.IsPrint(r) }) {
 				t.Errorf("log line of %d bytes, want at most 400, all printable: %.300q", len(l), l)
+			}
+		})
+	}
+}
+
+// Anthropic bills a prompt written to its cache for an hour (cache_control's "ttl": "1h", which any
+// request may set) at twice the input price, not the five-minute write's 1.25 times: the answer's usage
+// says how many of its cache writes were which, and each is priced at its own.
+func TestHourCacheWritesPriced(t *testing.T) {
+	t.Parallel()
+	sonnet := DefaultPrices(Anthropic)["claude-sonnet-4-5"]
+	start5m := func(usage string) string {
+		return "event: message_start\n" +
+			`data: {"type":"message_start","message":{"id":"msg_1","model":"claude-sonnet-4-5-20250929","usage":` + usage + `}}` + "\n\n" +
+			"event: message_delta\n" + `data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":10}}` + "\n\n"
+	}
+	tests := []struct {
+		name, ct, body string
+		want           float64 // dollars
+	}{
+		{"an hour's writes, streamed", "text/event-stream",
+			start5m(`{"input_tokens":100,"cache_creation_input_tokens":1000,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000},"output_tokens":1}`),
+			(100*sonnet.Input + 1000*2*sonnet.Input + 10*sonnet.Output) / 1e6},
+		{"both kinds, streamed", "text/event-stream",
+			start5m(`{"input_tokens":100,"cache_creation_input_tokens":1000,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":400,"ephemeral_1h_input_tokens":600},"output_tokens":1}`),
+			(100*sonnet.Input + 400*sonnet.CacheWrite + 600*2*sonnet.Input + 10*sonnet.Output) / 1e6},
+		{"five minutes' writes", "text/event-stream",
+			start5m(`{"input_tokens":100,"cache_creation_input_tokens":1000,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":0},"output_tokens":1}`),
+			(100*sonnet.Input + 1000*sonnet.CacheWrite + 10*sonnet.Output) / 1e6},
+		{"an hour's writes, whole", "application/json",
+			`{"id":"msg_1","type":"message","model":"claude-sonnet-4-5-20250929","usage":{"input_tokens":100,"cache_creation_input_tokens":1000,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000},"output_tokens":10}}`,
+			(100*sonnet.Input + 1000*2*sonnet.Input + 10*sonnet.Output) / 1e6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, tt.ct, tt.body)
+			g := start(t, Options{Vendor: Anthropic, Upstream: up.URL, Credential: Credential{"ANTHROPIC_API_KEY", "real"}})
+			if status, body := post(t, g, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`); status != 200 {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			g.Close()
+			if got := g.Usage().CostUSD; math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("metered $%.6f, want $%.6f", got, tt.want)
 			}
 		})
 	}

@@ -183,15 +183,25 @@ func (g *Gateway) update(m *meter) {
 func (g *Gateway) cost(r reading) float64 {
 	if r.worst {
 		d := g.dearest
-		return (float64(r.Input)*max(d.Input, d.CacheWrite, d.CacheRead) + float64(r.Output)*d.Output) / 1e6
+		in := max(d.Input, d.CacheWrite, d.CacheRead)
+		if g.opts.Vendor == Anthropic {
+			in = max(in, hourWritePrice(d))
+		}
+		return (float64(r.Input)*in + float64(r.Output)*d.Output) / 1e6
 	}
 	if r.Tokens == (Tokens{}) && r.calls == [len(ServerTools)]int{} {
 		return 0
 	}
 	p, _, _ := g.opts.Prices.For(r.model)
 	c := p.Cost(r.Tokens)
+	// The cache writes for an hour, which Cost priced as five minutes' ones.
+	c += float64(r.hourWrites) * (hourWritePrice(p) - p.CacheWrite) / 1e6
 	for i, n := range r.calls {
 		c += float64(n) * p.Calls[ServerTools[i]] / 1000
 	}
 	return c
 }
+
+// hourWritePrice is what Anthropic bills a prompt token written to its cache for an hour: twice the input
+// price (a five minutes' write is 1.25 times), or the price's own write price if that is dearer.
+func hourWritePrice(p Price) float64 { return max(2*p.Input, p.CacheWrite) }

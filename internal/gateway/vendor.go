@@ -183,6 +183,9 @@ type reading struct {
 	Tokens
 	model string
 	calls [len(ServerTools)]int // the server tools' uses, by ServerTool.index
+	// hourWrites are the CacheWrite tokens written to Anthropic's cache for an hour, which it bills at
+	// twice the input price (hourWritePrice) where a five minutes' write is 1.25 times.
+	hourWrites int
 	// final: the answer's last word on its usage is read, and what it says is what it billed.
 	final bool
 	// worst: the answer ended without saying, and is counted as the worst its request could bill.
@@ -196,7 +199,12 @@ type anthropicUsage struct {
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
 	OutputTokens             *int `json:"output_tokens"`
-	ServerToolUse            *struct {
+	// CacheCreation says how many of the cache writes were for an hour ("ttl": "1h"), billed above the
+	// five minutes' writes.
+	CacheCreation *struct {
+		Ephemeral1hInputTokens *int `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+	ServerToolUse *struct {
 		WebSearchRequests int `json:"web_search_requests"`
 		WebFetchRequests  int `json:"web_fetch_requests"`
 	} `json:"server_tool_use"`
@@ -214,6 +222,10 @@ func (a anthropicUsage) apply(u *reading) {
 		read = *a.CacheReadInputTokens
 	}
 	u.Input, u.CacheWrite, u.CacheRead = plain+write+read, write, read
+	if cc := a.CacheCreation; cc != nil && cc.Ephemeral1hInputTokens != nil {
+		u.hourWrites = *cc.Ephemeral1hInputTokens
+	}
+	u.hourWrites = min(u.hourWrites, u.CacheWrite)
 	if a.OutputTokens != nil {
 		u.Output = *a.OutputTokens
 	}
