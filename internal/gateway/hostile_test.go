@@ -169,3 +169,34 @@ func TestHourCacheWritesPriced(t *testing.T) {
 		})
 	}
 }
+
+// Anthropic's fast mode ("speed": "fast") bills the same model's tokens at six times its list prices,
+// which no answer's usage says: the gateway refuses it, as it refuses OpenAI's priority tier.
+func TestFastModeRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		speed string
+		want  int
+	}{
+		{`"fast"`, 400},
+		{`"FAST"`, 400},
+		{`"turbo"`, 400},
+		{`1`, 400},
+		{`"standard"`, 200},
+		{`null`, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.speed, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, "text/event-stream", anthropicStream)
+			g := start(t, Options{Vendor: Anthropic, Upstream: up.URL, Credential: Credential{"ANTHROPIC_API_KEY", "real"}})
+			status, body := post(t, g, "/v1/messages", `{"model":"claude-opus-4-6","max_tokens":10,"speed":`+tt.speed+`,"messages":[{"role":"user","content":"hi"}]}`)
+			if status != tt.want {
+				t.Errorf("status %d (%s), want %d", status, body, tt.want)
+			}
+			if n := len(up.requests()); tt.want != 200 && n != 0 {
+				t.Errorf("%d requests in fast mode reached the vendor", n)
+			}
+		})
+	}
+}

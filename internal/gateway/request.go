@@ -197,11 +197,19 @@ var (
 	anthropicCode       = regexp.MustCompile(`^code_execution_\d{8}$`)
 )
 
-// anthropicRequest reads a Messages request: its tools, the MCP connector and code containers, and its
-// maximum output (max_tokens, which covers the thinking except where interleaved thinking's budget exceeds
-// it: both are counted).
+// anthropicRequest reads a Messages request: no fast mode (billed above the list prices); its tools, the
+// MCP connector and code containers; and its maximum output (max_tokens, which covers the thinking except
+// where interleaved thinking's budget exceeds it: both are counted).
 func anthropicRequest(m map[string]json.RawMessage, c *checker) ask {
 	a := ask{output: count(m["max_tokens"], defaultMaxOutput)}
+	if v, ok := m["speed"]; ok {
+		// Fast mode bills the model's tokens at a multiple of its list prices, which its usage does not say.
+		var speed string
+		_ = json.Unmarshal(v, &speed)
+		if speed != "standard" && string(bytes.TrimSpace(v)) != "null" {
+			c.refuse("speed %s is billed above the list prices ralph meters at; leave it out, or use standard", quoted(string(v)))
+		}
+	}
 	if present(m, "thinking") {
 		if th, err := object(m["thinking"], nil); err == nil {
 			a.output += count(th["budget_tokens"], 0)
