@@ -23,6 +23,10 @@ import (
 // status comment.
 const MaxRefused = 20
 
+// maxSeen bounds the refused hosts a Proxy remembers to count each once: beyond it, a host refused again
+// may be counted again among the more.
+const maxSeen = 1000
+
 // maxHostLen bounds one remembered host: a DNS name is at most 253 characters.
 const maxHostLen = 253
 
@@ -132,7 +136,8 @@ func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
 func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 
 // Refused are the hosts refused so far, each once, in the order first refused: a host, or host:port when
-// the host is allowed on other ports; at most MaxRefused. More is how many others there were.
+// the host is allowed on other ports; at most MaxRefused. More is how many others there were (beyond
+// maxSeen distinct hosts, a host refused again may count again).
 func (p *Proxy) Refused() (hosts []string, more int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -166,7 +171,9 @@ func (p *Proxy) refuse(host string) {
 	if p.seen[host] {
 		return
 	}
-	p.seen[host] = true
+	if len(p.seen) < maxSeen {
+		p.seen[host] = true
+	}
 	if len(p.refused) >= MaxRefused {
 		p.more++
 		return

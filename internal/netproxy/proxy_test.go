@@ -446,3 +446,47 @@ func TestParseHosts(t *testing.T) {
 		t.Error("an entry without an address was taken")
 	}
 }
+
+// The agent chooses the hosts it asks for, as many as it likes: what the proxy keeps of them to say each
+// once is bounded, however many it refuses.
+func TestRefusedMemoryIsBounded(t *testing.T) {
+	t.Parallel()
+	p := startProxy(t, Options{})
+	c, err := net.Dial("tcp", strings.TrimPrefix(p.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 5000
+	go func() {
+		// One connection, every request sent ahead of its answer.
+		w := bufio.NewWriter(c)
+		for i := range n {
+			target := fmt.Sprintf("h%d-%s.exfil.test:443", i, strings.Repeat("x", 200))
+			fmt.Fprintf(w, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		}
+		w.Flush()
+	}()
+	br := bufio.NewReader(c)
+	for i := range n {
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("answer %d: %s, want 403", i, resp.Status)
+		}
+	}
+	got, more := p.Refused()
+	if len(got) != MaxRefused || more != n-MaxRefused {
+		t.Errorf("remembered %d hosts and %d more, want %d and %d", len(got), more, MaxRefused, n-MaxRefused)
+	}
+	p.mu.Lock()
+	kept := len(p.seen)
+	p.mu.Unlock()
+	if kept > maxSeen {
+		t.Errorf("the proxy keeps %d refused hosts to say each once, want at most %d", kept, maxSeen)
+	}
+}
