@@ -64,6 +64,10 @@ type Proxy struct {
 	tunnels  sync.WaitGroup
 	closing  chan struct{}
 	closeOne sync.Once
+	// life ends with Close: a plain HTTP request's, and so the connection it may upgrade to (a WebSocket,
+	// h2c), which the server no longer tracks once upgraded.
+	life context.Context
+	end  context.CancelFunc
 }
 
 // Start listens on a free port of 127.0.0.1 and serves until Close.
@@ -91,6 +95,7 @@ func Start(opts Options) (*Proxy, error) {
 		return nil, fmt.Errorf("ralph's network proxy: %w", err)
 	}
 	p := &Proxy{policy: policy, opts: opts, ln: ln, seen: map[string]bool{}, closing: make(chan struct{})}
+	p.life, p.end = context.WithCancel(context.Background())
 	transport := &http.Transport{
 		// The upstream for plain HTTP is chosen per request; a direct connection goes through p.dial,
 		// which resolves the name itself and refuses what the policy does not allow.
@@ -150,6 +155,7 @@ func (p *Proxy) Close() error {
 	var err error
 	p.closeOne.Do(func() {
 		close(p.closing)
+		p.end()
 		err = p.srv.Close()
 		p.tunnels.Wait()
 	})
@@ -365,7 +371,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ralph's network proxy: "+err.Error(), http.StatusForbidden)
 		return
 	}
-	p.forward.ServeHTTP(w, r)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(p.life, cancel)()
+	p.forward.ServeHTTP(w, r.WithContext(ctx))
 }
 
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -488,5 +489,57 @@ func TestRefusedMemoryIsBounded(t *testing.T) {
 	p.mu.Unlock()
 	if kept > maxSeen {
 		t.Errorf("the proxy keeps %d refused hosts to say each once, want at most %d", kept, maxSeen)
+	}
+}
+
+// A plain HTTP request that upgrades its connection (a WebSocket, h2c) becomes a byte stream through the
+// proxy, as a CONNECT tunnel is: it ends with the proxy too.
+func TestCloseEndsUpgrades(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "websocket" {
+			http.Error(w, "upgrade only", http.StatusBadRequest)
+			return
+		}
+		c, rw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprint(rw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		rw.Flush()
+		_, _ = io.Copy(c, rw) // an echo, until the other side ends
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	p, err := Start(Options{Allow: []string{"registry.test:" + port}, Hosts: map[string][]netip.Addr{"registry.test": loopback}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", strings.TrimPrefix(p.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://registry.test:%s/ws HTTP/1.1\r\nHost: registry.test:%s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", port, port)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	fmt.Fprint(c, "ping\n")
+	if line, err := br.ReadString('\n'); err != nil || line != "ping\n" {
+		t.Fatalf("through the upgraded connection: %q, %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Close() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for an upgraded connection")
+	}
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the upgraded connection outlived the proxy: %v", err)
 	}
 }
