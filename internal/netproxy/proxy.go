@@ -60,7 +60,8 @@ type Proxy struct {
 	mu       sync.Mutex
 	refused  []string
 	seen     map[string]bool
-	more     int // refused hosts beyond MaxRefused
+	more     int  // refused hosts beyond MaxRefused
+	closed   bool // under mu: Close has begun, and no tunnel may join tunnels
 	tunnels  sync.WaitGroup
 	closing  chan struct{}
 	closeOne sync.Once
@@ -154,6 +155,9 @@ func (p *Proxy) Refused() (hosts []string, more int) {
 func (p *Proxy) Close() error {
 	var err error
 	p.closeOne.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
 		close(p.closing)
 		p.end()
 		err = p.srv.Close()
@@ -412,7 +416,16 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		upstream.Close()
 		return
 	}
+	// A tunnel joins tunnels only while the proxy is open: Close waits for those, and ends the others here.
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		client.Close()
+		upstream.Close()
+		return
+	}
 	p.tunnels.Add(1)
+	p.mu.Unlock()
 	go p.splice(client, rw.Reader, upstream)
 }
 
