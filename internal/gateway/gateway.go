@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // Tokens counts the tokens of a request or a run. Input counts every prompt token, those the vendor's cache
@@ -105,6 +107,10 @@ type Options struct {
 // bounds what answers in flight can spend past a budget.
 const DefaultMaxRequests = 4
 
+// maxConns bounds the agent's connections the gateway serves at once: many times the requests it lets in
+// flight, for a CLI that opens a connection a request.
+const maxConns = 64
+
 // Gateway is one run's gateway, serving on loopback until Close.
 type Gateway struct {
 	opts     Options
@@ -149,9 +155,10 @@ func Start(opts Options) (*Gateway, error) {
 	}
 	g.ln = ln
 	// No read or write timeout: a model's stream may run for many minutes. The agent's connections end
-	// with Close.
-	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go func() { _ = g.srv.Serve(ln) }()
+	// with Close, an idle one after two minutes, and at most maxConns are served at once: more wait in the
+	// kernel's queue, unaccepted, costing ralph nothing.
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = g.srv.Serve(netutil.LimitListener(ln, maxConns)) }()
 	return g, nil
 }
 

@@ -1,14 +1,17 @@
 package gateway
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -435,5 +438,43 @@ func TestKeyDiesWithTheRun(t *testing.T) {
 	}
 	if len(up.requests()) != 0 {
 		t.Errorf("the vendor got %d requests", len(up.requests()))
+	}
+}
+
+// TestConnectionsServedAreBounded: the agent may open as many connections as it likes; the gateway serves
+// at most maxConns at once, and the rest wait unaccepted (costing ralph nothing) until one ends.
+func TestConnectionsServedAreBounded(t *testing.T) {
+	t.Parallel()
+	g := start(t, Options{Vendor: Anthropic, Upstream: "http://127.0.0.1:9", Credential: Credential{"ANTHROPIC_API_KEY", "real"}})
+	addr := strings.TrimPrefix(g.URL(), "http://")
+	var held []net.Conn
+	for range maxConns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /v1/files HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatalf("a connection beyond %d was served while they were open, want it to wait", maxConns)
+	}
+	held[0].Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("once one connection ended, the waiting one got no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("answer %s, want the refusal of a path without the run's key", resp.Status)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // MaxRefused bounds the refused hosts a Proxy remembers: the agent chooses them, and they end up in the
@@ -48,7 +50,14 @@ type Options struct {
 	Upstream *Upstream
 	// Dial connects to an address; nil: a net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxConns is how many of the agent's connections the proxy serves at once (0: DefaultMaxConns);
+	// more wait in the kernel's queue, unaccepted, until one ends.
+	MaxConns int
 }
+
+// DefaultMaxConns is far more than a package manager opens at once (npm's default is 15 sockets a host),
+// and bounds what the agent's connections cost ralph: a goroutine and buffers each.
+const DefaultMaxConns = 256
 
 // Proxy is one run's forward proxy, listening on a loopback port.
 type Proxy struct {
@@ -130,8 +139,12 @@ func Start(opts Options) (*Proxy, error) {
 	p.srv = &http.Server{
 		Handler:           p,
 		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 	}
-	go func() { _ = p.srv.Serve(ln) }()
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	go func() { _ = p.srv.Serve(netutil.LimitListener(ln, opts.MaxConns)) }()
 	return p, nil
 }
 

@@ -543,3 +543,42 @@ func TestCloseEndsUpgrades(t *testing.T) {
 		t.Errorf("the upgraded connection outlived the proxy: %v", err)
 	}
 }
+
+// TestConnectionsServedAreBounded: the agent may open as many connections as it likes; the proxy serves at
+// most MaxConns at once, and the rest wait unaccepted (costing ralph nothing) until one ends. Before, each
+// was served at once, a goroutine and buffers of ralph's each.
+func TestConnectionsServedAreBounded(t *testing.T) {
+	t.Parallel()
+	p := startProxy(t, Options{MaxConns: 4})
+	addr := strings.TrimPrefix(p.URL(), "http://")
+	var held []net.Conn
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT refused.test:443 HTTP/1.1\r\nHost: refused.test:443\r\n\r\n")
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("a fifth connection was served while four were open, want it to wait")
+	}
+	held[0].Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("once one connection ended, the waiting one got no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("answer %s, want 403", resp.Status)
+	}
+}
