@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// Faults placed at one request of a step, rather than drawn at random: each test names the write whose
+// answer goes wrong and checks that the flow ends as a clean one does, with nothing done twice.
+
+// failNext answers the next n requests that match with 502 (the request does nothing), and counts them.
+type failNext struct {
+	mu     sync.Mutex
+	armed  bool
+	left   int
+	failed int
+}
+
+// arm makes the next n matching requests fail, once: a later arm does nothing.
+func (f *failNext) arm(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.armed {
+		f.armed, f.left = true, n
+	}
+}
+
+func (f *failNext) take() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.armed || f.left == 0 {
+		return false
+	}
+	f.left--
+	f.failed++
+	return true
+}
+
+func badGateway(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write([]byte(`{"message":"Server Error"}` + "\n"))
+}
+
+// TestRobustFixRepliesOnce: the run that takes a fix round back to In Review replies on the review thread and
+// then records the step; when GitHub fails the record (every edit of the status comment answered 502 for
+// that run), a run is dispatched to finish the step. That run must not reply on the thread a second time.
+func TestRobustFixRepliesOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	n, pr := e.inReview()
+	_, ids := e.srv.AddReviewThread(pr.Number, "feature-1.txt", 1, "@@ -0,0 +1 @@\n+phase 1 of 1",
+		githubtest.ThreadComment{User: maintainer, Body: "Say hello here, not phase 1."})
+	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "One thing.")
+	var patch failNext
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/replies") {
+			patch.arm(4) // the status edit that follows, and the client's retries of it
+			return false
+		}
+		if r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") && patch.take() {
+			badGateway(w)
+			return true
+		}
+		return false
+	})
+	r := e.run("pull_request_review", e.reviewEvent(pr, maintainer, "OWNER", "One thing."), nil)
+	if r.exit != 0 || r.outputs["step"] != "fix" {
+		t.Fatalf("the review's run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
+	}
+	runs := e.chain(8)
+	e.wantState(n, workflow.InReview)
+	if patch.failed == 0 {
+		t.Fatalf("no edit of the status comment failed after the reply")
+	}
+	finished := false
+	for _, r := range runs {
+		finished = finished || strings.Contains(r.stdout+r.stderr, "dispatching a run to finish the step")
+	}
+	if !finished {
+		t.Errorf("no run was dispatched to finish the step")
+	}
+	replies := 0
+	for _, c := range e.srv.ReviewComments(pr.Number) {
+		if c.InReplyTo == ids[0] {
+			replies++
+		}
+	}
+	if replies != 1 {
+		t.Errorf("ralph replied %d times on the thread, want once: %+v", replies, e.srv.ReviewComments(pr.Number))
+	}
+	if rec := e.recordOf(n); rec.Fix != nil {
+		t.Errorf("the record still holds the fix round: %+v", rec.Fix)
+	}
+}
