@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,4 +97,40 @@ func TestRobustFixRepliesOnce(t *testing.T) {
 	if rec := e.recordOf(n); rec.Fix != nil {
 		t.Errorf("the record still holds the fix round: %+v", rec.Fix)
 	}
+}
+
+// TestRobustSweepOneIssueFails: GitHub keeps failing a request about one issue (its events, which say who
+// enrolled it, answered 502 every time, as GitHub does with a timeline it cannot render in time). A sweep
+// passes over that issue and advances the others; the issue that failed is named, and the next sweep
+// tries it again.
+func TestRobustSweepOneIssueFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "chain: false\n"))
+	a := e.srv.CreateIssue("octocat", "First", "")
+	b := e.srv.CreateIssue("octocat", "Second", "")
+	e.srv.AddLabel(a, workflow.LabelBuild, maintainer)
+	e.srv.AddLabel(b, workflow.LabelBuild, maintainer)
+	events := "/repos/octo/demo/issues/" + itoa(a) + "/events"
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet && r.URL.Path == events {
+			badGateway(w)
+			return true
+		}
+		return false
+	})
+	schedule := map[string]any{"schedule": "17 * * * *"}
+	r := e.run("schedule", schedule, nil)
+	if got := e.invocations(); !slices.Equal(got, []string{"research " + itoa(b)}) {
+		t.Fatalf("agent invocations = %q, want #%d's research: one issue's failing request stopped the sweep\n%s%s", got, b, r.stdout, r.stderr)
+	}
+	e.wantState(b, workflow.ReadyForPlan)
+	if !strings.Contains(r.stdout+r.stderr, "#"+itoa(a)) || !strings.Contains(r.stdout+r.stderr, "502") {
+		t.Errorf("the sweep does not name #%d and why it passed over it:\n%s%s", a, r.stdout, r.stderr)
+	}
+	e.srv.Intercept(nil)
+	r = e.run("schedule", schedule, nil)
+	if r.exit != 0 {
+		t.Fatalf("the next sweep: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.wantState(a, workflow.ReadyForPlan)
 }
