@@ -134,3 +134,49 @@ func TestRobustSweepOneIssueFails(t *testing.T) {
 	}
 	e.wantState(a, workflow.ReadyForPlan)
 }
+
+// TestRobustSplitLostAnswer: the answer to creating the second sub-issue of a split is lost (GitHub created
+// it). The run dispatches a run to finish the triage, which must neither ask the agent again (its decision
+// is posted already) nor create a part twice.
+func TestRobustSplitLostAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "triage: true\nresearch: false\nreview: skip\nself_review: false\nchain: true\n"))
+	e.setControl("triage-1", "Too big.\n\nDECISION: split\n\n## Sub-issue: Add the parser\n\nParse it.\n\n## Sub-issue: Use the parser\n\nWire it.\n\nBlocked by: 1\n")
+	var mu sync.Mutex
+	creates := 0
+	e.srv.LoseResponse(func(method, path string, status int) bool {
+		if method != http.MethodPost || path != "/repos/octo/demo/issues" {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		creates++
+		return creates == 2
+	})
+	parent := e.srv.CreateIssue("octocat", "Big feature", "Do all of it.")
+	r := e.label(parent, maintainer)
+	if r.exit == 0 || !strings.Contains(r.stdout+r.stderr, "dispatching a run to finish the step") {
+		t.Fatalf("the label run: exit %d, want a failure that dispatches a run to finish the triage\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.srv.LoseResponse(nil)
+	r, ok := e.next()
+	if !ok || r.exit != 0 || r.outputs["step"] != "triage" {
+		t.Fatalf("the run that finishes the triage: exit %d, outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	if got := e.invocations(); !slices.Equal(got, []string{"triage 1"}) {
+		t.Errorf("agent invocations = %q, want the triage once (its decision was posted)", got)
+	}
+	if kids := e.srv.SubIssues(parent); len(kids) != 2 {
+		t.Errorf("sub-issues %v, want 2", kids)
+	}
+	created := 0
+	for _, q := range e.srv.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/repos/octo/demo/issues" && q.Status == http.StatusCreated {
+			created++
+		}
+	}
+	if created != 2 {
+		t.Errorf("%d issues created, want the 2 parts", created)
+	}
+	e.wantState(parent, workflow.InProgress)
+}
