@@ -20,8 +20,12 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, s := range sw.Skipped {
 		r.a.Warningf("sweep: skipping #%d: %s", s.Issue, s.Reason)
+		if s.Err != nil {
+			errs = append(errs, fmt.Errorf("sweep: passed over #%d: %w", s.Issue, s.Err))
+		}
 	}
 	r.issues = sw.Picked
 	r.a.Infof("sweep: %d enrolled open issues, %d looked at closely, %d to advance: %v", sw.Looked, sw.Close, len(r.issues), r.issues)
@@ -30,7 +34,6 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		r.summary(fmt.Sprintf("Sweep: %d issues to advance.", len(r.issues)), nil)
 		return nil
 	}
-	var errs []error
 	for _, n := range r.issues {
 		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, Trigger{Command: CmdAdvance}, n)...)
 	}

@@ -89,8 +89,12 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 		return err
 	}
 	picked, skipped, looked := sw.Picked, sw.Skipped, sw.Looked
+	var errs []error
 	for _, sk := range skipped {
 		fmt.Fprintf(f.Stderr, "%s skipping #%d: %s\n", colorizer(f.ErrColor).warn("warning:"), sk.Issue, sk.Reason)
+		if sk.Err != nil {
+			errs = append(errs, fmt.Errorf("passed over #%d: %w", sk.Issue, sk.Err))
+		}
 	}
 	if f.StdoutTTY {
 		nums := make([]string, len(picked))
@@ -110,7 +114,6 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	if opts.DryRun {
 		return nil
 	}
-	var errs []error
 	for _, n := range picked {
 		if ctx.Err() != nil {
 			break

@@ -69,17 +69,44 @@ func TestFlowSweep(t *testing.T) {
 		t.Errorf("SweepCandidates = %+v, %v", sw, err)
 	}
 
-	// Errors of GitHub are the sweep's.
-	for _, m := range []string{"Issues", "MatchingRefs", "BlockedBy", "LabeledBy"} {
+	// GitHub failing the listings is the sweep's error; failing a request about one issue passes over
+	// that issue (with the error), and the sweep goes on to the next, each failure taking a place of the
+	// sweep's max.
+	for _, m := range []string{"BlockedBy", "LabeledBy"} {
+		gh.fail(m, ghError(500))
+		sw, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth})
+		if err != nil {
+			t.Errorf("SweepCandidates with %s failing: %v, want the issues passed over", m, err)
+			continue
+		}
+		failed := 0
+		for _, s := range sw.Skipped {
+			if s.Err != nil {
+				failed++
+			}
+		}
+		if failed == 0 || len(sw.Picked)+failed > 5 {
+			t.Errorf("SweepCandidates with %s failing: picked %v, skipped %+v; want failures passed over, within max", m, sw.Picked, sw.Skipped)
+		}
+	}
+	for _, m := range []string{"Issues", "MatchingRefs"} {
 		gh.fail(m, ghError(500))
 		if _, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth}); err == nil {
 			t.Errorf("SweepCandidates with %s failing: no error", m)
 		}
 	}
-	_, err = engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: &fakeAuth{err: errors.New("down")}})
-	if err == nil || !strings.Contains(err.Error(), "down") {
-		t.Errorf("SweepCandidates with the permission check failing: %v", err)
+	sw, err = engine.SweepCandidates(context.Background(), newSweepGitHub(), config.Default(), engine.SweepOptions{Max: 5, Auth: &fakeAuth{err: errors.New("down")}})
+	if err != nil || len(sw.Skipped) == 0 || sw.Skipped[0].Err == nil || !strings.Contains(sw.Skipped[0].Reason, "down") {
+		t.Errorf("SweepCandidates with the permission check failing: %+v, %v", sw, err)
 	}
+}
+
+// newSweepGitHub holds two issues ready for a step, enrolled by alice.
+func newSweepGitHub() *fakeGitHub {
+	gh := newFakeGitHub()
+	gh.addIssue("one", "", workflow.LabelBuild, workflow.ResearchNeeded.Label())
+	gh.addIssue("two", "", workflow.LabelBuild, workflow.ResearchNeeded.Label())
+	return gh
 }
 
 // TestFlowSweepNothing: nothing enrolled, nothing picked (an empty list, not nil, for JSON).

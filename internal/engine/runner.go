@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -31,10 +32,11 @@ type runner struct {
 	ledger         Ledger
 	w              writer
 	people         people
+	now            func() time.Time
 }
 
 func (e *Engine) runner(ic *issue) *runner {
 	return &runner{ic: ic, cfg: e.Config, gh: e.GitHub, log: e.Log, agent: e.Agent, sandbox: e.Sandbox, workspaces: e.Workspaces,
 		prompts: e.Prompts, author: e.Author, baseEnv: e.AgentEnv, secretNames: e.Secrets, modelTransport: e.ModelTransport,
-		ledger: e.Ledger, w: e.writer(ic), people: e.people()}
+		ledger: e.Ledger, w: e.writer(ic), people: e.people(), now: e.now}
 }

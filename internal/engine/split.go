@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -262,6 +263,30 @@ func triageDoc(body, marker string) (string, bool) {
 func (r *runner) postTriage(ctx context.Context, doc string) (ghapi.Comment, error) {
 	marker := triageMarker(r.ic.rec.Runs)
 	return r.w.upsertComment(ctx, marker, triageBody(doc, marker))
+}
+
+// postedTriage finds the triage document of this run's triage comment (ralph's own, with the marker of the
+// record's run count) when an earlier run posted it and did not record it: a comment written since the
+// status comment was last saved, or, before there is one, within the hour in which runs finish a step
+// (MaxFinishing). An older one with the same marker is another story (a status comment deleted to start the
+// issue over starts the count again).
+func (r *runner) postedTriage(ctx context.Context) (string, bool, error) {
+	marker := triageMarker(r.ic.rec.Runs)
+	i, err := r.people.ownComment(ctx, r.ic, func(b string) bool { return carries(b, marker) })
+	if err != nil || i < 0 {
+		return "", false, err
+	}
+	c := r.ic.comments[i]
+	at := c.UpdatedAt
+	if at.IsZero() {
+		at = c.CreatedAt
+	}
+	switch st := r.ic.status; {
+	case st != nil && at.Before(st.UpdatedAt), st == nil && at.Before(r.now().Add(-time.Hour)):
+		return "", false, nil
+	}
+	doc, ok := triageDoc(strings.TrimSpace(strings.ReplaceAll(c.Body, "\r\n", "\n")), marker)
+	return doc, ok, nil
 }
 
 // commentDigest fixes a comment's text as ralph wrote it (GitHub may hand it back with CRLF line ends or

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -130,6 +131,7 @@ func readAnswers(doc string, threads int) map[string]string {
 // review requests, and failed checks with their logs. The real client has all of it.
 type Reviews interface {
 	UnresolvedReviewThreads(ctx context.Context, pr int) ([]ghapi.ReviewThread, error)
+	ReviewThreads(ctx context.Context, pr int) ([]ghapi.ReviewThread, error)
 	ReplyToReviewComment(ctx context.Context, pr int, commentID int64, body string) (ghapi.ReviewComment, error)
 	RequestReview(ctx context.Context, pr int, logins ...string) error
 	FailedChecks(ctx context.Context, sha string, opts ghapi.TailOptions) ([]ghapi.FailedCheck, error)
@@ -353,15 +355,18 @@ func clip(s string, n int) string {
 
 // answerFix, once a fix phase is pushed and the issue is back In Review, replies on each review thread the
 // phase answered, naming its commit, and asks the reviewer to look again. What GitHub refuses is logged: the
-// work is on the pull request either way.
-func (r *runner) answerFix(ctx context.Context, rec *Record) {
+// work is on the pull request either way. The replies come before the step is recorded, so a run that
+// replied and then could not record (GitHub failed the status edit, or the run was killed) is finished by
+// another: a thread that already holds ralph's reply naming the commit is not answered again. The threads
+// are read once for that; when they cannot be read, nothing is posted and the error ends the step.
+func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 	f := rec.Fix
 	if f == nil {
-		return
+		return nil
 	}
 	rv, ok := r.gh.(Reviews)
 	if !ok || f.Cause == FixCI {
-		return
+		return nil
 	}
 	var sha, title string
 	for _, p := range rec.Phases {
@@ -369,7 +374,15 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) {
 			sha, title = p.SHA, p.Title
 		}
 	}
+	answered, err := r.answered(ctx, rv, rec.PR, sha, f.Threads)
+	if err != nil {
+		return err
+	}
 	for i, id := range f.Threads {
+		if answered[id] {
+			r.log.Infof("#%d: the review thread of comment %d holds ralph's reply for %s already", r.ic.n, id, short(sha))
+			continue
+		}
 		body := fmt.Sprintf("ralph changed the branch for this in %s (%s). The self-review passed; please look again.", sha, Inert(title))
 		if why, ok := f.Unchanged[strconv.Itoa(i+1)]; ok {
 			body = fmt.Sprintf("ralph did not change this in %s (%s): %s", sha, Inert(title), Inert(why))
@@ -383,4 +396,37 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) {
 			r.log.Warnf("#%d: asking @%s to review #%d again: %v", r.ic.n, f.By, rec.PR, err)
 		}
 	}
+	return nil
+}
+
+// answered lists, of the threads (by their first comment), those in which ralph has replied naming sha:
+// a reply of ralph's own account (or of someone ralph believes), starting as ralph's replies do.
+func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, threads []int64) (map[int64]bool, error) {
+	if len(threads) == 0 || sha == "" {
+		return nil, nil
+	}
+	all, err := rv.ReviewThreads(ctx, pr)
+	if err != nil {
+		return nil, fmt.Errorf("reading the review threads of #%d before replying: %w", pr, err)
+	}
+	out := map[int64]bool{}
+	for _, th := range all {
+		if len(th.Comments) == 0 || !slices.Contains(threads, th.Comments[0].ID) {
+			continue
+		}
+		for _, c := range th.Comments[1:] {
+			if !strings.HasPrefix(c.Body, "ralph ") || !strings.Contains(c.Body, " in "+sha+" (") {
+				continue
+			}
+			own, err := r.people.authored(ctx, r.ic, ghapi.Comment{User: ghapi.User{Login: c.Author}})
+			if err != nil {
+				return nil, err
+			}
+			if own {
+				out[th.Comments[0].ID] = true
+				break
+			}
+		}
+	}
+	return out, nil
 }

@@ -43,7 +43,9 @@ func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) 
 	if rec.Fix != nil && rec.PR != 0 {
 		// A fix round answers the pull request it was started on, which the record names: no look needed
 		// (a pull request closed meanwhile is the pull_request event's to handle).
-		r.answerFix(ctx, rec)
+		if err := r.answerFix(ctx, rec); err != nil {
+			return Outcome{}, err
+		}
 		rec.Fix = nil
 		return Outcome{To: workflow.InReview}, nil
 	}
@@ -82,7 +84,9 @@ func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) 
 	}
 	rec.PR, rec.PRURL = pr.Number, pr.HTMLURL
 	if rec.Fix != nil {
-		r.answerFix(ctx, rec)
+		if err := r.answerFix(ctx, rec); err != nil {
+			return Outcome{}, err
+		}
 		rec.Fix = nil
 	}
 	return Outcome{To: workflow.InReview}, nil

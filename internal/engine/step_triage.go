@@ -40,6 +40,16 @@ func (r *runner) triage(ctx context.Context, rec *Record) (Outcome, error) {
 		// with no agent.
 		return r.approvedSplit(ctx, rec, ps)
 	}
+	// A run that posted the triage and then could not record it (GitHub failed, the run was killed) is
+	// finished by another: it goes on from the decision ralph posted, without asking the agent again, whose
+	// second answer could differ from the first (and leave the parts of a first split behind).
+	if doc, ok, err := r.postedTriage(ctx); err != nil || ok {
+		if err != nil {
+			return Outcome{}, err
+		}
+		r.log.Infof("#%d: the triage was posted by an earlier run that did not record it; going on from its decision", r.ic.n)
+		return r.triageDecided(ctx, rec, doc)
+	}
 	ws, err := r.checkout(ctx)
 	if err != nil {
 		return Outcome{}, err
@@ -64,20 +74,25 @@ func (r *runner) triage(ctx context.Context, rec *Record) (Outcome, error) {
 	if err := r.refuseLeak("triage", "the triage", string(b)); err != nil {
 		return Outcome{}, err
 	}
-	m := decisionLine.FindAllStringSubmatch(string(b), -1)
+	return r.triageDecided(ctx, rec, string(b))
+}
+
+// triageDecided carries out the triage document's decision.
+func (r *runner) triageDecided(ctx context.Context, rec *Record, b string) (Outcome, error) {
+	m := decisionLine.FindAllStringSubmatch(b, -1)
 	if len(m) == 0 {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage has no `DECISION: research|plan|done|canceled` line"}
 	}
 	decision := m[len(m)-1][1]
 	rec.Feedback = ""
 	if decision == "split" {
-		return r.splitDecided(ctx, rec, string(b))
+		return r.splitDecided(ctx, rec, b)
 	}
 	to := map[string]workflow.State{"research": workflow.ResearchNeeded, "plan": workflow.ReadyForPlan, "done": workflow.Done, "canceled": workflow.Canceled, "cancelled": workflow.Canceled}[decision]
 	if to == workflow.ResearchNeeded && !r.cfg.Research {
 		to = workflow.ReadyForPlan
 	}
-	cm, err := r.postTriage(ctx, string(b))
+	cm, err := r.postTriage(ctx, b)
 	if err != nil {
 		return Outcome{}, err
 	}

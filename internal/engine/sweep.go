@@ -24,10 +24,13 @@ type Lister interface {
 // not, and the run the sweep starts takes it over.
 type LockCheck func(ctx context.Context, issue int) (live bool, holder string, err error)
 
-// Skipped is an enrolled issue a sweep passed over, and why.
+// Skipped is an enrolled issue a sweep passed over, and why. Err is set when GitHub failed a request about
+// the issue (its lock, its blockers, who enrolled it): the issue is passed over by this sweep only, the next
+// one looks again.
 type Skipped struct {
 	Issue  int
 	Reason string
+	Err    error
 }
 
 // Sweep is what a sweep found.
@@ -82,19 +85,28 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		return sw, fmt.Errorf("listing the issue locks: %w", err)
 	}
 	trusted := map[string]bool{}
+	// A request about one issue that GitHub fails passes over that issue only, so that one issue GitHub
+	// cannot answer about does not stop every sweep; it takes a place of the sweep all the same, which
+	// bounds what a sweep asks while GitHub fails.
+	failed := 0
 	for _, is := range ready {
-		if len(sw.Picked) >= opts.Max {
+		if len(sw.Picked)+failed >= opts.Max {
 			break
 		}
 		sw.Close++
 		skip := func(format string, args ...any) {
 			sw.Skipped = append(sw.Skipped, Skipped{Issue: is.Number, Reason: fmt.Sprintf(format, args...)})
 		}
+		fail := func(err error) {
+			failed++
+			sw.Skipped = append(sw.Skipped, Skipped{Issue: is.Number, Reason: err.Error() + " (the next sweep looks again)", Err: err})
+		}
 		if locked[is.Number] {
 			live, holder := true, "another run"
 			if opts.Locks != nil {
 				if live, holder, err = opts.Locks(ctx, is.Number); err != nil {
-					return sw, fmt.Errorf("reading the lock of #%d: %w", is.Number, err)
+					fail(fmt.Errorf("reading the lock of #%d: %w", is.Number, err))
+					continue
 				}
 			}
 			if live {
@@ -107,7 +119,8 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		if d := is.Dependencies; d == nil || d.TotalBlockedBy > 0 {
 			open, err := openBlockers(ctx, gh, is.Number)
 			if err != nil {
-				return sw, err
+				fail(err)
+				continue
 			}
 			if len(open) > 0 {
 				skip("blocked by %s", issueList(open))
@@ -117,7 +130,8 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		if opts.Auth != nil {
 			who, err := gh.LabeledBy(ctx, is.Number, workflow.LabelBuild)
 			if err != nil {
-				return sw, fmt.Errorf("reading who enrolled #%d: %w", is.Number, err)
+				fail(fmt.Errorf("reading who enrolled #%d: %w", is.Number, err))
+				continue
 			}
 			ok, seen := trusted[who]
 			switch {
@@ -127,7 +141,8 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 				ok = true
 			case !seen:
 				if ok, err = opts.Auth.Authorize(ctx, who); err != nil {
-					return sw, fmt.Errorf("checking the permission of @%s: %w", who, err)
+					fail(fmt.Errorf("checking the permission of @%s, who enrolled #%d: %w", who, is.Number, err))
+					continue
 				}
 				trusted[who] = ok
 			}
