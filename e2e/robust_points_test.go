@@ -180,3 +180,133 @@ func TestRobustSplitLostAnswer(t *testing.T) {
 	}
 	e.wantState(parent, workflow.InProgress)
 }
+
+// TestRobustReviewCarried: a review that requests changes, whose run cannot record the fix round (GitHub
+// answers every edit of the status comment 502 for that run), is not lost: the run dispatches a run to
+// finish, carrying the review (in ralph's own finishing ref), and that run starts the fix round, after
+// asking again whether the reviewer may. Before, the run dispatched only advanced the issue, which waited
+// In Review for a review already given.
+func TestRobustReviewCarried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	n, pr := e.inReview()
+	_, ids := e.srv.AddReviewThread(pr.Number, "feature-1.txt", 1, "@@ -0,0 +1 @@\n+phase 1 of 1",
+		githubtest.ThreadComment{User: maintainer, Body: "Say hello here, not phase 1."})
+	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "One thing.")
+	var mu sync.Mutex
+	failing, failed := true, 0
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing && r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") {
+			failed++
+			badGateway(w)
+			return true
+		}
+		return false
+	})
+	r := e.run("pull_request_review", e.reviewEvent(pr, maintainer, "OWNER", "One thing."), nil)
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	if r.exit == 0 || failed == 0 || !strings.Contains(r.stdout+r.stderr, "dispatching a run to finish @"+maintainer+"'s fix and the step") {
+		t.Fatalf("the review's run: exit %d, %d edits failed; want it to fail and carry the review\n%s%s", r.exit, failed, r.stdout, r.stderr)
+	}
+	if ds := e.srv.Dispatches(); len(ds) == 0 || ds[len(ds)-1].Inputs["command"] != "finish" {
+		t.Fatalf("dispatches %+v, want the last with command finish", ds)
+	}
+	e.chain(6)
+	e.wantState(n, workflow.InReview)
+	rec := e.recordOf(n)
+	if len(rec.Phases) != 2 || !rec.Phases[1].Fix || rec.ReviewRounds != 1 {
+		t.Fatalf("record phases %+v, review rounds %d: want the review's fix round done", rec.Phases, rec.ReviewRounds)
+	}
+	if fix := e.prompts("fix"); len(fix) != 1 || !strings.Contains(fix[0], "Say hello here, not phase 1.") {
+		t.Errorf("the fix step's prompts %q, want one carrying the thread", fix)
+	}
+	replies := 0
+	for _, c := range e.srv.ReviewComments(pr.Number) {
+		if c.InReplyTo == ids[0] {
+			replies++
+		}
+	}
+	if replies != 1 {
+		t.Errorf("ralph replied %d times on the thread, want once", replies)
+	}
+}
+
+// TestRobustApproveCarried: a person's /ralph approve whose run cannot record it (every edit of the status
+// comment answered 502 for that run) is carried to the run dispatched to finish: that run approves the plan
+// as that person (asking again whether they may) and implements it. The approval is not asked twice.
+func TestRobustApproveCarried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: interactive\nresearch: false\n"))
+	e.setControl("phases", "1")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	e.wantState(n, workflow.PlanInReview)
+	var mu sync.Mutex
+	failing, failed := true, 0
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing && r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") {
+			failed++
+			badGateway(w)
+			return true
+		}
+		return false
+	})
+	r := e.comment(n, "/ralph approve", maintainer)
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	if r.exit == 0 || failed == 0 || !strings.Contains(r.stdout+r.stderr, "dispatching a run to finish @"+maintainer+"'s approve and the step") {
+		t.Fatalf("the approval's run: exit %d, %d edits failed; want it to fail and carry the approval\n%s%s", r.exit, failed, r.stdout, r.stderr)
+	}
+	e.wantState(n, workflow.PlanInReview)
+	e.chain(6)
+	e.wantState(n, workflow.InReview)
+	status := e.statusComment(n)
+	if !strings.Contains(status, "APPROVED by ＠"+maintainer) && !strings.Contains(status, "APPROVED by @"+maintainer) {
+		t.Errorf("the status comment does not say who approved:\n%s", status)
+	}
+	if subjects, _ := e.branch(branch); len(matching(subjects, "Phase 1 of 1")) != 1 {
+		t.Errorf("branch commits %v, want the plan's one phase", subjects)
+	}
+}
+
+// TestRobustCarryWithoutCommandInput: a workflow whose workflow_dispatch declares no command input (GitHub
+// refuses a dispatch with an input it does not declare) still gets its run to finish the step: dispatched
+// without the command, with a warning saying the person's request is not done again.
+func TestRobustCarryWithoutCommandInput(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, baseConfig(t, "review: interactive\nresearch: false\n"), githubtest.Options{DispatchInputs: []string{"issue"}})
+	e.setControl("phases", "1")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	e.label(n, maintainer)
+	e.wantState(n, workflow.PlanInReview)
+	var mu sync.Mutex
+	failing := true
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing && r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") {
+			badGateway(w)
+			return true
+		}
+		return false
+	})
+	r := e.comment(n, "/ralph approve", maintainer)
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	if !strings.Contains(r.stdout+r.stderr, "has no workflow_dispatch input command") {
+		t.Fatalf("no warning that the command could not be carried:\n%s%s", r.stdout, r.stderr)
+	}
+	if ds := e.srv.Dispatches(); len(ds) == 0 || ds[len(ds)-1].Inputs["issue"] != "1" || ds[len(ds)-1].Inputs["command"] != nil {
+		t.Fatalf("dispatches %+v, want the last for #1 without a command", ds)
+	}
+	e.chain(3)
+	e.wantState(n, workflow.PlanInReview) // the approval is the person's to give again
+}

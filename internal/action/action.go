@@ -190,7 +190,7 @@ func (r *runner) run(ctx context.Context) error {
 	sb := eng.Sandbox
 	// Every command that may run a step checks, before it touches an issue, that the agent can run.
 	switch trig.Command {
-	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep, CmdFix:
+	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep, CmdFix, CmdFinish:
 		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
 			break
 		}
@@ -242,7 +242,7 @@ func (r *runner) run(ctx context.Context) error {
 // oneAndChain runs the trigger's command on issue n, then dispatches the runs it calls for.
 func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config, trig Trigger, n int) []error {
 	var errs []error
-	res, err := r.one(ctx, eng, trig, n)
+	res, undone, err := r.one(ctx, eng, trig, n)
 	r.results = append(r.results, res)
 	if err != nil {
 		errs = append(errs, err)
@@ -254,21 +254,39 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 		if res.Continue {
 			next = append([]int{n}, next...)
 		}
+		finish := ""
 		if err != nil && !slices.Contains(next, n) && engine.Transient(err) {
 			// GitHub failed for a while: a run for the same issue finishes what this one began, a few times
-			// in a row at most (engine/finish.go).
-			switch ok, runs, ferr := eng.Finishing(ctx, res); {
+			// in a row at most (engine/finish.go). A person's command that did not take effect goes with
+			// it: the person is not left waiting for a run that only advances.
+			if undone != nil {
+				b, _ := json.Marshal(undone)
+				finish = string(b)
+			}
+			switch ok, runs, ferr := eng.Finishing(ctx, res, finish); {
 			case ferr != nil:
 				errs = append(errs, fmt.Errorf("#%d: GitHub failed for a while, and the runs that finish its step could not be counted, so none is dispatched: the next sweep or `/ralph retry` goes on: %w", n, ferr))
+				finish = ""
 			case !ok:
 				errs = append(errs, fmt.Errorf("#%d: GitHub failed %d runs in a row on this step; no run is dispatched again: the next sweep or `/ralph retry` goes on", n, runs+1))
+				finish = ""
 			default:
-				r.a.Warningf("#%d: GitHub failed for a while (%v); dispatching a run to finish the step (%d of %d)", n, err, runs, engine.MaxFinishing)
+				what := "the step"
+				if undone != nil {
+					what = fmt.Sprintf("@%s's %s and the step", undone.Actor, undone.Command)
+				}
+				r.a.Warningf("#%d: GitHub failed for a while (%v); dispatching a run to finish %s (%d of %d)", n, err, what, runs, engine.MaxFinishing)
 				next = append([]int{n}, next...)
 			}
 		}
 		for _, m := range next {
-			if derr := r.dispatch(ctx, gh, m); derr != nil {
+			var derr error
+			if m == n && finish != "" {
+				derr = r.dispatchCommand(ctx, gh, m, CmdFinish)
+			} else {
+				derr = r.dispatch(ctx, gh, m)
+			}
+			if derr != nil {
 				errs = append(errs, derr)
 			}
 		}
@@ -276,12 +294,57 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 	return errs
 }
 
-// one runs the trigger's command on issue n.
-func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n int) (engine.Result, error) {
-	var (
-		res engine.Result
-		err error
-	)
+// carried is what a run carries to the run that finishes it: a person's command (or a review's, or failed
+// checks') that did not take effect, with what the engine needs to do it again, and who asked: the run
+// that finishes asks again whether they may.
+type carried struct {
+	Command Command     `json:"command"`
+	Actor   string      `json:"actor,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
+	Fix     *FixRequest `json:"fix,omitempty"`
+}
+
+// finish runs what the run that dispatched this one carried for issue n (engine.Carried), if anything, and
+// then, when that did nothing (it had taken effect after all, or no longer applies), advances the issue.
+func (r *runner) finish(ctx context.Context, eng *engine.Engine, n int) (engine.Result, *carried, error) {
+	c, err := eng.Carried(ctx, n)
+	if err != nil {
+		return engine.Result{Issue: n}, nil, fmt.Errorf("#%d: reading what the run to finish was left to do: %w", n, err)
+	}
+	var todo carried
+	if c != "" && json.Unmarshal([]byte(c), &todo) == nil && carries(todo.Command) {
+		r.a.Infof("#%d: finishing @%s's %s, which the run before could not record", n, todo.Actor, todo.Command)
+		res, undone, err := r.one(ctx, eng, Trigger{Command: todo.Command, Actor: todo.Actor, Reason: todo.Reason, Fix: todo.Fix}, n)
+		var input *engine.InputError
+		if err == nil && res.Step != "" || err != nil && !errors.As(err, &input) {
+			return res, undone, err
+		}
+		r.a.Infof("#%d: %s: nothing left of it to do (%v); advancing", n, todo.Command, orDash(errText(err)))
+	}
+	res, _, err := r.one(ctx, eng, Trigger{Command: CmdAdvance}, n)
+	return res, nil, err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// carries says whether c is a command whose run carries it to the run that finishes it when it could not
+// record it.
+func carries(c Command) bool {
+	return c == CmdApprove || c == CmdReject || c == CmdRetry || c == CmdFix
+}
+
+// one runs the trigger's command on issue n. undone is the person's command when it did not take effect
+// (its run could not record it), for the run that finishes this one to carry out.
+func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n int) (res engine.Result, undone *carried, err error) {
+	if trig.Command == CmdFinish {
+		return r.finish(ctx, eng, n)
+	}
+	took := true // the person's command, if any, was recorded
 	switch trig.Command {
 	case CmdEnroll:
 		res, err = eng.Enroll(ctx, n, trig.Actor)
@@ -293,33 +356,38 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 		// The person's action is bookkeeping; this run then does the next step, as enrollment does.
 		var step *engine.Result
 		res, step, err = eng.Act(ctx, engine.Command{Action: engine.Action(trig.Command), Issue: n, Login: trig.Actor, Reason: trig.Reason, Advance: true})
+		took = res.Step != ""
 		if step != nil {
 			res = *step
 		}
 	case CmdFix:
 		res, err = fixIssue(ctx, eng, n, trig) // fix.go
+		took = res.Step != ""
 	case CmdStatus:
 		_, err = eng.Status(ctx, n, true)
 		res = engine.Result{Issue: n}
 	default:
-		return engine.Result{Issue: n}, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry, fix or status", trig.Command)
+		return engine.Result{Issue: n}, nil, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry, fix, status or finish", trig.Command)
+	}
+	if err != nil && !took {
+		undone = &carried{Command: trig.Command, Actor: trig.Actor, Reason: trig.Reason, Fix: trig.Fix}
 	}
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
 		r.a.Noticef("%s; nothing was done", refused)
-		return engine.Result{Issue: n, Message: refused.Error()}, nil
+		return engine.Result{Issue: n, Message: refused.Error()}, nil, nil
 	}
 	if errors.Is(err, engine.ErrNotEnrolled) {
 		r.a.Infof("#%d: %v", n, err)
-		return engine.Result{Issue: n, Message: err.Error()}, nil
+		return engine.Result{Issue: n, Message: err.Error()}, nil, nil
 	}
 	if err != nil {
-		return res, fmt.Errorf("#%d: %w", n, err)
+		return res, undone, fmt.Errorf("#%d: %w", n, err)
 	}
 	if res.Message != "" {
 		r.a.Infof("%s", res.Message)
 	}
-	return res, nil
+	return res, nil, nil
 }
 
 // door is what the Action gives the engine: the Actions token (which also pushes), the bot's signature,
@@ -370,10 +438,10 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 	}
 	if in := r.ev.Inputs.Command; in != "" {
 		switch c := Command(in); c {
-		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus, CmdFix:
+		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus, CmdFix, CmdFinish:
 			t.Command = c
 		default:
-			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, fix, status", in)
+			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, fix, status, finish", in)
 		}
 		if t.Command == CmdFix && t.Fix == nil {
 			t.Fix = &FixRequest{Cause: FixComment} // a person's request, as `/ralph fix` is
@@ -398,6 +466,13 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 // dispatch starts this workflow again for issue n: events caused by the Actions token start no runs,
 // workflow_dispatch excepted.
 func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
+	return r.dispatchCommand(ctx, gh, n, "")
+}
+
+// dispatchCommand dispatches this workflow for issue n with the command input cmd ("": none, the
+// workflow's default, advance). A workflow whose workflow_dispatch has no command input is dispatched
+// without it, with a warning of what is lost.
+func (r *runner) dispatchCommand(ctx context.Context, gh *ghapi.Client, n int, cmd Command) error {
 	file, gitRef, ok := strings.Cut(r.ev.WorkflowRef, "@")
 	if !ok || file == "" {
 		r.a.Warningf("GITHUB_WORKFLOW_REF is not set; not dispatching the next step of #%d (chain: true needs it)", n)
@@ -415,7 +490,17 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 		}
 		gitRef = branch
 	}
-	run, err := gh.DispatchWorkflow(ctx, wf, gitRef, map[string]string{"issue": strconv.Itoa(n)})
+	inputs := map[string]string{"issue": strconv.Itoa(n)}
+	if cmd != "" {
+		inputs["command"] = string(cmd)
+	}
+	run, err := gh.DispatchWorkflow(ctx, wf, gitRef, inputs)
+	var ge *ghapi.Error
+	if cmd != "" && errors.As(err, &ge) && ge.Status == http.StatusUnprocessableEntity && strings.Contains(ge.Message, "nexpected input") {
+		r.a.Warningf("%s has no workflow_dispatch input command, so the run that finishes #%d only advances it: what the person asked is not done again (add the input, as gh ralph init writes it)", wf, n)
+		delete(inputs, "command")
+		run, err = gh.DispatchWorkflow(ctx, wf, gitRef, inputs)
+	}
 	if err != nil {
 		return fmt.Errorf("dispatching %s for #%d: %w (the workflow needs `on: workflow_dispatch` with an `issue` input, and `actions: write` permission)", wf, n, err)
 	}

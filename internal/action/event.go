@@ -27,7 +27,10 @@ const (
 	// failed (`check_suite`, `workflow_run`); Trigger.Fix says which.
 	CmdFix  Command = "fix"
 	CmdHelp Command = "help" // an unknown /ralph command: reply with help
-	CmdNone Command = ""     // nothing to do
+	// CmdFinish: a run ralph dispatched to finish a step a run of its could not record; it first does what
+	// that run carried (a person's command that did not take effect), then advances.
+	CmdFinish Command = "finish"
+	CmdNone   Command = "" // nothing to do
 )
 
 // Trigger is an event reduced to what ralph does with it.

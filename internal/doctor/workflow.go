@@ -34,6 +34,9 @@ type Workflow struct {
 	Path string // relative to the repository, slash-separated: .github/workflows/ralph.yml
 	// Dispatchable: `on: workflow_dispatch` with an `issue` input, which the chain dispatches.
 	Dispatchable bool
+	// Commands: its workflow_dispatch has a `command` input too, through which a run GitHub failed carries
+	// a person's command to the run that finishes it.
+	Commands bool
 	// Permissions of the Actions token for ralph's job (its own, else the workflow's); nil when neither
 	// says, and the repository's default applies. write-all and read-all are expanded.
 	Permissions map[string]string
@@ -120,7 +123,7 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 			if !ok {
 				continue
 			}
-			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchable(&raw.On), Events: events(&raw.On), Agent: agent}
+			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent}
 			for _, env := range []map[string]string{raw.Env, job.Env, st.Env} {
 				for k, v := range env {
 					wf.Env[k] = v
@@ -139,7 +142,8 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 	return nil, nil
 }
 
-func dispatchable(on *yaml.Node) bool {
+// dispatchInput says whether on: has workflow_dispatch with the input name.
+func dispatchInput(on *yaml.Node, name string) bool {
 	var events map[string]yaml.Node
 	if on.Decode(&events) != nil {
 		return false
@@ -154,7 +158,7 @@ func dispatchable(on *yaml.Node) bool {
 	if d.Decode(&spec) != nil {
 		return false
 	}
-	_, ok = spec.Inputs["issue"]
+	_, ok = spec.Inputs[name]
 	return ok
 }
 
@@ -237,6 +241,10 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 			"add on: workflow_dispatch: inputs: issue: {required: true} (as gh ralph init writes it), or set chain: false in "+config.DefaultPath))
 	default:
 		fs = append(fs, ok("%s runs ralph", wf.Path))
+	}
+	if wf.Dispatchable && cfg.Chain && !wf.Commands {
+		fs = append(fs, Finding{Warn: true, Msg: wf.Path + "'s workflow_dispatch has no command input, so a person's command (approve, a review) whose run GitHub fails is not done again by the run that finishes it",
+			Fix: "add on: workflow_dispatch: inputs: command: {required: false, default: advance} and pass it to ralph's step (command: ${{ inputs.command }}), as gh ralph init writes it"})
 	}
 	if wf.Permissions != nil {
 		var missing []string

@@ -65,3 +65,31 @@ func TestWorkflowFile(t *testing.T) {
 		}
 	}
 }
+
+// A workflow_dispatch without a command input is warned of (a person's command a failed run carries is lost
+// there); with one, or without the chain, nothing is said of it.
+func TestWorkflowFileCommandInput(t *testing.T) {
+	t.Parallel()
+	const with = "on:\n  workflow_dispatch:\n    inputs:\n      issue: {required: true}\n      command: {required: false, default: advance}\njobs:\n  a:\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n"
+	const without = "on:\n  workflow_dispatch:\n    inputs:\n      issue: {required: true}\njobs:\n  a:\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n"
+	warned := func(yml string, chain bool) bool {
+		wf, err := ParseWorkflow("w.yml", []byte(yml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := config.Default()
+		cfg.Chain = chain
+		for _, f := range WorkflowFile(wf, cfg) {
+			if f.Warn && strings.Contains(f.Msg, "no command input") {
+				return true
+			}
+		}
+		return false
+	}
+	if !warned(without, true) {
+		t.Error("no warning for a workflow_dispatch without a command input")
+	}
+	if warned(with, true) || warned(without, false) {
+		t.Error("a warning for a workflow with a command input, or without the chain")
+	}
+}

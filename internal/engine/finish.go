@@ -87,7 +87,14 @@ func (e *Engine) finishRefs() lock.GitRefs {
 // step it took) may dispatch a run to finish the step, and counts it: at most MaxFinishing in a row for the
 // same state and step. A run that found the issue elsewhere starts the count again. An error (the count
 // could not be read or kept) dispatches nothing: the bound holds whatever git says.
-func (e *Engine) Finishing(ctx context.Context, res Result) (ok bool, runs int, err error) {
+//
+// carry is what the run that finishes must do first, in the caller's own words on one line ("": advance):
+// a person's command that did not take effect (its run could not record it) goes with the count, so that
+// the run dispatched to finish does it instead of leaving the person waiting (Carried reads it back).
+func (e *Engine) Finishing(ctx context.Context, res Result, carry string) (ok bool, runs int, err error) {
+	if strings.ContainsAny(carry, "\r\n") {
+		return false, 0, errors.New("what a finishing run carries must be one line")
+	}
 	if e.Workspaces == nil {
 		return true, 0, nil
 	}
@@ -103,34 +110,69 @@ func (e *Engine) Finishing(ctx context.Context, res Result) (ok bool, runs int, 
 	if found {
 		// The same step, failed by the runs of the last hour: the same outage. (Two phases of implement
 		// are the same state and step: a count an hour old is another story.)
-		if prev, n, t := parseFinish(msg); prev == at && e.now().Sub(t) < time.Hour {
-			runs, since = max(n, 0)+1, t
+		if f := parseFinish(msg); f.at == at && e.now().Sub(f.since) < time.Hour {
+			runs, since = max(f.runs, 0)+1, f.since
 		}
 	}
 	if runs > MaxFinishing {
 		return false, runs - 1, nil
 	}
 	body := fmt.Sprintf("ralph: finishing #%d\n\nat: %s\nruns: %d\nsince: %s\n", res.Issue, at, runs, since.Format(time.RFC3339))
+	if carry != "" {
+		body += fmt.Sprintf("carry: %s\nwritten: %s\n", carry, e.now().Format(time.RFC3339))
+	}
 	if _, err := refs.Swap(ctx, ref, parent, body); err != nil {
 		return false, 0, err
 	}
 	return true, runs, nil
 }
 
+// Carried is what the last run that dispatched a run to finish issue n's step left it to do (Finishing's
+// carry), "" when nothing: a carry is read once it is written, within the hour, and never again after
+// that. No API request: one git fetch of ralph's ref.
+func (e *Engine) Carried(ctx context.Context, n int) (string, error) {
+	if e.Workspaces == nil {
+		return "", nil
+	}
+	_, msg, found, err := e.finishRefs().Read(ctx, finishRef(n))
+	if err != nil || !found {
+		return "", err
+	}
+	f := parseFinish(msg)
+	if f.carry == "" || e.now().Sub(f.written) > time.Hour || f.written.After(e.now().Add(time.Minute)) {
+		return "", nil
+	}
+	return f.carry, nil
+}
+
+// finish is a finishing count's commit message as Finishing writes it.
+type finish struct {
+	at             string
+	runs           int
+	since, written time.Time
+	carry          string
+}
+
 // parseFinish reads a finishing count's commit message (Finishing's own format).
-func parseFinish(msg string) (at string, runs int, since time.Time) {
+func parseFinish(msg string) (f finish) {
 	for _, line := range strings.Split(msg, "\n") {
 		if v, ok := strings.CutPrefix(line, "at: "); ok {
-			at = v
+			f.at = v
 		}
 		if v, ok := strings.CutPrefix(line, "runs: "); ok {
-			runs, _ = strconv.Atoi(v)
+			f.runs, _ = strconv.Atoi(v)
 		}
 		if v, ok := strings.CutPrefix(line, "since: "); ok {
-			since, _ = time.Parse(time.RFC3339, v)
+			f.since, _ = time.Parse(time.RFC3339, v)
+		}
+		if v, ok := strings.CutPrefix(line, "carry: "); ok {
+			f.carry = v
+		}
+		if v, ok := strings.CutPrefix(line, "written: "); ok {
+			f.written, _ = time.Parse(time.RFC3339, v)
 		}
 	}
-	return at, runs, since
+	return f
 }
 
 // ForgetFinishing deletes the finishing counts of issues no longer open and enrolled (open: the sweep's

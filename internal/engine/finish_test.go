@@ -49,19 +49,19 @@ func TestTransient(t *testing.T) {
 func TestParseFinish(t *testing.T) {
 	since := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
-		msg       string
-		wantAt    string
-		wantRuns  int
-		wantSince time.Time
+		msg  string
+		want finish
 	}{
-		{"ralph: finishing #7\n\nat: in-progress implement\nruns: 2\nsince: 2026-03-01T12:00:00Z\n", "in-progress implement", 2, since},
-		{"not ours", "", 0, time.Time{}},
-		{"at: plan\nruns: many\nsince: yesterday\n", "plan", 0, time.Time{}},
+		{"ralph: finishing #7\n\nat: in-progress implement\nruns: 2\nsince: 2026-03-01T12:00:00Z\n", finish{at: "in-progress implement", runs: 2, since: since}},
+		{"ralph: finishing #7\n\nat: in-review \nruns: 1\nsince: 2026-03-01T12:00:00Z\ncarry: {\"command\":\"fix\"}\nwritten: 2026-03-01T12:00:00Z\n",
+			finish{at: "in-review ", runs: 1, since: since, carry: `{"command":"fix"}`, written: since}},
+		{"not ours", finish{}},
+		{"at: plan\nruns: many\nsince: yesterday\n", finish{at: "plan"}},
 	}
 	for _, tt := range tests {
-		at, runs, got := parseFinish(tt.msg)
-		if at != tt.wantAt || runs != tt.wantRuns || !got.Equal(tt.wantSince) {
-			t.Errorf("parseFinish(%q) = %q, %d, %v; want %q, %d, %v", tt.msg, at, runs, got, tt.wantAt, tt.wantRuns, tt.wantSince)
+		got := parseFinish(tt.msg)
+		if got.at != tt.want.at || got.runs != tt.want.runs || !got.since.Equal(tt.want.since) || got.carry != tt.want.carry || !got.written.Equal(tt.want.written) {
+			t.Errorf("parseFinish(%q) = %+v; want %+v", tt.msg, got, tt.want)
 		}
 	}
 }

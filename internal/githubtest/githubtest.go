@@ -48,6 +48,9 @@ type Options struct {
 	GitHTTP bool
 	// Now is the server's clock; default time.Now. Timestamps are kept to the second, like GitHub's.
 	Now func() time.Time
+	// DispatchInputs are the inputs the workflow's workflow_dispatch declares; a dispatch with another is
+	// refused as GitHub refuses it. nil: any input is taken.
+	DispatchInputs []string
 }
 
 // BotLogin is the user the token belongs to, as for the GITHUB_TOKEN of an Actions run.

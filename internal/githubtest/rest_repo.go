@@ -5,7 +5,9 @@ package githubtest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,6 +41,18 @@ func (s *Server) dispatch(c *call) (int, any) {
 		return unprocessable("No ref found for: " + ref)
 	}
 	inputs, _ := c.body["inputs"].(map[string]any)
+	if s.opts.DispatchInputs != nil {
+		var unexpected []string
+		for k := range inputs {
+			if !slices.Contains(s.opts.DispatchInputs, k) {
+				unexpected = append(unexpected, strconv.Quote(k))
+			}
+		}
+		if len(unexpected) > 0 {
+			slices.Sort(unexpected)
+			return unprocessable("Unexpected inputs provided: [" + strings.Join(unexpected, ", ") + "]")
+		}
+	}
 	s.dispatches = append(s.dispatches, Dispatch{Workflow: c.params["workflow_id"], Ref: ref, Inputs: inputs})
 	if !c.boolean("return_run_details") {
 		return http.StatusNoContent, nil
