@@ -181,18 +181,9 @@ func TestRobustSplitLostAnswer(t *testing.T) {
 	e.wantState(parent, workflow.InProgress)
 }
 
-// TestRobustReviewCarried: a review that requests changes, whose run cannot record the fix round (GitHub
-// answers every edit of the status comment 502 for that run), is not lost: the run dispatches a run to
-// finish, carrying the review (in ralph's own finishing ref), and that run starts the fix round, after
-// asking again whether the reviewer may. Before, the run dispatched only advanced the issue, which waited
-// In Review for a review already given.
-func TestRobustReviewCarried(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
-	n, pr := e.inReview()
-	_, ids := e.srv.AddReviewThread(pr.Number, "feature-1.txt", 1, "@@ -0,0 +1 @@\n+phase 1 of 1",
-		githubtest.ThreadComment{User: maintainer, Body: "Say hello here, not phase 1."})
-	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "One thing.")
+// failStatusEdits answers every edit of an issue comment (ralph's status comment) 502 until the function it
+// returns is called, which says how many it answered so.
+func (e *env) failStatusEdits() (stop func() int) {
 	var mu sync.Mutex
 	failing, failed := true, 0
 	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
@@ -205,10 +196,29 @@ func TestRobustReviewCarried(t *testing.T) {
 		}
 		return false
 	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		failing = false
+		return failed
+	}
+}
+
+// TestRobustReviewCarried: a review that requests changes, whose run cannot record the fix round (GitHub
+// answers every edit of the status comment 502 for that run), is not lost: the run dispatches a run to
+// finish, carrying the review (in ralph's own finishing ref), and that run starts the fix round, after
+// asking again whether the reviewer may. Before, the run dispatched only advanced the issue, which waited
+// In Review for a review already given.
+func TestRobustReviewCarried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	n, pr := e.inReview()
+	_, ids := e.srv.AddReviewThread(pr.Number, "feature-1.txt", 1, "@@ -0,0 +1 @@\n+phase 1 of 1",
+		githubtest.ThreadComment{User: maintainer, Body: "Say hello here, not phase 1."})
+	e.srv.AddReview(pr.Number, maintainer, "CHANGES_REQUESTED", "One thing.")
+	stop := e.failStatusEdits()
 	r := e.run("pull_request_review", e.reviewEvent(pr, maintainer, "OWNER", "One thing."), nil)
-	mu.Lock()
-	failing = false
-	mu.Unlock()
+	failed := stop()
 	if r.exit == 0 || failed == 0 || !strings.Contains(r.stdout+r.stderr, "dispatching a run to finish @"+maintainer+"'s fix and the step") {
 		t.Fatalf("the review's run: exit %d, %d edits failed; want it to fail and carry the review\n%s%s", r.exit, failed, r.stdout, r.stderr)
 	}
@@ -245,22 +255,9 @@ func TestRobustApproveCarried(t *testing.T) {
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 	e.label(n, maintainer)
 	e.wantState(n, workflow.PlanInReview)
-	var mu sync.Mutex
-	failing, failed := true, 0
-	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if failing && r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") {
-			failed++
-			badGateway(w)
-			return true
-		}
-		return false
-	})
+	stop := e.failStatusEdits()
 	r := e.comment(n, "/ralph approve", maintainer)
-	mu.Lock()
-	failing = false
-	mu.Unlock()
+	failed := stop()
 	if r.exit == 0 || failed == 0 || !strings.Contains(r.stdout+r.stderr, "dispatching a run to finish @"+maintainer+"'s approve and the step") {
 		t.Fatalf("the approval's run: exit %d, %d edits failed; want it to fail and carry the approval\n%s%s", r.exit, failed, r.stdout, r.stderr)
 	}
@@ -286,21 +283,9 @@ func TestRobustCarryWithoutCommandInput(t *testing.T) {
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 	e.label(n, maintainer)
 	e.wantState(n, workflow.PlanInReview)
-	var mu sync.Mutex
-	failing := true
-	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if failing && r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/repos/octo/demo/issues/comments/") {
-			badGateway(w)
-			return true
-		}
-		return false
-	})
+	stop := e.failStatusEdits()
 	r := e.comment(n, "/ralph approve", maintainer)
-	mu.Lock()
-	failing = false
-	mu.Unlock()
+	stop()
 	if !strings.Contains(r.stdout+r.stderr, "has no workflow_dispatch input command") {
 		t.Fatalf("no warning that the command could not be carried:\n%s%s", r.stdout, r.stderr)
 	}

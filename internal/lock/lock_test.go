@@ -476,44 +476,19 @@ func (l *lateSwaps) Swap(ctx context.Context, ref, parent, msg string) (string, 
 // taken for lost and Release left the lock behind.
 func TestRenewalLandsAfterItsAnswer(t *testing.T) {
 	t.Parallel()
-	srv := githubtest.New(t, githubtest.Options{})
-	api := client(t, srv)
-	ctx := context.Background()
-	srv.SetWorkflowRun(1, "in_progress", "")
-	for name, refs := range both(t, srv) {
-		t.Run(name, func(t *testing.T) {
-			late := &lateSwaps{Refs: refs, landed: make(chan struct{})}
-			l := actions(late, api, 1, 200*time.Millisecond)
-			var warned []string
-			var mu sync.Mutex
-			l.Warnf = func(f string, a ...any) { mu.Lock(); warned = append(warned, fmt.Sprintf(f, a...)); mu.Unlock() }
-			issue := map[string]int{"git": 23, "rest": 24}[name]
-			a, err := l.Acquire(ctx, issue)
-			if err != nil {
-				t.Fatal(err)
-			}
-			<-late.landed
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				late.mu.Lock()
-				n := late.swaps
-				late.mu.Unlock()
-				if n >= 4 {
-					break
-				}
-			}
+	holdThrough(t, map[string]int{"git": 23, "rest": 24}, 200*time.Millisecond, func(refs Refs) (Refs, func() int) {
+		late := &lateSwaps{Refs: refs, landed: make(chan struct{})}
+		return late, func() int {
 			select {
-			case <-a.Lost():
-				t.Errorf("a renewal that landed after its answer was taken for a lost lock (warnings: %q)", warned)
+			case <-late.landed:
 			default:
+				return 0
 			}
-			if err := a.Release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, found, err := refs.Read(ctx, "refs/"+RefName(issue)); err != nil || found {
-				t.Errorf("after Release the lock is still there (found %v, %v)", found, err)
-			}
-		})
-	}
+			late.mu.Lock()
+			defer late.mu.Unlock()
+			return late.swaps - 2 // the renewals after the one that landed late
+		}
+	})
 }
 
 // TestRenewalAnswerLost: a renewal that landed though its answer was lost is the lease's own: it is not
@@ -521,33 +496,41 @@ func TestRenewalLandsAfterItsAnswer(t *testing.T) {
 // run is left for the next run to wait out).
 func TestRenewalAnswerLost(t *testing.T) {
 	t.Parallel()
+	holdThrough(t, map[string]int{"git": 21, "rest": 22}, 300*time.Millisecond, func(refs Refs) (Refs, func() int) {
+		lost := &lostSwaps{Refs: refs}
+		return lost, func() int {
+			lost.mu.Lock()
+			defer lost.mu.Unlock()
+			return lost.swaps - 1 // the renewals after the first, all of whose answers are lost
+		}
+	})
+}
+
+// holdThrough takes a lock (issues: its number for git and for REST refs) through the refs wrap makes of the
+// real ones, renewed every so often, until two renewals more than the odd one were tried (renewed says how
+// many), and checks that the lease was never taken for lost and that Release left no lock.
+func holdThrough(t *testing.T, issues map[string]int, every time.Duration, wrap func(Refs) (Refs, func() int)) {
 	srv := githubtest.New(t, githubtest.Options{})
 	api := client(t, srv)
 	ctx := context.Background()
 	srv.SetWorkflowRun(1, "in_progress", "")
 	for name, refs := range both(t, srv) {
 		t.Run(name, func(t *testing.T) {
-			lost := &lostSwaps{Refs: refs}
-			l := actions(lost, api, 1, 300*time.Millisecond)
+			wrapped, renewed := wrap(refs)
+			l := actions(wrapped, api, 1, every)
 			var warned []string
 			var mu sync.Mutex
 			l.Warnf = func(f string, a ...any) { mu.Lock(); warned = append(warned, fmt.Sprintf(f, a...)); mu.Unlock() }
-			issue := map[string]int{"git": 21, "rest": 22}[name]
+			issue := issues[name]
 			a, err := l.Acquire(ctx, issue)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				lost.mu.Lock()
-				n := lost.swaps
-				lost.mu.Unlock()
-				if n >= 3 {
-					break
-				}
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && renewed() < 2; time.Sleep(20 * time.Millisecond) {
 			}
 			select {
 			case <-a.Lost():
-				t.Errorf("a renewal whose answer was lost was taken for a lost lock (warnings: %q)", warned)
+				t.Errorf("a renewal of the lease's own was taken for a lost lock (warnings: %q)", warned)
 			default:
 			}
 			if err := a.Release(ctx); err != nil {
