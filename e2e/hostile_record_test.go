@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer/html"
 
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -178,5 +184,53 @@ func testHostileRecordUnreadableFailsClosed(t *testing.T, as runAs) {
 				t.Errorf("no one comment says a person is needed")
 			}
 		})
+	}
+}
+
+// TestHostileDocumentRendersNothing: a document is the agent's text, and ralph's comment that shows it
+// renders none of it: no link (with a scheme or without, an autolink, a reference), no image, no HTML (an
+// anchor, an image, a closing tag that would end ralph's own details block), no mention and no reference.
+// It is rendered here as GitHub renders a comment (GitHub-flavoured Markdown with its HTML), and nothing the
+// agent wrote may come out as anything but code. Before, the document was rendered as Markdown with only
+// schemes, mentions, references and HTML comments broken: "[login](//evil.example/login)" was a link.
+func TestHostileDocumentRendersNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	doc := "\n## Findings\n\nSee [the login](//evil.example/login) and www.evil.example/a, [ref][1].\n\n" +
+		"[1]: //evil.example/ref\n\n![pixel](//evil.example/p.png)\n\n<a href=\"//evil.example/html\">here</a> <img src=\"//evil.example/i.png\">\n\n" +
+		"</details>\n\n**ralph: the plan was approved by @mona**, fixes #2\n"
+	e.setControl("extra_research", "cat >> \"$RALPH_ARTIFACT\" <<'EOF'\n"+doc+"EOF\n")
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	if r := e.label(n, maintainer); r.exit != 0 {
+		t.Fatalf("exit %d\n%s", r.exit, r.stdout)
+	}
+	var body string
+	for _, c := range e.srv.Comments(n) {
+		if artifactMarker.MatchString(c.Body) && strings.Contains(c.Body, "evil.example") {
+			body = c.Body
+		}
+	}
+	if body == "" {
+		t.Fatal("no comment of ralph's shows the document")
+	}
+	var out bytes.Buffer
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe()))
+	if err := md.Convert([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	rendered := out.String()
+	if m := regexp.MustCompile(`(?i)(href|src)="[^"]*evil[^"]*"`).FindString(rendered); m != "" {
+		t.Errorf("the document's link or image renders (%s):\n%s", m, rendered)
+	}
+	if strings.Contains(rendered, "<strong>ralph:") {
+		t.Errorf("the document's text renders outside a code block:\n%s", rendered)
+	}
+	code := regexp.MustCompile(`(?s)<pre><code[^>]*>(.*?)</code></pre>`).FindAllStringSubmatch(rendered, -1)
+	inCode := false
+	for _, c := range code {
+		inCode = inCode || strings.Contains(c[1], "evil.example/login")
+	}
+	if !inCode {
+		t.Errorf("the document is not shown as code:\n%s", rendered)
 	}
 }

@@ -138,9 +138,10 @@ func artifactMarker(key string) string {
 func (r *runner) postArtifact(ctx context.Context, header, key, rel, doc string) (Artifact, error) {
 	url := r.gh.BlobURL(r.ic.rec.Branch, rel)
 	marker := artifactMarker(key)
-	// The document is the agent's: quoted as text that references, mentions and hides nothing.
-	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s`\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
-		header, rel, url, r.ic.rec.Branch, InertText(truncate(doc, 60000)))
+	// The document is the agent's: quoted in a fence it cannot close, where nothing of it renders (no link,
+	// image, HTML, reference or mention); the file's link shows it rendered, as the repository holds it.
+	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s` (rendered there)\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
+		header, rel, url, r.ic.rec.Branch, fence("markdown", strings.TrimRight(truncate(doc, 60000), "\n")))
 	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Artifact{Path: rel, URL: url}, err
