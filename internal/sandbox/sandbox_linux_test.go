@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -146,6 +147,8 @@ func runHelper(mode string) int {
 		}
 		fmt.Println("found")
 		return 0
+	case "mqueue-make", "mqueue-find":
+		return mqueueHelper(mode == "mqueue-make")
 	case "keyring-clear":
 		_, _ = unix.KeyctlInt(unix.KEYCTL_CLEAR, unix.KEY_SPEC_USER_KEYRING, 0, 0, 0)
 		return 0
@@ -849,5 +852,72 @@ func TestNoKeyOutlivesTheAgent(t *testing.T) {
 	found, _ := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=keyring-find")
 	if strings.Contains(found, "found") {
 		t.Errorf("the agent's key outlives it: the first command said %q, the next one %q", strings.TrimSpace(out), strings.TrimSpace(found))
+	}
+}
+
+// mqueueName is the POSIX message queue the tests' agents make, as mq_open(2) takes it (glibc's "/" cut).
+const mqueueName = "ralph-test-left"
+
+// mqueueHelper makes (create) or opens a POSIX message queue and says what it could: one made holds a
+// message, which the kernel keeps, with the queue, after every process of the maker is gone.
+func mqueueHelper(create bool) int {
+	name, err := unix.BytePtrFromString(mqueueName)
+	if err != nil {
+		return 2
+	}
+	flags := unix.O_RDWR | unix.O_NONBLOCK
+	if create {
+		flags |= unix.O_CREAT
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), uintptr(flags), 0o666, 0, 0, 0)
+	if e != 0 {
+		fmt.Println("mq_open:", e)
+		return 0
+	}
+	msg := []byte("left behind")
+	if create {
+		if _, _, e := unix.Syscall6(unix.SYS_MQ_TIMEDSEND, fd, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)), 0, 0, 0); e != 0 {
+			fmt.Println("mq_timedsend:", e)
+			return 0
+		}
+		fmt.Println("made")
+		return 0
+	}
+	buf := make([]byte, 1<<16)
+	n, _, e := unix.Syscall6(unix.SYS_MQ_TIMEDRECEIVE, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+	if e != 0 {
+		fmt.Println("found, mq_timedreceive:", e)
+		return 0
+	}
+	fmt.Printf("found %q\n", buf[:n])
+	return 0
+}
+
+// TestNoMessageQueueOutlivesTheAgent: the agent cannot use POSIX message queues, which the kernel keeps,
+// with their messages, after every process of their maker is gone, for the uid's next command to open (a
+// sweep's next issue runs as the same uid; on a laptop, the user's own programs). Landlock refuses
+// mq_open(2) as a write outside the agent's places, but a kernel without Landlock does not, and where
+// /dev/mqueue is not mounted (Docker's default) no one can list the queues to remove them; ralph's
+// supervisor refuses mq_open wherever it runs.
+func TestNoMessageQueueOutlivesTheAgent(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	t.Cleanup(func() {
+		if name, err := unix.BytePtrFromString(mqueueName); err == nil {
+			_, _, _ = unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(name)), 0, 0)
+		}
+	})
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}, noLandlock: true})
+	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=mqueue-make")
+	if code != 0 {
+		t.Fatalf("exit code %d, output:\n%s", code, out)
+	}
+	if _, err := b.Reap(); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	found, _ := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=mqueue-find")
+	if strings.Contains(found, "found") {
+		t.Errorf("the agent's message queue outlives it: the first command said %q, the next one %q", strings.TrimSpace(out), strings.TrimSpace(found))
 	}
 }

@@ -187,24 +187,29 @@ func installFilter(prog []unix.SockFilter) error {
 	return nil
 }
 
-// The keyring filter, installed in the supervisor before every command, whatever the network: no
-// add_key, request_key or keyctl. The kernel keeps a uid's keyrings after every process of it is gone, so
-// a key the agent stored would outlive its step, for the uid's next command (a sweep's next issue runs
-// as the same uid); as the same user, the user's own keyrings hold what is not the agent's. Docker's
-// default profile refuses these calls too, so the agents' CLIs already do without them. The compat
-// architectures' numbers are checked as well: a 32-bit program's keyctl is another number.
+// The filter of what the kernel keeps, installed in the supervisor before every command, whatever the
+// network: no add_key, request_key or keyctl, and no mq_open. The kernel keeps a uid's keyrings after
+// every process of it is gone, and a POSIX message queue, with its messages, until someone removes it by
+// name, so a key or a queue the agent made would outlive its step, for the uid's next command (a sweep's
+// next issue runs as the same uid); as the same user, the user's own keyrings and queues hold what is not
+// the agent's. Landlock refuses mq_open as a write outside the agent's places, but a kernel without
+// Landlock does not, and where /dev/mqueue is not mounted (Docker's default) no one can list the queues
+// to remove them. Docker's default profile refuses the keyring calls too, so the agents' CLIs already do
+// without them; none uses message queues. The compat architectures' numbers are checked as well: a
+// 32-bit program's keyctl is another number.
 
-// The keyring calls of the 32-bit ABIs a 64-bit kernel also runs (i386, ARM EABI).
-var compatKeyring = map[uint32][3]uint32{
-	unix.AUDIT_ARCH_I386: {286, 287, 288},
-	unix.AUDIT_ARCH_ARM:  {309, 310, 311},
+// The kept calls of the 32-bit ABIs a 64-bit kernel also runs (i386, ARM EABI): add_key, request_key,
+// keyctl, mq_open.
+var compatKept = map[uint32][4]uint32{
+	unix.AUDIT_ARCH_I386: {286, 287, 288, 277},
+	unix.AUDIT_ARCH_ARM:  {309, 310, 311, 274},
 }
 
-// keyringFilter is the keyring filter's program.
-func keyringFilter() ([]unix.SockFilter, error) {
+// keptFilter is the program of the filter of what the kernel keeps.
+func keptFilter() ([]unix.SockFilter, error) {
 	arch, ok := filterArch()
 	if !ok {
-		return nil, fmt.Errorf("no keyring filter for %s", runtime.GOARCH)
+		return nil, fmt.Errorf("no filter of keyrings and message queues for %s", runtime.GOARCH)
 	}
 	compat := uint32(unix.AUDIT_ARCH_I386)
 	if arch == unix.AUDIT_ARCH_AARCH64 {
@@ -219,10 +224,11 @@ func keyringFilter() ([]unix.SockFilter, error) {
 	b.stmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, ^uint32(x32SyscallBit)) // x32's calls are x86-64's numbers with this bit
 	b.jump(unix.BPF_JEQ, unix.SYS_ADD_KEY, "eperm", "")
 	b.jump(unix.BPF_JEQ, unix.SYS_REQUEST_KEY, "eperm", "")
-	b.jump(unix.BPF_JEQ, unix.SYS_KEYCTL, "eperm", "allow")
+	b.jump(unix.BPF_JEQ, unix.SYS_KEYCTL, "eperm", "")
+	b.jump(unix.BPF_JEQ, unix.SYS_MQ_OPEN, "eperm", "allow")
 	b.label("compat")
 	b.load(offNr)
-	for _, nr := range compatKeyring[compat] {
+	for _, nr := range compatKept[compat] {
 		b.jump(unix.BPF_JEQ, nr, "eperm", "")
 	}
 	b.label("allow")
@@ -232,13 +238,13 @@ func keyringFilter() ([]unix.SockFilter, error) {
 	return b.assemble()
 }
 
-// refuseKeyrings installs the keyring filter on the calling thread, as filterSockets installs its own.
-// Where this build has no filter for the machine, it does nothing.
-func refuseKeyrings() error {
+// refuseKept installs the filter of what the kernel keeps on the calling thread, as filterSockets
+// installs its own. Where this build has no filter for the machine, it does nothing.
+func refuseKept() error {
 	if !SocketFilterAvailable() {
 		return nil
 	}
-	prog, err := keyringFilter()
+	prog, err := keptFilter()
 	if err != nil {
 		return err
 	}

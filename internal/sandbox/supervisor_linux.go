@@ -65,9 +65,9 @@ func SupervisorMain(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail(ExitSetup, "prctl(PR_SET_NO_NEW_PRIVS): %v", err)
 	}
-	// No kernel keyring: a key stored there would outlive the command.
-	if err := refuseKeyrings(); err != nil {
-		return fail(ExitSetup, "keyring filter: %v", err)
+	// No kernel keyring and no POSIX message queue: a key or a queue would outlive the command.
+	if err := refuseKept(); err != nil {
+		return fail(ExitSetup, "keyring and message queue filter: %v", err)
 	}
 	// Last: from here on this thread, and the command forked from it, open no socket the filter refuses.
 	if s.filterSockets {
