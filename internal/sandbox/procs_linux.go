@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -92,8 +95,9 @@ const (
 // killUID kills every process of uid, the agent's, and returns once none is left, not even a zombie
 // (reap, called after every pass, waits for the ones that are this process's children), with how many it
 // found running. It kills from a thread of this process (root) that is not the main thread, whose
-// credentials are the process's to kill(2) and in /proc; see killAs.
-func killUID(uid, reaper int, reap func(), limit time.Duration) (found int, err error) {
+// credentials are the process's to kill(2) and in /proc; see killAs. With shared, it then removes what
+// uid left there (removeFiles).
+func killUID(uid, reaper int, reap func(), limit time.Duration, shared *sharedPlaces) (found int, err error) {
 	type result struct {
 		found int
 		err   error
@@ -104,13 +108,13 @@ func killUID(uid, reaper int, reap func(), limit time.Duration) (found int, err 
 		if unix.Gettid() == unix.Getpid() {
 			// The main thread: another thread does it, while this one, held here, cannot run its
 			// goroutine.
-			found, err := killUID(uid, reaper, reap, limit)
+			found, err := killUID(uid, reaper, reap, limit, shared)
 			runtime.UnlockOSThread()
 			done <- result{found, err}
 			return
 		}
 		// Never unlocked: should killAs fail to make it root again, the thread ends with this goroutine.
-		found, err := killAs(uid, reaper, reap, limit)
+		found, err := killAs(uid, reaper, reap, limit, shared)
 		done <- result{found, err}
 	}()
 	r := <-done
@@ -126,8 +130,9 @@ func killUID(uid, reaper int, reap func(), limit time.Duration) (found int, err 
 // process of uid one the thread may signal; the real uid, one that no process has, makes the thread one
 // that no process of uid may signal (tgkill) or trace, and the saved uid 0 lets it become root again.
 // The looks at /proc are needed because kill(-1) succeeds whenever another process exists, even one it
-// may not signal. It returns an error when processes of uid are still there after limit.
-func killAs(uid, reaper int, reap func(), limit time.Duration) (found int, err error) {
+// may not signal. It returns an error when processes of uid are still there after limit. Once none is
+// left, it removes the uid's System V IPC objects and, with shared, its files there (removeFiles).
+func killAs(uid, reaper int, reap func(), limit time.Duration, shared *sharedPlaces) (found int, err error) {
 	if uid <= 0 || reaper <= 0 || uid == reaper {
 		return 0, fmt.Errorf("kill the processes of uid %d as uid %d: not allowed", uid, reaper)
 	}
@@ -152,7 +157,10 @@ func killAs(uid, reaper int, reap func(), limit time.Duration) (found int, err e
 		}
 		if left == 0 {
 			if quiet++; quiet == uidQuietPasses {
-				return found, removeIPC(uid)
+				if err := removeIPC(uid); err != nil {
+					return found, err
+				}
+				return found, removeFiles(uid, shared)
 			}
 		} else {
 			quiet = 0
@@ -232,6 +240,107 @@ func removeIPC(uid int) error {
 		}
 	}
 	return nil
+}
+
+// sharedPlaces are the directories where every user may make files, to be rid of what the agent's uid
+// left there (removeFiles), and the ones the agent may write by its boundary, which are left alone: its
+// own places (the workspace removes them) and those ralph's configuration shares between steps.
+type sharedPlaces struct {
+	places, keep []string
+}
+
+// worldWritable are the directories where every user may make files on a Linux system (the Filesystem
+// Hierarchy Standard's, POSIX shared memory's and message queues'), and ralph's TMPDIR.
+func worldWritable() []string {
+	return []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue", os.TempDir()}
+}
+
+// removeFiles removes what uid owns in the shared places, and in every directory within them that every
+// user may write, whatever it is (a file, a directory of any depth and mode, a FIFO, a socket, a link, a
+// setuid program), which Landlock, where the kernel has it, keeps the agent from making, and nothing
+// else would remove: no file of one agent is left there for the uid's next command (a sweep's next issue
+// runs as the same uid), a later run's agent or anyone else. It runs on killAs's thread once no process
+// of uid is left, whose effective uid, and so its file system uid, is uid: it lists only what uid may
+// list, and removes only what uid itself may remove, whatever a path turns out to be. With shared nil,
+// it does nothing.
+func removeFiles(uid int, shared *sharedPlaces) error {
+	if shared == nil {
+		return nil
+	}
+	// The places are walked as their real paths, so the kept ones are compared as theirs.
+	keep := make([]string, 0, len(shared.keep))
+	for _, k := range shared.keep {
+		if real, err := filepath.EvalSymlinks(k); err == nil {
+			k = real
+		}
+		keep = append(keep, k)
+	}
+	kept := func(p string) bool {
+		for _, k := range keep {
+			if within(p, k) || within(k, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, place := range shared.places {
+		real, err := filepath.EvalSymlinks(place)
+		if err != nil || seen[real] {
+			continue
+		}
+		seen[real] = true
+		dirs := []string{real}
+		for len(dirs) > 0 {
+			dir := dirs[len(dirs)-1]
+			dirs = dirs[:len(dirs)-1]
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				continue // one uid may not list, which it could not have written in either
+			}
+			for _, e := range entries {
+				p := filepath.Join(dir, e.Name())
+				info, err := os.Lstat(p)
+				if err != nil || kept(p) {
+					continue
+				}
+				st, ok := info.Sys().(*syscall.Stat_t)
+				switch {
+				case !ok:
+				case int(st.Uid) == uid:
+					if err := removeTree(p); err != nil {
+						errs = append(errs, err)
+					}
+				case info.IsDir() && info.Mode().Perm()&0o002 != 0:
+					dirs = append(dirs, p)
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove the files of uid %d where everyone may write: %w", uid, err)
+	}
+	return nil
+}
+
+// removeTree removes path and all it holds, opening the directories its owner closed.
+func removeTree(path string) error {
+	if err := os.RemoveAll(path); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}
+
+// within says whether path is dir or below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // liveOf is how many processes of uid (real, effective or saved) there are but zombies that are not this

@@ -30,7 +30,7 @@ func TestKillUIDAloneInItsPIDNamespace(t *testing.T) {
 func killAlone() int {
 	uid := AgentUID + 7
 	reaper, _ := reaperUID(uid)
-	found, err := killUID(uid, reaper, func() {}, time.Second)
+	found, err := killUID(uid, reaper, func() {}, time.Second, nil)
 	if err != nil {
 		fmt.Println("killUID:", err)
 		return 1

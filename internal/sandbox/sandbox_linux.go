@@ -46,13 +46,14 @@ func Prepare() error {
 // Reap makes sure nothing of the agent is left once the supervised command has ended, which matters when
 // the supervisor itself was killed (SIGKILL after the grace period) before it could clean up. Separate, it
 // kills every process of the agent's uid (killUID) and waits for the ones that were left to this process,
-// a child subreaper (Prepare); otherwise, with ReapDescendants, it kills every process descended from this
+// a child subreaper (Prepare), and then removes what the uid owns where everyone may write (removeFiles)
+// but in its writable places; otherwise, with ReapDescendants, it kills every process descended from this
 // one and waits for them. It is safe to call more than once. killed is how many it found running.
 func (b *Boundary) Reap() (killed int, err error) {
 	switch {
 	case b.separate:
 		ours := func(p proc) bool { return p.uids[0] == b.uid || p.uids[1] == b.uid || p.uids[2] == b.uid }
-		return killUID(b.uid, b.reaper, func() { reapChildren(ours) }, reapTimeout)
+		return killUID(b.uid, b.reaper, func() { reapChildren(ours) }, reapTimeout, &sharedPlaces{places: worldWritable(), keep: b.writable})
 	case b.reapDescendants:
 		return killTree(func() { reapChildren(func(proc) bool { return true }) }, reapTimeout)
 	}

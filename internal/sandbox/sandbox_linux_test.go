@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -919,5 +920,82 @@ func TestNoMessageQueueOutlivesTheAgent(t *testing.T) {
 	found, _ := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=mqueue-find")
 	if strings.Contains(found, "found") {
 		t.Errorf("the agent's message queue outlives it: the first command said %q, the next one %q", strings.TrimSpace(out), strings.TrimSpace(found))
+	}
+}
+
+// ownedBy lists what uid owns under the directories given (their entries, at any depth; links not
+// followed), as a scan of the machine for the agent's uid after a step would find it.
+func ownedBy(uid int, dirs ...string) []string {
+	var found []string
+	for _, dir := range dirs {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || p == dir {
+				return nil
+			}
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+					found = append(found, p)
+				}
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+// TestNoFileOutlivesTheAgent: what an agent of its own uid writes where everyone may write (/tmp,
+// /var/tmp, /dev/shm, /run/lock, a directory anyone may write within them), which a kernel without
+// Landlock lets it, is removed with its processes: nothing there is left, readable or runnable (a setuid
+// file, a FIFO, a directory it closed), for the uid's next command (a sweep's next issue runs as the same
+// uid), for a later run's agent on the same machine, or for anyone else.
+func TestNoFileOutlivesTheAgent(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	// A directory anyone may write, of another user's, within the system's temporary directory.
+	shared := openDir(t, -1)
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	places := []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}
+	if tmp := os.TempDir(); !slices.Contains(places, tmp) {
+		places = append(places, tmp)
+	}
+	// Its own place, which is ralph's to remove (the workspace), is not what this test looks for.
+	notOwn := func(paths []string) []string {
+		return slices.DeleteFunc(paths, func(p string) bool { return p == d || strings.HasPrefix(p, d+"/") })
+	}
+	t.Cleanup(func() {
+		for _, p := range notOwn(ownedBy(uid, places...)) {
+			_ = os.Chmod(p, 0o700)
+			_ = os.RemoveAll(p)
+		}
+	})
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}, noLandlock: true})
+	script := `
+for dir in /tmp /var/tmp /dev/shm /run/lock "$SHARED"; do
+	[ -d "$dir" ] || continue
+	echo "left behind" > "$dir/ralph-left-$UID" && chmod 666 "$dir/ralph-left-$UID" && echo "wrote $dir"
+done
+cp /bin/true "/tmp/ralph-left-suid-$UID" && chmod 4755 "/tmp/ralph-left-suid-$UID"
+mkfifo "/tmp/ralph-left-fifo-$UID"
+mkdir -p "/tmp/ralph-left-dir-$UID/deep/er" && echo x > "/tmp/ralph-left-dir-$UID/deep/er/f" && chmod 0 "/tmp/ralph-left-dir-$UID/deep" "/tmp/ralph-left-dir-$UID"
+ln -s /etc/passwd "/dev/shm/ralph-left-link-$UID"
+`
+	out, code := run(t, b, d, script, "UID="+strconv.Itoa(uid), "SHARED="+shared)
+	if code != 0 || !strings.Contains(out, "wrote /tmp") || !strings.Contains(out, "wrote "+shared) {
+		t.Fatalf("exit code %d, the agent could not write where anyone may; output:\n%s", code, out)
+	}
+	if _, err := b.Reap(); err != nil {
+		t.Fatalf("Reap: %v", err)
+	}
+	if left := notOwn(ownedBy(uid, places...)); len(left) > 0 {
+		t.Errorf("what the agent wrote outlives it:\n%s", strings.Join(left, "\n"))
+	}
+	// Only the agent's, and not its places: the shared directory and the agent's writable one stay.
+	for _, dir := range []string{shared, d} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s went too: %v", dir, err)
+		}
 	}
 }

@@ -104,7 +104,9 @@ func SupervisorMain(args []string) int {
 		// From this thread, which started the command: Landlock's domain is a thread's, and one that
 		// scopes signals lets a thread signal only its own domain and those nested in it.
 		reaper, _ := reaperUID(s.uid)
-		if _, err := killAs(s.uid, reaper, reapAll, reapTimeout); err != nil {
+		// Not the files the command left where everyone may write: Landlock, in force here when the
+		// kernel has it, would refuse their removal; ralph's Reap, which follows, removes them.
+		if _, err := killAs(s.uid, reaper, reapAll, reapTimeout, nil); err != nil {
 			return fail(ExitCleanup, "%v", err)
 		}
 	}
