@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,8 +67,12 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		return err
 	}
 	var findings []doctor.Finding
-	cfg, cfgErr := compose.LoadConfig(root, "")
+	cfg, cfgErr := s.loadConfig(ctx, root)
+	var foreign *foreignFilesError
 	switch _, statErr := os.Stat(filepath.Join(root, config.DefaultPath)); {
+	case errors.As(cfgErr, &foreign):
+		findings = append(findings, doctor.Finding{Problem: true, Msg: foreign.Msg, Fix: foreign.Fix + "; the agent is checked once the config is the default branch's"})
+		cfg = config.Default()
 	case cfgErr != nil:
 		findings = append(findings, doctor.Finding{Problem: true, Msg: cfgErr.Error(), Fix: "fix that line (the README's Configuration section lists every key); the agent is checked once the config is valid"})
 		cfg = config.Default()
