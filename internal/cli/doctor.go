@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -105,8 +106,10 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	}
 	findings = append(findings, doctor.Remote(ctx, runner, root, git.Auth{Token: s.pushToken(ctx, root)}))
 	closeRunner()
+	// A finding quotes what is in the checkout (a workflow file's name, a value of its YAML) and on GitHub:
+	// it reaches the terminal inert, with ralph's own colour only.
 	for _, fd := range findings {
-		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(fd.String()))
+		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(inert.String(fd.String())))
 	}
 	problems := len(doctor.Problems(findings))
 	if problems == 0 {
