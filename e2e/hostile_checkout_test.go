@@ -18,8 +18,11 @@ import (
 // (the person's uncommitted edits on top are theirs): a HEAD whose own commits change them is refused,
 // before the issue is touched, and nothing of the contributor's runs.
 func TestHostileCheckedOutBranchConfig(t *testing.T) {
-	t.Parallel()
-	e := newCLIEnv(t, agentConfig(t))
+	bothUsers(t, testHostileCheckedOutBranchConfig)
+}
+
+func testHostileCheckedOutBranchConfig(t *testing.T, as runAs) {
+	e := newCLIEnvAs(t, as, agentConfig(t))
 	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 
