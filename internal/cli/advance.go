@@ -34,10 +34,15 @@ func NewCmdAdvance(f *Factory, runF func(context.Context, *AdvanceOptions) error
 		Long: `Run the next step of an issue — exactly what the GitHub Action's run would do — on this
 machine: research, plan, review, one implementation phase, the pull request, or the merge check.
 
-` + whereText + ` ralph reads .github/ralph.yml of your
-checkout, checks that the agent can run (its CLI, its API key: gh ralph doctor says more), runs it
-with its output shown here (with the elapsed time on a terminal), commits as your git identity,
-pushes the issue's branch, and records the step on the issue.
+` + whereText + ` ralph reads .github/ralph.yml (and
+.github/ralph/prompts/) of your checkout, checks that the agent can run (its CLI, its API key: gh
+ralph doctor says more), runs it with its output shown here (with the elapsed time on a terminal),
+commits as your git identity, pushes the issue's branch, and records the step on the issue.
+
+ralph reads its config and prompts only as the default branch holds them, with your uncommitted
+edits: when the checked-out HEAD's own commits change them (a contributor's pull request checked
+out with gh pr checkout, say), advance refuses before it touches the issue, since that config could
+run a program as you or send your model key elsewhere. Check out the default branch first.
 
 With --until, it keeps going step after step until the issue reaches STATE or stops at a gate
 (a person is needed: plan review in interactive mode, the open pull request, Human Needed).

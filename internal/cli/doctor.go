@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -66,8 +68,12 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		return err
 	}
 	var findings []doctor.Finding
-	cfg, cfgErr := compose.LoadConfig(root, "")
+	cfg, cfgErr := s.loadConfig(ctx, root)
+	var foreign *foreignFilesError
 	switch _, statErr := os.Stat(filepath.Join(root, config.DefaultPath)); {
+	case errors.As(cfgErr, &foreign):
+		findings = append(findings, doctor.Finding{Problem: true, Msg: foreign.Msg, Fix: foreign.Fix + "; the agent is checked once the config is the default branch's"})
+		cfg = config.Default()
 	case cfgErr != nil:
 		findings = append(findings, doctor.Finding{Problem: true, Msg: cfgErr.Error(), Fix: "fix that line (the README's Configuration section lists every key); the agent is checked once the config is valid"})
 		cfg = config.Default()
@@ -100,8 +106,10 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	}
 	findings = append(findings, doctor.Remote(ctx, runner, root, git.Auth{Token: s.pushToken(ctx, root)}))
 	closeRunner()
+	// A finding quotes what is in the checkout (a workflow file's name, a value of its YAML) and on GitHub:
+	// it reaches the terminal inert, with ralph's own colour only.
 	for _, fd := range findings {
-		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(fd.String()))
+		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(inert.String(fd.String())))
 	}
 	problems := len(doctor.Problems(findings))
 	if problems == 0 {

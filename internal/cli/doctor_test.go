@@ -78,3 +78,30 @@ func TestDoctorBadToken(t *testing.T) {
 	}
 	golden2(t, e, "doctor-bad-token.golden", e.scrub(e.stdout.String())+"--- stderr\n"+e.scrub(e.stderr.String()))
 }
+
+// SECURITY: doctor quotes what is in the checkout (a workflow file's name, a value of its YAML, a config
+// error), which a checked-out branch of someone else's may hold: no control character of it reaches the
+// terminal, on a terminal (with colour) or not.
+func TestDoctorPrintsNoEscapesOfOthers(t *testing.T) {
+	t.Parallel()
+	for _, tty := range []bool{true, false} {
+		e := newTestEnv(t)
+		e.tty, e.color = tty, tty
+		if code := e.run("init", "--agent", "claude"); code != 0 {
+			t.Fatalf("init: exit %d: %s", code, e.stderr)
+		}
+		dir := filepath.Join(e.dir, ".github", "workflows")
+		hostile := "ci\x1b]0;pwned\x07\x1b[2J\r.yml"
+		if err := os.Rename(filepath.Join(dir, "ralph.yml"), filepath.Join(dir, hostile)); err != nil {
+			t.Fatal(err)
+		}
+		e.run("doctor")
+		got := e.stdout.String() + e.stderr.String()
+		if strings.ContainsAny(got, "\x07\r") || strings.Contains(got, "\x1b]") || strings.Contains(got, "\x1b[2J") {
+			t.Errorf("terminal %v: a control character of the workflow's name reached the output: %q", tty, got)
+		}
+		if !strings.Contains(got, "ci^[]0;pwned^G^[[2J^M.yml") {
+			t.Errorf("terminal %v: the workflow's name is not shown in caret notation: %q", tty, got)
+		}
+	}
+}

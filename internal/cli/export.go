@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/jq"
 	"github.com/cli/go-gh/v2/pkg/template"
 	"github.com/spf13/cobra"
+
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
 // exporter is --json FIELDS, --jq EXPR and --template T, as gh has them.
@@ -88,15 +91,27 @@ func (e *exporter) pick(all map[string]any) map[string]any {
 
 // write encodes data (an object or a list of objects, already picked) through --jq or --template.
 func (e *exporter) write(w io.Writer, data any, tty bool, width int) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
 	enc.SetEscapeHTML(false)
-	if tty && e.JQ == "" && e.Template == "" {
-		enc.SetIndent("", "  ")
-	}
 	if err := enc.Encode(data); err != nil {
 		return err
 	}
+	// Every string holds what others may have written (a title, a phase's, a reason): it is made inert
+	// before --jq or a template sees it, as gh sanitizes an API's answer, so neither a raw string of
+	// --jq nor a template's text gives the terminal a control character; a template's own colour stays.
+	var buf bytes.Buffer
+	if err := inertJSON(&buf, json.NewDecoder(&raw)); err != nil {
+		return err
+	}
+	if tty && e.JQ == "" && e.Template == "" {
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, buf.Bytes(), "", "  "); err != nil {
+			return err
+		}
+		buf = indented
+	}
+	buf.WriteByte('\n')
 	switch {
 	case e.JQ != "":
 		return jq.Evaluate(&buf, w, e.JQ)
@@ -115,4 +130,67 @@ func (e *exporter) write(w io.Writer, data any, tty bool, width int) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// inertJSON copies the one JSON value dec reads to w, compact, with every string (keys included) made
+// inert (inert.String) and numbers as they were.
+func inertJSON(w *bytes.Buffer, dec *json.Decoder) error {
+	dec.UseNumber()
+	var value func() error
+	str := func(s string) error {
+		b, err := json.Marshal(inert.String(s))
+		if err != nil {
+			return err
+		}
+		// json.Marshal escapes <, > and & for HTML; the encoder above does not, and neither does this.
+		b = bytes.ReplaceAll(b, []byte(`\u003c`), []byte("<"))
+		b = bytes.ReplaceAll(b, []byte(`\u003e`), []byte(">"))
+		b = bytes.ReplaceAll(b, []byte(`\u0026`), []byte("&"))
+		w.Write(b)
+		return nil
+	}
+	value = func() error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			obj := v == '{'
+			w.WriteRune(rune(v))
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				if obj {
+					k, err := dec.Token()
+					if err != nil {
+						return err
+					}
+					if err := str(k.(string)); err != nil {
+						return err
+					}
+					w.WriteByte(':')
+				}
+				if err := value(); err != nil {
+					return err
+				}
+			}
+			end, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			w.WriteRune(rune(end.(json.Delim)))
+		case string:
+			return str(v)
+		case json.Number:
+			w.WriteString(v.String())
+		case bool:
+			w.WriteString(strconv.FormatBool(v))
+		case nil:
+			w.WriteString("null")
+		}
+		return nil
+	}
+	return value()
 }

@@ -229,9 +229,21 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	}
 	var plans []plan
 	var changed []string
+	// init writes only inside the checkout, and only regular files where it names them: a link there (a
+	// file, .github, .github/workflows: a branch someone else wrote) is refused before anything is
+	// written, and the root keeps every read and write inside the checkout whatever changes meanwhile.
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	for _, fl := range files {
-		p := filepath.Join(root, filepath.FromSlash(fl.path))
-		old, err := os.ReadFile(p)
+		if err := noLinkOnTheWay(dir, fl.path); err != nil {
+			return err
+		}
+	}
+	for _, fl := range files {
+		old, err := dir.ReadFile(filepath.FromSlash(fl.path))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			plans = append(plans, plan{fl, "create"})
@@ -259,11 +271,11 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			fmt.Fprintf(f.Stderr, "  %s is up to date\n", p.file.path)
 			continue
 		}
-		full := filepath.Join(root, filepath.FromSlash(p.file.path))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		rel := filepath.FromSlash(p.file.path)
+		if err := dir.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(full, p.file.content, 0o644); err != nil {
+		if err := dir.WriteFile(rel, p.file.content, 0o644); err != nil {
 			return err
 		}
 		verb := "wrote"
@@ -420,4 +432,23 @@ func readLine(r io.Reader) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// noLinkOnTheWay refuses a symbolic link at rel or at any directory on the way to it, in dir.
+func noLinkOnTheWay(dir *os.Root, rel string) error {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := dir.Lstat(filepath.FromSlash(p))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s in your checkout is a symbolic link; init writes %s only as a file of its own, through no link; nothing was changed", p, rel)
+		}
+	}
+	return nil
 }

@@ -434,3 +434,59 @@ func TestInitAsksAgainOnATypo(t *testing.T) {
 		t.Errorf("init does not name the secret gh asks for:\n%s", e.stderr)
 	}
 }
+
+// SECURITY: init writes its two files only as regular files inside the checkout. A link the checkout
+// holds where init writes (a file, .github or .github/workflows: a branch someone else wrote, checked
+// out) would have init create or, with --force, overwrite a file elsewhere (~/.bashrc); init refuses
+// it, changes nothing, and no file outside the checkout is written.
+func TestInitWritesNoFileThroughALink(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		link string // in the checkout
+		to   func(outside string) string
+	}{
+		{"dangling workflow", ".github/workflows/ralph.yml", func(o string) string { return filepath.Join(o, "new-file") }},
+		{"existing config", ".github/ralph.yml", func(o string) string { return filepath.Join(o, "bashrc") }},
+		{".github", ".github", func(o string) string { return o }},
+		{"workflows", ".github/workflows", func(o string) string { return o }},
+		{"inside", ".github/ralph.yml", func(string) string { return "../README.md" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			outside := t.TempDir()
+			bashrc := filepath.Join(outside, "bashrc")
+			if err := os.WriteFile(bashrc, []byte("export PS1=mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			readme := filepath.Join(e.dir, "README.md")
+			if err := os.WriteFile(readme, []byte("# mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(e.dir, filepath.FromSlash(c.link))
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(c.to(outside), link); err != nil {
+				t.Fatal(err)
+			}
+			code := e.run("init", "--agent", "claude", "--force")
+			if code == 0 {
+				t.Errorf("init wrote through the link %s: exit 0\n%s%s", c.link, e.stdout, e.stderr)
+			}
+			entries, _ := os.ReadDir(outside)
+			if len(entries) != 1 {
+				t.Errorf("init wrote outside the checkout: %v", entries)
+			}
+			for p, want := range map[string]string{bashrc: "export PS1=mine\n", readme: "# mine\n"} {
+				if b, _ := os.ReadFile(p); string(b) != want {
+					t.Errorf("init overwrote %s: %q", p, b)
+				}
+			}
+			if !strings.Contains(e.stderr.String(), "link") {
+				t.Errorf("init does not say why: %s", e.stderr)
+			}
+		})
+	}
+}

@@ -28,7 +28,9 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 		return err
 	}
 	fmt.Fprintf(f.Stderr, "the %s prompt for #%d, from %s:\n", command, opts.Issue, source)
-	_, err = io.WriteString(f.Stdout, prompt)
+	// The prompt quotes the issue's text and people's comments (a carriage return of a body is kept for
+	// the agent): what reaches the terminal is inert.
+	_, err = io.WriteString(f.Stdout, inert.String(prompt))
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cli/go-gh/v2/pkg/auth"
@@ -160,12 +161,116 @@ func (f *Factory) checkout(ctx context.Context) (string, error) {
 }
 
 // configOrDefault is the checkout's config when there is a checkout (status and sweep work without one).
-func (f *Factory) configOrDefault(ctx context.Context) (config.Config, error) {
-	root, err := f.checkout(ctx)
+func (s *session) configOrDefault(ctx context.Context) (config.Config, error) {
+	root, err := s.f.checkout(ctx)
 	if err != nil {
 		return config.Default(), nil
 	}
+	return s.loadConfig(ctx, root)
+}
+
+// loadConfig is the checkout's config, read only when ralph's own files there are the default branch's
+// (ralphFilesOfDefaultBranch). Every command that may run a step, or says what one would do, reads it so.
+func (s *session) loadConfig(ctx context.Context, root string) (config.Config, error) {
+	if root != "" {
+		if err := s.ralphFilesOfDefaultBranch(ctx, root); err != nil {
+			return config.Config{}, err
+		}
+	}
 	return compose.LoadConfig(root, "")
+}
+
+// ralphFilesOfDefaultBranch refuses a checkout whose HEAD holds ralph's own files (its config and prompts,
+// config.RalphPaths) otherwise than the default branch did where HEAD left it (their merge base): a branch
+// someone else wrote, checked out here (gh pr checkout of a fork's pull request), would direct ralph as
+// the person running it, with their environment and keys: agent.command runs a program of theirs,
+// gateway.upstream sends the model key to their host, a prompt template is their instructions. What the
+// person changed and did not commit is theirs, and read. Only git's plumbing runs, on commits: nothing
+// of the work tree is consulted.
+func (s *session) ralphFilesOfDefaultBranch(ctx context.Context, root string) error {
+	if _, err := gitOut(ctx, root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
+		return nil // no commit yet: every file there is the person's
+	}
+	name, base := "", ""
+	if ref, err := gitOut(ctx, root, "symbolic-ref", "-q", "refs/remotes/origin/HEAD"); err == nil {
+		name, base = strings.TrimPrefix(ref, "refs/remotes/origin/"), ref
+	} else {
+		repo, err := s.gh.Repository(ctx)
+		if err != nil {
+			return fmt.Errorf("finding the default branch of %s: %w", s.fullName(), err)
+		}
+		name, base = repo.DefaultBranch, "refs/remotes/origin/"+repo.DefaultBranch
+	}
+	if _, err := gitOut(ctx, root, "rev-parse", "--verify", "-q", base+"^{commit}"); err != nil {
+		return fmt.Errorf("your checkout has no %s (origin's default branch), so ralph cannot tell whether its config and prompts here are the default branch's: run git fetch origin", base)
+	}
+	mb, err := gitOut(ctx, root, "merge-base", "HEAD", base)
+	if err != nil {
+		mb = ""
+	}
+	head, err := ralphEntries(ctx, root, "HEAD")
+	if err != nil {
+		return err
+	}
+	old := map[string]string{}
+	if mb != "" {
+		if old, err = ralphEntries(ctx, root, mb); err != nil {
+			return err
+		}
+	}
+	var changed []string
+	for p, e := range head {
+		if old[p] != e {
+			changed = append(changed, p)
+		}
+	}
+	for p := range old {
+		if _, ok := head[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	slices.Sort(changed)
+	branch, _ := gitOut(ctx, root, "rev-parse", "--abbrev-ref", "HEAD")
+	return &foreignFilesError{
+		Msg: fmt.Sprintf("your checkout's HEAD (%s) changes ralph's own files from the default branch (%s): %s; ralph reads its config and prompts only as the default branch holds them (with your uncommitted edits), since a branch someone else wrote, checked out here, would direct ralph as you (run a program, send your model key elsewhere)",
+			branch, name, strings.Join(changed, ", ")),
+		Fix: fmt.Sprintf("check out %s (or a branch of yours that leaves them alone), or merge the change to %s first", name, name),
+	}
+}
+
+// foreignFilesError: the checkout's ralph files are not the default branch's (ralphFilesOfDefaultBranch).
+type foreignFilesError struct{ Msg, Fix string }
+
+func (e *foreignFilesError) Error() string {
+	return e.Msg + ". " + strings.ToUpper(e.Fix[:1]) + e.Fix[1:]
+}
+
+// ralphEntries are the tree entries of ralph's own files at rev (mode, type and object of each, by
+// path), and what .github itself is there (a directory, or a link that would lead the reading elsewhere).
+func ralphEntries(ctx context.Context, root, rev string) (map[string]string, error) {
+	out := map[string]string{}
+	top, err := gitOut(ctx, root, "ls-tree", "--full-tree", rev, "--", ".github")
+	if err != nil {
+		return nil, err
+	}
+	if top != "" {
+		mode, _, _ := strings.Cut(top, " ")
+		out[".github"] = mode
+	}
+	list, err := gitOut(ctx, root, "ls-tree", "-r", "--full-tree", rev, "--", config.DefaultPath, ".github/ralph")
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(list, "\n") {
+		entry, path, ok := strings.Cut(line, "\t")
+		if ok {
+			out[path] = entry
+		}
+	}
+	return out, nil
 }
 
 // author is the user's git identity, for the commits ralph makes here.
@@ -199,7 +304,7 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 	if err != nil && needCheckout {
 		return nil, err
 	}
-	cfg, err := compose.LoadConfig(root, "")
+	cfg, err := s.loadConfig(ctx, root)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func statusRun(ctx context.Context, f *Factory, opts *StatusOptions) error {
 	}
 	// status only reads: with a config it cannot use, it shows what it reads with ralph's defaults, then
 	// the config's error (and exits as that error does).
-	cfg, cfgErr := f.configOrDefault(ctx)
+	cfg, cfgErr := s.configOrDefault(ctx)
 	if cfgErr != nil {
 		cfg = config.Default()
 	}

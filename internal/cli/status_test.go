@@ -333,3 +333,44 @@ func TestStatusPrintsNoEscapesOfOthers(t *testing.T) {
 		}
 	}
 }
+
+// SECURITY: --json, --jq and --template print what others wrote as gh prints an API's answer: a control
+// character of a title (or of any other value) is shown in caret notation, never given to the terminal,
+// whether the result is JSON, a raw string of --jq or a template's text; a template's own colour stays.
+func TestStatusJSONPrintsNoEscapesOfOthers(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	hostile := "\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u009b31m\x7f"
+	n := e.srv.CreateIssue("mona", "Title "+hostile, "", workflow.LabelBuild, workflow.InProgress.Label())
+	seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-title", n), Base: "main",
+		Last: &engine.Entry{Step: workflow.Implement, To: workflow.InProgress, At: clock, Outcome: "failed", Message: "verify\x1b]8;;https://evil\x1b\\ failed"}})
+	for _, args := range [][]string{
+		{"status", fmt.Sprint(n), "--json", "title,lastRun"},
+		{"status", fmt.Sprint(n), "--json", "title,lastRun", "--jq", ".title, .lastRun.message"},
+		{"status", fmt.Sprint(n), "--json", "title", "--template", "{{.title}}"},
+		{"status", "--json", "title", "--jq", ".[].title"},
+		{"status", "--json", "title", "--template", `{{range .}}{{.title}}{{end}}`},
+	} {
+		for _, tty := range []bool{true, false} {
+			e.tty = tty
+			if code := e.run(args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, e.stderr)
+			}
+			got := e.stdout.String()
+			if strings.ContainsAny(got, "\x1b\x07\r\u009b\x7f") {
+				t.Errorf("%v (terminal %v): a control character of the title reached the output: %q", args, tty, got)
+			}
+			if !strings.Contains(got, "^[]52;c;ZXZpbA==^G^[[2J^M") {
+				t.Errorf("%v (terminal %v): the title is not shown in caret notation: %q", args, tty, got)
+			}
+		}
+	}
+	// The template's own colour is the person's: it stays.
+	e.tty = true
+	if code := e.run("status", fmt.Sprint(n), "--json", "title", "--template", `{{color "red" "x"}}`); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	if got := e.stdout.String(); !strings.Contains(got, "\x1b[") {
+		t.Errorf("the template's colour was lost: %q", got)
+	}
+}

@@ -58,7 +58,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	}
 	defer s.release()
 	var eng *engine.Engine
-	cfg, err := f.configOrDefault(ctx)
+	cfg, err := s.configOrDefault(ctx)
 	if err != nil {
 		return err
 	}
