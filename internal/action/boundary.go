@@ -47,7 +47,7 @@ func (r *runner) workflowFile() *doctor.Workflow {
 	if !ok || rel == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(r.ev.Workspace, filepath.FromSlash(rel)))
+	b, err := doctor.ReadWorkflowFile(filepath.Join(r.ev.Workspace, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -71,7 +73,7 @@ func FindWorkflow(root string) (*Workflow, error) {
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := ReadWorkflowFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -88,6 +90,34 @@ func FindWorkflow(root string) (*Workflow, error) {
 		}
 	}
 	return nil, nil
+}
+
+// maxWorkflowFile bounds a workflow file ralph reads: GitHub's own limit for a workflow is 512 KiB.
+const maxWorkflowFile = 1 << 20
+
+// ReadWorkflowFile reads the workflow file at path: a regular file only (not a link, which could name
+// /dev/zero or a FIFO, nor anything else that could keep the read from ending), opened without following
+// a link and without blocking, and at most maxWorkflowFile bytes.
+func ReadWorkflowFile(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): ralph reads no workflow through a link", path, fi.Mode().Type())
+	}
+	if fi.Size() > maxWorkflowFile {
+		return nil, fmt.Errorf("%s is %d bytes, more than a workflow file can be (%d)", path, fi.Size(), maxWorkflowFile)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if got, err := f.Stat(); err != nil || !got.Mode().IsRegular() || !os.SameFile(fi, got) {
+		return nil, fmt.Errorf("%s changed while ralph read it", path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxWorkflowFile))
 }
 
 type rawWorkflow struct {

@@ -1,8 +1,12 @@
 package doctor
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -91,5 +95,34 @@ func TestWorkflowFileCommandInput(t *testing.T) {
 	}
 	if warned(with, true) || warned(without, false) {
 		t.Error("a warning for a workflow with a command input, or without the chain")
+	}
+}
+
+// A workflow file that is a link (to /dev/zero, say) or a FIFO is not read: FindWorkflow says so at once
+// instead of reading without end.
+func TestFindWorkflowReadsOnlyRegularFiles(t *testing.T) {
+	t.Parallel()
+	for name, mk := range map[string]func(path string) error{
+		"link to /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+		"fifo":              func(p string) error { return syscall.Mkfifo(p, 0o644) },
+	} {
+		root := t.TempDir()
+		dir := filepath.Join(root, ".github", "workflows")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := mk(filepath.Join(dir, "ralph.yml")); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := FindWorkflow(root); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: FindWorkflow = %v, want an error naming it not a regular file", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: FindWorkflow did not return", name)
+		}
 	}
 }
