@@ -3,7 +3,10 @@
 // on a person's terminal, and the Action's door run by hand (off a runner).
 package inert
 
-import "unicode/utf8"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Filter is what ralph writes to a terminal of text that is not its own: a terminal acts on control
 // characters and escape sequences (moving the cursor over what was printed, setting the clipboard with
@@ -45,6 +48,8 @@ func (f *Filter) Bytes(p []byte) []byte {
 			r, n := utf8.DecodeRune(p[i:])
 			if r >= 0x80 && r <= 0x9f {
 				out = append(out, '^', '[', byte(r-0x80+'@')) // C1 = ESC + a letter
+			} else if reorders(r) {
+				out = fmt.Appendf(out, "<U+%04X>", r)
 			} else {
 				out = append(out, p[i:i+n]...)
 			}
@@ -52,6 +57,19 @@ func (f *Filter) Bytes(p []byte) []byte {
 		}
 	}
 	return out
+}
+
+// reorders says whether r changes the order or the lines in which a terminal shows what follows it
+// (bidirectional marks, embeddings, overrides and isolates; the line and paragraph separators): what
+// others wrote could show in another order than it reads ("Trojan Source"), so it is shown by its code
+// point.
+func reorders(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
+		r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
 }
 
 // Flush returns what Bytes kept of an unfinished character: at the end of the text it is no character

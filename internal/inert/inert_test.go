@@ -10,6 +10,11 @@ func TestString(t *testing.T) {
 		{"\x1b[2J\rover", "^[[2J^Mover"},
 		{"\u009b31m", "^[[31m"},
 		{"del\x7f", "del^?"},
+		// What reorders the text after it is shown by its code point: an override, an isolate, a mark,
+		// a line separator. Right-to-left text itself is kept.
+		{"fix \u202etxt.exe\u202c ok", "fix <U+202E>txt.exe<U+202C> ok"},
+		{"\u2067a\u2069 \u200fb \u2028c", "<U+2067>a<U+2069> <U+200F>b <U+2028>c"},
+		{"שלום", "שלום"},
 	}
 	for _, tt := range tests {
 		if got := String(tt.in); got != tt.want {
