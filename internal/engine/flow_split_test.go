@@ -306,6 +306,25 @@ func TestFlowSplitForgedParent(t *testing.T) {
 	}
 }
 
+// TestFlowPlanPhaseTitleNUL: a phase's title is the agent's, and becomes an argument of ralph's git (the
+// phase's commit message): one that holds a NUL (or another control character), which no program's argument
+// can hold, goes to a person with the plan, before any phase runs; it must not fail every implement run
+// the same way, uncounted, running the agent again each time.
+func TestFlowPlanPhaseTitleNUL(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	h.agent.on("plan", writes("# Plan\n\n## Phase 1: Add\x00the parser\n\nWrite parse.go.\n"))
+	n := h.enrolled("Widgets")
+	h.to(n, workflow.HumanNeeded, 4)
+	rec := h.gh.record(t, n)
+	if !strings.Contains(rec.Reason, "phase 1") || !strings.Contains(rec.Reason, "control character") {
+		t.Errorf("reason = %q", rec.Reason)
+	}
+	if slices.Contains(h.agent.commands(), "implement") || len(rec.Phases) != 0 {
+		t.Errorf("agent runs %v, phases %v", h.agent.commands(), rec.Phases)
+	}
+}
+
 // TestFlowPlanPhasesBounded: a plan with more phases than max_phases goes to a person; no phase runs.
 func TestFlowPlanPhasesBounded(t *testing.T) {
 	t.Parallel()

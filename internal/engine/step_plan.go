@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -66,7 +67,9 @@ func ParsePhases(plan string) ([]Phase, error) {
 const maxPhaseTitle = 200
 
 // checkPhases says why ralph will not work through a plan's phases ("" when it will): more than max_phases,
-// or a title too long for a commit's subject.
+// or a title too long for a commit's subject, or one that holds a control character: the title is an
+// argument of ralph's git (the commit's message), which cannot hold a NUL, so such a phase would fail
+// every implement run the same way.
 func checkPhases(phases []Phase, limit int) string {
 	if limit < 1 { // a Config not made by config.Default or Parse
 		limit = config.Default().MaxPhases
@@ -77,6 +80,9 @@ func checkPhases(phases []Phase, limit int) string {
 	for i, p := range phases {
 		if n := utf8.RuneCountInString(p.Title); n > maxPhaseTitle {
 			return fmt.Sprintf("The title of phase %d is %d characters; ralph takes at most %d. No phase was started.", i+1, n, maxPhaseTitle)
+		}
+		if strings.ContainsFunc(p.Title, func(c rune) bool { return unicode.IsControl(c) && c != '\t' }) {
+			return fmt.Sprintf("The title of phase %d holds a control character; ralph takes none there. No phase was started.", i+1)
 		}
 	}
 	return ""
