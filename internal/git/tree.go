@@ -244,14 +244,16 @@ func (r *Repo) FindTrailer(ctx context.Context, head, base, key, value string) (
 	if head == base {
 		return "", false, nil
 	}
-	out, err := r.run(ctx, "", nil, "log", "--format=%H%x00%B%x1e", head, "--not", base, "--")
+	// Each commit ends with a NUL (-z), its id on the first line: a message quotes titles that are not
+	// ralph's, which may hold any character but the one no message given as an argument can hold.
+	out, err := r.run(ctx, "", nil, "log", "-z", "--format=%H%n%B", head, "--not", base, "--")
 	if err != nil {
 		return "", false, fmt.Errorf("git log: %w", err)
 	}
 	want := key + ": " + value
-	for _, rec := range strings.Split(string(out), "\x1e") {
-		hash, msg, ok := strings.Cut(strings.TrimLeft(rec, "\n"), "\x00")
-		if !ok {
+	for _, rec := range strings.Split(string(out), "\x00") {
+		hash, msg, ok := strings.Cut(rec, "\n")
+		if !ok || !isSHA(hash) {
 			continue
 		}
 		for _, line := range strings.Split(msg, "\n") {

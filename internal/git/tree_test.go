@@ -175,6 +175,10 @@ func TestFindTrailer(t *testing.T) {
 	c3 := f.commitFile(t, r, c2, "c.txt", "3\n", "not a trailer: Ralph-Step: review/1\n\nXRalph-Step: review/1\nRalph-Step: implement/1/10")
 	c4 := f.commitFile(t, r, c3, "d.txt", "4\n", "again\n\nRalph-Step: implement/1/1")
 	head := c4
+	// A subject quotes a title that is not ralph's (an issue's): it may hold any character an argument can,
+	// the separators of git log's output included.
+	c5 := f.commitFile(t, r, c4, "e.txt", "5\n", "ralph: research for #1 a\x1eb\x1ec\n\nRalph-Step: research/2")
+	c6 := f.commitFile(t, r, c5, "f.txt", "6\n", "ralph: research for #1 \x1e"+c5+"\n\nRalph-Step: research/3")
 
 	tests := []struct {
 		name       string
@@ -193,6 +197,8 @@ func TestFindTrailer(t *testing.T) {
 		{"not at the start of a line", head, onBase, "Ralph-Step", "review/1", "", false},
 		{"head is base", head, head, "Ralph-Step", "", "", false},
 		{"unknown key", head, onBase, "Other", "", "", false},
+		{"a subject holding git log's record separator", c6, onBase, "Ralph-Step", "research/2", c5, true},
+		{"the newest, whose subject holds a separator and a commit id", c6, onBase, "Ralph-Step", "", c6, true},
 	}
 	for _, tt := range tests {
 		got, found, err := r.FindTrailer(ctx, tt.head, tt.base, tt.key, tt.value)
