@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -265,9 +266,19 @@ func (r Record) check(cfg config.Config) error {
 	if r.Base != "" && !validBranch(r.Base) {
 		return fmt.Errorf("its base branch %q is not a branch name", r.Base)
 	}
+	// The slug and the date name the documents' files, in the agent's copy and on the branch.
+	if r.Slug != "" && !recordSlug.MatchString(r.Slug) {
+		return fmt.Errorf("its slug %q is not one ralph makes", r.Slug)
+	}
+	if r.Date != "" && !recordDate.MatchString(r.Date) {
+		return fmt.Errorf("its date %q is not a date", r.Date)
+	}
 	for i, p := range r.Phases {
 		if p.SHA != "" && !isCommitID(p.SHA) {
 			return fmt.Errorf("phase %d's commit %q is not a commit id", i+1, p.SHA)
+		}
+		if controlInTitle(p.Title) {
+			return fmt.Errorf("phase %d's title holds a control character", i+1)
 		}
 	}
 	if r.Head != "" && !isCommitID(r.Head) {
@@ -283,6 +294,12 @@ func (r Record) check(cfg config.Config) error {
 	}
 	return nil
 }
+
+// recordSlug and recordDate are what Slug and the enrolling run's date make.
+var (
+	recordSlug = regexp.MustCompile(`^[a-z0-9-]+$`)
+	recordDate = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
 
 // validBranch is what ralph's own branch names (branch_prefix, the issue's number, a slug) and a base branch
 // are made of: a branch name git takes, with nothing a shell or git would read as more.

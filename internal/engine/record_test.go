@@ -175,7 +175,7 @@ func TestParseRecord(t *testing.T) {
 // SECURITY: a record ralph would not have written is refused, whoever wrote it.
 func TestRecordCheck(t *testing.T) {
 	cfg := config.Default()
-	ok := Record{Version: 1, State: workflow.InProgress, Branch: "ralph/1-x", Base: "main",
+	ok := Record{Version: 1, State: workflow.InProgress, Branch: "ralph/1-x", Base: "main", Slug: "x", Date: "2025-01-02",
 		Phases: []Phase{{Title: "a", SHA: strings.Repeat("0", 40)}}, Children: []int{2}}
 	if err := ok.check(cfg); err != nil {
 		t.Fatalf("a record of ralph's is refused: %v", err)
@@ -195,6 +195,10 @@ func TestRecordCheck(t *testing.T) {
 		"negative pull request":         func(r *Record) { r.PR = -1 },
 		"sub-issue not a number":        func(r *Record) { r.Children = []int{0} },
 		"branch is the configured base": func(r *Record) { r.Branch = "ralph/base" },
+		"slug climbs":                   func(r *Record) { r.Slug = "x/../../../../root/notes" },
+		"slug is a path":                func(r *Record) { r.Slug = "/etc/x" },
+		"date climbs":                   func(r *Record) { r.Date = "../../../../tmp" },
+		"phase title holds a NUL":       func(r *Record) { r.Phases[0].Title = "a\x00b" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := ok.clone()

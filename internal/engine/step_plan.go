@@ -81,11 +81,17 @@ func checkPhases(phases []Phase, limit int) string {
 		if n := utf8.RuneCountInString(p.Title); n > maxPhaseTitle {
 			return fmt.Sprintf("The title of phase %d is %d characters; ralph takes at most %d. No phase was started.", i+1, n, maxPhaseTitle)
 		}
-		if strings.ContainsFunc(p.Title, func(c rune) bool { return unicode.IsControl(c) && c != '\t' }) {
+		if controlInTitle(p.Title) {
 			return fmt.Sprintf("The title of phase %d holds a control character; ralph takes none there. No phase was started.", i+1)
 		}
 	}
 	return ""
+}
+
+// controlInTitle says whether a phase's title holds a control character (a tab aside). The title is an
+// argument of ralph's git, the message of the phase's commit, which cannot hold a NUL; and it is a line.
+func controlInTitle(title string) bool {
+	return strings.ContainsFunc(title, func(c rune) bool { return unicode.IsControl(c) && c != '\t' })
 }
 
 func (r *runner) plan(ctx context.Context, rec *Record) (Outcome, error) {
