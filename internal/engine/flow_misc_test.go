@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -67,5 +68,22 @@ func TestPermissionAuthorizer(t *testing.T) {
 	re := &engine.RefusedError{Login: "t", Action: engine.ActRetry}
 	if re.Error() != "@t may not retry: write, maintain or admin permission is needed" {
 		t.Errorf("RefusedError = %q", re.Error())
+	}
+}
+
+// TestFlowIssueTitleNUL: an issue's title is its author's (anyone who can open an issue, who can also edit
+// it after a writer enrolled it), and GitHub keeps a NUL in one. It is quoted in the subject of each
+// document's commit, an argument of ralph's git, which cannot hold a NUL: the step must still commit, not
+// fail every run the same way, uncounted, running the agent again each time.
+func TestFlowIssueTitleNUL(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	n := h.enrolled("Parse\x00widgets")
+	res := h.advance(n)
+	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {
+		t.Errorf("research Result = %+v", res)
+	}
+	if got, want := h.subjects(branchOf(n, "parse-widgets")), []string{"ralph: research for #1 Parse\uFFFDwidgets"}; !slices.Equal(got, want) {
+		t.Errorf("commits = %q, want %q", got, want)
 	}
 }

@@ -320,7 +320,7 @@ func (r *Repo) Message(ctx context.Context, sha string) (string, error) {
 func (r *Repo) CommitNote(ctx context.Context, msg, parent string, author Signature) (string, error) {
 	tree, err := r.run(ctx, "", nil, "hash-object", "-t", "tree", "-w", "--stdin")
 	if err == nil {
-		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-m", msg}
+		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-m", messageArg(msg)}
 		if parent != "" {
 			args = append(args, "-p", parent)
 		}

@@ -116,11 +116,18 @@ func (r *Repo) WriteTree(ctx context.Context, index string) (string, error) {
 
 // CommitTree makes a commit of tree on parent, as author, and returns its id. No ref moves.
 func (r *Repo) CommitTree(ctx context.Context, tree, parent, msg string, author Signature) (string, error) {
-	out, err := r.run(ctx, "", author.env(), "commit-tree", tree, "-p", parent, "-m", msg)
+	out, err := r.run(ctx, "", author.env(), "commit-tree", tree, "-p", parent, "-m", messageArg(msg))
 	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// messageArg is msg as an argument of git: a message quotes text that is not ralph's (an issue's title, which
+// GitHub lets hold a NUL), and no argument can hold a NUL (nor does git take one in a message), so each is
+// written U+FFFD. Otherwise such a text would fail every commit that quotes it, the same way each time.
+func messageArg(msg string) string {
+	return strings.ReplaceAll(msg, "\x00", "\uFFFD")
 }
 
 // TreeOf returns the tree of a commit.

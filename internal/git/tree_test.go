@@ -339,3 +339,30 @@ func TestWriteBlobsAndUpdateIndex(t *testing.T) {
 		t.Errorf("BlobID = %s, want %s", got, want)
 	}
 }
+
+// TestCommitMessageNUL: a message quotes text that is not ralph's (an issue's title, which GitHub lets hold a
+// NUL); it is an argument of git, which cannot hold one: the commit is made, the NUL written U+FFFD.
+func TestCommitMessageNUL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	r := f.repo
+	tree, err := r.TreeOf(ctx, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]func() (string, error){
+		"CommitTree": func() (string, error) { return r.CommitTree(ctx, tree, f.base, "ralph: research for #1 a\x00b", sig) },
+		"CommitNote": func() (string, error) { return r.CommitNote(ctx, "ralph: research for #1 a\x00b", "", sig) },
+	}
+	for name, commit := range made {
+		sha, err := commit()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if msg, err := r.Message(ctx, sha); err != nil || msg != "ralph: research for #1 a\uFFFDb\n" {
+			t.Errorf("%s: message = %q, %v", name, msg, err)
+		}
+	}
+}
