@@ -74,7 +74,8 @@ func TestPermissionAuthorizer(t *testing.T) {
 // TestFlowIssueTitleNUL: an issue's title is its author's (anyone who can open an issue, who can also edit
 // it after a writer enrolled it), and GitHub keeps a NUL in one. It is quoted in the subject of each
 // document's commit, an argument of ralph's git, which cannot hold a NUL: the step must still commit, not
-// fail every run the same way, uncounted, running the agent again each time.
+// fail every run the same way, uncounted, running the agent again each time. Quoted, it is shown as the
+// terminal filter shows it (^@, its @ made no mention).
 func TestFlowIssueTitleNUL(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
@@ -83,7 +84,7 @@ func TestFlowIssueTitleNUL(t *testing.T) {
 	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {
 		t.Errorf("research Result = %+v", res)
 	}
-	if got, want := h.subjects(branchOf(n, "parse-widgets")), []string{"ralph: research for #1 Parse\uFFFDwidgets"}; !slices.Equal(got, want) {
+	if got, want := h.subjects(branchOf(n, "parse-widgets")), []string{"ralph: research for #1 Parse^＠widgets"}; !slices.Equal(got, want) {
 		t.Errorf("commits = %q, want %q", got, want)
 	}
 }

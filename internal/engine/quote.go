@@ -3,6 +3,8 @@ package engine
 import (
 	"regexp"
 	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
 // GitHub acts on what it finds in the text of pull requests, commits and comments: `fixes #2` (or `GH-2`,
@@ -29,9 +31,14 @@ var (
 // issue itself, around such text.
 func Inert(s string) string {
 	// One line: a title that broke a commit's subject would make the rest of it the message's body.
-	s = strings.NewReplacer("\r", " ", "\n", " ", "<", "\uFF1C").Replace(s) // ＜: no tag at all
-	s = linkRef.ReplaceAllString(s, "\uFF3D$1")                             // ［text］(…): no link
-	s = wwwRef.ReplaceAllString(s, "$1\uFF0E")                              // www．host
+	s = strings.NewReplacer("\r", " ", "\n", " ", "\t", " ").Replace(s)
+	// No control character (an escape sequence in a commit's subject reaches the terminal of whoever runs
+	// git log; a NUL no program argument can hold) and nothing that reorders what follows it: shown as the
+	// terminal filter shows them (^[, <U+202E>), before "<" is made harmless below.
+	s = inert.String(s)
+	s = strings.ReplaceAll(s, "<", "\uFF1C")    // ＜: no tag at all
+	s = linkRef.ReplaceAllString(s, "\uFF3D$1") // ［text］(…): no link
+	s = wwwRef.ReplaceAllString(s, "$1\uFF0E")  // www．host
 	return InertText(s)
 }
 

@@ -20,6 +20,11 @@ func TestInert(t *testing.T) {
 		{"(@mona) @@hubot", "(＠mona) @＠hubot"},
 		{"C# and #hashtag stay", "C# and #hashtag stay"},
 		{"two\nlines\r", "two lines "},
+		// No control character, nor what reorders the text after it: a commit's subject is shown raw by
+		// git log on a person's terminal.
+		{"title\x1b]0;pwned\x07\x1b[2J end", "title^[]0;pwned^G^[[2J end"},
+		{"nul\x00 and tab\t and del\x7f and \u009b", "nul^@ and tab  and del^? and ^[["},
+		{"fix \u202etxt.exe", "fix ＜U+202E>txt.exe"},
 	}
 	for _, tt := range tests {
 		got := Inert(tt.in)
