@@ -2,7 +2,8 @@ package e2e
 
 // The laptop door when GitHub fails: gh ralph advance run against a server that fails one kind of request
 // for the whole run (an outage longer than ralph's retries), then again once it answers. The first run
-// ends with an error and leaves no lock; the second finishes the step without running the agent again.
+// ends with an error that says what to run next and leaves no lock; the second finishes the step without
+// running the agent again.
 
 import (
 	"bytes"
@@ -89,6 +90,9 @@ func TestCLIAdvanceOutage(t *testing.T) {
 			on.Store(false)
 			if r.exit != 1 {
 				t.Errorf("advance during the outage: exit %d, want 1\n%s%s", r.exit, r.stdout, r.stderr)
+			}
+			if want := fmt.Sprintf("gh ralph advance %d", n); !strings.Contains(r.stderr, want) {
+				t.Errorf("the error does not say to run %q again:\n%s", want, r.stderr)
 			}
 			if refs := e.lockRefs(); len(refs) != 0 {
 				t.Errorf("the lock was left: %v", refs)

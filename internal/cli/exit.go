@@ -51,6 +51,16 @@ type InterruptedError struct{ Err error }
 func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error() }
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
+// transientError: a step of Issue stopped on GitHub failing for a while (engine.Transient), after the
+// client's own retries. What the step did is kept where a rerun finds it, so the rerun is what to do.
+type transientError struct {
+	Issue int
+	Err   error
+}
+
+func (e *transientError) Error() string { return e.Err.Error() }
+func (e *transientError) Unwrap() error { return e.Err }
+
 // Exit maps an error to an exit code, printing it (with a hint where there is one) unless the command
 // already reported it. It is the one place that decides how a failure looks to the user.
 func Exit(err error, stderr io.Writer) int {
@@ -71,6 +81,7 @@ func Exit(err error, stderr io.Writer) int {
 		stepErr  *engine.StepError
 		jsonErr  *jsonFieldsError
 		startErr *doctor.StartError
+		transErr *transientError
 	)
 	switch {
 	case errors.As(err, &reported):
@@ -113,6 +124,9 @@ func Exit(err error, stderr io.Writer) int {
 		return ExitError
 	case errors.As(err, &input):
 		fmt.Fprintln(stderr, input.Msg)
+		return ExitError
+	case errors.As(err, &transErr):
+		fmt.Fprintf(stderr, "error: GitHub failed for a while, so the step did not finish: %v\nRun `gh ralph advance %d` again once GitHub answers: it goes on from where this run stopped.\n", transErr.Err, transErr.Issue)
 		return ExitError
 	case errors.As(err, &stepErr):
 		fmt.Fprintf(stderr, "%v\nThe issue stays where it was; the failure is on the issue. Run `gh ralph status N` to see it, `gh ralph advance N` to try again.\n", err)
