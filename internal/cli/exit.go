@@ -45,8 +45,12 @@ func shortUsage(cmd *cobra.Command) string {
 	return "Usage: " + cmd.UseLine() + "\nRun '" + cmd.CommandPath() + " --help' for more.\n"
 }
 
-// InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran.
-type InterruptedError struct{ Err error }
+// InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran. Issue,
+// when set, is the issue whose step was stopped.
+type InterruptedError struct {
+	Err   error
+	Issue int
+}
 
 func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error() }
 func (e *InterruptedError) Unwrap() error { return e.Err }
@@ -86,6 +90,11 @@ func Exit(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &reported):
 		return reported.ExitStatus()
+	case errors.As(err, &intr) && intr.Issue != 0:
+		// Stopped anywhere in the step: the agent, ralph's commit and push, or its writes on the issue.
+		fmt.Fprintf(stderr, "interrupted: the step of #%d was stopped (its agent too, if it was working).\n"+
+			"Run `gh ralph advance %d` to go on: it picks up what this run had finished (gh ralph status %d says where the issue is).\n", intr.Issue, intr.Issue, intr.Issue)
+		return ExitInterrupted
 	case errors.As(err, &intr), errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted: the agent was stopped; the issue's status comment says where it is (gh ralph status)")
 		return ExitInterrupted
