@@ -153,6 +153,12 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
 		printUsage(f.Stderr, res)
 		printRefused(f.Stderr, res)
+		if err != nil && ctx.Err() != nil {
+			return &InterruptedError{Err: err, Issue: opts.Issue}
+		}
+		if err != nil && engine.Transient(err) {
+			return &transientError{Issue: opts.Issue, Err: err}
+		}
 		if err != nil {
 			return err
 		}

@@ -45,11 +45,25 @@ func shortUsage(cmd *cobra.Command) string {
 	return "Usage: " + cmd.UseLine() + "\nRun '" + cmd.CommandPath() + " --help' for more.\n"
 }
 
-// InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran.
-type InterruptedError struct{ Err error }
+// InterruptedError: the user pressed Ctrl-C (or the process got SIGTERM) while the command ran. Issue,
+// when set, is the issue whose step was stopped.
+type InterruptedError struct {
+	Err   error
+	Issue int
+}
 
 func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error() }
 func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// transientError: a step of Issue stopped on GitHub failing for a while (engine.Transient), after the
+// client's own retries. What the step did is kept where a rerun finds it, so the rerun is what to do.
+type transientError struct {
+	Issue int
+	Err   error
+}
+
+func (e *transientError) Error() string { return e.Err.Error() }
+func (e *transientError) Unwrap() error { return e.Err }
 
 // Exit maps an error to an exit code, printing it (with a hint where there is one) unless the command
 // already reported it. It is the one place that decides how a failure looks to the user.
@@ -71,10 +85,16 @@ func Exit(err error, stderr io.Writer) int {
 		stepErr  *engine.StepError
 		jsonErr  *jsonFieldsError
 		startErr *doctor.StartError
+		transErr *transientError
 	)
 	switch {
 	case errors.As(err, &reported):
 		return reported.ExitStatus()
+	case errors.As(err, &intr) && intr.Issue != 0:
+		// Stopped anywhere in the step: the agent, ralph's commit and push, or its writes on the issue.
+		fmt.Fprintf(stderr, "interrupted: the step of #%d was stopped (its agent too, if it was working).\n"+
+			"Run `gh ralph advance %d` to go on: it picks up what this run had finished (gh ralph status %d says where the issue is).\n", intr.Issue, intr.Issue, intr.Issue)
+		return ExitInterrupted
 	case errors.As(err, &intr), errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "interrupted: the agent was stopped; the issue's status comment says where it is (gh ralph status)")
 		return ExitInterrupted
@@ -113,6 +133,9 @@ func Exit(err error, stderr io.Writer) int {
 		return ExitError
 	case errors.As(err, &input):
 		fmt.Fprintln(stderr, input.Msg)
+		return ExitError
+	case errors.As(err, &transErr):
+		fmt.Fprintf(stderr, "error: GitHub failed for a while, so the step did not finish: %v\nRun `gh ralph advance %d` again once GitHub answers: it goes on from where this run stopped.\n", transErr.Err, transErr.Issue)
 		return ExitError
 	case errors.As(err, &stepErr):
 		fmt.Fprintf(stderr, "%v\nThe issue stays where it was; the failure is on the issue. Run `gh ralph status N` to see it, `gh ralph advance N` to try again.\n", err)

@@ -156,7 +156,8 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		root.SetArgs(args)
 	}
 	err := root.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil {
+	var intr *InterruptedError
+	if err != nil && ctx.Err() != nil && !errors.As(err, &intr) {
 		return &InterruptedError{Err: err}
 	}
 	if err != nil && isUnknownCommand(err) {

@@ -93,7 +93,7 @@ func (d Document) step(ic *issue, check func(doc string) error) docStep {
 // on the issue by that key, and repeats neither.
 func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
 	key := r.ic.rec.stepKey(st.kind)
-	_, found, err := committedStep(ctx, ws, key)
+	_, found, err := committedStep(ctx, r.ic, ws, key)
 	if err != nil {
 		return "", Artifact{}, err
 	}

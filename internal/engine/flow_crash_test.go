@@ -38,9 +38,9 @@ func TestFlowCrashRerun(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		at     string
-		agents int // research runs in all: a commit not yet pushed is made again
+		agents int // plan runs in all: a commit not yet pushed is kept in ralph's repository, and the rerun pushes it
 	}{
-		{"after-commit", 2},
+		{"after-commit", 1},
 		{"after-push", 1},
 		{"after-comment", 1},
 		{"after-status", 1},

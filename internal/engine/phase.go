@@ -20,7 +20,7 @@ func (r *runner) phase(ctx context.Context, rec *Record, ws *workspace.Workspace
 	m := len(rec.Phases)
 	ph := rec.Phases[k]
 	key := fmt.Sprintf("implement/%d/%d", rec.Rounds["plan"], k+1)
-	if sha, found, err := committedStep(ctx, ws, key); err != nil {
+	if sha, found, err := committedStep(ctx, r.ic, ws, key); err != nil {
 		return Outcome{}, err
 	} else if found {
 		r.log.Infof("#%d: phase %d is already on the branch (an earlier run stopped before recording it)", r.ic.n, k+1)

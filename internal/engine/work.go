@@ -16,11 +16,18 @@ import (
 // trailerKey marks ralph's commits with the step that made them ("Ralph-Step: plan/1").
 const trailerKey = "Ralph-Step"
 
-// committedStep looks for the commit of step key on the branch: a run that crashed after pushing it left it there.
-func committedStep(ctx context.Context, ws *workspace.Workspace, key string) (string, bool, error) {
+// committedStep looks for the commit of step key on the branch: a run that crashed after pushing it left it
+// there (or, in ralph's repository, one that could not push it: it is pushed now).
+func committedStep(ctx context.Context, ic *issue, ws *workspace.Workspace, key string) (string, bool, error) {
 	sha, found, err := ws.FindStep(ctx, trailerKey, key)
 	if err != nil {
 		return "", false, fmt.Errorf("looking for the commit of %s: %w", key, err)
+	}
+	if found && ws.Built() != "" {
+		// Built by an earlier run that could not push it: pushed now, as that run would have.
+		if err := push(ctx, ic, ws); err != nil {
+			return "", false, err
+		}
 	}
 	return sha, found, nil
 }

@@ -316,6 +316,34 @@ func (r *Repo) Message(ctx context.Context, sha string) (string, error) {
 	return msg, nil
 }
 
+// KeepRef points ref of ralph's own repository at the commit sha; nothing is pushed.
+func (r *Repo) KeepRef(ctx context.Context, ref, sha string) error {
+	if !strings.HasPrefix(ref, "refs/") || !isSHA(sha) {
+		return fmt.Errorf("keeping %s at %q: not a ref and a commit", ref, sha)
+	}
+	if _, err := r.run(ctx, "", nil, "update-ref", ref, sha); err != nil {
+		return fmt.Errorf("keeping %s: %w", ref, err)
+	}
+	return nil
+}
+
+// KeptRef reads ref of ralph's own repository (KeepRef): its commit and that commit's first parent (""
+// for a root commit); found is false when there is no such ref.
+func (r *Repo) KeptRef(ctx context.Context, ref string) (sha, parent string, found bool, err error) {
+	out, err := r.run(ctx, "", nil, "for-each-ref", "--format=%(objectname) %(parent)", ref)
+	if err != nil {
+		return "", "", false, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 0 {
+		return "", "", false, nil
+	}
+	if len(fields) > 1 {
+		parent = fields[1]
+	}
+	return fields[0], parent, true, nil
+}
+
 // CommitNote writes a commit that carries only its message (git's empty tree), on parent ("" for none).
 func (r *Repo) CommitNote(ctx context.Context, msg, parent string, author Signature) (string, error) {
 	tree, err := r.run(ctx, "", nil, "hash-object", "-t", "tree", "-w", "--stdin")

@@ -69,7 +69,10 @@ func (s *Server) serveGitHTTP(w http.ResponseWriter, r *http.Request) {
 			"GIT_HTTP_EXPORT_ALL=1",
 			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
 			// A push is authenticated above (http-backend itself allows one only with REMOTE_USER set).
-			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true",
+			"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true",
+			// A test may give the repository to the user it runs ralph as (e2e's runAs): the server's git
+			// serves it all the same.
+			"GIT_CONFIG_KEY_1=safe.directory", "GIT_CONFIG_VALUE_1=*",
 		},
 		InheritEnv: []string{"PATH"},
 	}

@@ -110,6 +110,7 @@ type Workspace struct {
 	RemoteOld string // the branch's commit on the remote, "" while it does not exist
 
 	store *Store
+	issue int
 	area  string
 	index string           // ralph's own index for this area
 	head  string           // the commit ralph's next commit builds on: Start, then what ralph built
@@ -148,7 +149,7 @@ func (s *Store) Prepare(ctx context.Context, issue int, branch, base string) (*W
 	w := &Workspace{
 		Dir: filepath.Join(area, "repo"), Home: filepath.Join(area, "home"), Tmp: filepath.Join(area, "tmp"),
 		Branch: branch, Base: bsha, Start: start, RemoteOld: old,
-		store: s, area: area, index: filepath.Join(s.opts.GitDir, "index-"+strconv.Itoa(issue)), head: start,
+		store: s, issue: issue, area: area, index: filepath.Join(s.opts.GitDir, "index-"+strconv.Itoa(issue)), head: start,
 	}
 	if err := os.MkdirAll(area, 0o755); err != nil {
 		return nil, err
@@ -202,9 +203,36 @@ func (w *Workspace) Committed(ctx context.Context, rel string) (string, error) {
 
 // FindStep finds the commit of a step on the branch (by its trailer), left by a run that stopped after
 // pushing it. Only commits on the remote branch count; the agent's own history is never read.
+//
+// Besides, ralph's repository keeps the last commit it built for the issue (keptRef): when an earlier run
+// built the step's commit on the branch as it still is and could not push it (GitHub failed, the run was
+// interrupted), that commit is found, checked again, and becomes this step's to push (Built), so the agent's
+// work is not done twice.
 func (w *Workspace) FindStep(ctx context.Context, key, value string) (string, bool, error) {
-	return w.store.repo.FindTrailer(ctx, w.Start, w.Base, key, value)
+	sha, found, err := w.store.repo.FindTrailer(ctx, w.Start, w.Base, key, value)
+	if err != nil || found || w.head != w.Start {
+		return sha, found, err
+	}
+	kept, parent, ok, err := w.store.repo.KeptRef(ctx, keptRef(w.issue))
+	if err != nil || !ok || parent != w.Start {
+		return "", false, err
+	}
+	if _, found, err := w.store.repo.FindTrailer(ctx, kept, w.Start, key, value); err != nil || !found {
+		return "", false, err
+	}
+	tree, err := w.store.repo.TreeOf(ctx, kept)
+	if err != nil {
+		return "", false, err
+	}
+	if _, err := w.check(ctx, tree); err != nil {
+		return "", false, nil // not what this run would push (its protected paths, say): the step is done again
+	}
+	w.head, w.built, w.tree = kept, kept, tree
+	return kept, true, nil
 }
+
+// keptRef is where ralph's own repository keeps the last commit it built for issue (never pushed as such).
+func keptRef(issue int) string { return "refs/ralph-kept/" + strconv.Itoa(issue) }
 
 // Diff is the branch's change against the base, as pushed.
 func (w *Workspace) Diff(ctx context.Context) (string, error) {
@@ -245,6 +273,10 @@ func (w *Workspace) commit(ctx context.Context, tree, msg string, author git.Sig
 		return "", err
 	}
 	w.head, w.built = sha, sha
+	// Kept before it is pushed: a push that fails leaves it for the next run (FindStep).
+	if err := w.store.repo.KeepRef(ctx, keptRef(w.issue), sha); err != nil {
+		return "", err
+	}
 	return sha, nil
 }
 
