@@ -6,15 +6,18 @@ import (
 )
 
 // GitHub acts on what it finds in the text of pull requests, commits and comments: `fixes #2` (or `GH-2`,
-// `owner/repo#2`, an issue's URL) closes issue 2 when the change is merged, any of them links the two, and
-// `@name` notifies someone. An issue's title is chosen by whoever opened the issue, so text ralph quotes from
-// an issue must not be able to do any of that. Inert swaps the one character that makes each such reference
-// for its full-width twin, which reads the same and which GitHub does not parse.
+// `owner/repo#2`, an issue's URL) closes issue 2 when the change is merged, any of them links the two,
+// `@name` notifies someone, and `name@host.example` is a mailto: link. An issue's title is chosen by
+// whoever opened the issue, so text ralph quotes from an issue must not be able to do any of that. Inert
+// swaps the one character that makes each such reference for its full-width twin, which reads the same and
+// which GitHub does not parse.
 var (
 	issueNumberRef = regexp.MustCompile(`#(\d)`)
 	ghNumberRef    = regexp.MustCompile(`(?i)\b(gh)-(\d)`)
-	mentionRef     = regexp.MustCompile(`(^|\W)@(\w)`)
-	schemeRef      = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*):(//)`)
+	// Any "@" before a word's character: after a space it is a mention, after one (mona@example.com) an
+	// e-mail address, which GitHub makes a mailto: link.
+	mentionRef = regexp.MustCompile(`@(\w)`)
+	schemeRef  = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*):(//)`)
 	// A link needs no scheme: "[text](//host/…)", "[text](page)", a definition "[text]: //host/…", a
 	// reference "[text][ref]", and GitHub's autolink of "www.host".
 	linkRef = regexp.MustCompile(`\]([(:\[])`)
@@ -40,7 +43,7 @@ func Inert(s string) string {
 func InertText(s string) string {
 	s = issueNumberRef.ReplaceAllString(s, "\uFF03$1") // ＃2
 	s = ghNumberRef.ReplaceAllString(s, "$1\u2011$2")  // GH‑2, a non-breaking hyphen
-	s = mentionRef.ReplaceAllString(s, "$1\uFF20$2")   // ＠name
+	s = mentionRef.ReplaceAllString(s, "\uFF20$1")     // ＠name, mona＠example.com
 	s = schemeRef.ReplaceAllString(s, "$1\uFF1A$2")    // https：//…
 	return unmarked(s)
 }

@@ -16,7 +16,7 @@ func TestInert(t *testing.T) {
 		{"Add a greeting, fixes #2", "Add a greeting, fixes ＃2"},
 		{"closes octo/demo#12 and resolves GH-7", "closes octo/demo＃12 and resolves GH‑7"},
 		{"Fixes https://github.com/octo/demo/issues/2", "Fixes https：//github.com/octo/demo/issues/2"},
-		{"cc @mona and @octo/team, not mona@example.com", "cc ＠mona and ＠octo/team, not mona@example.com"},
+		{"cc @mona and @octo/team, and mona@example.com", "cc ＠mona and ＠octo/team, and mona＠example.com"},
 		{"(@mona) @@hubot", "(＠mona) @＠hubot"},
 		{"C# and #hashtag stay", "C# and #hashtag stay"},
 		{"two\nlines\r", "two lines "},
