@@ -22,12 +22,15 @@ var (
 	// reference "[text][ref]", and GitHub's autolink of "www.host".
 	linkRef = regexp.MustCompile(`\]([(:\[])`)
 	wwwRef  = regexp.MustCompile(`(?i)\b(www)\.`)
+	// A character reference is its character once rendered: "&commat;mona" and "&#x40;mona" mention, as
+	// "&num;2" references, in a comment or a body.
+	charRef = regexp.MustCompile(`&(#?[A-Za-z0-9]+;)`)
 )
 
 // Inert makes text that is not ralph's (an issue's title, a phase's title, a failure's reason that names a
 // file, a person's reason, a model's name) safe to quote on one line where GitHub acts on what it reads: no
 // closing keyword for another issue, no cross-reference, no @-mention, no link (with a scheme or without:
-// "[text](//host)", "www.host") and no HTML (so no hidden
+// "[text](//host)", "www.host"), no character reference and no HTML (so no hidden
 // comment, and none of ralph's markers) survive in it. ralph writes the one closing keyword it means, for the
 // issue itself, around such text.
 func Inert(s string) string {
@@ -41,6 +44,7 @@ func Inert(s string) string {
 // InertText is Inert for text of several lines (a document, the tail of a command's output): its lines are
 // kept, and so is its HTML, but for comments (which would hide text from a reader, or pass for a marker).
 func InertText(s string) string {
+	s = charRef.ReplaceAllString(s, "\uFF06$1")        // ＆commat;
 	s = issueNumberRef.ReplaceAllString(s, "\uFF03$1") // ＃2
 	s = ghNumberRef.ReplaceAllString(s, "$1\u2011$2")  // GH‑2, a non-breaking hyphen
 	s = mentionRef.ReplaceAllString(s, "\uFF20$1")     // ＠name, mona＠example.com

@@ -19,6 +19,7 @@ func TestInert(t *testing.T) {
 		{"cc @mona and @octo/team, and mona@example.com", "cc ＠mona and ＠octo/team, and mona＠example.com"},
 		{"(@mona) @@hubot", "(＠mona) @＠hubot"},
 		{"C# and #hashtag stay", "C# and #hashtag stay"},
+		{"&commat;mona &#x40;x &num;2, R&D &amp", "＆commat;mona ＆#x40;x ＆num;2, R&D &amp"},
 		{"two\nlines\r", "two lines "},
 	}
 	for _, tt := range tests {
