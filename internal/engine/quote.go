@@ -8,25 +8,31 @@ import (
 )
 
 // GitHub acts on what it finds in the text of pull requests, commits and comments: `fixes #2` (or `GH-2`,
-// `owner/repo#2`, an issue's URL) closes issue 2 when the change is merged, any of them links the two, and
-// `@name` notifies someone. An issue's title is chosen by whoever opened the issue, so text ralph quotes from
-// an issue must not be able to do any of that. Inert swaps the one character that makes each such reference
-// for its full-width twin, which reads the same and which GitHub does not parse.
+// `owner/repo#2`, an issue's URL) closes issue 2 when the change is merged, any of them links the two,
+// `@name` notifies someone, and `name@host.example` is a mailto: link. An issue's title is chosen by
+// whoever opened the issue, so text ralph quotes from an issue must not be able to do any of that. Inert
+// swaps the one character that makes each such reference for its full-width twin, which reads the same and
+// which GitHub does not parse.
 var (
 	issueNumberRef = regexp.MustCompile(`#(\d)`)
 	ghNumberRef    = regexp.MustCompile(`(?i)\b(gh)-(\d)`)
-	mentionRef     = regexp.MustCompile(`(^|\W)@(\w)`)
-	schemeRef      = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*):(//)`)
+	// Any "@" before a word's character: after a space it is a mention, after one (mona@example.com) an
+	// e-mail address, which GitHub makes a mailto: link.
+	mentionRef = regexp.MustCompile(`@(\w)`)
+	schemeRef  = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*):(//)`)
 	// A link needs no scheme: "[text](//host/…)", "[text](page)", a definition "[text]: //host/…", a
 	// reference "[text][ref]", and GitHub's autolink of "www.host".
 	linkRef = regexp.MustCompile(`\]([(:\[])`)
 	wwwRef  = regexp.MustCompile(`(?i)\b(www)\.`)
+	// A character reference is its character once rendered: "&commat;mona" and "&#x40;mona" mention, as
+	// "&num;2" references, in a comment or a body.
+	charRef = regexp.MustCompile(`&(#?[A-Za-z0-9]+;)`)
 )
 
 // Inert makes text that is not ralph's (an issue's title, a phase's title, a failure's reason that names a
 // file, a person's reason, a model's name) safe to quote on one line where GitHub acts on what it reads: no
 // closing keyword for another issue, no cross-reference, no @-mention, no link (with a scheme or without:
-// "[text](//host)", "www.host") and no HTML (so no hidden
+// "[text](//host)", "www.host"), no character reference and no HTML (so no hidden
 // comment, and none of ralph's markers) survive in it. ralph writes the one closing keyword it means, for the
 // issue itself, around such text.
 func Inert(s string) string {
@@ -45,9 +51,10 @@ func Inert(s string) string {
 // InertText is Inert for text of several lines (a document, the tail of a command's output): its lines are
 // kept, and so is its HTML, but for comments (which would hide text from a reader, or pass for a marker).
 func InertText(s string) string {
+	s = charRef.ReplaceAllString(s, "\uFF06$1")        // ＆commat;
 	s = issueNumberRef.ReplaceAllString(s, "\uFF03$1") // ＃2
 	s = ghNumberRef.ReplaceAllString(s, "$1\u2011$2")  // GH‑2, a non-breaking hyphen
-	s = mentionRef.ReplaceAllString(s, "$1\uFF20$2")   // ＠name
+	s = mentionRef.ReplaceAllString(s, "\uFF20$1")     // ＠name, mona＠example.com
 	s = schemeRef.ReplaceAllString(s, "$1\uFF1A$2")    // https：//…
 	return unmarked(s)
 }

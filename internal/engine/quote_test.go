@@ -16,9 +16,10 @@ func TestInert(t *testing.T) {
 		{"Add a greeting, fixes #2", "Add a greeting, fixes ＃2"},
 		{"closes octo/demo#12 and resolves GH-7", "closes octo/demo＃12 and resolves GH‑7"},
 		{"Fixes https://github.com/octo/demo/issues/2", "Fixes https：//github.com/octo/demo/issues/2"},
-		{"cc @mona and @octo/team, not mona@example.com", "cc ＠mona and ＠octo/team, not mona@example.com"},
+		{"cc @mona and @octo/team, and mona@example.com", "cc ＠mona and ＠octo/team, and mona＠example.com"},
 		{"(@mona) @@hubot", "(＠mona) @＠hubot"},
 		{"C# and #hashtag stay", "C# and #hashtag stay"},
+		{"&commat;mona &#x40;x &num;2, R&D &amp", "＆commat;mona ＆#x40;x ＆num;2, R&D &amp"},
 		{"two\nlines\r", "two lines "},
 		// No control character, nor what reorders the text after it: a commit's subject is shown raw by
 		// git log on a person's terminal.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -324,5 +325,23 @@ func encodeRecord(r Record) string {
 	if err != nil {
 		panic(err) // Record holds only plain data
 	}
-	return recordOpen + "\n" + string(b) + "\n" + recordClose
+	return recordOpen + "\n" + jsonEscape.ReplaceAllStringFunc(string(b), controlPicture) + "\n" + recordClose
+}
+
+// jsonEscape is one escape of a JSON string, as json.Marshal writes them (a backslash outside a string
+// never occurs), so that matching them from the left finds each escape whole.
+var jsonEscape = regexp.MustCompile(`\\(u[0-9a-f]{4}|.)`)
+
+// controlPicture writes the escape of a C0 control character as the character's picture (U+2400 + c, "␇"
+// for a bell). ralph reads its status comment through go-gh, whose transport rewrites each "\u00XX" escape
+// of a control character in a JSON answer, and the backslash before it, as caret notation: inside the
+// comment's body such an escape in the record is "\\u0007", which came back "\^G", and a record quoting a
+// control character (a phase's title, a reason) could not be read. A control character shows nothing in a
+// comment, and its picture reads the same. Other escapes ("\n", "\"", "\u003c") are kept.
+func controlPicture(esc string) string {
+	if len(esc) == 6 && strings.HasPrefix(esc, `\u00`) && (esc[4] == '0' || esc[4] == '1') {
+		c, _ := strconv.ParseUint(esc[4:], 16, 8)
+		return string(rune(0x2400 + c))
+	}
+	return esc
 }

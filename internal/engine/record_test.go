@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"encoding/json"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cli/go-gh/v2/pkg/asciisanitizer"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/transform"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -255,5 +258,35 @@ func TestReadAnswers(t *testing.T) {
 	want := map[string]string{"2": "the name stays, @octocat <!-- x -->", "3": "(no reason given)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("readAnswers (-want +got):\n%s", diff)
+	}
+}
+
+// TestRecordReadsBackThroughTheClient: ralph reads its status comment through go-gh, whose transport
+// rewrites every "\u00XX" escape of a control character in a JSON answer as caret notation, and the body's
+// own backslashes with it: a record whose text held a control character (a phase title, a reason, quoted
+// from others) came back with "\^G" in its JSON, unreadable, and the issue went to a person. The record
+// holds none, so it reads back as ralph wrote it.
+func TestRecordReadsBackThroughTheClient(t *testing.T) {
+	controls := "bell \a, escape \x1b[31m, nul \x00, backspace \b, form feed \f, unit separator \x1f, C1 \u0085\u009b, del \x7f, literal \\u0007"
+	rec := Record{State: workflow.InProgress, Branch: "ralph/1-x", Reason: controls, Phases: []Phase{{Title: controls}}}
+	body := RenderStatus(1, rec, config.Default(), Links{})
+	answer, err := json.Marshal(map[string]string{"body": body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sanitized, _, err := transform.Bytes(&asciisanitizer.Sanitizer{JSON: true}, answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(sanitized, &got); err != nil {
+		t.Fatal(err)
+	}
+	back, ok, err := ParseRecord(got["body"])
+	if err != nil || !ok {
+		t.Fatalf("the record does not read back through the client: %v, %v\n%s", ok, err, got["body"])
+	}
+	if back.State != rec.State || back.Branch != rec.Branch || len(back.Phases) != 1 {
+		t.Errorf("read back %+v", back)
 	}
 }

@@ -73,12 +73,13 @@ const (
 )
 
 // escapeBody makes agent text that ralph puts in an issue body inert: each line as Inert makes a title (no
-// reference, mention or link), and every "<" as "&lt;", which GitHub shows as "<" but which opens no HTML
-// comment or tag, so that the text can neither hide anything nor carry a marker of ralph's.
+// reference, mention, link or character reference), and every "<" (which Inert writes "＜") as "&lt;",
+// which GitHub shows as "<" but which opens no HTML comment or tag, so that the text can neither hide
+// anything nor carry a marker of ralph's.
 func escapeBody(s string) string {
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = Inert(strings.ReplaceAll(l, "<", "&lt;"))
+		lines[i] = strings.ReplaceAll(Inert(l), "\uFF1C", "&lt;")
 	}
 	return strings.Join(lines, "\n")
 }
