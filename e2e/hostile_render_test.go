@@ -63,10 +63,12 @@ func (e *env) hostileAgent() {
 	}
 	e.setControl("extra_triage", say)
 	e.setControl("extra_fix", say)
-	// The plan's phase titles are the payload.
+	// The plan's phase titles are the payload, but for its control character: a plan whose phase's title
+	// holds one goes to a person before any phase runs (TestFlowPlanPhaseTitleNUL).
 	e.setControl("extra_plan", say+`{
   printf '# Plan\n\n'; cat "$RALPH_TEST_CONTROL/doc"
-  printf '\n## Phase 1: %s\n\nWrite feature-1.txt.\n\n## Phase 2: %s\n\nWrite feature-2.txt.\n' "$(cat "$RALPH_TEST_CONTROL/line")" "$(cat "$RALPH_TEST_CONTROL/line")"
+  title=$(tr -d '\000-\010\013-\037\177' < "$RALPH_TEST_CONTROL/line")
+  printf '\n## Phase 1: %s\n\nWrite feature-1.txt.\n\n## Phase 2: %s\n\nWrite feature-2.txt.\n' "$title" "$title"
 } > "$RALPH_ARTIFACT"
 `)
 	// The first implement fails verify; the second leaves a protected file and a link out of the tree,
