@@ -260,7 +260,11 @@ func ralphEntries(ctx context.Context, root, rev string) (map[string]string, err
 		mode, _, _ := strings.Cut(top, " ")
 		out[".github"] = mode
 	}
-	list, err := gitOut(ctx, root, "ls-tree", "-r", "--full-tree", rev, "--", config.DefaultPath, ".github/ralph")
+	args := []string{"ls-tree", "-r", "--full-tree", rev, "--"}
+	for _, p := range config.RalphPaths { // a file, or a directory's "dir/**": ls-tree -r lists what is below it
+		args = append(args, strings.TrimSuffix(p, "/**"))
+	}
+	list, err := gitOut(ctx, root, args...)
 	if err != nil {
 		return nil, err
 	}
