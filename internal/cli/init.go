@@ -165,10 +165,11 @@ func choiceOf(cfg config.Config) config.AgentChoice {
 	return c
 }
 
-// renderWorkflow is ralph's workflow for the agent's keys, using ralph's action at action.
-func renderWorkflow(keys []string, action string) []byte {
+// renderWorkflow is ralph's workflow for the agent's keys, using ralph's action at action, with the
+// repository's setup steps (toolchains.Steps) before ralph's step.
+func renderWorkflow(keys []string, action string, setup ...string) []byte {
 	var b bytes.Buffer
-	if err := workflowTemplate.Execute(&b, map[string]any{"Keys": keys, "Action": action}); err != nil {
+	if err := workflowTemplate.Execute(&b, map[string]any{"Keys": keys, "Action": action, "Setup": setup}); err != nil {
 		panic(err) // embedded; a test renders it
 	}
 	return b.Bytes()
@@ -203,6 +204,14 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			return err
 		}
 	}
+	// init writes only inside the checkout, and only regular files where it names them: a link there (a
+	// file, .github, .github/workflows: a branch someone else wrote) is refused before anything is
+	// written, and the root keeps every read and write inside the checkout whatever changes meanwhile.
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	ch := choice("claude", "")
 	_, statErr := os.Stat(filepath.Join(root, config.DefaultPath))
 	switch {
@@ -215,6 +224,11 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	case statErr == nil && cfgErr == nil:
 		ch = choiceOf(existing)
 	}
+	// A config of the person's own keeps its verify: init run again writes the same file.
+	keepVerify := statErr == nil && cfgErr == nil
+	if keepVerify {
+		ch.Verify = existing.Verify
+	}
 	if ch.Preset == "command" {
 		chosen := config.Default()
 		chosen.Agent.Preset, chosen.Agent.Command = ch.Preset, ch.Command
@@ -222,21 +236,23 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			fmt.Fprintf(f.Stderr, "%s %s: %s\n", colorizer(f.ErrColor).warn("warning:"), w.Msg, w.Fix)
 		}
 	}
-	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef(ch.Preset))}, {config.DefaultPath, config.Reference(ch)}}
+	tc, err := detectToolchains(dir)
+	if err != nil {
+		return err
+	}
+	if !keepVerify {
+		ch.Verify = tc.Verify
+	}
+	for _, found := range tc.Found {
+		fmt.Fprintf(f.Stderr, "  found %s: the workflow sets it up before ralph's step\n", found)
+	}
+	files := []initFile{{WorkflowPath, renderWorkflow(ch.Keys, f.actionRef(ch.Preset), tc.Steps...)}, {config.DefaultPath, config.Reference(ch)}}
 	type plan struct {
 		file   initFile
 		action string // create, unchanged, overwrite, keep
 	}
 	var plans []plan
 	var changed []string
-	// init writes only inside the checkout, and only regular files where it names them: a link there (a
-	// file, .github, .github/workflows: a branch someone else wrote) is refused before anything is
-	// written, and the root keeps every read and write inside the checkout whatever changes meanwhile.
-	dir, err := os.OpenRoot(root)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
 	for _, fl := range files {
 		if err := noLinkOnTheWay(dir, fl.path); err != nil {
 			return err

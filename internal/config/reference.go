@@ -26,6 +26,8 @@ type AgentChoice struct {
 	Preset  string
 	Command string
 	Keys    []string
+	// Verify are the commands that run the repository's tests (init finds them from its files).
+	Verify []string
 }
 
 // Reference is the annotated configuration with every key at its default, except the agent's choice.
