@@ -137,3 +137,16 @@ func MachinePath(shell, home string) string {
 	}
 	return ""
 }
+
+// LookPath finds a program as the agent's shell would in env: an absolute path must be an executable file,
+// a name must be on env's PATH.
+func LookPath(program string, env []string) (string, error) {
+	if filepath.IsAbs(program) {
+		info, err := os.Stat(program)
+		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not an executable file", program)
+		}
+		return program, nil
+	}
+	return lookPath(program, env)
+}

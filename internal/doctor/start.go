@@ -67,6 +67,8 @@ func Start(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	} else if msg := agent.NoKey(cfg.Agent); msg != "" {
 		problems = append(problems, problem(msg, "in "+config.DefaultPath+" (gh ralph init writes it so)"))
 	}
+	// The verify commands' programs, where they run: verify would fail every phase otherwise.
+	problems = append(problems, verifyPrograms(cfg, env, sb, where)...)
 	if wf != nil && where == InAction {
 		for _, f := range Problems(WorkflowFile(wf, cfg)) {
 			// A key the step does not get is a variable that is not set (above); a board without its
