@@ -68,6 +68,9 @@ type Config struct {
 	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
 	// HOME, its TMPDIR. /dev/null and the like are added.
 	Writable []string
+	// ReadOnly are more directories the agent may read but not write (the job's toolchain caches), for
+	// Landlock's read rules where they are in force.
+	ReadOnly []string
 	// RequireLandlock makes a kernel without Landlock an error instead of a warning.
 	RequireLandlock bool
 	// Network confines the agent's network to ralph's ports (network.mode: allowlist); nil leaves it open.
