@@ -17,7 +17,7 @@ var setupSteps = map[string]string{
 	"python": "actions/setup-python (with: python-version-file: .python-version or pyproject.toml)", "python3": "actions/setup-python",
 	"pytest": "actions/setup-python, then a step that runs python -m pip install pytest", "pip": "actions/setup-python", "tox": "actions/setup-python, then python -m pip install tox",
 	"mvn": "actions/setup-java (with: distribution: temurin, java-version, cache: maven)", "gradle": "actions/setup-java (with: distribution: temurin, java-version, cache: gradle)",
-	"java": "actions/setup-java (with: distribution: temurin, java-version)",
+	"java":  "actions/setup-java (with: distribution: temurin, java-version)",
 	"cargo": "a step that runs rustup toolchain install (the runner has rustup)", "rustc": "a step that runs rustup toolchain install",
 }
 

@@ -39,6 +39,7 @@ func (r *runner) agentEnv(ws *workspace.Workspace) []string {
 		}
 	}
 	env := agent.Environ(r.baseEnv, secrets, extra)
+	env = append(env, stepCaches(r.baseEnv, r.cfg.Agent.Env, ws.Home, r.agentReads)...)
 	return append(env, "HOME="+ws.Home, "TMPDIR="+ws.Tmp)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
@@ -124,6 +125,10 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 func (r *runner) boundary(ws *workspace.Workspace, ports ...int) (*sandbox.Boundary, error) {
 	cfg := r.sandbox
 	cfg.Writable = append(ws.Writable(), r.sandbox.Writable...)
+	// The job's Go module downloads seed the step's module cache (stepCaches): read, never written.
+	if dl := jobModuleDownloads(r.baseEnv); dl != "" {
+		cfg.ReadOnly = append(slices.Clip(r.sandbox.ReadOnly), dl)
+	}
 	if r.allowlisted() {
 		cfg.Network = &sandbox.Network{Ports: ports, RequireKernel: r.cfg.Network.RequireKernel}
 	} else {
