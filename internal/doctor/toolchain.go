@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -65,8 +66,29 @@ func verifyPrograms(cfg config.Config, env []string, sb sandbox.Config, where Pl
 			if where == InAction {
 				fix = "install it in the workflow before ralph's step with its setup action (README: Toolchains)"
 			}
-			problems = append(problems, problem(fmt.Sprintf("verify runs `%s`, but the agent's user (uid %d) cannot run %s: a directory on the way is closed to other users", cmd, uid, found), fix))
+			closed := "a directory on the way"
+			if d := closedDir(found, uid, gid); d != "" {
+				closed = d
+			}
+			problems = append(problems, problem(fmt.Sprintf("verify runs `%s`, but the agent's user (uid %d) cannot run %s: %s is closed to other users", cmd, uid, found, closed), fix))
 		}
 	}
 	return problems
+}
+
+// closedDir is the first directory on the way to path (its links resolved) that uid cannot enter, "" when
+// none is.
+func closedDir(path string, uid, gid int) string {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	dir := string(filepath.Separator)
+	for _, part := range strings.Split(strings.TrimPrefix(filepath.Dir(resolved), dir), string(filepath.Separator)) {
+		dir = filepath.Join(dir, part)
+		if !sandbox.CanReach(dir, uid, gid) {
+			return dir
+		}
+	}
+	return ""
 }

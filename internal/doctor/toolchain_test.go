@@ -101,7 +101,7 @@ func TestStartChecksTheAgentUIDCanRunTheVerifyProgram(t *testing.T) {
 	if !errors.As(err, &se) || len(se.Problems) != 1 {
 		t.Fatalf("Start = %v, want one problem (python)", err)
 	}
-	if p := se.Problems[0]; !strings.Contains(p.Msg, "cannot run "+filepath.Join(shims, "python")) || !strings.Contains(p.Fix, "where every user can") {
+	if p := se.Problems[0]; !strings.Contains(p.Msg, "cannot run "+filepath.Join(shims, "python")+": "+home+" is closed to other users") || !strings.Contains(p.Fix, "where every user can") {
 		t.Errorf("%s", p)
 	}
 }
