@@ -55,6 +55,11 @@ func TestPreflight(t *testing.T) {
 			want:   "ralph's model gateway needs the anthropic key in ralph's environment, as ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN",
 		},
 		{
+			name:   "verify program missing",
+			config: "agent:\n  preset: command\n  command: true\nverify:\n  - no-such-toolchain test ./...\n",
+			want:   "verify runs `no-such-toolchain test ./...`, but no-such-toolchain is not on the PATH the agent and verify run with",
+		},
+		{
 			name:   "boundary cannot be set up",
 			config: "agent:\n  preset: command\n  command: true\n",
 			env:    map[string]string{"RALPH_AGENT_DENY": "/etc/hostname"},
