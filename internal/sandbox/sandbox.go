@@ -71,6 +71,12 @@ type Config struct {
 	// ReadOnly are more directories the agent may read but not write (the job's toolchain caches), for
 	// Landlock's read rules where they are in force.
 	ReadOnly []string
+	// Home and HomeTools: when Separate and the person's home is closed to the agent's uid, the agent sees
+	// in Home only HomeTools (the toolchains installed there: pyenv, nvm, rustup, asdf, mise), read-only at
+	// the same paths, on an empty read-only tmpfs in the supervisor's own mount namespace; no mode or ACL
+	// of the person's files changes. Writable directories under Home are shown too, writable.
+	Home      string
+	HomeTools []string
 	// RequireLandlock makes a kernel without Landlock an error instead of a warning.
 	RequireLandlock bool
 	// Network confines the agent's network to ralph's ports (network.mode: allowlist); nil leaves it open.
@@ -130,6 +136,8 @@ type Boundary struct {
 	netOwnerWhy     string
 	separate        bool
 	uid, gid        int
+	home            string   // covered in the supervisor's mount namespace, showing homeTools (Config.Home)
+	homeTools       []string // read-only
 	reaper          int // reaperUID(uid)
 	nproc           int // the cap on the agent's processes, when separate
 	writable        []string
@@ -171,6 +179,22 @@ func New(cfg Config) (*Boundary, error) {
 		b.nproc = cfg.ProcessLimit
 		if b.nproc <= 0 {
 			b.nproc = DefaultProcessLimit()
+		}
+	}
+	if cfg.Home != "" && len(cfg.HomeTools) > 0 {
+		if !cfg.Separate || runtime.GOOS != "linux" {
+			return nil, errors.New("showing the toolchains of a home to the agent needs Linux and the agent as a uid of its own")
+		}
+		if !filepath.IsAbs(cfg.Home) || filepath.Clean(cfg.Home) == "/" {
+			return nil, fmt.Errorf("home %q is not an absolute path below /", cfg.Home)
+		}
+		b.home = filepath.Clean(cfg.Home)
+		for _, d := range cfg.HomeTools {
+			rel, err := filepath.Rel(b.home, d)
+			if !filepath.IsAbs(d) || err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+				return nil, fmt.Errorf("toolchain directory %q is not under the home %s", d, b.home)
+			}
+			b.homeTools = append(b.homeTools, filepath.Clean(d))
 		}
 	}
 	for _, w := range cfg.Writable {
@@ -324,6 +348,12 @@ func (b *Boundary) Command(program string, args []string) *exec.Cmd {
 	for _, w := range b.writable {
 		argv = append(argv, "-writable", w)
 	}
+	if b.home != "" {
+		argv = append(argv, "-home", b.home)
+		for _, d := range b.homeTools {
+			argv = append(argv, "-home-tool", d)
+		}
+	}
 	argv = append(argv, "--", program)
 	argv = append(argv, args...)
 	return &exec.Cmd{Path: b.launcher, Args: argv, SysProcAttr: sessionAttr()}
@@ -336,6 +366,10 @@ type spec struct {
 	nproc    int
 	landlock bool
 	writable []string
+	// home is covered, in the supervisor's mount namespace, by an empty tmpfs showing homeTools read-only
+	// and the writable directories under it.
+	home      string
+	homeTools []string
 	// filterSockets installs the socket filter; landlockNet confines TCP connections to connect.
 	filterSockets bool
 	landlockNet   bool
@@ -366,6 +400,11 @@ func parseSpec(args []string) (spec, error) {
 	})
 	fs.Func("writable", "a directory the command may write (repeated)", func(v string) error {
 		s.writable = append(s.writable, v)
+		return nil
+	})
+	fs.StringVar(&s.home, "home", "", "a home to cover, showing only -home-tool directories and -writable ones under it")
+	fs.Func("home-tool", "a directory under -home the command may read and run from (repeated)", func(v string) error {
+		s.homeTools = append(s.homeTools, v)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {

@@ -43,6 +43,14 @@ func SupervisorMain(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(ExitSetup, "prctl(PR_SET_CHILD_SUBREAPER): %v", err)
 	}
+	if s.home != "" {
+		if !s.separate {
+			return fail(ExitSetup, "-home without -separate")
+		}
+		if err := showHome(s.home, s.homeTools, s.writable); err != nil {
+			return fail(ExitSetup, "the toolchains of %s: %v", s.home, err)
+		}
+	}
 	if s.landlock {
 		abi, why := landlockABI()
 		if abi == 0 {
