@@ -138,8 +138,8 @@ type Boundary struct {
 	uid, gid        int
 	home            string   // covered in the supervisor's mount namespace, showing homeTools (Config.Home)
 	homeTools       []string // read-only
-	reaper          int // reaperUID(uid)
-	nproc           int // the cap on the agent's processes, when separate
+	reaper          int      // reaperUID(uid)
+	nproc           int      // the cap on the agent's processes, when separate
 	writable        []string
 	reapDescendants bool
 	launcher        string
