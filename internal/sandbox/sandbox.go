@@ -136,15 +136,17 @@ type Boundary struct {
 	netOwnerWhy     string
 	separate        bool
 	uid, gid        int
-	home            string   // covered in the supervisor's mount namespace, showing homeTools (Config.Home)
-	homeTools       []string // read-only
-	reaper          int      // reaperUID(uid)
-	nproc           int      // the cap on the agent's processes, when separate
+	reaper          int // reaperUID(uid)
+	nproc           int // the cap on the agent's processes, when separate
 	writable        []string
 	reapDescendants bool
 	launcher        string
 	abi             int
 	why             string // why there is no Landlock, when abi is 0
+
+	// home is covered in the supervisor's mount namespace, showing homeTools read-only (Config.Home).
+	home      string
+	homeTools []string
 }
 
 // New checks cfg and finds out what this kernel can enforce. It does not touch the filesystem.
