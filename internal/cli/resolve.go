@@ -333,6 +333,8 @@ func (s *session) door(ctx context.Context, root string, cfg config.Config, log 
 		Origin:   engine.Origin{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
 		Author:   author(ctx, root),
 		Environ:  s.f.Environ(),
+		// As root, the toolchains under the person's home (pyenv, nvm, …) are the agent's, read-only.
+		HomeToolchains: true,
 		// The board is reached with the same token; one without the project scope is told what to do.
 		Transport: s.transport, ProjectToken: s.token, ProjectHint: scopeHint,
 		Now: s.f.Now, DryRun: dryRun,

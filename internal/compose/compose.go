@@ -62,6 +62,9 @@ type Door struct {
 	Author git.Signature
 	// Environ is ralph's environment, which the agent's starts from.
 	Environ []string
+	// HomeToolchains shows the agent's uid, read-only, the toolchains installed under HOME when HOME is
+	// closed to it (gh ralph as root on a person's machine; not the Action's runner).
+	HomeToolchains bool
 	// Transport is how ralph reaches the network (proxies, CA bundle): the model's vendor and the
 	// project board.
 	Transport http.RoundTripper
@@ -103,6 +106,9 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 			}
 			closeRunner()
 		}
+	}
+	if d.HomeToolchains && sb.Separate {
+		sb.Home, sb.HomeTools = workspace.HomeTools(agent.Getenv(d.Environ, "HOME"), sb.UID, sb.GID)
 	}
 	sb.Network = NetworkBoundary(cfg)
 	runner, agentErr := agent.New(cfg.Agent)

@@ -104,4 +104,9 @@ func TestStartChecksTheAgentUIDCanRunTheVerifyProgram(t *testing.T) {
 	if p := se.Problems[0]; !strings.Contains(p.Msg, "cannot run "+filepath.Join(shims, "python")+": "+home+" is closed to other users") || !strings.Contains(p.Fix, "where every user can") {
 		t.Errorf("%s", p)
 	}
+	// With the home's toolchains shown to the agent (gh ralph as root), the shim is the agent's to run.
+	sb.Home, sb.HomeTools = home, []string{filepath.Join(home, ".pyenv")}
+	if _, err := Start(context.Background(), commandConfig("python -m pytest", "make test"), env, sb, nil, Here); err != nil {
+		t.Errorf("Start with the home's toolchains shown: %v", err)
+	}
 }
