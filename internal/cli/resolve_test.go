@@ -44,7 +44,7 @@ func TestDoor(t *testing.T) {
 		Holder: lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
 		Origin: engine.Origin{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
 		Author: git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
-		DryRun: true,
+		DryRun: true, HomeToolchains: true,
 	}
 	ignore := cmpopts.IgnoreFields(compose.Door{}, "GitHub", "Config", "Log", "Transport", "Now", "Checkpoint")
 	if diff := cmp.Diff(want, d, ignore, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
