@@ -27,7 +27,7 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 		switch {
 		case err != nil:
 			problems = append(problems, err.Error())
-		case sb.Separate && !sandbox.CanReach(path, sb.UID, sb.GID):
+		case !sandbox.CanRun(sb, path):
 			problems = append(problems, fmt.Sprintf("the agent's user (uid %d) cannot run %s: install it where every user can (npm install -g puts it in /usr/local)", sb.UID, path))
 		}
 	} else if program := CommandProgram(cfg.Command); program != "" {
@@ -37,7 +37,7 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 		switch {
 		case err != nil:
 			problems = append(problems, err.Error())
-		case path != "" && sb.Separate && !sandbox.CanReach(path, sb.UID, sb.GID):
+		case path != "" && !sandbox.CanRun(sb, path):
 			problems = append(problems, fmt.Sprintf("the agent's user (uid %d) cannot run %s: install it where every user can", sb.UID, path))
 		}
 	}

@@ -2,10 +2,8 @@ package doctor
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -61,7 +59,7 @@ func verifyPrograms(cfg config.Config, env []string, sb sandbox.Config, where Pl
 			if uid == 0 {
 				uid, gid = sandbox.AgentUID, sandbox.AgentGID
 			}
-			if sandbox.CanReach(found, uid, gid) || shownTool(found, sb.HomeTools, uid, gid) {
+			if sandbox.CanRun(sb, found) {
 				continue
 			}
 			fix := "install it where every user can read and run it (/usr/local, /opt), or run gh ralph as yourself, not root"
@@ -93,49 +91,4 @@ func closedDir(path string, uid, gid int) string {
 		}
 	}
 	return ""
-}
-
-// shownTool says whether path is under one of the home's toolchain directories the boundary shows the
-// agent (sandbox.Config.HomeTools) and the agent's uid may run it from there: the directories from the
-// shown one down, and the file, open to it.
-func shownTool(path string, tools []string, uid, gid int) bool {
-	resolved, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return false
-	}
-	for _, t := range tools {
-		rel, err := filepath.Rel(t, resolved)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		ok, dir := true, t
-		for _, part := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
-			if dir = filepath.Join(dir, part); !openTo(dir, uid, gid, 0o1) {
-				ok = false
-			}
-		}
-		if ok && openTo(t, uid, gid, 0o1) && openTo(resolved, uid, gid, 0o5) {
-			return true
-		}
-	}
-	return false
-}
-
-// openTo says whether path's permission bits give uid (or gid, or others) every bit of want (rwx: 4, 2, 1).
-func openTo(path string, uid, gid int, want uint32) bool {
-	info, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	mode := uint32(info.Mode().Perm())
-	st, ok := info.Sys().(*syscall.Stat_t)
-	switch {
-	case !ok:
-		return false
-	case int(st.Uid) == uid:
-		mode >>= 6
-	case int(st.Gid) == gid:
-		mode >>= 3
-	}
-	return mode&0o7&want == want
 }

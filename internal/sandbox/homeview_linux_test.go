@@ -36,7 +36,16 @@ func TestHomeToolchainsShownReadOnly(t *testing.T) {
 		t.Fatalf("the agent's uid ran the shim through a closed home without the view:\n%s", out)
 	}
 
-	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{work}, Home: home, HomeTools: []string{filepath.Join(home, ".pyenv")}})
+	shown := Config{Separate: true, UID: uid, GID: uid, Writable: []string{work}, Home: home, HomeTools: []string{filepath.Join(home, ".pyenv")}}
+	// What doctor and the check before a run ask (the agent's CLI and the verify programs): the same answers.
+	if CanRun(Config{Separate: true, UID: uid, GID: uid}, filepath.Join(shims, "python")) || !CanRun(shown, filepath.Join(shims, "python")) {
+		t.Errorf("CanRun of the shim: %v without the view, %v with it; want false, true",
+			CanRun(Config{Separate: true, UID: uid, GID: uid}, filepath.Join(shims, "python")), CanRun(shown, filepath.Join(shims, "python")))
+	}
+	if CanRun(shown, filepath.Join(home, "notes.txt")) {
+		t.Error("CanRun said yes to a file of the home outside its toolchains")
+	}
+	b := newBoundary(t, shown)
 	out, code := run(t, b, work, script, "PATH="+shims+":/usr/bin:/bin", "H="+home)
 	if code != 0 || !strings.Contains(out, "shim ran: -m pytest") || !strings.HasSuffix(out, ".pyenv\nend\n") {
 		t.Errorf("exit %d, want the shim run and only .pyenv in the home:\n%s", code, out)

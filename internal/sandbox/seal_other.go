@@ -11,3 +11,6 @@ func Seal(paths []string, agentUID, agentGID int) ([]string, error) {
 
 // CanReach is always false here: there are no Unix permissions to check.
 func CanReach(path string, uid, gid int) bool { return false }
+
+// CanRun says whether the agent of cfg may run path: ralph's own uid runs it here.
+func CanRun(cfg Config, path string) bool { return !cfg.Separate }
