@@ -42,8 +42,15 @@ func TestHomeToolchainsShownReadOnly(t *testing.T) {
 		t.Errorf("CanRun of the shim: %v without the view, %v with it; want false, true",
 			CanRun(Config{Separate: true, UID: uid, GID: uid}, filepath.Join(shims, "python")), CanRun(shown, filepath.Join(shims, "python")))
 	}
-	if CanRun(shown, filepath.Join(home, "notes.txt")) {
-		t.Error("CanRun said yes to a file of the home outside its toolchains")
+	outside := filepath.Join(home, "bin", "tool")
+	if err := os.MkdirAll(filepath.Dir(outside), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if CanRun(shown, outside) {
+		t.Error("CanRun said yes to a program of the home outside its toolchains")
 	}
 	b := newBoundary(t, shown)
 	out, code := run(t, b, work, script, "PATH="+shims+":/usr/bin:/bin", "H="+home)
