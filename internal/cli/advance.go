@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -158,6 +159,10 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		}
 		if err != nil && engine.Transient(err) {
 			return &transientError{Issue: opts.Issue, Err: err}
+		}
+		var serr *engine.StepError
+		if errors.As(err, &serr) {
+			return &failedStepError{Issue: opts.Issue, State: res.State, Err: err}
 		}
 		if err != nil {
 			return err
