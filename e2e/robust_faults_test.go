@@ -39,7 +39,7 @@ var transientFaults = []struct {
 //
 // By default the first case injects a short run of transient faults (each kind once or twice), which keeps
 // `go test ./...` within go test's timeout on a small, busy machine: each fault costs the client a real wait
-// of a second or two. RALPH_FAULTS_SOAK=1 (set by .ci/run) injects them on 20% of all requests instead.
+// of a second or two. RALPH_E2E_SOAK=1 (set by .ci/run) injects them on 20% of all requests instead.
 //
 // At the end it prints one line, `faults: N runs, M injected faults, D duplicates, L lost`, counted from
 // what the servers hold (duplicates: comments, commits, pull requests a clean run does not have; lost: what
@@ -50,8 +50,8 @@ func TestRobustFaults(t *testing.T) {
 	cfg := baseConfig(t, "")
 	controls := map[string]string{"phases": "1"}
 	ref := clean(t, cfg, controls)
-	// soak: faults on 20% of all requests; otherwise at most shortFaults of them, enough for each kind.
-	soak := os.Getenv("RALPH_FAULTS_SOAK") != ""
+	// long: faults on 20% of all requests; otherwise at most shortFaults of them, enough for each kind.
+	long := soak()
 	const shortFaults = 10
 
 	var (
@@ -73,7 +73,7 @@ func TestRobustFaults(t *testing.T) {
 				rng := rand.New(rand.NewPCG(20, 502)) // seeded: the same requests fail on every run of the test
 				n, api, gitN, dispatchFailed := 0, 0, 0, false
 				// spent: the short run has injected its share of this kind (API or git).
-				spent := func(k int) bool { return !soak && k >= shortFaults/2 }
+				spent := func(k int) bool { return !long && k >= shortFaults/2 }
 				e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 					mu.Lock()
 					defer mu.Unlock()
@@ -120,10 +120,10 @@ func TestRobustFaults(t *testing.T) {
 				for _, r := range e.srv.GitFaulted() {
 					kinds[fmt.Sprintf("git %d", r.Status)]++
 				}
-				if !soak && bad < 4 {
+				if !long && bad < 4 {
 					t.Errorf("%d of %d requests were answered an error, want at least 4 (the short run's API faults)", bad, len(e.srv.Requests()))
 				}
-				if soak && (bad == 0 || bad*100 < len(e.srv.Requests())*10) {
+				if long && (bad == 0 || bad*100 < len(e.srv.Requests())*10) {
 					t.Errorf("%d of %d requests were answered an error, want about 20%%", bad, len(e.srv.Requests()))
 				}
 				for _, k := range []string{"502", "403", "429", "git 502", "git 429"} {
