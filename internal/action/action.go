@@ -63,7 +63,9 @@ func Run(ctx context.Context, env Env) error {
 		default:
 			a.Errorf("%s", err)
 		}
-		r.summary("failed", err)
+		if !r.summarized {
+			r.summary("failed", err)
+		}
 		code := 1
 		if ghapi.IsAuth(err) {
 			code = ghapi.ExitAuth
@@ -101,6 +103,8 @@ type runner struct {
 	ciNotice string
 	// defaultBranch is the repository's default branch as the event's payload says (Trigger.DefaultBranch).
 	defaultBranch string
+	// summarized: the step summary is written; a run writes it once.
+	summarized bool
 }
 
 // noteCI says, when this run opened a pull request with the Actions token (as the workflow file that
@@ -203,11 +207,18 @@ func (r *runner) run(ctx context.Context) error {
 		return r.sweep(ctx, eng, gh, cfg)
 	case CmdHelp:
 		n := trig.Issues[0]
+		// The word is the commenter's: it is quoted inert.
+		said := strings.TrimSpace("/ralph " + trig.Reason)
+		note := fmt.Sprintf("The comment's %s is not a ralph command: replied on #%d with the commands.", engine.Inert(said), n)
 		if dry {
+			r.summary(fmt.Sprintf("The comment's %s is not a ralph command: would reply on #%d with the commands.", engine.Inert(said), n), nil)
 			return nil
 		}
-		_, err := gh.CreateComment(ctx, n, HelpText(trig.Reason))
-		return err
+		if _, err := gh.CreateComment(ctx, n, HelpText(trig.Reason)); err != nil {
+			return err
+		}
+		r.summary(note, nil)
+		return nil
 	}
 	if trig.Command == CmdFix && len(trig.Issues) == 0 && trig.Fix != nil && trig.Fix.Pull != 0 {
 		why, err := resolveFixPull(ctx, gh, cfg.BranchPrefix, &trig)
@@ -560,6 +571,7 @@ func (r *runner) setOutput(name, value string) {
 }
 
 func (r *runner) summary(note string, err error) {
+	r.summarized = true
 	if r.ev.StepSummary == "" {
 		return
 	}

@@ -1,0 +1,41 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// TestFirstHourStepSummary: a run writes its step summary once, a failed step's too, and a mistyped command
+// gets one that says what happened.
+func TestFirstHourStepSummary(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "agent:\n  preset: command\n  command: sh -c 'exit 3'\n  timeout: 2m\n")
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+
+	r := e.label(n, maintainer)
+	if r.exit == 0 {
+		t.Fatalf("a failing agent's run exited 0:\n%s", r.stdout)
+	}
+	if got := strings.Count(r.summary, "## ralph"); got != 1 {
+		t.Errorf("a failed run wrote its summary %d times:\n%s", got, r.summary)
+	}
+	if !strings.Contains(r.summary, "the agent exited with code 3") {
+		t.Errorf("the failed run's summary does not say why:\n%s", r.summary)
+	}
+
+	r = e.comment(n, "/ralph aprove", maintainer)
+	if r.exit != 0 {
+		t.Fatalf("/ralph aprove: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if got := strings.Count(r.summary, "## ralph"); got != 1 || !strings.Contains(r.summary, "is not a ralph command: replied on #1 with the commands") {
+		t.Errorf("a mistyped command's summary (written %d times):\n%s", got, r.summary)
+	}
+	if !strings.Contains(r.summary, "aprove") {
+		t.Errorf("the summary does not say which word:\n%s", r.summary)
+	}
+	if e.state(n) == workflow.PlanInReview {
+		t.Errorf("a mistyped command moved #1")
+	}
+}
