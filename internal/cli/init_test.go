@@ -374,7 +374,10 @@ func TestNoRunWithoutWork(t *testing.T) {
 	}
 	cond := wf.Jobs["ralph"].If
 	for _, want := range []string{
-		"(github.event_name != 'issue_comment' || startsWith(github.event.comment.body, '/ralph'))",
+		// Only people of the repository start a run with a comment: anyone else's /ralph starts none (and
+		// gets no reply to quote them).
+		"(github.event_name != 'issue_comment' || (startsWith(github.event.comment.body, '/ralph') &&\n" +
+			"  contains(fromJSON('[\"OWNER\",\"MEMBER\",\"COLLABORATOR\"]'), github.event.comment.author_association)))",
 		"(github.event_name != 'issues' || github.event.label.name == 'ralph:build')",
 		"(github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository)",
 	} {
