@@ -228,7 +228,6 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		action string // create, unchanged, overwrite, keep
 	}
 	var plans []plan
-	var changed []string
 	// init writes only inside the checkout, and only regular files where it names them: a link there (a
 	// file, .github, .github/workflows: a branch someone else wrote) is refused before anything is
 	// written, and the root keeps every read and write inside the checkout whatever changes meanwhile.
@@ -253,18 +252,15 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			plans = append(plans, plan{fl, "unchanged"})
 		case opts.Force:
 			plans = append(plans, plan{fl, "overwrite"})
-		case opts.Project:
-			plans = append(plans, plan{fl, "keep"})
 		default:
-			changed = append(changed, fl.path)
+			// A person's own file (a verify edited, a workflow of their own) is theirs: init keeps it and
+			// still sets up what is missing (the labels, the secret).
+			plans = append(plans, plan{fl, "keep"})
 		}
-	}
-	if len(changed) > 0 {
-		return fmt.Errorf("%s already exist(s) and differ(s) from what init writes; nothing was changed. Use --force to overwrite (or gh ralph doctor to check your own)", strings.Join(changed, " and "))
 	}
 	for _, p := range plans {
 		if p.action == "keep" {
-			fmt.Fprintf(f.Stderr, "  %s differs from what init writes; kept (--force overwrites it)\n", p.file.path)
+			fmt.Fprintf(f.Stderr, "  %s differs from what init writes; kept as it is (--force overwrites it; gh ralph doctor checks it)\n", p.file.path)
 			continue
 		}
 		if p.action == "unchanged" {

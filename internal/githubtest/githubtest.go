@@ -551,6 +551,13 @@ func (s *Server) RepoLabels() []string {
 	return names
 }
 
+// DeleteRepoLabel deletes the repository's label name, as a person does in the repository's settings.
+func (s *Server) DeleteRepoLabel(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.labels = slices.DeleteFunc(s.labels, func(l *label) bool { return strings.EqualFold(l.name, name) })
+}
+
 // Labels lists the label names on issue n, sorted.
 func (s *Server) Labels(n int) []string {
 	s.mu.Lock()
