@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -37,5 +38,22 @@ func TestFirstHourStepSummary(t *testing.T) {
 	}
 	if e.state(n) == workflow.PlanInReview {
 		t.Errorf("a mistyped command moved #1")
+	}
+}
+
+// TestFirstHourActionBadToken: the Action run by hand with a token GitHub refuses says so and exits 4, as
+// gh ralph does, before git meets the token (git would only say it cannot prompt for a user name).
+func TestFirstHourActionBadToken(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, baseConfig(t, ""), githubtest.Options{GitHTTP: true}) // git over HTTP, with the token
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	r := e.byHand("not-a-token", "INPUT_ISSUE="+itoa(n))
+	out := r.stdout + r.stderr
+	if r.exit != 4 || !strings.Contains(out, "Bad credentials") || strings.Contains(out, "could not read Username") {
+		t.Errorf("a refused token: exit %d, want 4 and bad credentials:\n%s", r.exit, out)
+	}
+	if strings.Contains(out, "not-a-token") {
+		t.Errorf("the output holds the token:\n%s", out)
 	}
 }

@@ -159,6 +159,8 @@ func TestFirstHourSnags(t *testing.T) {
 	// A token GitHub refuses.
 	e.vars["GH_ENTERPRISE_TOKEN"] = "not-a-token"
 	check("4-doctor-bad-token.golden", run("ralph", "doctor"), 4, "ralph", "doctor")
+	// advance says the same before git or anything else meets the token.
+	check("4-advance-bad-token.golden", run("ralph", "advance", "1"), 4, "ralph", "advance", "1")
 	e.vars["GH_ENTERPRISE_TOKEN"] = "test-token"
 	check("5-doctor-ready.golden", run("ralph", "doctor"), 0, "ralph", "doctor")
 

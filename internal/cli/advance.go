@@ -130,6 +130,10 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		return err
 	}
 	defer s.release()
+	// The token, with one read, before git meets it: git says only that it cannot ask for a user name.
+	if _, err := s.gh.Repository(ctx); err != nil {
+		return fmt.Errorf("checking %s: %w", s.fullName(), err)
+	}
 	log := f.termLog()
 	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
