@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -180,9 +182,31 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 		return err
 	}
 	if res.Continue {
-		fmt.Fprintf(f.Stderr, "next: ralph's workflow (its sweep) takes the next step, or run `gh ralph advance %d` to take it here\n", res.Issue)
+		startWorkflow(ctx, f, s, res.Issue)
 	}
 	return nil
+}
+
+// startWorkflow dispatches ralph's workflow for issue n's next step, as a /ralph comment starts a run: the
+// step runs on GitHub now, not at the next sweep. A dispatch that fails is said, with what else to do; the
+// person's command is done either way.
+func startWorkflow(ctx context.Context, f *Factory, s *session, n int) {
+	wf := path.Base(WorkflowPath)
+	repo, err := s.gh.Repository(ctx)
+	var run ghapi.DispatchedRun
+	if err == nil {
+		run, err = s.gh.DispatchWorkflow(ctx, wf, repo.DefaultBranch, map[string]string{"issue": strconv.Itoa(n)})
+	}
+	if err != nil {
+		fmt.Fprintf(f.Stderr, "%s could not start ralph's workflow (%s) for #%d: %v\n", colorizer(f.ErrColor).warn("warning:"), wf, n, err)
+		fmt.Fprintf(f.Stderr, "next: ralph's workflow (its sweep) takes the next step, or run `gh ralph advance %d` to take it here\n", n)
+		return
+	}
+	where := ""
+	if run.HTMLURL != "" {
+		where = ": " + run.HTMLURL
+	}
+	fmt.Fprintf(f.Stderr, "next: ralph's workflow takes the next step of #%d now (dispatched %s on %s%s)\n", n, wf, repo.DefaultBranch, where)
 }
 
 func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {

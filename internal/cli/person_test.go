@@ -42,7 +42,7 @@ func TestPersonCommands(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "approve", state: workflow.PlanInReview, args: func(n int) []string { return []string{"approve", fmt.Sprint(n)} },
-			perm: "write", wantState: workflow.InProgress, wantOut: "approve\tplan-in-review\tin-progress\tdone", wantErr: "next: ralph's workflow"},
+			perm: "write", wantState: workflow.InProgress, wantOut: "approve\tplan-in-review\tin-progress\tdone", wantErr: "next: ralph's workflow takes the next step of #1 now (dispatched ralph.yml on main"},
 		{name: "reject", state: workflow.PlanInReview, args: func(n int) []string { return []string{"reject", fmt.Sprint(n), "--reason", "split phase 2"} },
 			perm: "maintain", wantState: workflow.ReadyForPlan, wantOut: "reject\tplan-in-review\tready-for-plan\tdone"},
 		{name: "retry", state: workflow.HumanNeeded, before: workflow.ReadyForPlan, args: func(n int) []string { return []string{"retry", fmt.Sprint(n)} },
@@ -67,9 +67,16 @@ func TestPersonCommands(t *testing.T) {
 				seedStatus(e, n, engine.Record{Before: tt.before, Branch: "ralph/1-make-it-faster", Base: "main",
 					Phases: []engine.Phase{{Title: "One"}}})
 			}
+			e.srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
 			code := e.run(tt.args(n)...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, e.stdout, e.stderr)
+			}
+			// A command done starts the workflow for the next step, as the comment does; one refused starts
+			// nothing.
+			ds := e.srv.Dispatches()
+			if want := tt.code == 0; want != (len(ds) == 1) || want && (ds[0].Workflow != "ralph.yml" || ds[0].Ref != "main" || ds[0].Inputs["issue"] != fmt.Sprint(n)) {
+				t.Errorf("dispatches %+v after exit %d", ds, code)
 			}
 			if !strings.Contains(e.stdout.String(), tt.wantOut) {
 				t.Errorf("stdout %q, want %q", e.stdout, tt.wantOut)
