@@ -123,7 +123,7 @@ send-backs the issue goes to Human Needed.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance, Terminal: true})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")

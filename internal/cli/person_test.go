@@ -43,7 +43,7 @@ func TestPersonCommands(t *testing.T) {
 	}{
 		{name: "approve", state: workflow.PlanInReview, args: func(n int) []string { return []string{"approve", fmt.Sprint(n)} },
 			perm: "write", wantState: workflow.InProgress, wantOut: "approve\tplan-in-review\tin-progress\tdone", wantErr: "next: ralph's workflow takes the next step of #1 now (dispatched ralph.yml on main"},
-		{name: "reject", state: workflow.PlanInReview, args: func(n int) []string { return []string{"reject", fmt.Sprint(n), "--reason", "split phase 2"} },
+		{name: "reject", state: workflow.PlanInReview, args: func(n int) []string { return []string{"reject", fmt.Sprint(n), "--reason", "split phase 2 (see #9, @mallory)"} },
 			perm: "maintain", wantState: workflow.ReadyForPlan, wantOut: "reject\tplan-in-review\tready-for-plan\tdone"},
 		{name: "retry", state: workflow.HumanNeeded, before: workflow.ReadyForPlan, args: func(n int) []string { return []string{"retry", fmt.Sprint(n)} },
 			perm: "admin", wantState: workflow.ReadyForPlan, wantOut: "retry\thuman-needed\tready-for-plan\tdone"},
@@ -71,6 +71,17 @@ func TestPersonCommands(t *testing.T) {
 			code := e.run(tt.args(n)...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, e.stdout, e.stderr)
+			}
+			// The reason given here reaches the issue, quoted inert: no one saw it in a comment.
+			if tt.name == "reject" {
+				var bodies []string
+				for _, c := range e.srv.Comments(n) {
+					bodies = append(bodies, c.Body)
+				}
+				all := strings.Join(bodies, "\n")
+				if !strings.Contains(all, "`@octocat` sent the plan back (`gh ralph reject`)") || !strings.Contains(all, "> split phase 2 (see ＃9, ＠mallory)") {
+					t.Errorf("the reason is not on the issue:\n%s", all)
+				}
 			}
 			// A command done starts the workflow for the next step, as the comment does; one refused starts
 			// nothing.
