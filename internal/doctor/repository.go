@@ -182,7 +182,7 @@ func secrets(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
 	}
 	names, err := gh.SecretNames(ctx)
 	if err != nil {
-		return []Finding{problem("listing the repository's secrets: "+err.Error(), "check that "+strings.Join(sortedKeys(want), ", ")+" are set (gh secret list)")}
+		return []Finding{problem("listing the repository's secrets: "+err.Error(), "check that "+setPhrase(sortedKeys(want))+" (gh secret list)")}
 	}
 	var fs []Finding
 	for _, s := range sortedKeys(want) {
@@ -193,4 +193,12 @@ func secrets(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
 		fs = append(fs, problem(fmt.Sprintf("the secret %s, which %s gives ralph's step as %s, is not set", s, wf.Path, want[s]), "gh secret set "+s))
 	}
 	return fs
+}
+
+// setPhrase is "A is set", "A, B are set".
+func setPhrase(names []string) string {
+	if len(names) == 1 {
+		return names[0] + " is set"
+	}
+	return strings.Join(names, ", ") + " are set"
 }

@@ -98,7 +98,7 @@ func TestFlowStepFailures(t *testing.T) {
 			if tt.name == "research agent exits 3" && !strings.Contains(notes[0], "out of cheese") {
 				t.Errorf("the failure comment lacks the agent's output:\n%s", notes[0])
 			}
-			if !strings.Contains(h.gh.statusBody(n), string(tt.step)+" has failed 1 time(s) in a row") {
+			if !strings.Contains(h.gh.statusBody(n), string(tt.step)+" has failed 1 time in a row") {
 				t.Errorf("status comment:\n%s", h.gh.statusBody(n))
 			}
 			if diff := cmp.Diff(commits, h.subjects(branch)); diff != "" {

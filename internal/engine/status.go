@@ -181,7 +181,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 		fmt.Fprintf(&b, "**%s** — %s\n", Inert(l.Outcome), Inert(what))
 		if rec.Failures > 0 && rec.State != workflow.HumanNeeded {
-			fmt.Fprintf(&b, "\n%s has failed %d time(s) in a row (a person is called after %d).\n", rec.FailedStep, rec.Failures, cfg.MaxFailures)
+			fmt.Fprintf(&b, "\n%s has failed %s in a row (a person is called after %d).\n", rec.FailedStep, plural(rec.Failures, "time", "times"), cfg.MaxFailures)
 		}
 	}
 
