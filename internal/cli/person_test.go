@@ -43,7 +43,9 @@ func TestPersonCommands(t *testing.T) {
 	}{
 		{name: "approve", state: workflow.PlanInReview, args: func(n int) []string { return []string{"approve", fmt.Sprint(n)} },
 			perm: "write", wantState: workflow.InProgress, wantOut: "approve\tplan-in-review\tin-progress\tdone", wantErr: "next: ralph's workflow takes the next step of #1 now (dispatched ralph.yml on main"},
-		{name: "reject", state: workflow.PlanInReview, args: func(n int) []string { return []string{"reject", fmt.Sprint(n), "--reason", "split phase 2 (see #9, @mallory)"} },
+		{name: "reject", state: workflow.PlanInReview, args: func(n int) []string {
+			return []string{"reject", fmt.Sprint(n), "--reason", "split phase 2 (see #9, @mallory)"}
+		},
 			perm: "maintain", wantState: workflow.ReadyForPlan, wantOut: "reject\tplan-in-review\tready-for-plan\tdone"},
 		{name: "retry", state: workflow.HumanNeeded, before: workflow.ReadyForPlan, args: func(n int) []string { return []string{"retry", fmt.Sprint(n)} },
 			perm: "admin", wantState: workflow.ReadyForPlan, wantOut: "retry\thuman-needed\tready-for-plan\tdone"},
