@@ -105,7 +105,7 @@ func pullBody(n int, title string, rec Record) string {
 		if !ok || a.URL == "" {
 			continue // the documents that are files on the branch: the triage is a comment
 		}
-		fmt.Fprintf(&b, "- %s: [`%s`](%s)", doc.Title, Inert(a.Path), link(a.URL))
+		fmt.Fprintf(&b, "- %s: [%s](%s)", doc.Title, ownCode(a.Path), link(a.URL))
 		if a.Comment != "" {
 			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
 		}
