@@ -25,6 +25,11 @@ func TestFirstHourStepSummary(t *testing.T) {
 	if !strings.Contains(r.summary, "the agent exited with code 3") {
 		t.Errorf("the failed run's summary does not say why:\n%s", r.summary)
 	}
+	// ralph's own numbers, logins and URLs are written as themselves (in code spans), not as look-alikes
+	// that a copy carries along.
+	if strings.ContainsAny(r.summary, "\uFF03\uFF20\uFF1A\u2011") || !strings.Contains(r.summary, "#1") {
+		t.Errorf("the failed run's summary holds look-alike characters:\n%s", r.summary)
+	}
 
 	r = e.comment(n, "/ralph aprove", maintainer)
 	if r.exit != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
@@ -590,7 +591,7 @@ func (r *runner) summary(note string, err error) {
 			if r.links != nil {
 				link = fmt.Sprintf("[#%d](%s/%s/%s/issues/%d)", res.Issue, r.links.Endpoints().Server, r.links.Owner(), r.links.Repo(), res.Issue)
 			}
-			outcome := strings.ReplaceAll(engine.Inert(res.Message), "|", "\\|")
+			outcome := strings.ReplaceAll(quoted(res.Message), "|", "\\|")
 			if res.PRURL != "" {
 				outcome += fmt.Sprintf(" — [pull request](%s)", res.PRURL)
 			}
@@ -610,9 +611,22 @@ func (r *runner) summary(note string, err error) {
 		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
 	}
 	if err != nil {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", engine.Inert(err.Error()))
+		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", quoted(err.Error()))
 	}
 	r.a.AddStepSummary(b.String())
+}
+
+// quoted writes a message of ralph's that may hold others' text (a phase's title) in a code span: GitHub
+// makes no reference, mention or link of what is in one, so ralph's own URLs, paths, numbers and logins
+// stay as they are (a copied URL works), and no one else's text acts. Control characters are shown as
+// internal/inert shows them; a backtick, which would end the span, becomes a quote, and "<" its
+// full-width twin, so that no HTML comment (one of ralph's markers, to a reader) is in the text at all.
+func quoted(s string) string {
+	s = strings.Join(strings.Fields(inert.String(s)), " ")
+	if s == "" {
+		return ""
+	}
+	return "`" + strings.NewReplacer("`", "'", "<", "\uFF1C").Replace(s) + "`"
 }
 
 func orDash(s string) string {
