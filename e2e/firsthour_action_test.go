@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -60,5 +63,28 @@ func TestFirstHourActionBadToken(t *testing.T) {
 	}
 	if strings.Contains(out, "not-a-token") {
 		t.Errorf("the output holds the token:\n%s", out)
+	}
+}
+
+// TestFirstHourSealRestored: the directories a run closes to the agent's user (the workspace's parent, as
+// on a runner) get their modes back when the run ends: a run by hand leaves the machine as it was.
+func TestFirstHourSealRestored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	r := e.label(n, maintainer)
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`closed to the agent: (\S+): mode (0[0-7]+) -> (0[0-7]+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Skip("the run closed no directory to the agent (the agent runs as ralph's own user here)")
+	}
+	fi, err := os.Stat(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%04o", fi.Mode().Perm()); got != m[2] {
+		t.Errorf("%s has mode %s after the run, want %s as before it\n%s", m[1], got, m[2], r.stdout)
 	}
 }

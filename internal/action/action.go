@@ -53,6 +53,7 @@ func Run(ctx context.Context, env Env) error {
 	a := newReporter(ev.InActions, env.Getenv, env.Stdout)
 	r := &runner{a: a, env: env, ev: ev}
 	err := r.run(ctx)
+	r.unseal()
 	if err != nil {
 		var cerr *config.Error
 		var ex *ExitError
@@ -106,6 +107,8 @@ type runner struct {
 	defaultBranch string
 	// summarized: the step summary is written; a run writes it once.
 	summarized bool
+	// sealed are the directories closed to the agent, given their modes back when the run ends.
+	sealed []sealedDir
 }
 
 // noteCI says, when this run opened a pull request with the Actions token (as the workflow file that
