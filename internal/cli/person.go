@@ -239,8 +239,39 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if !ok {
 		return &engine.RefusedError{Login: login, Action: engine.ActEnroll}
 	}
+	for _, l := range is.LabelNames() {
+		if st, ok := workflow.StateFromLabel(l); ok && (st == workflow.Done || st == workflow.Canceled) {
+			return &engine.InputError{Msg: fmt.Sprintf("#%d is %s: ralph's work on it is over, so enrolling it does nothing (open a new issue for more work)", opts.Issue, st.Title())}
+		}
+	}
 	if slices.Contains(is.LabelNames(), workflow.LabelBuild) {
-		fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+		// The label counts as its last adder's: someone without write access made it no one's to run, and
+		// every sweep skips it. Added again by this person, it is theirs.
+		who, err := s.gh.LabeledBy(ctx, opts.Issue, workflow.LabelBuild)
+		if err != nil {
+			return fmt.Errorf("reading who labeled #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		}
+		trusted := who == login
+		if !trusted && who != "" {
+			if trusted, err = (engine.PermissionAuthorizer{Permission: s.gh.Permission}).Authorize(ctx, who); err != nil {
+				return fmt.Errorf("checking the permission of @%s, who labeled #%d: %w", who, opts.Issue, err)
+			}
+		}
+		if trusted {
+			fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+		} else {
+			if err := s.gh.RemoveLabel(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+				return fmt.Errorf("taking %s off #%d to add it again: %w", workflow.LabelBuild, opts.Issue, err)
+			}
+			if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+				return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+			}
+			by := "no one known"
+			if who != "" {
+				by = "`@" + who + "`, who may not drive ralph"
+			}
+			fmt.Fprintf(f.Stderr, "#%d had %s from %s: added it again as `@%s`, so ralph takes it\n", opts.Issue, workflow.LabelBuild, by, login)
+		}
 	} else if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
 		return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
 	}

@@ -111,6 +111,8 @@ func TestEnroll(t *testing.T) {
 	e := newTestEnv(t)
 	e.asUser("octocat")
 	e.srv.SetPermission("octocat", "write")
+	// The person's own token: what it writes is theirs.
+	e.srv.SetTokenLogin("octocat")
 	n := e.srv.CreateIssue("mona", "Add dark mode", "")
 	if code := e.run("enroll", fmt.Sprint(n)); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
@@ -124,6 +126,29 @@ func TestEnroll(t *testing.T) {
 	// Enrolling twice is fine.
 	if code := e.run("enroll", fmt.Sprint(n)); code != 0 || !strings.Contains(e.stderr.String(), "already has ralph:build") {
 		t.Errorf("second enroll: exit %d: %s", code, e.stderr)
+	}
+
+	// A label added by someone without write access is no one's to run: a writer's enroll adds it again,
+	// as theirs, which every sweep then takes.
+	e.srv.SetPermission("mallory", "triage")
+	k := e.srv.CreateIssue("mallory", "Mine", "")
+	e.srv.AddLabel(k, workflow.LabelBuild, "mallory")
+	if code := e.run("enroll", fmt.Sprint(k)); code != 0 || !strings.Contains(e.stderr.String(), "added it again as `@octocat`") {
+		t.Errorf("enroll of an issue labeled by a reader: exit %d: %s", code, e.stderr)
+	}
+	var writes []string
+	for _, r := range e.srv.Requests() {
+		if r.Write() && strings.Contains(r.Path, fmt.Sprintf("/issues/%d/labels", k)) {
+			writes = append(writes, r.Method)
+		}
+	}
+	if !slices.Equal(writes, []string{"DELETE", "POST"}) || !slices.Contains(e.srv.Labels(k), workflow.LabelBuild) {
+		t.Errorf("label writes on #%d: %v, labels %v; want it taken off and added again", k, writes, e.srv.Labels(k))
+	}
+	// An issue whose work is over is not enrolled again.
+	done := e.srv.CreateIssue("mona", "Done already", "", workflow.LabelBuild, workflow.Done.Label())
+	if code := e.run("enroll", fmt.Sprint(done)); code != ExitError || !strings.Contains(e.stderr.String(), "is Done: ralph's work on it is over") || strings.Contains(e.stdout.String(), "enrolled") {
+		t.Errorf("enroll of a Done issue: exit %d: %s%s", code, e.stdout, e.stderr)
 	}
 
 	// Without permission nothing changes.

@@ -459,6 +459,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // TokenLogin is the account the server's token belongs to (Options.TokenLogin).
 func (s *Server) TokenLogin() string { return s.opts.TokenLogin }
 
+// SetTokenLogin makes the token login's, as a person's own token is: call it before the first request.
+func (s *Server) SetTokenLogin(login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.TokenLogin = login
+	s.knowUser(login)
+}
+
 func (s *Server) now() time.Time { return s.opts.Now().UTC().Truncate(time.Second) }
 
 func (s *Server) newID() int64 {
