@@ -88,3 +88,21 @@ func TestFirstHourSealRestored(t *testing.T) {
 		t.Errorf("%s has mode %s after the run, want %s as before it\n%s", m[1], got, m[2], r.stdout)
 	}
 }
+
+// TestFirstHourStatusSummary: the status command's run says in its summary what it did, not a row of
+// dashes.
+func TestFirstHourStatusSummary(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	if r := e.label(n, maintainer); r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	r := e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n), "command": "status"}), nil)
+	if r.exit != 0 {
+		t.Fatalf("status: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.summary, "replied on the issue with where it is") || strings.Contains(r.summary, "| — | — |") {
+		t.Errorf("the status run's summary:\n%s", r.summary)
+	}
+}

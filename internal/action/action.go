@@ -379,8 +379,9 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 		res, err = fixIssue(ctx, eng, n, trig) // fix.go
 		took = res.Step != ""
 	case CmdStatus:
-		_, err = eng.Status(ctx, n, true)
-		res = engine.Result{Issue: n}
+		var rec engine.Record
+		rec, err = eng.Status(ctx, n, true)
+		res = engine.Result{Issue: n, From: rec.State, State: rec.State, Message: "status: replied on the issue with where it is"}
 	default:
 		return engine.Result{Issue: n}, nil, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry, fix, status or finish", trig.Command)
 	}
