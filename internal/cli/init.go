@@ -214,6 +214,9 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		}
 	case statErr == nil && cfgErr == nil:
 		ch = choiceOf(existing)
+	default:
+		// No terminal to ask on and no --agent: the default, said, so that no one is surprised by it.
+		fmt.Fprintf(f.Stderr, "no terminal to ask which agent on: setting up claude (--agent claude|codex|gemini|command chooses)\n")
 	}
 	if ch.Preset == "command" {
 		chosen := config.Default()

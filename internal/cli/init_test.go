@@ -66,6 +66,10 @@ func TestInit(t *testing.T) {
 	if code := e.run("init"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
+	// Without a terminal to ask on, the agent is the default, and init says so.
+	if !strings.Contains(e.stderr.String(), "no terminal to ask which agent on: setting up claude") {
+		t.Errorf("init without a terminal does not say which agent it chose:\n%s", e.stderr)
+	}
 	wf := filepath.Join(e.dir, ".github", "workflows", "ralph.yml")
 	lint(t, wf)
 	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
