@@ -176,11 +176,13 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 			return nil
 		case res.State == opts.Until:
 			return nil
-		case opts.DryRun, res.Held, res.Paused, !res.Continue, res.Step == "":
-			if res.State != opts.Until {
-				fmt.Fprintf(f.Stderr, "#%d stopped at %s before reaching %s\n", res.Issue, res.State.Title(), opts.Until.Title())
-			}
+		case opts.DryRun:
 			return nil
+		case res.Held, res.Paused, !res.Continue, res.Step == "":
+			// Not where it was asked to go: a gate (a person's turn), a hold or nothing to do. A script
+			// that waits for --until learns it from the exit status.
+			fmt.Fprintf(f.Stderr, "#%d stopped at %s before reaching %s\n", res.Issue, res.State.Title(), opts.Until.Title())
+			return &silentExit{code: ExitError}
 		}
 	}
 	return fmt.Errorf("#%d did not reach %s in %d steps", opts.Issue, opts.Until.Title(), maxLoop)
