@@ -141,7 +141,8 @@ func TestFirstHourSnags(t *testing.T) {
 	srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
 	srv.SetWorkflowPermissions("write", true)
 
-	check("2-doctor-missing-command.golden", run("ralph", "doctor"), 1, "ralph", "doctor")
+	// What only this machine lacks is a warning: the Action's side is ready, so doctor exits 0.
+	check("2-doctor-missing-command.golden", run("ralph", "doctor"), 0, "ralph", "doctor")
 	if r := run("ralph", "enroll", "1"); r.exit != 0 {
 		t.Fatalf("gh ralph enroll 1: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
 	}

@@ -159,7 +159,8 @@ func orAll(s string) string {
 func notReadable(what string, err error, settings string) Finding {
 	var api *ghapi.Error
 	if errors.As(err, &api) && (api.Status == 403 || api.Status == 404) {
-		return problem("cannot read "+what+" (GitHub shows them only to admins)", "ask an admin to check "+settings)
+		// Not a problem of the setup: someone who is no admin cannot see it, and the Action may well work.
+		return Finding{Warn: true, Msg: "cannot read " + what + " (GitHub shows them only to admins)", Fix: "ask an admin to check " + settings}
 	}
 	return problem("reading "+what+": "+err.Error(), "")
 }
