@@ -261,9 +261,10 @@ func TestCLIAdvance(t *testing.T) {
 			t.Errorf("status has no %q:\n%s", want, r.stdout)
 		}
 	}
-	// In Review is a gate: --until stops there.
+	// In Review is a gate: --until stops there, and says so with its exit status (1), as it did not get
+	// where it was asked to.
 	r = e.cli(binary, "advance", fmt.Sprint(n), "--until", "done")
-	if r.exit != 0 || !strings.Contains(r.stderr, "stopped at In Review before reaching Done") {
+	if r.exit != 1 || !strings.Contains(r.stderr, "stopped at In Review before reaching Done") {
 		t.Errorf("--until done at a gate: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
 	}
 }

@@ -141,7 +141,8 @@ func TestFirstHourSnags(t *testing.T) {
 	srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
 	srv.SetWorkflowPermissions("write", true)
 
-	check("2-doctor-missing-command.golden", run("ralph", "doctor"), 1, "ralph", "doctor")
+	// What only this machine lacks is a warning: the Action's side is ready, so doctor exits 0.
+	check("2-doctor-missing-command.golden", run("ralph", "doctor"), 0, "ralph", "doctor")
 	if r := run("ralph", "enroll", "1"); r.exit != 0 {
 		t.Fatalf("gh ralph enroll 1: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
 	}
@@ -159,6 +160,8 @@ func TestFirstHourSnags(t *testing.T) {
 	// A token GitHub refuses.
 	e.vars["GH_ENTERPRISE_TOKEN"] = "not-a-token"
 	check("4-doctor-bad-token.golden", run("ralph", "doctor"), 4, "ralph", "doctor")
+	// advance says the same before git or anything else meets the token.
+	check("4-advance-bad-token.golden", run("ralph", "advance", "1"), 4, "ralph", "advance", "1")
 	e.vars["GH_ENTERPRISE_TOKEN"] = "test-token"
 	check("5-doctor-ready.golden", run("ralph", "doctor"), 0, "ralph", "doctor")
 
@@ -185,6 +188,36 @@ func TestFirstHourSnags(t *testing.T) {
 	}
 	if got := e.state(n); got != workflow.ResearchNeeded {
 		t.Errorf("after Ctrl-C #1 is %s, want %s", got, workflow.ResearchNeeded)
+	}
+
+	// The agent fails, step after step, until the issue needs a person: what each failure says to run next
+	// is right for where the issue is (advance while it stays, retry once it is Human Needed), with the
+	// issue's own number.
+	if err := os.WriteFile(filepath.Join(bin, "my-agent"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		r := run("ralph", "advance", "1")
+		if r.exit != 1 {
+			t.Fatalf("gh ralph advance 1 with a failing agent: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stderr, " N`") {
+			t.Errorf("the failure's advice names no issue:\n%s", r.stderr)
+		}
+		if e.state(n) != workflow.HumanNeeded {
+			if !strings.Contains(r.stderr, "#1 stays in Research Needed; the failure is on the issue. Run `gh ralph status 1` to see it, `gh ralph advance 1` to try again.") {
+				t.Errorf("failure %d, #1 still Research Needed, says:\n%s", i, r.stderr)
+			}
+			if i == 5 {
+				t.Fatalf("#1 is %s after 5 failures", e.state(n))
+			}
+			continue
+		}
+		check("7-advance-failed-human-needed.golden", r, 1, "ralph", "advance", "1")
+		if strings.Contains(r.stderr, "advance 1` to try again") || !strings.Contains(r.stderr, "gh ralph retry 1") {
+			t.Errorf("#1 is Human Needed, and the failure says:\n%s", r.stderr)
+		}
+		break
 	}
 }
 

@@ -137,7 +137,7 @@ func TestFixReviewAnswered(t *testing.T) {
 	}
 	status := e.statusComment(n)
 	for _, want := range []string{"Fixes after the pull request: 1 for reviews, 0 of 2 for failing checks", "opened with the Actions token",
-		"- [x] Review and checks answered (1 round(s))", "InReview --> InProgress: fix"} {
+		"- [x] Review and checks answered (1 round)", "InReview --> InProgress: fix"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("the status comment does not say %q:\n%s", want, status)
 		}

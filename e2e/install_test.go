@@ -12,6 +12,9 @@ import (
 // Installing from source, as the README says: in a fresh clone (a directory named gh-ralph), `gh extension
 // install .` and then `gh ralph …`, which runs the clone's gh-ralph script: it builds ralph and runs it.
 func TestInstallFromSource(t *testing.T) {
+	// In parallel: it builds ralph from a copy of the sources (half a minute on a small machine), which
+	// nothing else touches; run alone, it held up every other test for that long.
+	t.Parallel()
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		t.Skip("gh is not installed (apt-get install -y gh); .ci/run installs it")

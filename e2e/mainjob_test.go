@@ -74,9 +74,11 @@ func TestPreflightCommandMissing(t *testing.T) {
 				t.Errorf("gh ralph advance: exit %d, want 1 and %q\n%s%s", r.exit, tt.want, r.stdout, r.stderr)
 			}
 			c.untouched(m)
+			// doctor warns of it: only gh ralph advance on this machine needs the command here (the Action
+			// checks its own runner, as above).
 			r = c.cli(binary, "doctor")
-			if r.exit != 1 || !strings.Contains(r.stdout, "X "+tt.want) {
-				t.Errorf("gh ralph doctor: exit %d, want 1 and %q\n%s%s", r.exit, tt.want, r.stdout, r.stderr)
+			if !strings.Contains(r.stdout, "! "+tt.want) || strings.Contains(r.stdout, "X "+tt.want) {
+				t.Errorf("gh ralph doctor: exit %d, want a warning %q\n%s%s", r.exit, tt.want, r.stdout, r.stderr)
 			}
 		})
 	}

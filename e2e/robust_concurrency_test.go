@@ -11,12 +11,16 @@ import (
 )
 
 // TestRobustConcurrentRuns starts 8 runs of the Action for the same issue at the same moment, with an agent
-// that takes 1.5 s, and repeats that for 20 rounds while the issue advances one step per round (research,
-// plan, review, 16 phases, the pull request). In every round exactly one run does the step (one agent
+// that takes 1.5 s, and repeats that round after round while the issue advances one step per round (research,
+// plan, review, 4 phases — 16 under RALPH_E2E_SOAK=1, which .ci/run sets —, self-review, the pull request). In every round exactly one run does the step (one agent
 // invocation, one commit, one step recorded) and the 7 others exit 0 naming the run that holds the issue.
 func TestRobustConcurrentRuns(t *testing.T) {
 	t.Parallel()
-	const runners, phases = 8, 16
+	const runners = 8
+	phases := 4
+	if soak() {
+		phases = 16
+	}
 	e := newEnv(t, baseConfig(t, ""))
 	e.setControl("phases", itoa(phases))
 	e.setControl("sleep", "1.5")

@@ -37,6 +37,10 @@ var transientFaults = []struct {
 // the same state, the same comments of each kind with the same bodies, the same commits and files on the
 // branch, the same pull request, no lock left, and the agent invoked exactly as often.
 //
+// By default the first case injects a short run of transient faults (each kind once or twice), which keeps
+// `go test ./...` within go test's timeout on a small, busy machine: each fault costs the client a real wait
+// of a second or two. RALPH_E2E_SOAK=1 (set by .ci/run) injects them on 20% of all requests instead.
+//
 // At the end it prints one line, `faults: N runs, M injected faults, D duplicates, L lost`, counted from
 // what the servers hold (duplicates: comments, commits, pull requests a clean run does not have; lost: what
 // a clean run has and the faulty one lacks). `go test` shows it with -v, with -json, or when run in the
@@ -46,6 +50,9 @@ func TestRobustFaults(t *testing.T) {
 	cfg := baseConfig(t, "")
 	controls := map[string]string{"phases": "1"}
 	ref := clean(t, cfg, controls)
+	// long: faults on 20% of all requests; otherwise at most shortFaults of them, enough for each kind.
+	long := soak()
+	const shortFaults = 10
 
 	var (
 		mu                       sync.Mutex
@@ -60,17 +67,20 @@ func TestRobustFaults(t *testing.T) {
 	}{
 		{
 			name: "transient answers on 20% of requests, API and git",
+			// Without soak, at most shortFaults answers are spoiled: the API's five kinds in turn and git's two.
 			inject: func(t *testing.T, e *env) func() int {
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(20, 502)) // seeded: the same requests fail on every run of the test
-				n, api, dispatchFailed := 0, 0, false
+				n, api, gitN, dispatchFailed := 0, 0, 0, false
+				// spent: the short run has injected its share of this kind (API or git).
+				spent := func(k int) bool { return !long && k >= shortFaults/2 }
 				e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 					mu.Lock()
 					defer mu.Unlock()
 					// The first dispatch fails whatever the draw, so that a failed dispatch is always among the
 					// faults (a flow makes few dispatches: a draw may miss them all).
 					first := !dispatchFailed && strings.HasSuffix(r.URL.Path, "/dispatches")
-					if rng.Float64() >= 0.2 && !first {
+					if (rng.Float64() >= 0.2 || spent(api)) && !first {
 						return false
 					}
 					dispatchFailed = dispatchFailed || strings.HasSuffix(r.URL.Path, "/dispatches")
@@ -87,11 +97,12 @@ func TestRobustFaults(t *testing.T) {
 				e.srv.GitFaults(func(service string, r *http.Request) githubtest.GitFault {
 					mu.Lock()
 					defer mu.Unlock()
-					if rng.Float64() >= 0.2 {
+					if rng.Float64() >= 0.2 || spent(gitN) {
 						return githubtest.GitFault{}
 					}
 					n++
-					if rng.IntN(2) == 0 {
+					// Both kinds in turn, so that a short run has each.
+					if gitN++; gitN%2 == 1 {
 						return githubtest.GitFault{Status: http.StatusBadGateway}
 					}
 					return githubtest.GitFault{Status: http.StatusTooManyRequests, RetryAfter: "1"}
@@ -109,7 +120,10 @@ func TestRobustFaults(t *testing.T) {
 				for _, r := range e.srv.GitFaulted() {
 					kinds[fmt.Sprintf("git %d", r.Status)]++
 				}
-				if bad == 0 || bad*100 < len(e.srv.Requests())*10 {
+				if !long && bad < 4 {
+					t.Errorf("%d of %d requests were answered an error, want at least 4 (the short run's API faults)", bad, len(e.srv.Requests()))
+				}
+				if long && (bad == 0 || bad*100 < len(e.srv.Requests())*10) {
 					t.Errorf("%d of %d requests were answered an error, want about 20%%", bad, len(e.srv.Requests()))
 				}
 				for _, k := range []string{"502", "403", "429", "git 502", "git 429"} {

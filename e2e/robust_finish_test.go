@@ -13,7 +13,8 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// A GitHub that keeps failing one request (every edit of the status comment answered 502) gets a few runs
+// A GitHub that keeps failing one request (every edit of the status comment answered 429 with Retry-After:
+// 0 three times, then 502, so that the client's retries wait no time and its last answer is a 5xx) gets a few runs
 // dispatched to finish the step, engine.MaxFinishing in a row, and then none: the chain ends with an error
 // that says so, instead of dispatching itself for as long as the outage lasts. The agent's work is not
 // redone by the runs that try to finish it.
@@ -30,7 +31,14 @@ func TestRobustFaultsFinishingIsBounded(t *testing.T) {
 		}
 		mu.Lock()
 		failed++
+		limited := failed%4 != 0
 		mu.Unlock()
+		if limited {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"message":"You have exceeded a secondary rate limit."}` + "\n"))
+			return true
+		}
 		w.WriteHeader(http.StatusBadGateway)
 		_, _ = w.Write([]byte(`{"message":"Server Error"}` + "\n"))
 		return true

@@ -352,3 +352,8 @@ func (e *env) record(n int) engine.Record {
 	}
 	return rec
 }
+
+// soak reports whether the long runs were asked for (RALPH_E2E_SOAK=1, as .ci/run sets): more faults, more
+// rounds. Without it the same tests run shorter, so that `go test ./...` stays within go test's default
+// timeout on a small, busy machine.
+func soak() bool { return os.Getenv("RALPH_E2E_SOAK") != "" }

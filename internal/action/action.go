@@ -22,6 +22,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -52,6 +53,7 @@ func Run(ctx context.Context, env Env) error {
 	a := newReporter(ev.InActions, env.Getenv, env.Stdout)
 	r := &runner{a: a, env: env, ev: ev}
 	err := r.run(ctx)
+	r.unseal()
 	if err != nil {
 		var cerr *config.Error
 		var ex *ExitError
@@ -63,7 +65,9 @@ func Run(ctx context.Context, env Env) error {
 		default:
 			a.Errorf("%s", err)
 		}
-		r.summary("failed", err)
+		if !r.summarized {
+			r.summary("failed", err)
+		}
 		code := 1
 		if ghapi.IsAuth(err) {
 			code = ghapi.ExitAuth
@@ -101,6 +105,10 @@ type runner struct {
 	ciNotice string
 	// defaultBranch is the repository's default branch as the event's payload says (Trigger.DefaultBranch).
 	defaultBranch string
+	// summarized: the step summary is written; a run writes it once.
+	summarized bool
+	// sealed are the directories closed to the agent, given their modes back when the run ends.
+	sealed []sealedDir
 }
 
 // noteCI says, when this run opened a pull request with the Actions token (as the workflow file that
@@ -203,11 +211,18 @@ func (r *runner) run(ctx context.Context) error {
 		return r.sweep(ctx, eng, gh, cfg)
 	case CmdHelp:
 		n := trig.Issues[0]
+		// The word is the commenter's: it is quoted inert.
+		said := strings.TrimSpace("/ralph " + trig.Reason)
+		note := fmt.Sprintf("The comment's %s is not a ralph command: replied on #%d with the commands.", engine.Inert(said), n)
 		if dry {
+			r.summary(fmt.Sprintf("The comment's %s is not a ralph command: would reply on #%d with the commands.", engine.Inert(said), n), nil)
 			return nil
 		}
-		_, err := gh.CreateComment(ctx, n, HelpText(trig.Reason))
-		return err
+		if _, err := gh.CreateComment(ctx, n, HelpText(trig.Reason)); err != nil {
+			return err
+		}
+		r.summary(note, nil)
+		return nil
 	}
 	if trig.Command == CmdFix && len(trig.Issues) == 0 && trig.Fix != nil && trig.Fix.Pull != 0 {
 		why, err := resolveFixPull(ctx, gh, cfg.BranchPrefix, &trig)
@@ -364,8 +379,9 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 		res, err = fixIssue(ctx, eng, n, trig) // fix.go
 		took = res.Step != ""
 	case CmdStatus:
-		_, err = eng.Status(ctx, n, true)
-		res = engine.Result{Issue: n}
+		var rec engine.Record
+		rec, err = eng.Status(ctx, n, true)
+		res = engine.Result{Issue: n, From: rec.State, State: rec.State, Message: "status: replied on the issue with where it is"}
 	default:
 		return engine.Result{Issue: n}, nil, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry, fix, status or finish", trig.Command)
 	}
@@ -560,6 +576,7 @@ func (r *runner) setOutput(name, value string) {
 }
 
 func (r *runner) summary(note string, err error) {
+	r.summarized = true
 	if r.ev.StepSummary == "" {
 		return
 	}
@@ -578,7 +595,7 @@ func (r *runner) summary(note string, err error) {
 			if r.links != nil {
 				link = fmt.Sprintf("[#%d](%s/%s/%s/issues/%d)", res.Issue, r.links.Endpoints().Server, r.links.Owner(), r.links.Repo(), res.Issue)
 			}
-			outcome := strings.ReplaceAll(engine.Inert(res.Message), "|", "\\|")
+			outcome := strings.ReplaceAll(quoted(res.Message), "|", "\\|")
 			if res.PRURL != "" {
 				outcome += fmt.Sprintf(" — [pull request](%s)", res.PRURL)
 			}
@@ -598,9 +615,22 @@ func (r *runner) summary(note string, err error) {
 		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
 	}
 	if err != nil {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", engine.Inert(err.Error()))
+		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", quoted(err.Error()))
 	}
 	r.a.AddStepSummary(b.String())
+}
+
+// quoted writes a message of ralph's that may hold others' text (a phase's title) in a code span: GitHub
+// makes no reference, mention or link of what is in one, so ralph's own URLs, paths, numbers and logins
+// stay as they are (a copied URL works), and no one else's text acts. Control characters are shown as
+// internal/inert shows them; a backtick, which would end the span, becomes a quote, and "<" its
+// full-width twin, so that no HTML comment (one of ralph's markers, to a reader) is in the text at all.
+func quoted(s string) string {
+	s = strings.Join(strings.Fields(inert.String(s)), " ")
+	if s == "" {
+		return ""
+	}
+	return "`" + strings.NewReplacer("`", "'", "<", "\uFF1C").Replace(s) + "`"
 }
 
 func orDash(s string) string {

@@ -78,7 +78,7 @@ func (r *runner) seal(sb sandbox.Config) error {
 	sensitive := []string{ev.Workspace, ev.RunnerTemp, ev.Home, ev.EventPath, dockerSocket}
 	sensitive = append(sensitive, ev.FileCommands...)
 	sensitive = append(sensitive, ev.Deny...)
-	closed, err := sandbox.Seal([]string{filepath.Dir(ev.Workspace)}, uid, gid)
+	closed, err := r.sealDir(filepath.Dir(ev.Workspace), uid, gid)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (r *runner) seal(sb sandbox.Config) error {
 			dir = real
 		}
 		if !systemDirs[dir] {
-			more, err := sandbox.Seal([]string{dir}, uid, gid)
+			more, err := r.sealDir(dir, uid, gid)
 			if err != nil {
 				return err
 			}
@@ -115,4 +115,37 @@ func (r *runner) seal(sb sandbox.Config) error {
 		return fmt.Errorf("the agent's user could still reach %s", strings.Join(open, ", "))
 	}
 	return nil
+}
+
+// sealDir closes dir to the agent's user (sandbox.Seal) and remembers its mode, so that unseal gives it
+// back when the run ends: a run started by hand with GITHUB_ACTIONS=true leaves no directory of the
+// machine changed, and a runner's job loses nothing by it.
+func (r *runner) sealDir(dir string, uid, gid int) ([]string, error) {
+	fi, statErr := os.Stat(dir)
+	closed, err := sandbox.Seal([]string{dir}, uid, gid)
+	if len(closed) > 0 && statErr == nil {
+		mode := fi.Mode().Perm() | fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
+		r.sealed = append(r.sealed, sealedDir{path: dir, mode: mode})
+	}
+	return closed, err
+}
+
+// sealedDir is a directory seal closed, and its mode before.
+type sealedDir struct {
+	path string
+	mode os.FileMode
+}
+
+// unseal gives each directory seal closed its mode back, last closed first, once nothing of the agent
+// runs any more.
+func (r *runner) unseal() {
+	for i := len(r.sealed) - 1; i >= 0; i-- {
+		d := r.sealed[i]
+		if err := os.Chmod(d.path, d.mode); err != nil {
+			r.a.Warningf("giving %s its mode %04o back: %v", d.path, d.mode, err)
+			continue
+		}
+		r.a.Infof("gave %s its mode %04o back", d.path, d.mode)
+	}
+	r.sealed = nil
 }

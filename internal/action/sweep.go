@@ -28,10 +28,10 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		}
 	}
 	r.issues = sw.Picked
-	r.a.Infof("sweep: %d enrolled open issues, %d looked at closely, %d to advance: %v", sw.Looked, sw.Close, len(r.issues), r.issues)
+	r.a.Infof("sweep: %s, %d looked at closely, %d to advance: %v", plural(sw.Looked, "enrolled open issue", "enrolled open issues"), sw.Close, len(r.issues), r.issues)
 	if r.dryRun || cfg.Sweep.Matrix {
 		r.outputs()
-		r.summary(fmt.Sprintf("Sweep: %d issues to advance.", len(r.issues)), nil)
+		r.summary(fmt.Sprintf("Sweep: %s to advance.", plural(len(r.issues), "issue", "issues")), nil)
 		return nil
 	}
 	for _, n := range r.issues {
@@ -48,9 +48,17 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 	r.noteCI()
 	r.outputs()
 	err = errors.Join(errs...)
-	r.summary(fmt.Sprintf("Sweep: advanced %d issues.", len(r.results)), err)
+	r.summary(fmt.Sprintf("Sweep: advanced %s.", plural(len(r.results), "issue", "issues")), err)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
+}
+
+// plural is "1 phase", "2 phases": n and the word for it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -129,6 +130,10 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		return err
 	}
 	defer s.release()
+	// The token, with one read, before git meets it: git says only that it cannot ask for a user name.
+	if _, err := s.gh.Repository(ctx); err != nil {
+		return fmt.Errorf("checking %s: %w", s.fullName(), err)
+	}
 	log := f.termLog()
 	log.interrupted = func() bool { return ctx.Err() != nil }
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
@@ -159,6 +164,10 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		if err != nil && engine.Transient(err) {
 			return &transientError{Issue: opts.Issue, Err: err}
 		}
+		var serr *engine.StepError
+		if errors.As(err, &serr) {
+			return &failedStepError{Issue: opts.Issue, State: res.State, Err: err}
+		}
 		if err != nil {
 			return err
 		}
@@ -167,11 +176,13 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 			return nil
 		case res.State == opts.Until:
 			return nil
-		case opts.DryRun, res.Held, res.Paused, !res.Continue, res.Step == "":
-			if res.State != opts.Until {
-				fmt.Fprintf(f.Stderr, "#%d stopped at %s before reaching %s\n", res.Issue, res.State.Title(), opts.Until.Title())
-			}
+		case opts.DryRun:
 			return nil
+		case res.Held, res.Paused, !res.Continue, res.Step == "":
+			// Not where it was asked to go: a gate (a person's turn), a hold or nothing to do. A script
+			// that waits for --until learns it from the exit status.
+			fmt.Fprintf(f.Stderr, "#%d stopped at %s before reaching %s\n", res.Issue, res.State.Title(), opts.Until.Title())
+			return &silentExit{code: ExitError}
 		}
 	}
 	return fmt.Errorf("#%d did not reach %s in %d steps", opts.Issue, opts.Until.Title(), maxLoop)

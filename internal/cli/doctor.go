@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -91,7 +92,21 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
 	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true, Network: compose.NetworkBoundary(cfg)}
 	if cfgErr == nil {
-		findings = append(findings, doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here)...)
+		// What this machine lacks to run steps here (the agent's CLI, its key, the boundary) matters to gh
+		// ralph advance only: for someone who uses the Action alone it is a warning, not a problem.
+		for _, fd := range doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here) {
+			if fd.Problem {
+				const only = "needed for gh ralph advance on this machine; the Action checks its own runner before each step"
+				fd.Problem, fd.Warn = false, true
+				switch {
+				case fd.Fix == "":
+					fd.Fix = only
+				case !strings.Contains(fd.Fix, "this machine"):
+					fd.Fix += " (" + only + ")"
+				}
+			}
+			findings = append(findings, fd)
+		}
 	}
 	remote, err := doctor.Repository(ctx, s.gh, cfg, wf)
 	if err != nil {
@@ -112,8 +127,17 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(inert.String(fd.String())))
 	}
 	problems := len(doctor.Problems(findings))
+	warnings := 0
+	for _, fd := range findings {
+		if fd.Warn && !fd.Problem {
+			warnings++
+		}
+	}
 	if problems == 0 {
 		fmt.Fprintf(f.Stderr, "ralph is ready in %s: add the ralph:build label to an issue (or gh ralph enroll N)\n", s.fullName())
+		if warnings > 0 {
+			fmt.Fprintf(f.Stderr, "%d warning%s (!) above: what only this machine lacks, or what your token cannot see\n", warnings, agent.Plural(warnings))
+		}
 		return nil
 	}
 	fmt.Fprintf(f.Stderr, "%d problem%s found in %s; run gh ralph doctor again once fixed\n", problems, agent.Plural(problems), s.fullName())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,34 @@ func TestDoctorPrintsNoEscapesOfOthers(t *testing.T) {
 		if !strings.Contains(got, "ci^[]0;pwned^G^[[2J^M.yml") {
 			t.Errorf("terminal %v: the workflow's name is not shown in caret notation: %q", tty, got)
 		}
+	}
+}
+
+// Someone without admin rights cannot read the repository's Actions settings: doctor warns of it (an admin
+// can check them) and still finds the setup ready, rather than a problem no one in their place can fix.
+func TestDoctorNotAdmin(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.env["PATH"] = bin + ":/usr/bin:/bin"
+	e.env["ANTHROPIC_API_KEY"] = "sk-local"
+	if code := e.run("init", "--agent", "claude"); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, e.stderr)
+	}
+	e.srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
+	e.srv.SetSecret("ANTHROPIC_API_KEY", "sk-repo")
+	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.Contains(r.URL.Path, "/actions/permissions") {
+			return false
+		}
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"Must have admin rights to Repository.","status":"403"}`))
+		return true
+	})
+	if code := e.run("doctor"); code != 0 || !strings.Contains(e.stdout.String(), "! cannot read") || strings.Contains(e.stdout.String(), "X ") {
+		t.Errorf("doctor as a non-admin: exit %d\n%s%s", code, e.stdout, e.stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // Exit codes, as gh uses them where gh has one.
@@ -83,6 +84,7 @@ func Exit(err error, stderr io.Writer) int {
 		input    *engine.InputError
 		apiErr   *ghapi.Error
 		stepErr  *engine.StepError
+		failed   *failedStepError
 		jsonErr  *jsonFieldsError
 		startErr *doctor.StartError
 		transErr *transientError
@@ -137,12 +139,38 @@ func Exit(err error, stderr io.Writer) int {
 	case errors.As(err, &transErr):
 		fmt.Fprintf(stderr, "error: GitHub failed for a while, so the step did not finish: %v\nRun `gh ralph advance %d` again once GitHub answers: it goes on from where this run stopped.\n", transErr.Err, transErr.Issue)
 		return ExitError
+	case errors.As(err, &failed):
+		fmt.Fprintf(stderr, "%v\n%s\n", failed.Err, failed.next())
+		return ExitError
 	case errors.As(err, &stepErr):
-		fmt.Fprintf(stderr, "%v\nThe issue stays where it was; the failure is on the issue. Run `gh ralph status N` to see it, `gh ralph advance N` to try again.\n", err)
+		fmt.Fprintf(stderr, "%v\nThe failure is on the issue: gh ralph status shows it.\n", err)
 		return ExitError
 	}
 	fmt.Fprintf(stderr, "error: %v\n", err)
 	return ExitError
+}
+
+// failedStepError is a step that failed in gh ralph advance: the issue and the state the failure left it in,
+// so that what to do next is said for that state.
+type failedStepError struct {
+	Issue int
+	State workflow.State
+	Err   error
+}
+
+func (e *failedStepError) Error() string { return e.Err.Error() }
+func (e *failedStepError) Unwrap() error { return e.Err }
+
+// next says where the failure left the issue and the command that goes on from there.
+func (e *failedStepError) next() string {
+	if e.State == workflow.HumanNeeded {
+		return fmt.Sprintf("#%d is now Human Needed; the failure is on the issue. Run `gh ralph status %d` to see it, and `gh ralph retry %d` once it is dealt with.", e.Issue, e.Issue, e.Issue)
+	}
+	where := "where it was"
+	if e.State != "" {
+		where = "in " + e.State.Title()
+	}
+	return fmt.Sprintf("#%d stays %s; the failure is on the issue. Run `gh ralph status %d` to see it, `gh ralph advance %d` to try again.", e.Issue, where, e.Issue, e.Issue)
 }
 
 // authHint is what gh itself says to someone who is not logged in: in a workflow, in other automation, and

@@ -42,12 +42,15 @@ func addJSONFlags(cmd *cobra.Command, exp *exporter, fields []string) {
 	_ = cmd.RegisterFlagCompletionFunc("json", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return fields, cobra.ShellCompDirectiveNoSpace
 	})
-	parent := cmd.FlagErrorFunc()
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if c == cmd && strings.Contains(err.Error(), "flag needs an argument: --json") {
 			return &jsonFieldsError{msg: "--json needs fields", fields: fields}
 		}
-		return parent(c, err)
+		// The root's, found when the error happens: cmd has no parent yet when its flags are added.
+		if p := cmd.Parent(); p != nil {
+			return p.FlagErrorFunc()(c, err)
+		}
+		return err
 	})
 	cmd.Annotations = map[string]string{"help:json-fields": strings.Join(fields, ",")}
 }

@@ -334,6 +334,18 @@ func TestUsageErrorIsShort(t *testing.T) {
 	}
 }
 
+// An unknown flag of a command is that command's usage error: its usage, not the root's list of commands.
+func TestUnknownFlagUsage(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	if code := e.run("status", "--bogus"); code != ExitUsage {
+		t.Errorf("exit %d, want %d", code, ExitUsage)
+	}
+	if got, want := e.stderr.String(), "unknown flag: --bogus\n\nUsage: gh ralph status [<issue>] [flags]\nRun 'gh ralph status --help' for more.\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
 // sweep --help and the README give the same order: issues with a priority: label first, then the oldest.
 func TestSweepHelpOrder(t *testing.T) {
 	t.Parallel()

@@ -223,6 +223,9 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		}
 	case statErr == nil && cfgErr == nil:
 		ch = choiceOf(existing)
+	default:
+		// No terminal to ask on and no --agent: the default, said, so that no one is surprised by it.
+		fmt.Fprintf(f.Stderr, "no terminal to ask which agent on: setting up claude (--agent claude|codex|gemini|command chooses)\n")
 	}
 	// A config of the person's own keeps its verify: init run again writes the same file.
 	keepVerify := statErr == nil && cfgErr == nil
@@ -252,7 +255,6 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 		action string // create, unchanged, overwrite, keep
 	}
 	var plans []plan
-	var changed []string
 	for _, fl := range files {
 		if err := noLinkOnTheWay(dir, fl.path); err != nil {
 			return err
@@ -269,18 +271,15 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 			plans = append(plans, plan{fl, "unchanged"})
 		case opts.Force:
 			plans = append(plans, plan{fl, "overwrite"})
-		case opts.Project:
-			plans = append(plans, plan{fl, "keep"})
 		default:
-			changed = append(changed, fl.path)
+			// A person's own file (a verify edited, a workflow of their own) is theirs: init keeps it and
+			// still sets up what is missing (the labels, the secret).
+			plans = append(plans, plan{fl, "keep"})
 		}
-	}
-	if len(changed) > 0 {
-		return fmt.Errorf("%s already exist(s) and differ(s) from what init writes; nothing was changed. Use --force to overwrite (or gh ralph doctor to check your own)", strings.Join(changed, " and "))
 	}
 	for _, p := range plans {
 		if p.action == "keep" {
-			fmt.Fprintf(f.Stderr, "  %s differs from what init writes; kept (--force overwrites it)\n", p.file.path)
+			fmt.Fprintf(f.Stderr, "  %s differs from what init writes; kept as it is (--force overwrites it; gh ralph doctor checks it)\n", p.file.path)
 			continue
 		}
 		if p.action == "unchanged" {

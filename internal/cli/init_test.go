@@ -66,6 +66,10 @@ func TestInit(t *testing.T) {
 	if code := e.run("init"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
+	// Without a terminal to ask on, the agent is the default, and init says so.
+	if !strings.Contains(e.stderr.String(), "no terminal to ask which agent on: setting up claude") {
+		t.Errorf("init without a terminal does not say which agent it chose:\n%s", e.stderr)
+	}
 	wf := filepath.Join(e.dir, ".github", "workflows", "ralph.yml")
 	lint(t, wf)
 	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
@@ -146,12 +150,15 @@ func TestInit(t *testing.T) {
 		}
 	}
 
-	// A changed file is kept unless --force.
+	// A changed file is kept unless --force, and what is missing is still set up: a person who edited their
+	// files and lost a label runs init again, as doctor says, and gets the label.
 	if err := os.WriteFile(wf, append(got, []byte("# mine\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code := e.run("init"); code != ExitError || !strings.Contains(e.stderr.String(), ".github/workflows/ralph.yml already exist(s) and differ(s)") {
-		t.Errorf("init over a changed file: exit %d: %s", code, e.stderr)
+	e.srv.DeleteRepoLabel("ralph:done")
+	if code := e.run("init"); code != 0 || !strings.Contains(e.stderr.String(), ".github/workflows/ralph.yml differs from what init writes; kept as it is") ||
+		!strings.Contains(e.stdout.String(), "created label ralph:done") {
+		t.Errorf("init over a changed file, a label missing: exit %d: %s%s", code, e.stdout, e.stderr)
 	}
 	if now, _ := os.ReadFile(wf); !bytes.HasSuffix(now, []byte("# mine\n")) {
 		t.Error("init overwrote a changed file without --force")
@@ -374,7 +381,10 @@ func TestNoRunWithoutWork(t *testing.T) {
 	}
 	cond := wf.Jobs["ralph"].If
 	for _, want := range []string{
-		"(github.event_name != 'issue_comment' || startsWith(github.event.comment.body, '/ralph'))",
+		// Only people of the repository start a run with a comment: anyone else's /ralph starts none (and
+		// gets no reply to quote them).
+		"(github.event_name != 'issue_comment' || (startsWith(github.event.comment.body, '/ralph') &&\n" +
+			"  contains(fromJSON('[\"OWNER\",\"MEMBER\",\"COLLABORATOR\"]'), github.event.comment.author_association)))",
 		"(github.event_name != 'issues' || github.event.label.name == 'ralph:build')",
 		"(github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository)",
 	} {

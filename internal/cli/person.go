@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +123,7 @@ send-backs the issue goes to Human Needed.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance, Terminal: true})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")
@@ -180,9 +182,31 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 		return err
 	}
 	if res.Continue {
-		fmt.Fprintf(f.Stderr, "next: ralph's workflow (its sweep) takes the next step, or run `gh ralph advance %d` to take it here\n", res.Issue)
+		startWorkflow(ctx, f, s, res.Issue)
 	}
 	return nil
+}
+
+// startWorkflow dispatches ralph's workflow for issue n's next step, as a /ralph comment starts a run: the
+// step runs on GitHub now, not at the next sweep. A dispatch that fails is said, with what else to do; the
+// person's command is done either way.
+func startWorkflow(ctx context.Context, f *Factory, s *session, n int) {
+	wf := path.Base(WorkflowPath)
+	repo, err := s.gh.Repository(ctx)
+	var run ghapi.DispatchedRun
+	if err == nil {
+		run, err = s.gh.DispatchWorkflow(ctx, wf, repo.DefaultBranch, map[string]string{"issue": strconv.Itoa(n)})
+	}
+	if err != nil {
+		fmt.Fprintf(f.Stderr, "%s could not start ralph's workflow (%s) for #%d: %v\n", colorizer(f.ErrColor).warn("warning:"), wf, n, err)
+		fmt.Fprintf(f.Stderr, "next: ralph's workflow (its sweep) takes the next step, or run `gh ralph advance %d` to take it here\n", n)
+		return
+	}
+	where := ""
+	if run.HTMLURL != "" {
+		where = ": " + run.HTMLURL
+	}
+	fmt.Fprintf(f.Stderr, "next: ralph's workflow takes the next step of #%d now (dispatched %s on %s%s)\n", n, wf, repo.DefaultBranch, where)
 }
 
 func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
@@ -215,8 +239,39 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if !ok {
 		return &engine.RefusedError{Login: login, Action: engine.ActEnroll}
 	}
+	for _, l := range is.LabelNames() {
+		if st, ok := workflow.StateFromLabel(l); ok && (st == workflow.Done || st == workflow.Canceled) {
+			return &engine.InputError{Msg: fmt.Sprintf("#%d is %s: ralph's work on it is over, so enrolling it does nothing (open a new issue for more work)", opts.Issue, st.Title())}
+		}
+	}
 	if slices.Contains(is.LabelNames(), workflow.LabelBuild) {
-		fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+		// The label counts as its last adder's: someone without write access made it no one's to run, and
+		// every sweep skips it. Added again by this person, it is theirs.
+		who, err := s.gh.LabeledBy(ctx, opts.Issue, workflow.LabelBuild)
+		if err != nil {
+			return fmt.Errorf("reading who labeled #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		}
+		trusted := who == login
+		if !trusted && who != "" {
+			if trusted, err = (engine.PermissionAuthorizer{Permission: s.gh.Permission}).Authorize(ctx, who); err != nil {
+				return fmt.Errorf("checking the permission of @%s, who labeled #%d: %w", who, opts.Issue, err)
+			}
+		}
+		if trusted {
+			fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+		} else {
+			if err := s.gh.RemoveLabel(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+				return fmt.Errorf("taking %s off #%d to add it again: %w", workflow.LabelBuild, opts.Issue, err)
+			}
+			if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+				return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+			}
+			by := "no one known"
+			if who != "" {
+				by = "`@" + who + "`, who may not drive ralph"
+			}
+			fmt.Fprintf(f.Stderr, "#%d had %s from %s: added it again as `@%s`, so ralph takes it\n", opts.Issue, workflow.LabelBuild, by, login)
+		}
 	} else if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
 		return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
 	}

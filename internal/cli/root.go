@@ -160,8 +160,10 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 	if err != nil && ctx.Err() != nil && !errors.As(err, &intr) {
 		return &InterruptedError{Err: err}
 	}
-	if err != nil && isUnknownCommand(err) {
-		// An unknown command: the commands there are (the root's usage lists them).
+	var flagErr *FlagError
+	if err != nil && isUnknownCommand(err) && !errors.As(err, &flagErr) {
+		// An unknown command: the commands there are (the root's usage lists them). An unknown flag of a
+		// command is that command's usage error already (SetFlagErrorFunc), and keeps its usage.
 		return &FlagError{Err: err, Usage: root.UsageString()}
 	}
 	return err

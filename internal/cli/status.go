@@ -437,7 +437,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 			fmt.Fprintf(f.Stdout, "No enrolled open issues in %s. Enroll one with gh ralph enroll N.\n", s.fullName())
 			return nil
 		}
-		fmt.Fprintf(f.Stdout, "%s: %d enrolled open issues\n", s.fullName(), len(items))
+		fmt.Fprintf(f.Stdout, "%s: %s\n", s.fullName(), plural(len(items), "enrolled open issue", "enrolled open issues"))
 		var counts []string
 		for _, st := range append([]workflow.State{""}, workflow.States()...) {
 			k := 0
@@ -553,4 +553,12 @@ func (c colorizer) state(st workflow.State, s string) string {
 		return c.wrap("36", s)
 	}
 	return s
+}
+
+// plural is "1 phase", "2 phases": n and the word for it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

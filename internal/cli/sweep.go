@@ -105,7 +105,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 		if opts.DryRun {
 			verb = "a sweep would advance"
 		}
-		fmt.Fprintf(f.Stdout, "%d enrolled open issues; %d %s: %s\n", looked, len(picked), verb, orNone(strings.Join(nums, ", ")))
+		fmt.Fprintf(f.Stdout, "%s; %d %s: %s\n", plural(looked, "enrolled open issue", "enrolled open issues"), len(picked), verb, orNone(strings.Join(nums, ", ")))
 	} else if opts.DryRun {
 		for _, n := range picked {
 			fmt.Fprintln(f.Stdout, n)

@@ -159,7 +159,8 @@ func orAll(s string) string {
 func notReadable(what string, err error, settings string) Finding {
 	var api *ghapi.Error
 	if errors.As(err, &api) && (api.Status == 403 || api.Status == 404) {
-		return problem("cannot read "+what+" (GitHub shows them only to admins)", "ask an admin to check "+settings)
+		// Not a problem of the setup: someone who is no admin cannot see it, and the Action may well work.
+		return Finding{Warn: true, Msg: "cannot read " + what + " (GitHub shows them only to admins)", Fix: "ask an admin to check " + settings}
 	}
 	return problem("reading "+what+": "+err.Error(), "")
 }
@@ -182,7 +183,7 @@ func secrets(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
 	}
 	names, err := gh.SecretNames(ctx)
 	if err != nil {
-		return []Finding{problem("listing the repository's secrets: "+err.Error(), "check that "+strings.Join(sortedKeys(want), ", ")+" are set (gh secret list)")}
+		return []Finding{problem("listing the repository's secrets: "+err.Error(), "check that "+setPhrase(sortedKeys(want))+" (gh secret list)")}
 	}
 	var fs []Finding
 	for _, s := range sortedKeys(want) {
@@ -193,4 +194,12 @@ func secrets(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
 		fs = append(fs, problem(fmt.Sprintf("the secret %s, which %s gives ralph's step as %s, is not set", s, wf.Path, want[s]), "gh secret set "+s))
 	}
 	return fs
+}
+
+// setPhrase is "A is set", "A, B are set".
+func setPhrase(names []string) string {
+	if len(names) == 1 {
+		return names[0] + " is set"
+	}
+	return strings.Join(names, ", ") + " are set"
 }

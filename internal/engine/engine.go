@@ -227,7 +227,7 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
-	if e.Err != nil {
+	if e.Err != nil && !restated(e.Err) {
 		return fmt.Sprintf("%s failed: %s: %v", e.Step, e.Reason, e.Err)
 	}
 	return fmt.Sprintf("%s failed: %s", e.Step, e.Reason)

@@ -65,7 +65,7 @@ func capitalize(s string) string {
 
 func detail(serr *StepError) string {
 	var b strings.Builder
-	if serr.Err != nil {
+	if serr.Err != nil && !restated(serr.Err) {
 		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(Inert(serr.Err.Error()), "`", "'"))
 	}
 	var ae *agentFailure
@@ -79,8 +79,17 @@ func detail(serr *StepError) string {
 type agentFailure struct {
 	err  error
 	tail string
+	// restated: the step's reason already says what err says (an exit code, a timeout), in the reader's
+	// terms; err is not said again after it.
+	restated bool
 }
 
 func (a *agentFailure) Error() string { return a.err.Error() }
 
 func (a *agentFailure) Unwrap() error { return a.err }
+
+// restated reports whether err is an agent failure its step's reason already says.
+func restated(err error) bool {
+	var ae *agentFailure
+	return errors.As(err, &ae) && ae.restated
+}

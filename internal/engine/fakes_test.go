@@ -879,7 +879,7 @@ func writes(doc string) behaviour {
 // exits fails the run with an exit code and some output.
 func exits(code int, tail string) behaviour {
 	return func(*agentRun) (agent.Result, error) {
-		return agent.Result{ExitCode: code, Tail: tail}, fmt.Errorf("exit status %d", code)
+		return agent.Result{ExitCode: code, Tail: tail}, &agent.ExitError{Code: code}
 	}
 }
 

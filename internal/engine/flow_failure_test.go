@@ -74,6 +74,12 @@ func TestFlowStepFailures(t *testing.T) {
 			if se == nil || !strings.Contains(se.Reason, tt.reason) {
 				t.Fatalf("Advance error = %v, want a StepError with %q", err, tt.reason)
 			}
+			// An exit code or a timeout is said once, by the reason, not again in the runner's words.
+			if tt.name == "research agent exits 3" || tt.name == "research agent timed out" {
+				if got, want := se.Error(), string(tt.step)+" failed: "+se.Reason; got != want {
+					t.Errorf("the step error says %q, want %q", got, want)
+				}
+			}
 			if res.Step != tt.step || res.State != tt.at || !res.Continue || res.Paused {
 				t.Errorf("first failure: Result = %+v", res)
 			}
@@ -92,7 +98,7 @@ func TestFlowStepFailures(t *testing.T) {
 			if tt.name == "research agent exits 3" && !strings.Contains(notes[0], "out of cheese") {
 				t.Errorf("the failure comment lacks the agent's output:\n%s", notes[0])
 			}
-			if !strings.Contains(h.gh.statusBody(n), string(tt.step)+" has failed 1 time(s) in a row") {
+			if !strings.Contains(h.gh.statusBody(n), string(tt.step)+" has failed 1 time in a row") {
 				t.Errorf("status comment:\n%s", h.gh.statusBody(n))
 			}
 			if diff := cmp.Diff(commits, h.subjects(branch)); diff != "" {

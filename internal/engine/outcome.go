@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -61,4 +62,12 @@ func stepError(err error) *StepError {
 		return serr
 	}
 	return nil
+}
+
+// plural is "1 phase", "2 phases": n and the word for it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -18,6 +18,9 @@ type Command struct {
 	Reason string // a rejection's; a fix's text
 	// Advance: take the step the command makes ready, in the same call.
 	Advance bool
+	// Terminal: the command came from gh ralph, not from a comment, so no one reading the issue has seen
+	// its reason: ralph posts it (quoted inert) with the command.
+	Terminal bool
 }
 
 // Act carries out a person's command and then, with c.Advance, the step it leaves ready to run: the one
@@ -41,7 +44,34 @@ func (e *Engine) Act(ctx context.Context, c Command) (res Result, step *Result, 
 	if err != nil {
 		return Result{Issue: c.Issue}, nil, err
 	}
+	if reason := strings.TrimSpace(c.Reason); c.Terminal && reason != "" {
+		p.change = withReason(p.change, c.Action, c.Login, reason)
+	}
 	return e.person(ctx, c.Issue, p, c.Advance)
+}
+
+// withReason is change that also posts the person's reason on the issue, once, as ralph's comment: the
+// login is ralph's to name (in a code span, which mentions no one), the reason is the person's and quoted
+// inert.
+func withReason(change func(*runner, *Record) (Outcome, error), act Action, login, reason string) func(*runner, *Record) (Outcome, error) {
+	return func(r *runner, rec *Record) (Outcome, error) {
+		runs := rec.Runs
+		out, err := change(r, rec)
+		if err != nil || out.Notice != nil {
+			return out, err
+		}
+		what := map[Action]string{ActReject: "sent the plan back", ActFix: "asked for a fix"}[act]
+		if what == "" {
+			what = string(act)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "### ralph: `@%s` %s (`gh ralph %s`)\n\n", login, what, act)
+		for _, line := range strings.Split(reason, "\n") {
+			fmt.Fprintf(&b, "> %s\n", Inert(line))
+		}
+		out.Notice = &Notice{Key: fmt.Sprintf("%s %d", act, runs), Body: b.String()}
+		return out, nil
+	}
 }
 
 // personal is a person's command (or the checks'): who asks, whether they must be someone with write access,

@@ -46,6 +46,8 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	if p.Step.Phased {
 		artifact = ""
 	}
+	// An issue no step has run for yet has no branch in its record: the one its first step will make.
+	ro.reader().fillRecord(ic)
 	d, err := ro.runner(ic).promptData(ctx, artifact)
 	if err != nil {
 		return "", "", "", err

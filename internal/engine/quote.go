@@ -115,3 +115,13 @@ func short(sha string) string {
 	}
 	return sha
 }
+
+// ownCode writes a name ralph made (a branch, a document's path: its slug is [a-z0-9-], checked when the
+// record is read) as itself in a code span, where GitHub makes no reference of it, so that a copied path
+// exists: Inert's look-alikes (GH‑0001) would not. A name that could leave the span is made inert instead.
+func ownCode(s string) string {
+	if strings.ContainsAny(s, "`\r\n<>") || strings.TrimSpace(s) != s {
+		return "`" + strings.ReplaceAll(Inert(s), "`", "'") + "`"
+	}
+	return "`" + s + "`"
+}

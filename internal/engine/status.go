@@ -135,9 +135,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	}
 	if rec.Branch != "" {
 		if links.Branch != "" {
-			fmt.Fprintf(&b, "- Branch: [`%s`](%s)\n", Inert(rec.Branch), link(links.Branch))
+			fmt.Fprintf(&b, "- Branch: [%s](%s)\n", ownCode(rec.Branch), link(links.Branch))
 		} else {
-			fmt.Fprintf(&b, "- Branch: `%s`\n", Inert(rec.Branch))
+			fmt.Fprintf(&b, "- Branch: %s\n", ownCode(rec.Branch))
 		}
 	}
 	for _, doc := range Documents() {
@@ -147,7 +147,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 		fmt.Fprintf(&b, "- %s:", doc.Title)
 		if a.URL != "" {
-			fmt.Fprintf(&b, " [`%s`](%s)", Inert(a.Path), link(a.URL))
+			fmt.Fprintf(&b, " [%s](%s)", ownCode(a.Path), link(a.URL))
 		}
 		if a.Comment != "" {
 			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
@@ -181,7 +181,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 		}
 		fmt.Fprintf(&b, "**%s** — %s\n", Inert(l.Outcome), Inert(what))
 		if rec.Failures > 0 && rec.State != workflow.HumanNeeded {
-			fmt.Fprintf(&b, "\n%s has failed %d time(s) in a row (a person is called after %d).\n", rec.FailedStep, rec.Failures, cfg.MaxFailures)
+			fmt.Fprintf(&b, "\n%s has failed %s in a row (a person is called after %d).\n", rec.FailedStep, plural(rec.Failures, "time", "times"), cfg.MaxFailures)
 		}
 	}
 

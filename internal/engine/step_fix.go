@@ -186,7 +186,7 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		links := checkLinks(checks)
 		if rec.CIFixes >= r.cfg.CI.MaxFixes {
 			return Outcome{Person: &Escalation{Before: workflow.InReview,
-				Reason: fmt.Sprintf("Checks still fail on the pull request after %d round(s) of fixes (ci.max_fixes: %d): %s.", rec.CIFixes, r.cfg.CI.MaxFixes, links),
+				Reason: fmt.Sprintf("Checks still fail on the pull request after %s of fixes (ci.max_fixes: %d): %s.", plural(rec.CIFixes, "round", "rounds"), r.cfg.CI.MaxFixes, links),
 				Advice: fmt.Sprintf("Fix them on the branch `%s` by hand, or raise `ci.max_fixes`, then say `/ralph retry`.", rec.Branch)}}, nil
 		}
 		digest := checksDigest(checks)

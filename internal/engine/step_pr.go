@@ -32,7 +32,7 @@ func pullRequestStep() Step {
 			items := []checkItem{{rec.PR != 0, "Pull request"}}
 			if n := rec.ReviewRounds + rec.CIFixes; n > 0 {
 				answered := rec.Fix == nil && (rec.State == workflow.InReview || rec.State == workflow.Done)
-				items = append(items, checkItem{answered, fmt.Sprintf("Review and checks answered (%d round(s))", n)})
+				items = append(items, checkItem{answered, fmt.Sprintf("Review and checks answered (%s)", plural(n, "round", "rounds"))})
 			}
 			return items
 		}}
@@ -94,7 +94,7 @@ func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) 
 
 func pullBody(n int, title string, rec Record) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %d phases planned, reviewed and implemented by ralph.\n\n", n, Inert(title), len(rec.Phases))
+	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %s planned, reviewed and implemented by ralph.\n\n", n, Inert(title), plural(len(rec.Phases), "phase", "phases"))
 	b.WriteString("## Phases\n\n")
 	for i, p := range rec.Phases {
 		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
@@ -105,7 +105,7 @@ func pullBody(n int, title string, rec Record) string {
 		if !ok || a.URL == "" {
 			continue // the documents that are files on the branch: the triage is a comment
 		}
-		fmt.Fprintf(&b, "- %s: [`%s`](%s)", doc.Title, Inert(a.Path), link(a.URL))
+		fmt.Fprintf(&b, "- %s: [%s](%s)", doc.Title, ownCode(a.Path), link(a.URL))
 		if a.Comment != "" {
 			fmt.Fprintf(&b, " ([comment](%s))", link(a.Comment))
 		}

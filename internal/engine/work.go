@@ -104,17 +104,20 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 	}
 	if err != nil {
 		reason := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
+		var exit *agent.ExitError
+		restated := errors.As(err, &exit) && exit.Signal == ""
 		switch {
 		case res.Usage != nil && res.Usage.OverBudget:
 			reason = fmt.Sprintf("the agent was stopped: the cost it reported ($%.4f) went over agent.max_cost ($%.2f)", res.Usage.CostUSD, r.cfg.Agent.MaxCost)
 		case res.TimedOut:
 			reason = fmt.Sprintf("the agent timed out after %s (agent.timeout)", r.cfg.Agent.Timeout)
+			restated = true
 		case res.Interrupted:
 			reason = "the run was interrupted while the agent was working"
 		case res.ExitCode == 0:
 			reason = "the agent could not be run"
 		}
-		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
+		return &StepError{Step: command, Reason: reason, Err: &agentFailure{err: err, tail: res.Tail, restated: restated}}
 	}
 	// How long the agent ran is said by the end of its section (Untrusted), once.
 	return nil
@@ -181,10 +184,14 @@ func (r *runner) verify(ctx context.Context, ws *workspace.Workspace, phase, pha
 		end()
 		if err != nil {
 			reason := fmt.Sprintf("verify command `%s` failed (exit code %d)", cmd, res.ExitCode)
+			// What the verify command's exit says is in the reason: the command's, not the agent's.
+			var exit *agent.ExitError
+			restated := errors.As(err, &exit) && exit.Signal == ""
 			if res.TimedOut {
-				reason = fmt.Sprintf("verify command `%s` timed out", cmd)
+				reason = fmt.Sprintf("verify command `%s` timed out after %s (agent.timeout)", cmd, r.cfg.Agent.Timeout)
+				restated = true
 			}
-			return &StepError{Step: "verify", Reason: reason, Err: &agentFailure{err: err, tail: res.Tail}}
+			return &StepError{Step: "verify", Reason: reason, Err: &agentFailure{err: err, tail: res.Tail, restated: restated}}
 		}
 	}
 	return nil

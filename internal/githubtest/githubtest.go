@@ -459,6 +459,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // TokenLogin is the account the server's token belongs to (Options.TokenLogin).
 func (s *Server) TokenLogin() string { return s.opts.TokenLogin }
 
+// SetTokenLogin makes the token login's, as a person's own token is: call it before the first request.
+func (s *Server) SetTokenLogin(login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.TokenLogin = login
+	s.knowUser(login)
+}
+
 func (s *Server) now() time.Time { return s.opts.Now().UTC().Truncate(time.Second) }
 
 func (s *Server) newID() int64 {
@@ -549,6 +557,13 @@ func (s *Server) RepoLabels() []string {
 		names = append(names, l.name)
 	}
 	return names
+}
+
+// DeleteRepoLabel deletes the repository's label name, as a person does in the repository's settings.
+func (s *Server) DeleteRepoLabel(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.labels = slices.DeleteFunc(s.labels, func(l *label) bool { return strings.EqualFold(l.name, name) })
 }
 
 // Labels lists the label names on issue n, sorted.
