@@ -1,6 +1,6 @@
 // Package sandbox confines the agent and the verify commands, which run the agent's code, to a boundary the
-// kernel enforces: another uid with no groups, writes only where Landlock allows them, and nothing of theirs
-// left running once they are done.
+// kernel enforces: another uid with no groups, reads and writes only where Landlock allows them, and nothing
+// of theirs left running once they are done.
 package sandbox
 
 import (
@@ -66,8 +66,12 @@ type Config struct {
 	// process of UID: two agents that run at once must not share one (PickIDs).
 	UID, GID int
 	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
-	// HOME, its TMPDIR. /dev/null and the like are added.
+	// HOME, its TMPDIR. /dev/null and the like are added. The agent may read and run what is in them too.
 	Writable []string
+	// ReadOnly are more paths the agent may read and run but not write under Landlock, beside the system
+	// directories (SystemReadable) and Writable: toolchains and caches outside those, such as a person's
+	// ~/.cargo or the caches the job restored.
+	ReadOnly []string
 	// RequireLandlock makes a kernel without Landlock an error instead of a warning.
 	RequireLandlock bool
 	// Network confines the agent's network to ralph's ports (network.mode: allowlist); nil leaves it open.
@@ -130,6 +134,7 @@ type Boundary struct {
 	reaper          int // reaperUID(uid)
 	nproc           int // the cap on the agent's processes, when separate
 	writable        []string
+	readOnly        []string
 	reapDescendants bool
 	launcher        string
 	abi             int
@@ -176,6 +181,12 @@ func New(cfg Config) (*Boundary, error) {
 		}
 		b.writable = append(b.writable, filepath.Clean(w))
 	}
+	for _, r := range cfg.ReadOnly {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("read-only path %q is not an absolute path", r)
+		}
+		b.readOnly = append(b.readOnly, filepath.Clean(r))
+	}
 	if b.launcher == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -193,7 +204,7 @@ func New(cfg Config) (*Boundary, error) {
 	}
 	switch {
 	case b.abi > 0:
-		logf("landlock: ABI %d, the agent writes only under %s", b.abi, b.writableList())
+		logf("landlock: ABI %d, the agent writes only under %s and reads only those, %s", b.abi, b.writableList(), b.readableList())
 	case cfg.RequireLandlock:
 		return nil, fmt.Errorf("landlock is required (sandbox.require_landlock) but not available: %s", b.why)
 	default:
@@ -252,6 +263,7 @@ func (b *Boundary) Describe() string {
 	if b.abi >= 6 {
 		s += ", signals and abstract sockets confined to its own processes"
 	}
+	s += "; reads confined to those places, " + b.readableList()
 	return s + b.describeNetwork()
 }
 
@@ -284,6 +296,19 @@ func (b *Boundary) describeNetwork() string {
 		parts = append(parts, "no owner-match firewall rule ("+b.netOwnerWhy+"), so the kernel does not refuse a connection to another host on ralph's ports")
 	}
 	return "; network: " + strings.Join(parts, ", ")
+}
+
+// SystemReadable are the directories every agent may read and run under Landlock: the system's programs,
+// libraries and settings, and the tool directories of a runner (/opt/hostedtoolcache). Not /home, /root,
+// /tmp, /var or /run: people's files, other programs' temporary files and sockets (the Docker socket).
+func SystemReadable() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/proc", "/sys"}
+}
+
+// readableList is what the agent may read beside its writable places, for Describe.
+func (b *Boundary) readableList() string {
+	paths := append(SystemReadable(), b.readOnly...)
+	return strings.Join(paths, ", ") + " and the directory of the program it runs"
 }
 
 func (b *Boundary) writableList() string {
@@ -321,6 +346,9 @@ func (b *Boundary) Command(program string, args []string) *exec.Cmd {
 	for _, w := range b.writable {
 		argv = append(argv, "-writable", w)
 	}
+	for _, r := range b.readOnly {
+		argv = append(argv, "-readable", r)
+	}
 	argv = append(argv, "--", program)
 	argv = append(argv, args...)
 	return &exec.Cmd{Path: b.launcher, Args: argv, SysProcAttr: sessionAttr()}
@@ -333,6 +361,7 @@ type spec struct {
 	nproc    int
 	landlock bool
 	writable []string
+	readable []string
 	// filterSockets installs the socket filter; landlockNet confines TCP connections to connect.
 	filterSockets bool
 	landlockNet   bool
@@ -363,6 +392,10 @@ func parseSpec(args []string) (spec, error) {
 	})
 	fs.Func("writable", "a directory the command may write (repeated)", func(v string) error {
 		s.writable = append(s.writable, v)
+		return nil
+	})
+	fs.Func("readable", "a path the command may read and run but not write (repeated)", func(v string) error {
+		s.readable = append(s.readable, v)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {

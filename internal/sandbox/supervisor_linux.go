@@ -6,11 +6,28 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// programDir is the directory of the file program names (looked up on PATH, links followed), which the
+// command may read and run: the agent's CLI and what it ships beside it. ok is false when there is none.
+func programDir(program string) (string, bool) {
+	path, err := exec.LookPath(program)
+	if err != nil {
+		return "", false
+	}
+	if path, err = filepath.EvalSymlinks(path); err != nil {
+		return "", false
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return "", false
+	}
+	return filepath.Dir(path), true
+}
 
 // SupervisorMain is the supervisor, the process Command starts: it confines itself, runs the command as
 // its child, and once the command has ended kills everything it left and waits for all of it before
@@ -48,7 +65,11 @@ func SupervisorMain(args []string) int {
 		if abi == 0 {
 			return fail(ExitSetup, "landlock: not available: %s", why)
 		}
-		if err := confine(abi, s.writable, s.landlockNet, s.connect); err != nil {
+		readable := s.readable
+		if dir, ok := programDir(s.program); ok {
+			readable = append(readable, dir)
+		}
+		if err := confine(abi, s.writable, readable, s.landlockNet, s.connect); err != nil {
 			return fail(ExitSetup, "landlock: %v", err)
 		}
 	} else if s.landlockNet {
