@@ -316,6 +316,8 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 		"INPUT_TOKEN": "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
 		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
 		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control,
+		// The scripted agent's directory, which Landlock would keep it from reading.
+		"RALPH_AGENT_READABLE": testdataDir(e.t),
 		// A credential under another name: the agent must not see it either.
 		"SOME_COPY_OF_THE_TOKEN": "test-token",
 	}
