@@ -647,6 +647,20 @@ try list-root-home 'ls /root'
 	}
 }
 
+// The agent's processes hold no capability, and can get none back: not from an exec (bounding and ambient
+// sets empty), whatever ralph itself was given (NET_ADMIN in the Action, say).
+func TestAgentHoldsNoCapabilities(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	out, code := run(t, b, d, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status`)
+	want := "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n"
+	if out != want || code != 0 {
+		t.Errorf("exit code %d, the agent's capabilities:\n%s\nwant:\n%s", code, out, want)
+	}
+}
+
 func TestLandlockScopesSignals(t *testing.T) {
 	t.Parallel()
 	d := openDir(t, -1)
