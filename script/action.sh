@@ -15,7 +15,8 @@
 # RUNNER_TEMP (the file commands, the event) and the tool cache at their own paths. Not the Docker socket,
 # not the rest of the runner's home. ralph and the agent's CLI are in the image's /ralph, which no mount
 # covers. The step's PATH and an allow-list of toolchain variables go in; the runner's own tokens
-# (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*) never do. ralph gets NET_ADMIN beyond Docker's
+# (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*) never do. RALPH_VIEW_DOCKER_ARGS, from the workflow's
+# env, adds docker run arguments (a --network, a mount). ralph gets NET_ADMIN beyond Docker's
 # defaults, for its owner-match firewall; its supervisor drops every capability before the agent runs.
 set -euo pipefail
 
@@ -30,7 +31,7 @@ image() {
   case "$img" in
   *@sha256:0000000000000000000000000000000000000000000000000000000000000000)
     die "this commit of ralph's action names no published image ($img): use a release (ralph-dev/gh-ralph@vX.Y.Z, or its commit), whose action files the release workflow pinned to its images' digests" ;;
-  *@sha256:[0-9a-f]*) ;;
+  *@sha256:[0-9a-f]* | sha256:[0-9a-f]*) ;; # by digest, or a local image by its id
   *) die "RALPH_IMAGE is \"$img\", not an image named by digest (name@sha256:...): the action pins its image so that pinning the action pins the image" ;;
   esac
   printf '%s\n' "$img"
@@ -109,6 +110,10 @@ args() {
       a+=(-e "$name")
     fi
   done
+  # More docker run arguments from the workflow's env (never the agent's): a network (--network), a mount.
+  local extra=()
+  read -ra extra <<<"${RALPH_VIEW_DOCKER_ARGS:-}"
+  a+=("${extra[@]}")
   a+=(--entrypoint /ralph/bin/gh-ralph "$img" action)
   printf '%s\n' "${a[@]}"
 }
