@@ -76,7 +76,9 @@ func TestToolchainView(t *testing.T) {
 
 	runner := t.TempDir()
 	temp := filepath.Join(runner, "work", "_temp")
-	agentCopy := filepath.Join(temp, "ralph-test", "agent.sh")
+	// The scripted agent, mounted as TestContainerStep mounts it (ralph closes the runner's directories
+	// around RUNNER_TEMP to the agent's uid).
+	agentCopy := "/ralph-test/agent.sh"
 	e := newEnvWith(t, "agent:\n  preset: command\n  command: sh "+agentCopy+"\n  timeout: 3m\n  landlock: required\n"+
 		"  env:\n    RALPH_TEST_CONTROL: \"\"\n    RUNNER_HOME_PROBE: \"\"\n    RUNNER_TEMP_PROBE: \"\"\n    GOFLAGS: -mod=mod\n    GOTOOLCHAIN: local\n"+
 		"verify:\n  - go test ./...\n", githubtest.Options{GitHTTP: true})
@@ -91,20 +93,16 @@ func TestToolchainView(t *testing.T) {
 	// commands and the event, the workspace; all the runner user's.
 	home, work := filepath.Join(runner, "home"), filepath.Join(runner, "work", "demo", "demo")
 	fc := filepath.Join(temp, "_runner_file_commands")
-	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".cargo", "bin"), fc, filepath.Join(temp, "_github_workflow"), filepath.Join(temp, "ralph-test")} {
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".cargo", "bin"), fc, filepath.Join(temp, "_github_workflow")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-	script, err := os.ReadFile(agentScript(t))
-	if err != nil {
-		t.Fatal(err)
 	}
 	event, err := json.Marshal(labeledEvent(t, n, workflow.LabelBuild, maintainer))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]string{filepath.Join(home, ".ssh", "id_ed25519"): "runner's key", agentCopy: string(script),
+	files := map[string]string{filepath.Join(home, ".ssh", "id_ed25519"): "runner's key",
 		filepath.Join(temp, "_github_workflow", "event.json"): string(event)}
 	for _, f := range []string{"set_output", "step_summary", "set_env", "add_path", "save_state"} {
 		files[filepath.Join(fc, f)] = ""
@@ -130,9 +128,9 @@ func TestToolchainView(t *testing.T) {
 		"GOROOT=" + goDir, "ACTIONS_RUNTIME_TOKEN=runner-runtime-token", "ACTIONS_ID_TOKEN_REQUEST_TOKEN=runner-oidc-token",
 		"INPUT_TOKEN=test-token", "INPUT_CONFIG=.github/ralph.yml", "INPUT_DRY_RUN=false", "INPUT_ISSUE=", "INPUT_COMMAND=",
 		"RALPH_IMAGE=" + image, "RALPH_NETWORK_FIREWALL=off",
-		"RALPH_TEST_CONTROL=" + e.control, "RALPH_AGENT_WRITABLE=" + e.control, "RALPH_AGENT_READABLE=" + filepath.Dir(agentCopy),
+		"RALPH_TEST_CONTROL=" + e.control, "RALPH_AGENT_WRITABLE=" + e.control, "RALPH_AGENT_READABLE=/ralph-test",
 		"RUNNER_HOME_PROBE=" + home, "RUNNER_TEMP_PROBE=" + temp,
-		"RALPH_VIEW_DOCKER_ARGS=--network host -v " + e.control + ":" + e.control,
+		"RALPH_VIEW_DOCKER_ARGS=--network host -v " + e.control + ":" + e.control + " -v " + testdataDir(t) + ":/ralph-test:ro",
 		"DOCKER_HOST=" + strings.TrimPrefix(strings.Join(docker[1:], " "), "-H "),
 	}
 	cmd := exec.Command("bash", "../script/action.sh", "run")
@@ -155,7 +153,10 @@ func TestToolchainView(t *testing.T) {
 	if got := readControl(t, e, "view.caps"); got != "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n" {
 		t.Errorf("the agent's capabilities:\n%s", got)
 	}
-	if leak := readControl(t, e, "leak"); leak != "" {
+	for _, f := range []string{"view.go", "view.node", "view.uid"} {
+		t.Logf("%s: %s", f, readControl(t, e, f))
+	}
+	if leak, _ := os.ReadFile(filepath.Join(e.control, "leak")); len(leak) != 0 {
 		t.Errorf("the agent in the view reached:\n%s", leak)
 	}
 	if readControl(t, e, "view.done") != "done\n" {
