@@ -88,6 +88,7 @@ func TestToolchainView(t *testing.T) {
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 	e.setControl("extra_research", viewProbe)
+	e.setControl("phases", "1")
 
 	// The runner's directories: its home (with a key and a toolchain home), RUNNER_TEMP with the file
 	// commands and the event, the workspace; all the runner user's.
@@ -119,7 +120,7 @@ func TestToolchainView(t *testing.T) {
 	env := []string{
 		"PATH=" + goDir + "/bin:" + nodeDir + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + home, "RUNNER_OS=Linux", "RUNNER_TEMP=" + temp, "RUNNER_TOOL_CACHE=/opt/hostedtoolcache",
-		"GITHUB_WORKSPACE=" + work, "GITHUB_EVENT_NAME=issues", "GITHUB_EVENT_PATH=" + filepath.Join(temp, "_github_workflow", "event.json"),
+		"GITHUB_WORKSPACE=" + work, "GITHUB_EVENT_PATH=" + filepath.Join(temp, "_github_workflow", "event.json"),
 		"GITHUB_OUTPUT=" + filepath.Join(fc, "set_output"), "GITHUB_STEP_SUMMARY=" + filepath.Join(fc, "step_summary"),
 		"GITHUB_ENV=" + filepath.Join(fc, "set_env"), "GITHUB_PATH=" + filepath.Join(fc, "add_path"), "GITHUB_STATE=" + filepath.Join(fc, "save_state"),
 		"GITHUB_REPOSITORY=octo/demo", "GITHUB_REPOSITORY_OWNER=octo", "GITHUB_ACTOR=" + maintainer,
@@ -133,14 +134,20 @@ func TestToolchainView(t *testing.T) {
 		"RALPH_VIEW_DOCKER_ARGS=--network host -v " + e.control + ":" + e.control + " -v " + testdataDir(t) + ":/ralph-test:ro",
 		"DOCKER_HOST=" + strings.TrimPrefix(strings.Join(docker[1:], " "), "-H "),
 	}
-	cmd := exec.Command("bash", "../script/action.sh", "run")
-	cmd.Env = env
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("the view's step: %s, %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
-	if err != nil {
-		t.Fatalf("the step in the view failed: %v", err)
+	eventPath := filepath.Join(temp, "_github_workflow", "event.json")
+	step := func(eventName string) []byte {
+		t.Helper()
+		cmd := exec.Command("bash", "../script/action.sh", "run")
+		cmd.Env = append(env, "GITHUB_EVENT_NAME="+eventName)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		t.Logf("the view's step (%s): %s, %v\n%s", eventName, time.Since(start).Round(time.Millisecond), err, out)
+		if err != nil {
+			t.Fatalf("the step in the view failed: %v", err)
+		}
+		return out
 	}
+	out := step("issues")
 	if got, want := e.state(n), workflow.ReadyForPlan; got != want {
 		t.Errorf("after research the issue is %q, want %q", got, want)
 	}
@@ -166,7 +173,30 @@ func TestToolchainView(t *testing.T) {
 	if got := parseOutputs(t, string(outputs))["step"]; got != "research" {
 		t.Errorf("the step output through the file commands = %q, want research:\n%s", got, outputs)
 	}
-	if strings.Contains(string(out), "runner-runtime-token") || strings.Contains(string(out), "runner-oidc-token") {
+	// The rest of the chain, each step a run of the composite's run: as the dispatches ralph makes start
+	// it, to the pull request; the implement phase's verify is go test ./... with the tool cache's Go.
+	all := string(out)
+	for seen := 1; e.state(n) != workflow.InReview; seen++ {
+		ds := e.srv.Dispatches()
+		if seen > len(ds) || seen > 10 {
+			t.Fatalf("the chain stopped at %s", e.state(n))
+		}
+		ev, err := json.Marshal(dispatchEvent(t, ds[seen-1].Inputs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(eventPath, ev, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		all += string(step("workflow_dispatch"))
+	}
+	if !strings.Contains(all, "go test ./...") {
+		t.Errorf("no verify (go test ./...) in the chain's log")
+	}
+	if prs := e.srv.Pulls(); len(prs) != 1 {
+		t.Errorf("%d pull requests, want 1", len(prs))
+	}
+	if strings.Contains(all, "runner-runtime-token") || strings.Contains(all, "runner-oidc-token") {
 		t.Errorf("the runner's tokens are in the step's log")
 	}
 }
