@@ -99,3 +99,24 @@ func TestActionWrapArgs(t *testing.T) {
 		t.Errorf("docker run passes the runner's HOME")
 	}
 }
+
+// Where the view cannot run, the composite's first step says why in the log, as a warning, and chooses
+// the plain container step.
+func TestActionWrapWhere(t *testing.T) {
+	t.Parallel()
+	image := "RALPH_IMAGE=ghcr.io/ralph-dev/gh-ralph:1.0.0@sha256:" + strings.Repeat("ab", 32)
+	out, code := wrapScript(t, "where", image, "RUNNER_OS=macOS", "GITHUB_OUTPUT=/dev/stdout")
+	if code != 0 || !strings.Contains(out, "::warning title=ralph::the toolchain view cannot run here: the runner is not Linux (macOS)") ||
+		!strings.Contains(out, "runs as a plain container action instead") || !strings.HasSuffix(out, "wrap=false\n") {
+		t.Errorf("where on macOS: exit %d, output %q", code, out)
+	}
+	// No docker command at all (PATH without one).
+	out, code = wrapScript(t, "where", image, "RUNNER_OS=Linux", "GITHUB_OUTPUT=/dev/stdout", "PATH="+t.TempDir()+":/usr/bin:/bin")
+	if _, err := os.Stat("/.dockerenv"); err == nil {
+		if !strings.Contains(out, "the job runs in a container") || !strings.HasSuffix(out, "wrap=false\n") {
+			t.Errorf("where in a container: exit %d, output %q", code, out)
+		}
+	} else if _, err := exec.LookPath("docker"); err != nil && (code != 0 || !strings.HasSuffix(out, "wrap=false\n")) {
+		t.Errorf("where without docker: exit %d, output %q", code, out)
+	}
+}
