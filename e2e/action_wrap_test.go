@@ -79,7 +79,7 @@ func TestActionWrapArgs(t *testing.T) {
 		"-v /usr:/usr:ro", "-v /etc:/etc:ro",
 		"-v " + home + "/.cargo:" + home + "/.cargo:ro", "-v " + home + "/.rustup:" + home + "/.rustup:ro",
 		"-v /home/runner/work/demo/demo:/home/runner/work/demo/demo", "-v /home/runner/work/_temp:/home/runner/work/_temp",
-		"-e PATH=" + stepPath + ":/ralph/bin", "-e RALPH_AGENT_READABLE=/ralph:/sdk", "-e HOME=/home/runner/work/_temp/_ralph_home",
+		"-e PATH=" + stepPath + ":/ralph/bin", "-e RALPH_AGENT_READABLE=/ralph:/sdk:" + home + "/.cargo:" + home + "/.rustup", "-e HOME=/home/runner/work/_temp/_ralph_home",
 		"-e GOROOT", "-e JAVA_HOME", "-e pythonLocation", "-e INPUT_TOKEN", "-e GITHUB_REPOSITORY", "-e RALPH_AGENT_WRITABLE",
 		"--entrypoint /ralph/bin/gh-ralph", image + " action",
 	} {

@@ -67,15 +67,18 @@ args() {
       a+=(-v "$d:$d:ro")
     fi
   done
-  # Of the runner's home, the toolchain homes only.
+  # Of the runner's home, the toolchain homes only; the agent may read them too (Landlock).
+  local readable="/ralph${RALPH_AGENT_READABLE:+:$RALPH_AGENT_READABLE}"
   for d in "${HOME:-/nonexistent}/.cargo" "${HOME:-/nonexistent}/.rustup" "${CARGO_HOME:-}" "${RUSTUP_HOME:-}"; do
     if [ -n "$d" ] && [ -d "$d" ] && [ ! -L "$d" ]; then
       a+=(-v "$d:$d:ro")
+      readable="$readable:$d"
     fi
   done
   # The tool cache when it is not under /opt (RUNNER_TOOL_CACHE on a self-hosted runner).
   if [ -n "${RUNNER_TOOL_CACHE:-}" ] && [ -d "$RUNNER_TOOL_CACHE" ] && [ "${RUNNER_TOOL_CACHE#/opt/}" = "$RUNNER_TOOL_CACHE" ]; then
     a+=(-v "$RUNNER_TOOL_CACHE:$RUNNER_TOOL_CACHE:ro")
+    readable="$readable:$RUNNER_TOOL_CACHE"
   fi
   # What a container action gets, at the runner's own paths: the workspace, and RUNNER_TEMP, which holds
   # the file commands (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) and the event. ralph closes them to the agent.
@@ -91,7 +94,7 @@ args() {
   a+=(-e "HOME=$RUNNER_TEMP/_ralph_home")
   # ralph's and the CLI's directory, read-only for the agent too; after the step's PATH, so that the
   # job's toolchains come first.
-  a+=(-e "PATH=${PATH:-/usr/bin:/bin}:/ralph/bin" -e "RALPH_AGENT_READABLE=/ralph${RALPH_AGENT_READABLE:+:$RALPH_AGENT_READABLE}")
+  a+=(-e "PATH=${PATH:-/usr/bin:/bin}:/ralph/bin" -e "RALPH_AGENT_READABLE=$readable")
   a+=(-e GITHUB_ACTIONS=true -e CI=true)
   local name
   while IFS= read -r name; do
