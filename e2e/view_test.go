@@ -20,6 +20,7 @@ const viewProbe = `
 ctl="$RALPH_TEST_CONTROL"
 { command -v go; go version; go build -o "$TMPDIR/app" . && "$TMPDIR/app"; } > "$ctl/view.go" 2>&1
 { command -v node; node -e 'console.log("node ran " + process.version)'; } > "$ctl/view.node" 2>&1
+{ java -version 2>&1 | head -1; python3 -c 'import ssl, sys; print("python ran", sys.version.split()[0])'; cargo --version; } > "$ctl/view.more" 2>&1
 id -u > "$ctl/view.uid"
 grep -E '^Cap(Eff|Bnd)' /proc/self/status > "$ctl/view.caps"
 reached() { echo "$1" >> "$ctl/leak"; }
@@ -80,7 +81,7 @@ func TestToolchainView(t *testing.T) {
 	// around RUNNER_TEMP to the agent's uid).
 	agentCopy := "/ralph-test/agent.sh"
 	e := newEnvWith(t, "agent:\n  preset: command\n  command: sh "+agentCopy+"\n  timeout: 3m\n  landlock: required\n"+
-		"  env:\n    RALPH_TEST_CONTROL: \"\"\n    RUNNER_HOME_PROBE: \"\"\n    RUNNER_TEMP_PROBE: \"\"\n    GOFLAGS: -mod=mod\n    GOTOOLCHAIN: local\n"+
+		"  env:\n    RALPH_TEST_CONTROL: \"\"\n    RUNNER_HOME_PROBE: \"\"\n    RUNNER_TEMP_PROBE: \"\"\n    RUSTUP_HOME: \"\"\n    GOFLAGS: -mod=mod\n    GOTOOLCHAIN: local\n"+
 		"verify:\n  - go test ./...\n", githubtest.Options{GitHTTP: true})
 	e.pushFile("go.mod", "module example.test/app\n\ngo 1.21\n")
 	e.pushFile("main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"go built\") }\n")
@@ -118,7 +119,8 @@ func TestToolchainView(t *testing.T) {
 	chownAll(t, runner, runnerUID)
 
 	env := []string{
-		"PATH=" + goDir + "/bin:" + nodeDir + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		// This machine's Rust, where rustup puts it (the runner's are ~/.cargo and ~/.rustup).
+		"PATH=" + goDir + "/bin:" + nodeDir + "/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + home, "RUNNER_OS=Linux", "RUNNER_TEMP=" + temp, "RUNNER_TOOL_CACHE=/opt/hostedtoolcache",
 		"GITHUB_WORKSPACE=" + work, "GITHUB_EVENT_PATH=" + filepath.Join(temp, "_github_workflow", "event.json"),
 		"GITHUB_OUTPUT=" + filepath.Join(fc, "set_output"), "GITHUB_STEP_SUMMARY=" + filepath.Join(fc, "step_summary"),
@@ -126,7 +128,7 @@ func TestToolchainView(t *testing.T) {
 		"GITHUB_REPOSITORY=octo/demo", "GITHUB_REPOSITORY_OWNER=octo", "GITHUB_ACTOR=" + maintainer,
 		"GITHUB_API_URL=" + e.srv.URL, "GITHUB_SERVER_URL=" + e.srv.ServerURL, "GITHUB_GRAPHQL_URL=" + e.srv.GraphQLURL,
 		"GITHUB_RUN_ID=1001", "GITHUB_RUN_ATTEMPT=1", "GITHUB_WORKFLOW_REF=octo/demo/.github/workflows/ralph.yml@refs/heads/main",
-		"GOROOT=" + goDir, "ACTIONS_RUNTIME_TOKEN=runner-runtime-token", "ACTIONS_ID_TOKEN_REQUEST_TOKEN=runner-oidc-token",
+		"GOROOT=" + goDir, "CARGO_HOME=/root/.cargo", "RUSTUP_HOME=/root/.rustup", "ACTIONS_RUNTIME_TOKEN=runner-runtime-token", "ACTIONS_ID_TOKEN_REQUEST_TOKEN=runner-oidc-token",
 		"INPUT_TOKEN=test-token", "INPUT_CONFIG=.github/ralph.yml", "INPUT_DRY_RUN=false", "INPUT_ISSUE=", "INPUT_COMMAND=",
 		"RALPH_IMAGE=" + image, "RALPH_NETWORK_FIREWALL=off",
 		"RALPH_TEST_CONTROL=" + e.control, "RALPH_AGENT_WRITABLE=" + e.control, "RALPH_AGENT_READABLE=/ralph-test",
@@ -160,7 +162,7 @@ func TestToolchainView(t *testing.T) {
 	if got := readControl(t, e, "view.caps"); got != "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n" {
 		t.Errorf("the agent's capabilities:\n%s", got)
 	}
-	for _, f := range []string{"view.go", "view.node", "view.uid"} {
+	for _, f := range []string{"view.go", "view.node", "view.more", "view.uid"} {
 		t.Logf("%s: %s", f, readControl(t, e, f))
 	}
 	if leak, _ := os.ReadFile(filepath.Join(e.control, "leak")); len(leak) != 0 {
