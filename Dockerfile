@@ -41,25 +41,29 @@ RUN image.sh cli gemini "$TARGETARCH" /out
 FROM debian:bookworm-slim AS system
 COPY script/image.sh /tmp/image.sh
 RUN /tmp/image.sh system && rm /tmp/image.sh
-COPY --from=build /out/gh-ralph /usr/local/bin/gh-ralph
+# ralph and the agent's CLI live in /ralph, which the composite action's view (script/action.sh), mounting
+# the runner's /usr, /etc and the like over the image's, leaves alone.
+COPY --from=build /out/gh-ralph /ralph/bin/gh-ralph
 
 FROM scratch AS slim
 COPY --from=system / /
-ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-ENTRYPOINT ["/usr/local/bin/gh-ralph"]
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/ralph/bin
+# The agent may read and run what is in /ralph (its CLI, and Node.js's modules for Gemini's).
+ENV RALPH_AGENT_READABLE=/ralph
+ENTRYPOINT ["/ralph/bin/gh-ralph"]
 CMD ["action"]
 
 # Claude Code: one native binary.
 FROM slim AS claude
-COPY --from=cli-claude /out/ /usr/local/
+COPY --from=cli-claude /out/ /ralph/
 
 # Codex: one native binary, with ripgrep and bubblewrap beside it.
 FROM slim AS codex
-COPY --from=cli-codex /out/ /usr/local/
+COPY --from=cli-codex /out/ /ralph/
 
 # The Gemini CLI: JavaScript, run by Node.js (the binary alone: no npm, no headers).
 FROM node:22-bookworm-slim AS node
 
 FROM slim AS gemini
-COPY --from=node /usr/local/bin/node /usr/local/bin/node
-COPY --from=cli-gemini /out/ /usr/local/
+COPY --from=node /usr/local/bin/node /ralph/bin/node
+COPY --from=cli-gemini /out/ /ralph/

@@ -21,7 +21,7 @@ func (e *env) byHand(token string, vars ...string) result {
 	cmd.Dir = work
 	cmd.Env = append(e.gitEnv(), "GITHUB_REPOSITORY=octo/demo", "GITHUB_WORKSPACE="+work, "INPUT_TOKEN="+token,
 		"GITHUB_API_URL="+e.srv.URL, "GITHUB_SERVER_URL="+e.srv.ServerURL, "GITHUB_GRAPHQL_URL="+e.srv.GraphQLURL,
-		"RALPH_TEST_CONTROL="+e.control, "RALPH_AGENT_WRITABLE="+e.control)
+		"RALPH_TEST_CONTROL="+e.control, "RALPH_AGENT_WRITABLE="+e.control, "RALPH_AGENT_READABLE="+agentReadable(e.t))
 	for i, kv := range cmd.Env {
 		for _, name := range []string{"GITHUB_ACTIONS=", "GITHUB_OUTPUT=", "GITHUB_STEP_SUMMARY=", "GITHUB_EVENT_PATH=", "GITHUB_EVENT_NAME="} {
 			if strings.HasPrefix(kv, name) {

@@ -90,7 +90,7 @@ func newCLIEnvOnAs(t *testing.T, as runAs, srv *githubtest.Server, configYAML st
 		e.git(e.work, "commit", "-q", "-m", "add ralph config")
 		e.git(e.work, "push", "-q", "origin", "HEAD:main")
 	}
-	e.vars = map[string]string{"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control, "GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1"}
+	e.vars = map[string]string{"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control, "RALPH_AGENT_READABLE": agentReadable(t), "GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1"}
 	for k, v := range vars {
 		e.vars[k] = v
 	}

@@ -80,7 +80,7 @@ func TestContainerStep(t *testing.T) {
 	e.setControl("extra_research", containerProbe)
 
 	out, run, fc := runnerStep(t, e, n, docker, image, socket, map[string]string{
-		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control,
+		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control, "RALPH_AGENT_READABLE": "/ralph-test",
 	}, "-v", testdataDir(t)+":/ralph-test:ro", "-v", e.control+":"+e.control)
 
 	if got, want := e.state(n), workflow.ReadyForPlan; got != want {
@@ -260,7 +260,7 @@ func runnerStep(t *testing.T, e *env, n int, docker []string, image, socket stri
 }
 
 // testdataDir is e2e/testdata, where the scripted agent is.
-func testdataDir(t *testing.T) string {
+func testdataDir(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.Abs("testdata")
 	if err != nil {

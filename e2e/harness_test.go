@@ -86,6 +86,12 @@ func agentCommand(t testing.TB) string {
 // agentEnvYAML, under agent:, passes the control directory through to the scripted agent.
 const agentEnvYAML = "  env:\n    RALPH_TEST_CONTROL: \"\"\n"
 
+// agentReadable is RALPH_AGENT_READABLE for the scripted agent: its own directory and modelcall's, which
+// Landlock keeps it from reading otherwise.
+func agentReadable(t testing.TB) string {
+	return testdataDir(t) + string(filepath.ListSeparator) + filepath.Dir(modelcall)
+}
+
 func agentScript(t testing.TB) string {
 	p, err := filepath.Abs("testdata/agent.sh")
 	if err != nil {
@@ -316,6 +322,8 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 		"INPUT_TOKEN": "test-token", "INPUT_CONFIG": ".github/ralph.yml", "INPUT_DRY_RUN": "false",
 		"INPUT_ISSUE": "", "INPUT_COMMAND": "",
 		"RALPH_TEST_CONTROL": e.control, "RALPH_AGENT_WRITABLE": e.control,
+		// The scripted agent's directory, which Landlock would keep it from reading.
+		"RALPH_AGENT_READABLE": agentReadable(e.t),
 		// A credential under another name: the agent must not see it either.
 		"SOME_COPY_OF_THE_TOKEN": "test-token",
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -49,9 +50,15 @@ func TestImageInStep(t *testing.T) {
 		Inputs  map[string]any `yaml:"inputs"`
 		Outputs map[string]any `yaml:"outputs"`
 		Runs    struct {
-			Using string   `yaml:"using"`
-			Image string   `yaml:"image"`
-			Args  []string `yaml:"args"`
+			Using string `yaml:"using"`
+			Steps []struct {
+				ID   string            `yaml:"id"`
+				If   string            `yaml:"if"`
+				Uses string            `yaml:"uses"`
+				Run  string            `yaml:"run"`
+				Env  map[string]string `yaml:"env"`
+				With map[string]string `yaml:"with"`
+			} `yaml:"steps"`
 		} `yaml:"runs"`
 	}
 	parse := func(p string) actionFile {
@@ -71,12 +78,45 @@ func TestImageInStep(t *testing.T) {
 			path, tag = target+"/action.yml", image+"-"+target
 		}
 		a := parse(path)
-		if got, want := a.Runs.Image, "docker://"+tag; a.Runs.Using != "docker" || got != want {
-			t.Errorf("%s runs %s %q, want docker %q (VERSION is %s): a run pulls the released image", path, a.Runs.Using, got, want, version)
+		// A composite: where, then the view or the plain container step, each naming the image released
+		// for VERSION by digest (script/pin-images.sh writes the release's; a commit between releases
+		// names the all-zero one, which script/action.sh refuses with what to do).
+		byDigest := regexp.MustCompile(`^` + regexp.QuoteMeta(tag) + `@sha256:[0-9a-f]{64}$`)
+		steps := a.Runs.Steps
+		if a.Runs.Using != "composite" || len(steps) != 3 || steps[0].ID != "where" || steps[1].ID != "view" || steps[2].ID != "plain" {
+			t.Fatalf("%s runs %s with %d steps, want composite: where, view, plain", path, a.Runs.Using, len(steps))
+		}
+		script := "script/action.sh"
+		if target != "slim" {
+			script = "../script/action.sh"
+		}
+		for i, want := range []string{`"$GITHUB_ACTION_PATH/` + script + `" where`, `"$GITHUB_ACTION_PATH/` + script + `" run`} {
+			if steps[i].Run != want || !byDigest.MatchString(steps[i].Env["RALPH_IMAGE"]) {
+				t.Errorf("%s step %s runs %q with RALPH_IMAGE %q, want %q and %s@sha256:<digest>", path, steps[i].ID, steps[i].Run, steps[i].Env["RALPH_IMAGE"], want, tag)
+			}
+		}
+		if got := strings.TrimPrefix(steps[2].Uses, "docker://"); !byDigest.MatchString(got) || got != steps[1].Env["RALPH_IMAGE"] || steps[2].With["args"] != "action" {
+			t.Errorf("%s's plain step uses %q with args %q, want docker:// of the view's image %q, args action", path, steps[2].Uses, steps[2].With["args"], steps[1].Env["RALPH_IMAGE"])
+		}
+		if steps[1].If != "steps.where.outputs.wrap == 'true'" || steps[2].If != "steps.where.outputs.wrap != 'true'" {
+			t.Errorf("%s: the view runs if %q and the plain step if %q: exactly one of them must", path, steps[1].If, steps[2].If)
+		}
+		// Every input reaches both; every output is either's.
+		for name := range a.Inputs {
+			want := "${{ inputs." + name + " }}"
+			if steps[1].Env["INPUT_"+strings.ToUpper(name)] != want || steps[2].Env["INPUT_"+strings.ToUpper(name)] != want {
+				t.Errorf("%s: input %s does not reach both steps as INPUT_%s", path, name, strings.ToUpper(name))
+			}
+		}
+		for name, o := range a.Outputs {
+			want := "${{ steps.view.outputs." + name + " || steps.plain.outputs." + name + " }}"
+			if v, _ := o.(map[string]any)["value"].(string); v != want {
+				t.Errorf("%s: output %s is %q, want %q", path, name, v, want)
+			}
 		}
 		// The same action: only its name, description and image differ.
-		if !reflect.DeepEqual(a.Inputs, root.Inputs) || !reflect.DeepEqual(a.Outputs, root.Outputs) || !slices.Equal(a.Runs.Args, root.Runs.Args) {
-			t.Errorf("%s's inputs, outputs or args differ from action.yml's", path)
+		if !reflect.DeepEqual(a.Inputs, root.Inputs) || !reflect.DeepEqual(a.Outputs, root.Outputs) {
+			t.Errorf("%s's inputs or outputs differ from action.yml's", path)
 		}
 		if target != "slim" && agent.ActionOf(target) != "ralph-dev/gh-ralph/"+strings.TrimSuffix(path, "/action.yml") {
 			t.Errorf("agent.ActionOf(%s) = %q, not the action at %s", target, agent.ActionOf(target), path)
@@ -89,8 +129,11 @@ func TestImageInStep(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`"${TAG#v}" != "$version"`,                     // the tag is VERSION's
-		`grep -qxF "  image: docker://$tag" "$action"`, // and each action.yml names its image
+		`git ls-remote --exit-code --tags origin "refs/tags/v$version"`, // a release is VERSION's, once
+		`--metadata-file "$RUNNER_TEMP/$target.json"`,                   // the digests it pushed
+		`script/pin-images.sh "$image" "${digests[@]}"`,                 // go into the action files
+		`git tag "v$version"`,                                           // of the tagged commit
+		`release_tag: ${{ needs.image.outputs.tag }}`,
 		`image="ghcr.io/${GITHUB_REPOSITORY,,}"`,
 		`tag="$image:$version-$target"`,
 		"--platform linux/amd64,linux/arm64 --target \"$target\"",

@@ -7,7 +7,8 @@
 #      and this machine's Go, node:22-bookworm-slim that plus the node binary of npm's node-linux-<arch>;
 #   3. builds each image of the Dockerfile as the release does (BuildKit, one target per image);
 #   4. runs real steps inside them with the runner's mounts and ownership against the GitHub test server
-#      (e2e/container_test.go), and checks each agent's CLI starts in its image;
+#      (e2e/container_test.go), and one through the composite action's view of the runner's toolchains
+#      (e2e/view_test.go), and checks each agent's CLI starts in its image;
 #   5. builds each image for linux/arm64 too, under qemu (Debian's qemu-user-static with binfmt_misc), on an
 #      arm64 stand-in base, and runs ralph's and the agent's CLI --version in each (skipped, saying so, where
 #      no emulation can be set up);
@@ -189,9 +190,12 @@ done
 phase "a step in each image, as a runner runs it (e2e/container_test.go)"
 # The slim image with a scripted agent that probes the boundary from inside; each agent's image with its
 # real CLI against a scripted model of its vendor.
+# The slim image once more through the composite action's view (script/action.sh run), named by its id (a
+# local image has no registry digest), with Go and Node placed in the tool cache (TestToolchainView).
 RALPH_CONTAINER_DOCKER="$docker_cli -H unix://$sock" RALPH_CONTAINER_IMAGE=ralph-ci:slim RALPH_CONTAINER_SOCKET="$sock" \
   RALPH_CONTAINER_AGENT_IMAGES="claude=ralph-ci:claude codex=ralph-ci:codex gemini=ralph-ci:gemini" \
-  go test -count=1 ./e2e -run '^(TestContainerStep|TestAgentImageStep)$' -v >"$dir/go-test.log" 2>&1 ||
+  RALPH_CONTAINER_VIEW_IMAGE="$(docker image inspect --format '{{.Id}}' ralph-ci:slim)" \
+  go test -count=1 ./e2e -run '^(TestContainerStep|TestAgentImageStep|TestToolchainView)$' -v >"$dir/go-test.log" 2>&1 ||
   { cat "$dir/go-test.log"; exit 1; }
 grep -E '^\s*(--- |ok|PASS)' "$dir/go-test.log"
 if grep -q -- '--- SKIP' "$dir/go-test.log"; then

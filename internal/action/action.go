@@ -413,7 +413,7 @@ func (r *runner) door(gh *ghapi.Client, cfg config.Config, transport http.RoundT
 	ev := r.ev
 	d := compose.Door{
 		GitHub: gh, Token: ev.Inputs.Token, Config: cfg,
-		Checkout: ev.Workspace, PushAuth: git.Auth{Token: ev.Inputs.Token}, Writable: ev.Writable,
+		Checkout: ev.Workspace, PushAuth: git.Auth{Token: ev.Inputs.Token}, Writable: ev.Writable, ReadOnly: ev.ReadOnly,
 		Log:     actionLog{a: r.a, out: r.env.Stdout},
 		Holder:  lock.Holder{Kind: "actions", RunID: ev.RunID, Attempt: ev.RunAttempt, RunURL: gh.RunURL(ev.RunID)},
 		Origin:  engine.Origin{URL: gh.RunURL(ev.RunID), Label: fmt.Sprintf("Actions run %d", ev.RunID)},

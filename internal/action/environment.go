@@ -34,6 +34,8 @@ type Environment struct {
 	// Writable and Deny are RALPH_AGENT_WRITABLE and RALPH_AGENT_DENY: more directories the agent may
 	// write, and more paths that must be closed to it.
 	Writable, Deny []string
+	// ReadOnly is RALPH_AGENT_READABLE: more paths the agent may read and run but not write.
+	ReadOnly []string
 	// CrashAt is RALPH_TEST_CRASH_AT, the end-to-end tests' seam (see Run).
 	CrashAt string
 	Inputs  Inputs
@@ -63,6 +65,7 @@ func ReadEnvironment(getenv func(string) string) Environment {
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
 		Writable:    filepath.SplitList(getenv("RALPH_AGENT_WRITABLE")),
 		Deny:        filepath.SplitList(getenv("RALPH_AGENT_DENY")),
+		ReadOnly:    filepath.SplitList(getenv("RALPH_AGENT_READABLE")),
 		CrashAt:     getenv("RALPH_TEST_CRASH_AT"),
 		Inputs: Inputs{
 			Token: input("token"), ProjectToken: input("project_token"), Command: input("command"),

@@ -29,7 +29,7 @@ var runnerEnv = map[string]string{
 	"GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://ghe.example.com", "GITHUB_API_URL": "https://ghe.example.com/api/v3",
 	"GITHUB_GRAPHQL_URL": "https://ghe.example.com/api/graphql", "RUNNER_TEMP": "/home/runner/work/_temp", "HOME": "/github/home",
 	"USER": "runner", "GITHUB_ENV": "/f/env", "GITHUB_PATH": "/f/path", "GITHUB_OUTPUT": "/f/out", "GITHUB_STATE": "/f/state",
-	"GITHUB_STEP_SUMMARY": "/f/summary", "RALPH_AGENT_WRITABLE": "/cache:/more", "RALPH_AGENT_DENY": "/secret",
+	"GITHUB_STEP_SUMMARY": "/f/summary", "RALPH_AGENT_WRITABLE": "/cache:/more", "RALPH_AGENT_DENY": "/secret", "RALPH_AGENT_READABLE": "/opt/sdk:/tools",
 	"RALPH_TEST_CRASH_AT": "after-push",
 	"INPUT_TOKEN":         " ghs_token\n", "INPUT_PROJECT_TOKEN": "ghp_project", "INPUT_COMMAND": "advance", "INPUT_ISSUE": "#7",
 	"INPUT_CONFIG": "ci/ralph.yml", "INPUT_DRY_RUN": "true",
@@ -45,7 +45,7 @@ func TestReadEnvironment(t *testing.T) {
 		Endpoints:  ghapi.Endpoints{API: "https://ghe.example.com/api/v3", GraphQL: "https://ghe.example.com/api/graphql", Server: "https://ghe.example.com"},
 		RunnerTemp: "/home/runner/work/_temp", Home: "/github/home", User: "runner",
 		Output: "/f/out", StepSummary: "/f/summary", FileCommands: []string{"/f/env", "/f/path", "/f/out", "/f/state", "/f/summary"},
-		Writable: []string{"/cache", "/more"}, Deny: []string{"/secret"}, CrashAt: "after-push",
+		Writable: []string{"/cache", "/more"}, Deny: []string{"/secret"}, ReadOnly: []string{"/opt/sdk", "/tools"}, CrashAt: "after-push",
 		Inputs: Inputs{Token: "ghs_token", ProjectToken: "ghp_project", Command: "advance", Issue: "#7", Config: "ci/ralph.yml", DryRun: "true"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -91,7 +91,7 @@ func TestDoor(t *testing.T) {
 	}
 	want := compose.Door{
 		Token: "ghs_token", ProjectToken: "ghp_project", Checkout: "/github/workspace", PushAuth: git.Auth{Token: "ghs_token"},
-		Writable: []string{"/cache", "/more"}, Environ: []string{"PATH=/bin"},
+		Writable: []string{"/cache", "/more"}, ReadOnly: []string{"/opt/sdk", "/tools"}, Environ: []string{"PATH=/bin"},
 		Holder: lock.Holder{Kind: "actions", RunID: 1234, Attempt: 2, RunURL: "https://github.com/octo/demo/actions/runs/1234"},
 		Origin: engine.Origin{URL: "https://github.com/octo/demo/actions/runs/1234", Label: "Actions run 1234"},
 		Author: git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},

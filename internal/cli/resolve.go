@@ -328,6 +328,7 @@ func (s *session) door(ctx context.Context, root string, cfg config.Config, log 
 	d := compose.Door{
 		GitHub: s.gh, Token: s.token, Config: cfg, Checkout: root,
 		Writable: filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
+		ReadOnly: filepath.SplitList(s.f.Getenv("RALPH_AGENT_READABLE")),
 		Log:      log,
 		Holder:   lock.LocalHolder(s.f.Getenv("USER")),
 		Origin:   engine.Origin{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},

@@ -24,6 +24,7 @@ func TestDoor(t *testing.T) {
 	e := newTestEnv(t)
 	e.env["USER"] = "mona"
 	e.env["RALPH_AGENT_WRITABLE"] = "/cache:/more"
+	e.env["RALPH_AGENT_READABLE"] = "/opt/sdk"
 	e.git(e.dir, "config", "user.name", "Mona Lisa")
 	e.git(e.dir, "config", "user.email", "mona@example.com")
 	f := e.factory()
@@ -40,7 +41,7 @@ func TestDoor(t *testing.T) {
 	want := compose.Door{
 		Token: "test-token", ProjectToken: "test-token", ProjectHint: scopeHint, Checkout: e.dir,
 		PushAuth: git.Auth{}, // origin is a path, not https on the session's host
-		Writable: []string{"/cache", "/more"}, Environ: f.Environ(),
+		Writable: []string{"/cache", "/more"}, ReadOnly: []string{"/opt/sdk"}, Environ: f.Environ(),
 		Holder: lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
 		Origin: engine.Origin{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
 		Author: git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},

@@ -55,6 +55,8 @@ type Door struct {
 	PushAuth git.Auth
 	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
 	Writable []string
+	// ReadOnly are more paths the agent may read and run but not write (RALPH_AGENT_READABLE).
+	ReadOnly []string
 	Log      engine.Logger
 	// Holder is who holds the issue locks this run takes.
 	Holder lock.Holder
@@ -93,7 +95,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		}
 		var closePlaces func() error
 		store, sb, closePlaces, err = workspace.Setup{
-			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Writable: d.Writable,
+			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Writable: d.Writable, ReadOnly: d.ReadOnly,
 			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, Runner: runner,
 		}.Open(ctx)
 		if err != nil {

@@ -114,11 +114,13 @@ func Run(ctx context.Context, out, log io.Writer) (err error) {
 	}
 	eng, cleanup, err := compose.Build(ctx, compose.Door{
 		GitHub: gh, Token: "test-token", Config: cfg, Checkout: work,
-		Log:     logger{w: log},
-		Holder:  lock.LocalHolder("demo"),
-		Origin:  engine.Origin{Label: "gh ralph demo"},
-		Author:  git.Signature{Name: "ralph", Email: "ralph@users.noreply.github.com"},
-		Environ: os.Environ(), Transport: http.DefaultTransport, Now: time.Now,
+		// The agent's script is outside its places: Landlock lets it read only what it is told.
+		ReadOnly: []string{agentPath},
+		Log:      logger{w: log},
+		Holder:   lock.LocalHolder("demo"),
+		Origin:   engine.Origin{Label: "gh ralph demo"},
+		Author:   git.Signature{Name: "ralph", Email: "ralph@users.noreply.github.com"},
+		Environ:  os.Environ(), Transport: http.DefaultTransport, Now: time.Now,
 	})
 	if err != nil {
 		return err

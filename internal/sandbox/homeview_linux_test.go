@@ -54,8 +54,16 @@ func TestHomeToolchainsShownReadOnly(t *testing.T) {
 	}
 	b := newBoundary(t, shown)
 	out, code := run(t, b, work, script, "PATH="+shims+":/usr/bin:/bin", "H="+home)
-	if code != 0 || !strings.Contains(out, "shim ran: -m pytest") || !strings.HasSuffix(out, ".pyenv\nend\n") {
+	// Listing the home shows only .pyenv, or nothing at all where Landlock's read rules keep the agent
+	// from reading the home's directory itself.
+	listed := strings.HasSuffix(out, ".pyenv\nend\n") || strings.Contains(out, "ls: cannot open directory")
+	if code != 0 || !strings.Contains(out, "shim ran: -m pytest") || !listed {
 		t.Errorf("exit %d, want the shim run and only .pyenv in the home:\n%s", code, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if line == "notes.txt" || line == "bin" {
+			t.Errorf("the agent listed %s in the home:\n%s", line, out)
+		}
 	}
 	for _, bad := range []string{"READ-NOTES", "WROTE-TOOL", "WROTE-HOME", "private"} {
 		if strings.Contains(out, bad) {

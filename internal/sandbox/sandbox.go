@@ -1,6 +1,6 @@
 // Package sandbox confines the agent and the verify commands, which run the agent's code, to a boundary the
-// kernel enforces: another uid with no groups, writes only where Landlock allows them, and nothing of theirs
-// left running once they are done.
+// kernel enforces: another uid with no groups, reads and writes only where Landlock allows them, and nothing
+// of theirs left running once they are done.
 package sandbox
 
 import (
@@ -66,10 +66,11 @@ type Config struct {
 	// process of UID: two agents that run at once must not share one (PickIDs).
 	UID, GID int
 	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
-	// HOME, its TMPDIR. /dev/null and the like are added.
+	// HOME, its TMPDIR. /dev/null and the like are added. The agent may read and run what is in them too.
 	Writable []string
-	// ReadOnly are more directories the agent may read but not write (the job's toolchain caches), for
-	// Landlock's read rules where they are in force.
+	// ReadOnly are more paths the agent may read and run but not write under Landlock, beside the system
+	// directories (SystemReadable) and Writable: toolchains and caches outside those, such as a person's
+	// ~/.cargo or the caches the job restored.
 	ReadOnly []string
 	// Home and HomeTools: when Separate and the person's home is closed to the agent's uid, the agent sees
 	// in Home only HomeTools (the toolchains installed there: pyenv, nvm, rustup, asdf, mise), read-only at
@@ -139,6 +140,7 @@ type Boundary struct {
 	reaper          int // reaperUID(uid)
 	nproc           int // the cap on the agent's processes, when separate
 	writable        []string
+	readOnly        []string
 	reapDescendants bool
 	launcher        string
 	abi             int
@@ -205,6 +207,12 @@ func New(cfg Config) (*Boundary, error) {
 		}
 		b.writable = append(b.writable, filepath.Clean(w))
 	}
+	for _, r := range cfg.ReadOnly {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("read-only path %q is not an absolute path", r)
+		}
+		b.readOnly = append(b.readOnly, filepath.Clean(r))
+	}
 	if b.launcher == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -222,7 +230,7 @@ func New(cfg Config) (*Boundary, error) {
 	}
 	switch {
 	case b.abi > 0:
-		logf("landlock: ABI %d, the agent writes only under %s", b.abi, b.writableList())
+		logf("landlock: ABI %d, the agent writes only under %s and reads only those, %s", b.abi, b.writableList(), b.readableList())
 	case cfg.RequireLandlock:
 		return nil, fmt.Errorf("landlock is required (sandbox.require_landlock) but not available: %s", b.why)
 	default:
@@ -281,6 +289,7 @@ func (b *Boundary) Describe() string {
 	if b.abi >= 6 {
 		s += ", signals and abstract sockets confined to its own processes"
 	}
+	s += "; reads confined to those places, " + b.readableList()
 	return s + b.describeNetwork()
 }
 
@@ -313,6 +322,19 @@ func (b *Boundary) describeNetwork() string {
 		parts = append(parts, "no owner-match firewall rule ("+b.netOwnerWhy+"), so the kernel does not refuse a connection to another host on ralph's ports")
 	}
 	return "; network: " + strings.Join(parts, ", ")
+}
+
+// SystemReadable are the directories every agent may read and run under Landlock: the system's programs,
+// libraries and settings, and the tool directories of a runner (/opt/hostedtoolcache). Not /home, /root,
+// /tmp, /var or /run: people's files, other programs' temporary files and sockets (the Docker socket).
+func SystemReadable() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/proc", "/sys"}
+}
+
+// readableList is what the agent may read beside its writable places, for Describe.
+func (b *Boundary) readableList() string {
+	paths := append(SystemReadable(), b.readOnly...)
+	return strings.Join(paths, ", ") + " and the directory of the program it runs"
 }
 
 func (b *Boundary) writableList() string {
@@ -356,6 +378,9 @@ func (b *Boundary) Command(program string, args []string) *exec.Cmd {
 			argv = append(argv, "-home-tool", d)
 		}
 	}
+	for _, r := range b.readOnly {
+		argv = append(argv, "-readable", r)
+	}
 	argv = append(argv, "--", program)
 	argv = append(argv, args...)
 	return &exec.Cmd{Path: b.launcher, Args: argv, SysProcAttr: sessionAttr()}
@@ -372,6 +397,7 @@ type spec struct {
 	// and the writable directories under it.
 	home      string
 	homeTools []string
+	readable  []string
 	// filterSockets installs the socket filter; landlockNet confines TCP connections to connect.
 	filterSockets bool
 	landlockNet   bool
@@ -407,6 +433,10 @@ func parseSpec(args []string) (spec, error) {
 	fs.StringVar(&s.home, "home", "", "a home to cover, showing only -home-tool directories and -writable ones under it")
 	fs.Func("home-tool", "a directory under -home the command may read and run from (repeated)", func(v string) error {
 		s.homeTools = append(s.homeTools, v)
+		return nil
+	})
+	fs.Func("readable", "a path the command may read and run but not write (repeated)", func(v string) error {
+		s.readable = append(s.readable, v)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {

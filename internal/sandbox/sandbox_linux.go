@@ -82,17 +82,22 @@ func writeRights(abi int) landlock.AccessFSSet {
 	return r
 }
 
+// readRights are the Landlock rights of reading and running files and listing directories.
+const readRights = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSExecute)
+
 // confine applies Landlock to this process, all its threads, and so to every process it starts: writes
-// only under writable and to the devices; from ABI 6, no signals to and no abstract unix sockets of
+// only under writable and to the devices; reads and runs only under writable, readable, the system
+// directories (SystemReadable) and the devices; from ABI 6, no signals to and no abstract unix sockets of
 // processes outside the domain (ralph, on a laptop); with net (ABI 4 and later), TCP connections only to
 // the ports in connect, on any address (binding stays free: a test may serve on loopback).
-func confine(abi int, writable []string, net bool, connect []int) error {
+func confine(abi int, writable, readable []string, net bool, connect []int) error {
 	rights := writeRights(abi)
+	all := rights | readRights
 	var scoped landlock.ScopedSet
 	if abi >= 6 {
 		scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
 	}
-	args := []any{rights, scoped}
+	args := []any{all, scoped}
 	if net {
 		if abi < landlockNetABI {
 			return fmt.Errorf("network rules need Landlock ABI %d, the kernel has %d", landlockNetABI, abi)
@@ -107,10 +112,20 @@ func confine(abi int, writable []string, net bool, connect []int) error {
 	// opens with /dev/ptmx). Not /dev/shm: on a laptop it holds other programs' shared memory.
 	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 	rules := []landlock.Rule{
-		landlock.PathAccess(rights&(ll.AccessFSWriteFile|ll.AccessFSTruncate), devices...).IgnoreIfMissing(),
+		landlock.PathAccess(rights&(ll.AccessFSWriteFile|ll.AccessFSTruncate)|readRights&ll.AccessFSReadFile, devices...).IgnoreIfMissing(),
+		// Missing ones are left out: not every system has /lib64, a laptop has no /opt.
+		landlock.PathAccess(readRights, SystemReadable()...).IgnoreIfMissing(),
+	}
+	for _, r := range readable {
+		// A file takes no directory right (the kernel refuses the rule): a single program, a cache file.
+		rr := readRights
+		if fi, err := os.Stat(r); err == nil && !fi.IsDir() {
+			rr &^= ll.AccessFSReadDir
+		}
+		rules = append(rules, landlock.PathAccess(rr, r).IgnoreIfMissing())
 	}
 	if len(writable) > 0 {
-		rules = append(rules, landlock.PathAccess(rights, writable...))
+		rules = append(rules, landlock.PathAccess(all, writable...))
 	}
 	if net {
 		for _, p := range connect {

@@ -586,6 +586,81 @@ try move-out 'mv "$IN/new" "$OUT/moved"'
 	}
 }
 
+// Landlock holds reads too: the agent reads and runs the system's directories, its own places, the extra
+// read-only paths and its program's directory, and nothing else, however open the mode bits are (another
+// user's home, other steps' temporary files, a socket under /run).
+func TestLandlockConfinesReads(t *testing.T) {
+	t.Parallel()
+	for _, separate := range []bool{false, true} {
+		t.Run(mode(separate), func(t *testing.T) {
+			t.Parallel()
+			uid := agentUID(t, separate)
+			inside := openDir(t, uid)
+			// Everyone may read these by the mode bits: only Landlock keeps the agent out, or lets it in.
+			outside, tool, prog := openDir(t, -1), openDir(t, -1), openDir(t, -1)
+			for _, f := range []string{filepath.Join(outside, "secret"), filepath.Join(tool, "lib")} {
+				if err := os.WriteFile(f, []byte("x\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(prog, "agent"), []byte("#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(prog, "lib.sh"), []byte("echo agent ran\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b := newBoundary(t, Config{Separate: separate, UID: uid, GID: uid, Writable: []string{inside}, ReadOnly: []string{tool}})
+			needLandlock(t, b, 1)
+			if got, want := b.Describe(), "reads confined to those places, /usr, /bin, /sbin, /lib, /lib32, /lib64, /libx32, /opt, /etc, /proc, /sys, "+tool+" and the directory of the program it runs"; !strings.Contains(got, want) {
+				t.Errorf("Describe() = %q, want it to say %q", got, want)
+			}
+			script := `
+try() { if (eval "$2") >/dev/null 2>&1; then echo "$1 yes"; else echo "$1 no"; fi; }
+echo x > "$IN/mine"
+try read-inside 'cat "$IN/mine"'
+try read-etc 'cat /etc/passwd'
+try run-usr 'ls /usr'
+try read-tool 'cat "$TOOL/lib"'
+try list-tool 'ls "$TOOL"'
+try write-tool 'echo y > "$TOOL/new"'
+try read-outside 'cat "$OUT/secret"'
+try list-outside 'ls "$OUT"'
+try list-tmp 'ls /tmp'
+try list-run 'ls /run'
+try list-var 'ls /var'
+try list-root-home 'ls /root'
+`
+			out, code := run(t, b, inside, script, "IN="+inside, "OUT="+outside, "TOOL="+tool)
+			want := "read-inside yes\nread-etc yes\nrun-usr yes\nread-tool yes\nlist-tool yes\nwrite-tool no\nread-outside no\nlist-outside no\nlist-tmp no\nlist-run no\nlist-var no\nlist-root-home no\n"
+			if out != want || code != 0 {
+				t.Errorf("exit code %d, output:\n%s\nwant:\n%s", code, out, want)
+			}
+
+			// The program it runs, outside every other place, may read what it ships beside it.
+			cmd := b.Command(filepath.Join(prog, "agent"), nil)
+			cmd.Dir, cmd.Env = inside, []string{"PATH=/usr/bin:/bin"}
+			got, err := cmd.CombinedOutput()
+			if err != nil || string(got) != "agent ran\n" {
+				t.Errorf("the program beside its own files = %q, %v; want agent ran", got, err)
+			}
+		})
+	}
+}
+
+// The agent's processes hold no capability, and can get none back: not from an exec (bounding and ambient
+// sets empty), whatever ralph itself was given (NET_ADMIN in the Action, say).
+func TestAgentHoldsNoCapabilities(t *testing.T) {
+	t.Parallel()
+	uid := agentUID(t, true)
+	d := openDir(t, uid)
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	out, code := run(t, b, d, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status`)
+	want := "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n"
+	if out != want || code != 0 {
+		t.Errorf("exit code %d, the agent's capabilities:\n%s\nwant:\n%s", code, out, want)
+	}
+}
+
 func TestLandlockScopesSignals(t *testing.T) {
 	t.Parallel()
 	d := openDir(t, -1)
@@ -797,7 +872,7 @@ func TestNoIPCOutlivesTheAgent(t *testing.T) {
 	t.Parallel()
 	uid := agentUID(t, true)
 	d := openDir(t, uid)
-	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}, ReadOnly: []string{helper}})
 	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=ipc")
 	if code != 0 {
 		t.Fatalf("exit code %d, output:\n%s", code, out)
@@ -842,7 +917,7 @@ func TestNoKeyOutlivesTheAgent(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
 		_ = cmd.Run()
 	})
-	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}})
+	b := newBoundary(t, Config{Separate: true, UID: uid, GID: uid, Writable: []string{d}, ReadOnly: []string{helper}})
 	out, code := run(t, b, d, `"$HELPER"`, "HELPER="+helper, helperEnv+"=keyring-add")
 	if code != 0 {
 		t.Fatalf("exit code %d, output:\n%s", code, out)

@@ -6,11 +6,42 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// programDir is the directory of the file program names (looked up on PATH, links followed), which the
+// command may read and run: the agent's CLI and what it ships beside it. ok is false when there is none.
+func programDir(program string) (string, bool) {
+	path, err := exec.LookPath(program)
+	if err != nil {
+		return "", false
+	}
+	if path, err = filepath.EvalSymlinks(path); err != nil {
+		return "", false
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return "", false
+	}
+	return filepath.Dir(path), true
+}
+
+// dropCapabilities empties this thread's bounding and ambient capability sets, which the command forked
+// from it inherits. The thread keeps its effective set: it kills the command's processes afterwards.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
+	}
+	for c := 0; c < 64; c++ { // past the last the kernel knows, EINVAL
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
+		}
+	}
+	return nil
+}
 
 // SupervisorMain is the supervisor, the process Command starts: it confines itself, runs the command as
 // its child, and once the command has ended kills everything it left and waits for all of it before
@@ -56,7 +87,12 @@ func SupervisorMain(args []string) int {
 		if abi == 0 {
 			return fail(ExitSetup, "landlock: not available: %s", why)
 		}
-		if err := confine(abi, s.writable, s.landlockNet, s.connect); err != nil {
+		// The home's toolchains are shown to the agent to read and run: Landlock's read rules open them too.
+		readable := append(append([]string(nil), s.readable...), s.homeTools...)
+		if dir, ok := programDir(s.program); ok {
+			readable = append(readable, dir)
+		}
+		if err := confine(abi, s.writable, readable, s.landlockNet, s.connect); err != nil {
 			return fail(ExitSetup, "landlock: %v", err)
 		}
 	} else if s.landlockNet {
@@ -67,6 +103,14 @@ func SupervisorMain(args []string) int {
 		// machine, which is what a uid of the run's own wants: a fork bomb stops at the cap.
 		if err := setProcessLimit(s.nproc); err != nil {
 			return fail(ExitSetup, "setrlimit(RLIMIT_NPROC): %v", err)
+		}
+	}
+	if s.separate {
+		// The capabilities ralph was given (NET_ADMIN for the firewall, say) end here: the switch to the
+		// agent's uid clears the command's effective and permitted sets, this clears what an exec could
+		// give back (the bounding set) and what an exec keeps (the ambient set).
+		if err := dropCapabilities(); err != nil {
+			return fail(ExitSetup, "dropping capabilities: %v", err)
 		}
 	}
 	// A setuid program (sudo, su) must not give the command back what the boundary took.

@@ -87,7 +87,9 @@ type Setup struct {
 	// Branches is branch_prefix: ralph pushes no branch outside it.
 	Branches string
 	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
-	Writable        []string
+	Writable []string
+	// ReadOnly are more paths the agent may read and run but not write (RALPH_AGENT_READABLE).
+	ReadOnly        []string
 	RequireLandlock bool
 	// Runner runs ralph's git; nil: git.ExecRunner{}.
 	Runner git.Runner
@@ -116,7 +118,7 @@ func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close
 	}
 	sb = sandbox.Config{
 		Separate: places.Owner.UID != 0, UID: places.Owner.UID, GID: places.Owner.GID,
-		Writable: s.Writable, RequireLandlock: s.RequireLandlock,
+		Writable: s.Writable, ReadOnly: s.ReadOnly, RequireLandlock: s.RequireLandlock,
 		// Both doors are whole programs that run nothing else while the agent runs.
 		ReapDescendants: true,
 	}
