@@ -78,6 +78,9 @@ type fakeGitHub struct {
 	nextID   int64
 	faults   map[string][]fault
 	log      []call
+	// refuseEdit, when set, answers a comment's creation or edit with its error instead of making it
+	// (GitHub refusing a status comment, say).
+	refuseEdit func(body string) error
 }
 
 var (
@@ -157,6 +160,13 @@ func (g *fakeGitHub) fail(method string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.faults[method] = append(g.faults[method], fault{err: err})
+}
+
+// failNth is fail for the call after the next skip calls of method.
+func (g *fakeGitHub) failNth(method string, skip int, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.faults[method] = append(g.faults[method], fault{err: err, skip: skip})
 }
 
 // failAfter makes the next call of method do its work and then answer err (the answer was lost).
@@ -503,6 +513,11 @@ func (g *fakeGitHub) CreateComment(_ context.Context, n int, body string) (ghapi
 	if ok && !f.after {
 		return ghapi.Comment{}, f.err
 	}
+	if g.refuseEdit != nil {
+		if err := g.refuseEdit(body); err != nil {
+			return ghapi.Comment{}, err
+		}
+	}
 	c := g.addCommentLocked(n, ralphUser, body)
 	if ok {
 		return ghapi.Comment{}, f.err
@@ -516,6 +531,11 @@ func (g *fakeGitHub) UpdateComment(_ context.Context, id int64, body string) (gh
 	f, ok := g.enter("UpdateComment", int(id), body)
 	if ok && !f.after {
 		return ghapi.Comment{}, f.err
+	}
+	if g.refuseEdit != nil {
+		if err := g.refuseEdit(body); err != nil {
+			return ghapi.Comment{}, err
+		}
 	}
 	for n, cs := range g.comments {
 		for i := range cs {

@@ -46,6 +46,10 @@ type Record struct {
 	// Repair says how this run put the labels back to the record's state (someone had moved them).
 	Repair string `json:"repair,omitempty"`
 
+	// Attempt is a step whose agent started and whose outcome is not recorded yet (ahead.go): it is
+	// written, with the attempt counted as a failure, before the agent starts.
+	Attempt *Attempt `json:"attempt,omitempty"`
+
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
 	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which
 	// (by number, as strings for JSON); ChildStates is what the parent last saw of them.
@@ -96,6 +100,14 @@ type PendingSplit struct {
 	Parts  int    `json:"parts"`
 	// ApprovedBy is the person who approved it; "" while it waits.
 	ApprovedBy string `json:"approved_by,omitempty"`
+}
+
+// Attempt is a step whose agent ralph started, as recorded before it started.
+type Attempt struct {
+	Step workflow.Event `json:"step"`
+	// Reserved is what the step may spend (dollars): counted as spent against budget.issue when the
+	// step's outcome is never recorded.
+	Reserved float64 `json:"reserved,omitempty"`
 }
 
 // Phase is one "## Phase N:" section of the plan (or a fix phase added by self-review).
@@ -284,6 +296,9 @@ func (r Record) check(cfg config.Config) error {
 	}
 	if r.Head != "" && !isCommitID(r.Head) {
 		return fmt.Errorf("its head %q is not a commit id", r.Head)
+	}
+	if a := r.Attempt; a != nil && (a.Reserved < 0 || a.Reserved != a.Reserved) {
+		return errors.New("its attempt reserves a negative amount")
 	}
 	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 || r.CIFixes < 0 || r.ReviewRounds < 0 {
 		return errors.New("it holds a negative number")
