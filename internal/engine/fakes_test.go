@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
@@ -160,6 +161,18 @@ func (g *fakeGitHub) fail(method string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.faults[method] = append(g.faults[method], fault{err: err})
+}
+
+// refused is GitHub's answer to a comment's body it does not take: longer than its limit, or what
+// refuseEdit refuses.
+func (g *fakeGitHub) refused(body string) error {
+	if n := utf8.RuneCountInString(body); n > engine.MaxBody {
+		return &ghapi.Error{Method: "PATCH", Status: 422, Message: "Validation Failed", Details: []string{fmt.Sprintf("body is too long (maximum is %d characters; it is %d)", engine.MaxBody, n)}}
+	}
+	if g.refuseEdit != nil {
+		return g.refuseEdit(body)
+	}
+	return nil
 }
 
 // failNth is fail for the call after the next skip calls of method.
@@ -513,10 +526,8 @@ func (g *fakeGitHub) CreateComment(_ context.Context, n int, body string) (ghapi
 	if ok && !f.after {
 		return ghapi.Comment{}, f.err
 	}
-	if g.refuseEdit != nil {
-		if err := g.refuseEdit(body); err != nil {
-			return ghapi.Comment{}, err
-		}
+	if err := g.refused(body); err != nil {
+		return ghapi.Comment{}, err
 	}
 	c := g.addCommentLocked(n, ralphUser, body)
 	if ok {
@@ -532,10 +543,8 @@ func (g *fakeGitHub) UpdateComment(_ context.Context, id int64, body string) (gh
 	if ok && !f.after {
 		return ghapi.Comment{}, f.err
 	}
-	if g.refuseEdit != nil {
-		if err := g.refuseEdit(body); err != nil {
-			return ghapi.Comment{}, err
-		}
+	if err := g.refused(body); err != nil {
+		return ghapi.Comment{}, err
 	}
 	for n, cs := range g.comments {
 		for i := range cs {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -146,5 +147,57 @@ func TestFlowUnrecordedLabelHolds(t *testing.T) {
 	}
 	if got := len(h.gh.commentsStarting(n, "### ralph: the outcome of research could not be recorded")); got != 1 {
 		t.Errorf("%d comments asking for a person, want 1", got)
+	}
+}
+
+// TestHostileLongSelfReview: an agent's self-review of 80 KB that does not approve leaves a record GitHub
+// takes (its findings stay in the document on the branch, which the fix phase reads), and the comment
+// that posts it is cut to GitHub's limit.
+func TestHostileLongSelfReview(t *testing.T) {
+	t.Parallel()
+	h, n := phasesDone(t, 3)
+	finding := "parse.go leaks a file <here> & there. "
+	doc := "# Self-review\n\n" + strings.Repeat(finding, 80000/len(finding)) + "\n\nVERDICT: NEEDS_ITERATION\n"
+	h.agent.set("self-review", writes(doc), writes(approved))
+	res := h.advance(n)
+	if res.Step != selfReviewEvent || res.State != workflow.InProgress {
+		t.Fatalf("self-review Result = %+v", res)
+	}
+	rec := h.gh.record(t, n)
+	if len(rec.Phases) != 3 || len(rec.Phases[2].Text) > 1000 || rec.Phases[2].Doc != selfReviewPath {
+		t.Fatalf("fix phase: %d phases, text of %d bytes, doc %q", len(rec.Phases), len(rec.Phases[len(rec.Phases)-1].Text), rec.Phases[len(rec.Phases)-1].Doc)
+	}
+	if got := len(h.gh.commentsStarting(n, "## Self-Review")); got != 1 {
+		t.Errorf("self-review comments: %d", got)
+	}
+	h.advance(n)
+	if inv := h.agent.last(); inv.Command != "implement" || strings.Count(inv.Prompt, finding) < 2000 {
+		t.Errorf("the fix phase's prompt does not hold the self-review's findings (command %s)", inv.Command)
+	}
+}
+
+// TestHostileManyRefusedPaths: an agent that adds 400 long-named files under .github/workflows fails its
+// phase, and the failure is recorded and counted (the list of refused paths is cut with a count).
+func TestHostileManyRefusedPaths(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	n := h.enrolled("Parse widgets")
+	h.to(n, workflow.InProgress, 4)
+	h.agent.on("implement", func(a *agentRun) (agentResult, error) {
+		for i := range 400 {
+			a.file(fmt.Sprintf(".github/workflows/%03d-%s.yml", i, strings.Repeat("w", 200)), "on: push\n")
+		}
+		return ok()
+	})
+	_, err := h.eng.Advance(context.Background(), n)
+	if se := stepError(err); se == nil || !strings.Contains(se.Reason, "protected_paths") {
+		t.Fatalf("Advance error = %v, want the protected paths refused", err)
+	}
+	rec := h.gh.record(t, n)
+	if rec.FailedStep != workflow.Implement || rec.Failures != 1 || rec.Attempt != nil {
+		t.Errorf("record: failed step %q, failures %d, attempt %v; want the failure recorded", rec.FailedStep, rec.Failures, rec.Attempt)
+	}
+	if got := len(h.gh.commentsStarting(n, "### ralph: implement failed (1 of")); got != 1 {
+		t.Errorf("%d failure comments, want 1", got)
 	}
 }

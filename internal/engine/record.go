@@ -118,6 +118,9 @@ type Phase struct {
 	SHA   string `json:"sha,omitempty"` // the commit that did it; empty while to do
 	// CostUSD is what the agent's run of a fix phase cost (the gateway's figure), shown with the phase.
 	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Doc is the document on the branch that holds the rest of the phase's task (a self-review's
+	// findings), read when the phase runs: the record keeps no long text.
+	Doc string `json:"doc,omitempty"`
 }
 
 // Artifact is a document a step committed and posted.
@@ -292,6 +295,9 @@ func (r Record) check(cfg config.Config) error {
 		}
 		if controlInTitle(p.Title) {
 			return fmt.Errorf("phase %d's title holds a control character", i+1)
+		}
+		if p.Doc != "" && p.Doc != r.Artifacts[selfReviewDocument.Kind].Path {
+			return fmt.Errorf("phase %d's document %q is not the self-review's", i+1, p.Doc)
 		}
 	}
 	if r.Head != "" && !isCommitID(r.Head) {

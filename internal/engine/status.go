@@ -17,7 +17,7 @@ func (w writer) saveStatus(ctx context.Context) error {
 
 // saveRecord writes rec as the status comment, whatever the record in this run is.
 func (w writer) saveRecord(ctx context.Context, rec Record) error {
-	body := RenderStatus(w.ic.n, rec, w.cfg, w.links())
+	body, _ := fitStatus(w.ic.n, rec, w.cfg, w.links())
 	if w.ic.status != nil {
 		if w.ic.status.Body == body {
 			return nil

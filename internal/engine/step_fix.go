@@ -145,7 +145,7 @@ const (
 	maxFixComment  = 2000 // characters of one review comment
 	maxFixLog      = 3000 // characters of one check's log tail
 	maxFixChecks   = 5
-	maxFixPhaseLen = 24000
+	maxFixPhaseLen = maxPhaseTexts // characters, however they are written (bounds.go)
 )
 
 // ActFix is a person's (or the checks') request for a fix.
@@ -171,6 +171,11 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		round = &FixRound{Cause: req.Cause, By: login}
 		title string
 	)
+	if len(rec.Phases) >= maxPhasesKept {
+		return Outcome{Person: &Escalation{Before: workflow.InReview,
+			Reason: fmt.Sprintf("The issue has %d phases, the most ralph keeps for one issue.", len(rec.Phases)),
+			Advice: fmt.Sprintf("Fix the branch `%s` by hand.", rec.Branch)}}, nil
+	}
 	switch req.Cause {
 	case FixCI:
 		if rec.Head == "" || req.HeadSHA != rec.Head {
@@ -233,9 +238,8 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		body += "Then write, in the file named by the RALPH_ARTIFACT environment variable, one line for each thread: " +
 			"`Thread N: changed`, or `Thread N: not changed: <why>` for a thread you chose not to change. ralph replies on each thread with it.\n"
 	}
-	if len(body) > maxFixPhaseLen {
-		body = body[:maxFixPhaseLen] + "\n\n… (cut: the rest is on the pull request)"
-	}
+	// The record keeps the task (bounds.go): what is cut is on the pull request.
+	body = cutChars(body, maxFixPhaseLen)
 	rec.Phases = append(rec.Phases, Phase{Title: title, Text: body, Fix: true})
 	rec.Fix = round
 	if a, ok := rec.Artifacts["self-review"]; ok {
@@ -387,7 +391,7 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 		if why, ok := f.Unchanged[strconv.Itoa(i+1)]; ok {
 			body = fmt.Sprintf("ralph did not change this in %s (%s): %s", sha, Inert(title), Inert(why))
 		}
-		if _, err := rv.ReplyToReviewComment(ctx, rec.PR, id, body); err != nil {
+		if _, err := rv.ReplyToReviewComment(ctx, rec.PR, id, fitBody(body)); err != nil {
 			r.log.Warnf("#%d: replying on the review thread of comment %d: %v", r.ic.n, id, err)
 		}
 	}
