@@ -134,7 +134,7 @@ type Reviews interface {
 	ReviewThreads(ctx context.Context, pr int) ([]ghapi.ReviewThread, error)
 	ReplyToReviewComment(ctx context.Context, pr int, commentID int64, body string) (ghapi.ReviewComment, error)
 	RequestReview(ctx context.Context, pr int, logins ...string) error
-	FailedChecks(ctx context.Context, sha string, opts ghapi.TailOptions) ([]ghapi.FailedCheck, error)
+	FailedChecks(ctx context.Context, sha string, pr ghapi.PullChecks, opts ghapi.TailOptions) ([]ghapi.FailedCheck, error)
 }
 
 var _ Reviews = (*ghapi.Client)(nil)
@@ -181,7 +181,7 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		if rec.Head == "" || req.HeadSHA != rec.Head {
 			return Outcome{}, inputErrorf("the checks ran on %s, not on ralph's last commit of #%d (%s): nothing to fix", short(req.HeadSHA), n, short(rec.Head))
 		}
-		checks, err := rv.FailedChecks(ctx, rec.Head, ghapi.TailOptions{Max: maxFixLog})
+		checks, err := rv.FailedChecks(ctx, rec.Head, ghapi.PullChecks{Number: rec.PR, Branch: rec.Branch}, ghapi.TailOptions{Max: maxFixLog})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("reading the checks of %s: %w", short(rec.Head), err)
 		}

@@ -35,6 +35,10 @@ type CheckRun struct {
 	// Log is the job's log; LogStream, when set, writes it instead (for a log too large to hold).
 	Log       string
 	LogStream func(w io.Writer) error
+	// Fork names the branch of a fork's pull request whose workflow or app made the check on this commit:
+	// its suite's head branch is that name (it may be the same as a branch of this repository), and the
+	// suite lists none of this repository's pull requests, as GitHub's suites of a fork's pull request do.
+	Fork string
 }
 
 // Step is one step of an Actions job.
@@ -54,6 +58,7 @@ type checkSuite struct {
 	updated   time.Time
 	checkRuns []*checkRun
 	runNumber int64
+	fork      bool // a fork's pull request made it: it lists no pull request of this repository
 }
 
 type checkRun struct {
@@ -81,16 +86,19 @@ func (s *Server) SetCheckRun(sha string, cr CheckRun) int64 {
 	now := s.now()
 	var suite *checkSuite
 	for _, cs := range s.suites {
-		if cs.sha == sha && cs.app == cr.App && cs.workflow == cr.Workflow {
+		if cs.sha == sha && cs.app == cr.App && cs.workflow == cr.Workflow && cs.fork == (cr.Fork != "") && (cr.Fork == "" || cs.branch == cr.Fork) {
 			suite = cs
 		}
 	}
 	if suite == nil {
-		suite = &checkSuite{id: s.newID(), sha: sha, app: cr.App, workflow: cr.Workflow, created: now}
+		suite = &checkSuite{id: s.newID(), sha: sha, app: cr.App, workflow: cr.Workflow, created: now, fork: cr.Fork != ""}
 		for _, is := range s.sortedIssues() {
 			if is.pull != nil && s.headSHA(is) == sha {
 				suite.branch = is.pull.head
 			}
+		}
+		if suite.fork {
+			suite.branch = cr.Fork
 		}
 		if cr.App == ActionsApp {
 			suite.runID = s.newID()
@@ -188,6 +196,9 @@ func suiteState(cs *checkSuite) (string, string) {
 
 func (s *Server) pullsOf(cs *checkSuite) []any {
 	out := []any{}
+	if cs.fork {
+		return out
+	}
 	for _, is := range s.sortedIssues() {
 		if is.pull == nil || is.state != "open" || s.headSHA(is) != cs.sha {
 			continue
