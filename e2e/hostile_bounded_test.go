@@ -85,7 +85,7 @@ func TestHostileUnrecordedOutcomeCLI(t *testing.T) {
 
 // SECURITY: a fork's pull request whose head is ralph's commit gets check suites of its own there (its
 // workflow's, an app's; its branch may be named as ralph's); when ralph's own CI fails, the fix round's task
-// holds ralph's check only, never the fork's text.
+// holds ralph's checks only, never the fork's text, and ralph's app check whole (text, annotations).
 func TestHostileForkChecksNotTheTask(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
@@ -99,12 +99,18 @@ func TestHostileForkChecksNotTheTask(t *testing.T) {
 	}
 	e.srv.SetCheckRun(head, githubtest.CheckRun{Name: "test", Conclusion: "failure", Title: "1 test failed", Summary: "TestGreeting",
 		Steps: []githubtest.Step{{Name: "Run go test ./...", Conclusion: "failure"}}, Log: "##[group]Run go test ./...\n--- FAIL: TestGreeting\n##[endgroup]\n"})
+	// Ralph's own CI that is not a workflow (an app's check) is read whole: its text and its annotations.
+	e.srv.SetCheckRun(head, githubtest.CheckRun{Name: "ci/app", App: "circleci", Conclusion: "failure", Summary: "see the app",
+		Text: "APP-DETAILS: greeting mismatch", Annotations: []githubtest.Annotation{{Path: "greet.go", StartLine: 9, Message: "APP-ANNOTATION: want hello"}}})
 	r := e.run("check_suite", e.suiteEvent(pr, head), nil)
 	if r.exit != 0 || r.outputs["step"] != "fix" {
 		t.Fatalf("the checks' run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
 	}
 	e.chain(5)
 	prompts := append(e.prompts("implement"), e.prompts("fix")...)
+	if len(prompts) == 2 && (!strings.Contains(prompts[1], "APP-DETAILS: greeting mismatch") || !strings.Contains(prompts[1], "greet.go:9: failure:  APP-ANNOTATION: want hello")) {
+		t.Errorf("the fix phase's prompt does not hold the app check's text and annotations:\n%s", prompts[1])
+	}
 	if len(prompts) != 2 || !strings.Contains(prompts[1], "TestGreeting") || strings.Contains(prompts[1], "OUTSIDER-TEXT") {
 		t.Errorf("the fix phase's prompt holds the fork's checks, or not ralph's:\n%s", strings.Join(prompts, "\n---\n"))
 	}

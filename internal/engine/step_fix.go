@@ -148,6 +148,9 @@ const (
 	maxFixPhaseLen = maxPhaseTexts // characters, however they are written (bounds.go)
 )
 
+// maxFixAnnotation bounds one annotation's line (a file, a line, a message) of another CI's check.
+const maxFixAnnotation = 300
+
 // ActFix is a person's (or the checks') request for a fix.
 const ActFix Action = "fix"
 
@@ -313,6 +316,16 @@ func checksText(checks []ghapi.FailedCheck) string {
 		if s := strings.TrimSpace(c.Run.Output.Title + "\n" + c.Run.Output.Summary); s != "" {
 			fmt.Fprintf(&b, "Summary:\n\n%s\n\n", fence("text", clip(s, maxFixComment)))
 		}
+		if s := strings.TrimSpace(c.Run.Output.Text); s != "" {
+			fmt.Fprintf(&b, "Details:\n\n%s\n\n", fence("text", clip(s, maxFixLog)))
+		}
+		if len(c.Annotations) > 0 {
+			var lines []string
+			for _, a := range c.Annotations {
+				lines = append(lines, clip(fmt.Sprintf("%s:%d: %s: %s %s", a.Path, a.StartLine, a.Level, a.Title, a.Message), maxFixAnnotation))
+			}
+			fmt.Fprintf(&b, "Annotations:\n\n%s\n\n", fence("text", strings.Join(lines, "\n")))
+		}
 		if c.Log.Text != "" {
 			where := "the end of its log"
 			if c.Log.Step != "" {
@@ -341,7 +354,7 @@ func checkLinks(checks []ghapi.FailedCheck) string {
 func checksDigest(checks []ghapi.FailedCheck) string {
 	h := sha256.New()
 	for _, c := range checks {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", c.Run.Name, c.Run.Conclusion, c.Run.Output.Summary, c.Log.Text)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%v\x00", c.Run.Name, c.Run.Conclusion, c.Run.Output.Summary, c.Log.Text, c.Run.Output.Text, c.Annotations)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -20,6 +20,9 @@ type CheckRun struct {
 	Output     struct {
 		Title   string `json:"title"`
 		Summary string `json:"summary"`
+		Text    string `json:"text"`
+		// AnnotationsCount is how many annotations the check has (FailedChecks reads them).
+		AnnotationsCount int `json:"annotations_count"`
 	} `json:"output"`
 	App *struct {
 		Slug string `json:"slug"`
@@ -147,6 +150,8 @@ type FailedCheck struct {
 	Run CheckRun
 	Job *Job    // the Actions job behind the check; nil for another CI's check
 	Log LogTail // the tail of the job's failing step; empty without a job, or when LogErr says why
+	// Annotations are another CI's annotations of the check (at most MaxAnnotations): where it failed.
+	Annotations []Annotation
 	// LogErr is why the job's log could not be read (it expired, the token may not read actions, more than
 	// MaxCheckLogs jobs failed); the check's summary still explains what it can.
 	LogErr error
@@ -212,6 +217,28 @@ func (c *Client) CheckSuites(ctx context.Context, sha string) ([]CheckSuite, err
 	return all, nil
 }
 
+// Annotation is one annotation of a check run: a file, a line and a message.
+type Annotation struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	Level     string `json:"annotation_level"`
+	Title     string `json:"title"`
+	Message   string `json:"message"`
+}
+
+// MaxAnnotations bounds the annotations FailedChecks reads of one check (one page).
+const MaxAnnotations = 20
+
+// CheckRunAnnotations lists the first MaxAnnotations annotations of check run id.
+func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]Annotation, error) {
+	var out []Annotation
+	_, err := c.do(ctx, http.MethodGet, c.repoPath("check-runs", strconv.FormatInt(id, 10), "annotations")+"?per_page="+strconv.Itoa(MaxAnnotations), nil, &out)
+	if len(out) > MaxAnnotations {
+		out = out[:MaxAnnotations]
+	}
+	return out, err
+}
+
 // FailedChecks lists the checks that failed on commit sha for pull request pr (of suites that ran for it:
 // nothing a fork's pull request on the same commit made), each with its Actions job and the tail of that
 // job's failing step (opts bounds it; TailOptions.Step is filled in from the job's steps). Logs are read
@@ -242,6 +269,12 @@ func (c *Client) FailedChecks(ctx context.Context, sha string, pr PullChecks, op
 	for _, r := range runs {
 		fc := FailedCheck{Run: r}
 		job, ok, err := c.CheckRunJob(ctx, r)
+		if !ok && err == nil && r.Output.AnnotationsCount > 0 {
+			// Another CI's check says where it failed in its annotations.
+			if fc.Annotations, err = c.CheckRunAnnotations(ctx, r.ID); err != nil {
+				fc.LogErr, err = fmt.Errorf("the annotations of check %d: %w", r.ID, err), nil
+			}
+		}
 		switch {
 		case err != nil:
 			fc.LogErr = err

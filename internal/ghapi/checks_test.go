@@ -2,6 +2,7 @@ package ghapi_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,5 +126,31 @@ func TestFailedChecksOnlyOfThePull(t *testing.T) {
 		if got, err := c.FailedChecks(ctx, pr.HeadSHA, other, ghapi.TailOptions{}); err != nil || len(got) != 0 {
 			t.Errorf("FailedChecks for %+v = %d checks, %v; want none", other, len(got), err)
 		}
+	}
+}
+
+// Another CI's check is read whole: its output's text and its annotations (where the failing assertion
+// is), at most MaxAnnotations.
+func TestFailedChecksReadAnAppsCheckWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := githubtest.New(t, githubtest.Options{})
+	c := newClient(t, srv)
+	ralphPull(t, srv, c)
+	pr := srv.Pulls()[0]
+	var anns []githubtest.Annotation
+	for i := range ghapi.MaxAnnotations + 5 {
+		anns = append(anns, githubtest.Annotation{Path: "greet.go", StartLine: i + 1, Message: fmt.Sprintf("assertion %d failed", i+1)})
+	}
+	srv.SetCheckRun(pr.HeadSHA, githubtest.CheckRun{Name: "ci/circleci", App: "circleci", Conclusion: "failure", Summary: "see CircleCI",
+		Text: "TestGreeting: got phase 1, want hello", Annotations: anns})
+	got, err := c.FailedChecks(ctx, pr.HeadSHA, ghapi.PullChecks{Number: pr.Number, Branch: pr.Head}, ghapi.TailOptions{})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("FailedChecks = %+v, %v", got, err)
+	}
+	fc := got[0]
+	if fc.Run.Output.Text != "TestGreeting: got phase 1, want hello" || len(fc.Annotations) != ghapi.MaxAnnotations ||
+		fc.Annotations[0] != (ghapi.Annotation{Path: "greet.go", StartLine: 1, Level: "failure", Message: "assertion 1 failed"}) || fc.LogErr != nil {
+		t.Errorf("CircleCI's check: text %q, %d annotations (first %+v), err %v", fc.Run.Output.Text, len(fc.Annotations), fc.Annotations, fc.LogErr)
 	}
 }

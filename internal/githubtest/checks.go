@@ -26,6 +26,9 @@ type CheckRun struct {
 	Conclusion string // success, failure, neutral, cancelled, skipped, timed_out, action_required
 	Title      string // output.title
 	Summary    string // output.summary
+	Text       string // output.text
+	// Annotations are the check's annotations (another CI's: where the failing assertion is).
+	Annotations []Annotation
 	// App is the GitHub App the check belongs to; default ActionsApp, whose checks are jobs with a log.
 	App string
 	// Workflow names the workflow run the job belongs to (Actions checks); default "CI".
@@ -39,6 +42,15 @@ type CheckRun struct {
 	// its suite's head branch is that name (it may be the same as a branch of this repository), and the
 	// suite lists none of this repository's pull requests, as GitHub's suites of a fork's pull request do.
 	Fork string
+}
+
+// Annotation is one annotation of a check run.
+type Annotation struct {
+	Path      string
+	StartLine int
+	Level     string // notice, warning, failure (default)
+	Title     string
+	Message   string
 }
 
 // Step is one step of an Actions job.
@@ -155,7 +167,7 @@ func (s *Server) checkRoutes() map[string]handler {
 		return handler{fn: fn, query: query, body: body}
 	}
 	const repo = "/repos/{owner}/{repo}"
-	return map[string]handler{
+	routes := map[string]handler{
 		"GET " + repo + "/commits/{ref}/check-runs":      h(s.listCheckRuns, append([]string{"check_name", "status", "filter", "app_id"}, pageParams...)),
 		"GET " + repo + "/commits/{ref}/check-suites":    h(s.listCheckSuites, append([]string{"check_name", "app_id"}, pageParams...)),
 		"GET " + repo + "/actions/runs/{run_id}/jobs":    h(s.listJobs, append([]string{"filter"}, pageParams...)),
@@ -164,6 +176,8 @@ func (s *Server) checkRoutes() map[string]handler {
 		"GET " + repo + "/check-runs/{check_run_id}":     h(s.getCheckRun, nil),
 		"GET " + repo + "/check-suites/{check_suite_id}": h(s.getCheckSuite, nil),
 	}
+	routes["GET "+repo+"/check-runs/{check_run_id}/annotations"] = h(s.listAnnotations, pageParams)
+	return routes
 }
 
 func (s *Server) appJSON(slug string) map[string]any {
@@ -256,8 +270,8 @@ func (s *Server) checkRunJSON(r *checkRun) map[string]any {
 		"status": r.spec.Status, "conclusion": nullable(r.spec.Conclusion), "started_at": timeJSON(r.started),
 		"completed_at": completed, "external_id": "",
 		"check_suite": map[string]any{"id": r.suite.id},
-		"output": map[string]any{"title": nullable(r.spec.Title), "summary": nullable(r.spec.Summary), "text": nil,
-			"annotations_count": 0, "annotations_url": fmt.Sprintf("%s/check-runs/%d/annotations", s.repoAPI(), r.id)},
+		"output": map[string]any{"title": nullable(r.spec.Title), "summary": nullable(r.spec.Summary), "text": nullable(r.spec.Text),
+			"annotations_count": len(r.spec.Annotations), "annotations_url": fmt.Sprintf("%s/check-runs/%d/annotations", s.repoAPI(), r.id)},
 		"app": s.appJSON(r.suite.app), "pull_requests": s.pullsOf(r.suite),
 	}
 }
@@ -314,6 +328,27 @@ func (s *Server) getCheckRun(c *call) (int, any) {
 		return notFound()
 	}
 	return http.StatusOK, s.checkRunJSON(r)
+}
+
+func (s *Server) listAnnotations(c *call) (int, any) {
+	id, _ := strconv.ParseInt(c.params["check_run_id"], 10, 64)
+	r := s.findCheckRun(id)
+	if r == nil {
+		return notFound()
+	}
+	list := r.spec.Annotations
+	lo, hi := c.page(len(list))
+	out := []any{}
+	for _, a := range list[lo:hi] {
+		level := a.Level
+		if level == "" {
+			level = "failure"
+		}
+		out = append(out, map[string]any{"path": a.Path, "start_line": a.StartLine, "end_line": a.StartLine, "start_column": nil, "end_column": nil,
+			"annotation_level": level, "title": nullable(a.Title), "message": a.Message, "raw_details": nil,
+			"blob_href": fmt.Sprintf("%s/blob/%s/%s", s.repoHTML(), r.suite.sha, a.Path)})
+	}
+	return http.StatusOK, out
 }
 
 func (s *Server) getCheckSuite(c *call) (int, any) {
