@@ -29,6 +29,13 @@ func (r *runner) writeAhead(ctx context.Context) error {
 		return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", ic.step, err)
 	}
 	ic.ahead = &rec
+	// A status comment shows where the issue is with one state label (an issue enrolled in this run has
+	// none yet).
+	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
+		if err := r.w.setState(ctx, ic.state); err != nil {
+			return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", ic.step, err)
+		}
+	}
 	return nil
 }
 
