@@ -135,3 +135,29 @@ func TestDoctorNotAdmin(t *testing.T) {
 		t.Errorf("doctor as a non-admin: exit %d\n%s%s", code, e.stdout, e.stderr)
 	}
 }
+
+// In a private repository, init and doctor suggest narrowing the package registries (network.registries),
+// a way out for what the agent read; once narrowed, doctor says nothing of them.
+func TestPrivateRepositoryRegistries(t *testing.T) {
+	t.Parallel()
+	e := newTestEnvOf(t, true)
+	if code := e.run("init", "--agent", "claude"); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, e.stderr)
+	}
+	if !strings.Contains(e.stderr.String(), "network.registries") {
+		t.Errorf("init does not suggest network.registries for a private repository:\n%s", e.stderr)
+	}
+	e.run("doctor")
+	if !strings.Contains(e.stdout.String()+e.stderr.String(), "! the repository is private and its agent reaches every package registry") {
+		t.Errorf("doctor does not suggest network.registries:\n%s%s", e.stdout, e.stderr)
+	}
+	cfg := filepath.Join(e.dir, ".github", "ralph.yml")
+	b, _ := os.ReadFile(cfg)
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), "  # registries: []", "  registries: [proxy.golang.org]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.run("doctor")
+	if strings.Contains(e.stdout.String()+e.stderr.String(), "reaches every package registry") {
+		t.Errorf("doctor still suggests network.registries once it is set:\n%s%s", e.stdout, e.stderr)
+	}
+}

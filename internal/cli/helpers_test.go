@@ -65,8 +65,14 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
+	return newTestEnvOf(t, false)
+}
+
+// newTestEnvOf is newTestEnv for a private repository, or not.
+func newTestEnvOf(t *testing.T, private bool) *testEnv {
+	t.Helper()
 	now := clock
-	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", TLS: true, Now: func() time.Time { return now }})
+	srv := githubtest.New(t, githubtest.Options{APIPrefix: "/api/v3", TLS: true, Private: private, Now: func() time.Time { return now }})
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, srv.CACertPEM(), 0o644); err != nil {
 		t.Fatal(err)

@@ -343,6 +343,12 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	for _, fd := range doctor.Problems(doctor.Settings(ctx, s.gh, wf)) {
 		todo = append(todo, fd.Msg+": "+fd.Fix)
 	}
+	if access, err := s.gh.Access(ctx); err == nil {
+		written, _ := config.Parse(config.DefaultPath, []byte(config.Reference(ch)))
+		if fd, ok := doctor.Registries(access.Private, written); ok {
+			todo = append(todo, fd.Msg+": "+fd.Fix)
+		}
+	}
 	fmt.Fprintln(f.Stderr, "next:")
 	step := 0
 	say := func(format string, args ...any) {

@@ -335,9 +335,13 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		add("lock", v)
 	}
 	add("iterations", fmt.Sprintf("plan sent back %d of %d, self-review sent back %d of %d", rec.PlanIterations, st.Config.MaxIterations, rec.ReviewIterations, st.Config.MaxIterations))
-	if rec.Failures > 0 {
+	switch {
+	case rec.Attempt != nil:
+		// Written before the agent started: the attempt counts as a failure until its outcome is recorded.
+		add("failures", fmt.Sprintf("%s: attempt %d of %d in a row under way (counted as a failure until its outcome is recorded)", rec.Attempt.Step, rec.Failures, st.Config.MaxFailures))
+	case rec.Failures > 0:
 		add("failures", fmt.Sprintf("%s failed %d of %d times in a row", rec.FailedStep, rec.Failures, st.Config.MaxFailures))
-	} else {
+	default:
 		add("failures", "none")
 	}
 	for _, k := range engine.DocumentKinds() {

@@ -348,6 +348,11 @@ func TestParseBad(t *testing.T) {
 			line: 2, column: 11, key: "network.allow[0]", msg: "a port is a number from 1 to 65535",
 		},
 		{
+			name: "network registries names a host of its own",
+			yaml: "network:\n  registries: [\"proxy.golang.org\", \"evil.example\"]\n",
+			line: 2, column: 36, key: "network.registries[1]", msg: "a host of your own goes in network.allow",
+		},
+		{
 			name: "network require_kernel not a boolean",
 			yaml: "network:\n  require_kernel: yes\n",
 			line: 2, column: 19, key: "network.require_kernel", msg: "must be true or false",

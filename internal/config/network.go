@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,10 @@ type Network struct {
 	// later) an error, reported before the issue is touched; otherwise ralph says so and goes on with the
 	// proxy and the socket filter alone.
 	RequireKernel bool // require_kernel
+	// Registries, when set, are the package registries of DefaultAllow the agent may reach, instead of
+	// all of them: an empty list none. A registry is a way out for what the agent read (a module proxy
+	// fetches any path from its origin, a registry takes any name), so a private repository narrows them.
+	Registries []string // registries
 }
 
 // The values of network.mode.
@@ -45,13 +50,18 @@ var DefaultAllow = []string{
 	"api.nuget.org", // NuGet
 }
 
-// Hosts are the allow-list entries in force: DefaultAllow and network.allow.
+// Hosts are the allow-list entries in force: the registries (network.registries, or all of DefaultAllow)
+// and network.allow.
 func (n Network) Hosts() []string {
-	return append(append([]string(nil), DefaultAllow...), n.Allow...)
+	registries := DefaultAllow
+	if n.Registries != nil {
+		registries = n.Registries
+	}
+	return append(append([]string(nil), registries...), n.Allow...)
 }
 
 var (
-	networkKeys = []string{"mode", "allow", "require_kernel"}
+	networkKeys = []string{"mode", "allow", "require_kernel", "registries"}
 	hostLabel   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
@@ -124,6 +134,13 @@ func (p *parser) network(n *yaml.Node, section string, nw *Network) error {
 			})
 		case "require_kernel":
 			nw.RequireKernel, err = p.boolean(f.value, f.path)
+		case "registries":
+			nw.Registries, err = p.list(f.value, f.path, func(item *yaml.Node, key, s string) error {
+				if !slices.Contains(DefaultAllow, s) {
+					return p.errorf(item, key, "%q is not one of the package registries ralph allows by default (%s); a host of your own goes in network.allow", s, strings.Join(DefaultAllow, ", "))
+				}
+				return nil
+			})
 		}
 		if err != nil {
 			return err

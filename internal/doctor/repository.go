@@ -57,6 +57,9 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 	default:
 		fs = append(fs, ok("your token can push to %s", full))
 	}
+	if f, ok := Registries(access.Private, cfg); ok {
+		fs = append(fs, f)
+	}
 	if access.Scopes != nil {
 		if !slices.Contains(access.Scopes, "workflow") {
 			fs = append(fs, problem("your token lacks the workflow scope, which pushing .github/workflows/ralph.yml needs", "gh auth refresh -s workflow"))
@@ -103,6 +106,16 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 		fs = append(fs, secrets(ctx, gh, wf)...)
 	}
 	return append(fs, Settings(ctx, gh, wf)...), nil
+}
+
+// Registries suggests, for a private repository whose agent reaches every package registry, narrowing
+// them: a registry is a way out for what the agent read (a module proxy fetches any path from its origin).
+func Registries(private bool, cfg config.Config) (Finding, bool) {
+	if !private || cfg.Network.Mode == config.NetworkOpen || cfg.Network.Registries != nil {
+		return Finding{}, false
+	}
+	return Finding{Warn: true, Msg: "the repository is private and its agent reaches every package registry, through which it could send out what it read (a module proxy fetches any path from its origin)",
+		Fix: "list only the registries its builds need in network.registries in .github/ralph.yml ([] for none)"}, true
 }
 
 // Settings checks the repository's Actions settings that ralph needs: Actions enabled for its actions, the

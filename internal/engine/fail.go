@@ -30,6 +30,7 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 		return res, errors.Join(serr, err)
 	}
 	if err := e.writer(ic).write(cctx, f.settled); err != nil {
+		err = e.unrecorded(cctx, ic, from, err)
 		if be != nil {
 			return res, err
 		}

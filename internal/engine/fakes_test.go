@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
@@ -78,6 +79,9 @@ type fakeGitHub struct {
 	nextID   int64
 	faults   map[string][]fault
 	log      []call
+	// refuseEdit, when set, answers a comment's creation or edit with its error instead of making it
+	// (GitHub refusing a status comment, say).
+	refuseEdit func(body string) error
 }
 
 var (
@@ -157,6 +161,25 @@ func (g *fakeGitHub) fail(method string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.faults[method] = append(g.faults[method], fault{err: err})
+}
+
+// refused is GitHub's answer to a comment's body it does not take: longer than its limit, or what
+// refuseEdit refuses.
+func (g *fakeGitHub) refused(body string) error {
+	if n := utf8.RuneCountInString(body); n > engine.MaxBody {
+		return &ghapi.Error{Method: "PATCH", Status: 422, Message: "Validation Failed", Details: []string{fmt.Sprintf("body is too long (maximum is %d characters; it is %d)", engine.MaxBody, n)}}
+	}
+	if g.refuseEdit != nil {
+		return g.refuseEdit(body)
+	}
+	return nil
+}
+
+// failNth is fail for the call after the next skip calls of method.
+func (g *fakeGitHub) failNth(method string, skip int, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.faults[method] = append(g.faults[method], fault{err: err, skip: skip})
 }
 
 // failAfter makes the next call of method do its work and then answer err (the answer was lost).
@@ -503,6 +526,9 @@ func (g *fakeGitHub) CreateComment(_ context.Context, n int, body string) (ghapi
 	if ok && !f.after {
 		return ghapi.Comment{}, f.err
 	}
+	if err := g.refused(body); err != nil {
+		return ghapi.Comment{}, err
+	}
 	c := g.addCommentLocked(n, ralphUser, body)
 	if ok {
 		return ghapi.Comment{}, f.err
@@ -516,6 +542,9 @@ func (g *fakeGitHub) UpdateComment(_ context.Context, id int64, body string) (gh
 	f, ok := g.enter("UpdateComment", int(id), body)
 	if ok && !f.after {
 		return ghapi.Comment{}, f.err
+	}
+	if err := g.refused(body); err != nil {
+		return ghapi.Comment{}, err
 	}
 	for n, cs := range g.comments {
 		for i := range cs {

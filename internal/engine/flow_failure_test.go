@@ -201,8 +201,9 @@ func TestFlowGitHubErrorMidStep(t *testing.T) {
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
-	// The plan is committed, pushed and posted; then the status comment cannot be written.
-	h.gh.fail("UpdateComment", ghError(502))
+	// The attempt is recorded; the plan is committed, pushed and posted; then the status comment cannot
+	// be written.
+	h.gh.failNth("UpdateComment", 1, ghError(502))
 	res, err := h.eng.Advance(context.Background(), n)
 	if err == nil || stepError(err) != nil || !strings.Contains(err.Error(), "HTTP 502") {
 		t.Fatalf("Advance error = %v, want GitHub's 502", err)
@@ -210,12 +211,13 @@ func TestFlowGitHubErrorMidStep(t *testing.T) {
 	if res.Step != workflow.Plan {
 		t.Errorf("Result = %+v", res)
 	}
-	// The run stopped in the plan's lock state; the record still says Ready for Plan.
+	// The run stopped in the plan's lock state; the record still says Ready for Plan, with the attempt
+	// counted as a failure before the agent started.
 	if got := h.gh.stateLabels(n); !cmp.Equal(got, []workflow.State{workflow.PlanInProgress}) {
 		t.Errorf("labels = %v", got)
 	}
-	if rec := h.gh.record(t, n); rec.State != workflow.ReadyForPlan || rec.Failures != 0 {
-		t.Errorf("record = %s, failures %d", rec.State, rec.Failures)
+	if rec := h.gh.record(t, n); rec.State != workflow.ReadyForPlan || rec.Failures != 1 || rec.Attempt == nil {
+		t.Errorf("record = %s, failures %d, attempt %v", rec.State, rec.Failures, rec.Attempt)
 	}
 	res = h.advance(n)
 	if res.Step != workflow.Plan || res.State != workflow.PlanInReview {

@@ -27,6 +27,11 @@ type issue struct {
 	// once, at most refusedMax; refusedMore counts the others (network.go).
 	refused     []string
 	refusedMore int
+	// step is the step this run takes; ahead the record written before its agent started (ahead.go), nil
+	// until then; unrecorded the attempt of an earlier run whose outcome was never recorded.
+	step       workflow.Event
+	ahead      *Record
+	unrecorded *Attempt
 }
 
 // enrollable says whether an issue ralph holds no record of may be enrolled: it carries ralph:build. A state

@@ -34,6 +34,9 @@ func (r *runner) phase(ctx context.Context, rec *Record, ws *workspace.Workspace
 	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	d.Phase, d.Phases = k+1, m
 	d.PhaseText = ph.Text
+	if ph.Doc != "" {
+		d.PhaseText += "\n\n" + truncate(r.readBranchFile(ctx, ws, ph.Doc), 200000)
+	}
 	if d.PhaseText == "" {
 		if all, err := ParsePhases(d.Plan); err == nil && k < len(all) {
 			d.PhaseText = all[k].Text

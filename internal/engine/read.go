@@ -88,6 +88,7 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 			return nil, r.unreadable(ctx, ic, err)
 		}
 		ic.rec = rec
+		foldAttempt(ic)
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
@@ -116,6 +117,13 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 	}
 	ic.state = rec
 	if len(states) == 1 && states[0] == rec {
+		return nil
+	}
+	if a := ic.unrecorded; a != nil && len(states) == 1 && states[0] == workflow.HumanNeeded {
+		// The run that started the agent could not record the outcome and asked for a person with the
+		// label alone (ahead.go): the issue waits for them.
+		ic.state, ic.rec.State, ic.rec.Before = workflow.HumanNeeded, workflow.HumanNeeded, restartState(rec)
+		ic.rec.Reason = fmt.Sprintf("ralph could not record the outcome of the %s step; the agent's attempt is counted as a failure.", a.Step)
 		return nil
 	}
 	if ralphsOwn(ic.rec, states) {

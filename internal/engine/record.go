@@ -46,6 +46,10 @@ type Record struct {
 	// Repair says how this run put the labels back to the record's state (someone had moved them).
 	Repair string `json:"repair,omitempty"`
 
+	// Attempt is a step whose agent started and whose outcome is not recorded yet (ahead.go): it is
+	// written, with the attempt counted as a failure, before the agent starts.
+	Attempt *Attempt `json:"attempt,omitempty"`
+
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
 	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which
 	// (by number, as strings for JSON); ChildStates is what the parent last saw of them.
@@ -98,6 +102,14 @@ type PendingSplit struct {
 	ApprovedBy string `json:"approved_by,omitempty"`
 }
 
+// Attempt is a step whose agent ralph started, as recorded before it started.
+type Attempt struct {
+	Step workflow.Event `json:"step"`
+	// Reserved is what the step may spend (dollars): counted as spent against budget.issue when the
+	// step's outcome is never recorded.
+	Reserved float64 `json:"reserved,omitempty"`
+}
+
 // Phase is one "## Phase N:" section of the plan (or a fix phase added by self-review).
 type Phase struct {
 	Title string `json:"title"`
@@ -106,6 +118,9 @@ type Phase struct {
 	SHA   string `json:"sha,omitempty"` // the commit that did it; empty while to do
 	// CostUSD is what the agent's run of a fix phase cost (the gateway's figure), shown with the phase.
 	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Doc is the document on the branch that holds the rest of the phase's task (a self-review's
+	// findings), read when the phase runs: the record keeps no long text.
+	Doc string `json:"doc,omitempty"`
 }
 
 // Artifact is a document a step committed and posted.
@@ -281,9 +296,15 @@ func (r Record) check(cfg config.Config) error {
 		if controlInTitle(p.Title) {
 			return fmt.Errorf("phase %d's title holds a control character", i+1)
 		}
+		if p.Doc != "" && p.Doc != r.Artifacts[selfReviewDocument.Kind].Path {
+			return fmt.Errorf("phase %d's document %q is not the self-review's", i+1, p.Doc)
+		}
 	}
 	if r.Head != "" && !isCommitID(r.Head) {
 		return fmt.Errorf("its head %q is not a commit id", r.Head)
+	}
+	if a := r.Attempt; a != nil && (a.Reserved < 0 || a.Reserved != a.Reserved) {
+		return errors.New("its attempt reserves a negative amount")
 	}
 	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 || r.CIFixes < 0 || r.ReviewRounds < 0 {
 		return errors.New("it holds a negative number")

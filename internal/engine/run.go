@@ -40,6 +40,12 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	// The step works on a draft of the record: what it changes counts only once settled. A failed step is
 	// settled from the record as the run read it (its rounds and iterations), so that the retry finds what
 	// the failed attempt committed instead of doing it again.
+	ic.step = st.Name
+	if e.startsExhausted(ic, st) {
+		// The agent started max_failures times and no outcome was recorded: it does not start again.
+		ic.rec.Failures = e.Config.MaxFailures - 1
+		return e.fail(ctx, ic, st.Name, from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
+	}
 	var out Outcome
 	err = e.begin(ctx, ic, st)
 	if err == nil {
@@ -57,7 +63,12 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		return res, err
 	}
 	if w := out.Wait; w != nil {
-		// Nothing is recorded of a step that found nothing to do.
+		// Nothing is recorded of a step that found nothing to do: not its attempt either.
+		if ic.ahead != nil {
+			if err := e.writer(ic).saveStatus(ctx); err != nil {
+				return res, err
+			}
+		}
 		res.Message, res.Paused, res.Dispatch = w.Message, w.Paused, out.Dispatch
 		if !w.Paused {
 			res.Step = ""
@@ -67,7 +78,9 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	s, err := settle(ic.rec, settling{Step: st.Name, From: from, State: ic.state, Out: out,
 		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover, Refused: ic.refused})
 	if err == nil {
-		err = e.writer(ic).write(ctx, s)
+		if err = e.writer(ic).write(ctx, s); err != nil {
+			err = e.unrecorded(ctx, ic, from, err)
+		}
 	}
 	if err != nil {
 		return Result{Issue: ic.n, Step: st.Name, From: from, State: ic.state}, err

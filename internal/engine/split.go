@@ -97,6 +97,7 @@ func checkSplit(subs []SubIssue, limit int) string {
 	if limit < 2 { // a Config not made by config.Default or Parse
 		limit = config.Default().Split.Max
 	}
+	limit = min(limit, maxChildrenKept)
 	if len(subs) > limit {
 		return fmt.Sprintf("The triage asked for %d sub-issues; one split may create at most %d (split.max: %d). Nothing was created.", len(subs), limit, limit)
 	}

@@ -12,7 +12,12 @@ import (
 
 // saveStatus writes the one status comment: created on the first run, edited in place afterwards.
 func (w writer) saveStatus(ctx context.Context) error {
-	body := RenderStatus(w.ic.n, w.ic.rec, w.cfg, w.links())
+	return w.saveRecord(ctx, w.ic.rec)
+}
+
+// saveRecord writes rec as the status comment, whatever the record in this run is.
+func (w writer) saveRecord(ctx context.Context, rec Record) error {
+	body, _ := fitStatus(w.ic.n, rec, w.cfg, w.links())
 	if w.ic.status != nil {
 		if w.ic.status.Body == body {
 			return nil
@@ -31,7 +36,7 @@ func (w writer) saveStatus(ctx context.Context) error {
 	w.ic.status = &cm
 	if cm.Body != body {
 		// A status comment posted by this run's failed request, found again: bring it up to date.
-		return w.saveStatus(ctx)
+		return w.saveRecord(ctx, rec)
 	}
 	return nil
 }
@@ -180,7 +185,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			fmt.Fprintf(&b, "%s: ", when)
 		}
 		fmt.Fprintf(&b, "**%s** — %s\n", Inert(l.Outcome), Inert(what))
-		if rec.Failures > 0 && rec.State != workflow.HumanNeeded {
+		if a := rec.Attempt; a != nil && rec.State != workflow.HumanNeeded {
+			fmt.Fprintf(&b, "\nThe agent is working on %s (attempt %d of %d in a row; counted as a failure until its outcome is recorded).\n", a.Step, rec.Failures, cfg.MaxFailures)
+		} else if rec.Failures > 0 && rec.State != workflow.HumanNeeded {
 			fmt.Fprintf(&b, "\n%s has failed %s in a row (a person is called after %d).\n", rec.FailedStep, plural(rec.Failures, "time", "times"), cfg.MaxFailures)
 		}
 	}

@@ -134,7 +134,7 @@ type Reviews interface {
 	ReviewThreads(ctx context.Context, pr int) ([]ghapi.ReviewThread, error)
 	ReplyToReviewComment(ctx context.Context, pr int, commentID int64, body string) (ghapi.ReviewComment, error)
 	RequestReview(ctx context.Context, pr int, logins ...string) error
-	FailedChecks(ctx context.Context, sha string, opts ghapi.TailOptions) ([]ghapi.FailedCheck, error)
+	FailedChecks(ctx context.Context, sha string, pr ghapi.PullChecks, opts ghapi.TailOptions) ([]ghapi.FailedCheck, error)
 }
 
 var _ Reviews = (*ghapi.Client)(nil)
@@ -145,8 +145,11 @@ const (
 	maxFixComment  = 2000 // characters of one review comment
 	maxFixLog      = 3000 // characters of one check's log tail
 	maxFixChecks   = 5
-	maxFixPhaseLen = 24000
+	maxFixPhaseLen = maxPhaseTexts // characters, however they are written (bounds.go)
 )
+
+// maxFixAnnotation bounds one annotation's line (a file, a line, a message) of another CI's check.
+const maxFixAnnotation = 300
 
 // ActFix is a person's (or the checks') request for a fix.
 const ActFix Action = "fix"
@@ -171,12 +174,17 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		round = &FixRound{Cause: req.Cause, By: login}
 		title string
 	)
+	if len(rec.Phases) >= maxPhasesKept {
+		return Outcome{Person: &Escalation{Before: workflow.InReview,
+			Reason: fmt.Sprintf("The issue has %d phases, the most ralph keeps for one issue.", len(rec.Phases)),
+			Advice: fmt.Sprintf("Fix the branch `%s` by hand.", rec.Branch)}}, nil
+	}
 	switch req.Cause {
 	case FixCI:
 		if rec.Head == "" || req.HeadSHA != rec.Head {
 			return Outcome{}, inputErrorf("the checks ran on %s, not on ralph's last commit of #%d (%s): nothing to fix", short(req.HeadSHA), n, short(rec.Head))
 		}
-		checks, err := rv.FailedChecks(ctx, rec.Head, ghapi.TailOptions{Max: maxFixLog})
+		checks, err := rv.FailedChecks(ctx, rec.Head, ghapi.PullChecks{Number: rec.PR, Branch: rec.Branch}, ghapi.TailOptions{Max: maxFixLog})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("reading the checks of %s: %w", short(rec.Head), err)
 		}
@@ -233,9 +241,8 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		body += "Then write, in the file named by the RALPH_ARTIFACT environment variable, one line for each thread: " +
 			"`Thread N: changed`, or `Thread N: not changed: <why>` for a thread you chose not to change. ralph replies on each thread with it.\n"
 	}
-	if len(body) > maxFixPhaseLen {
-		body = body[:maxFixPhaseLen] + "\n\n… (cut: the rest is on the pull request)"
-	}
+	// The record keeps the task (bounds.go): what is cut is on the pull request.
+	body = cutChars(body, maxFixPhaseLen)
 	rec.Phases = append(rec.Phases, Phase{Title: title, Text: body, Fix: true})
 	rec.Fix = round
 	if a, ok := rec.Artifacts["self-review"]; ok {
@@ -309,6 +316,16 @@ func checksText(checks []ghapi.FailedCheck) string {
 		if s := strings.TrimSpace(c.Run.Output.Title + "\n" + c.Run.Output.Summary); s != "" {
 			fmt.Fprintf(&b, "Summary:\n\n%s\n\n", fence("text", clip(s, maxFixComment)))
 		}
+		if s := strings.TrimSpace(c.Run.Output.Text); s != "" {
+			fmt.Fprintf(&b, "Details:\n\n%s\n\n", fence("text", clip(s, maxFixLog)))
+		}
+		if len(c.Annotations) > 0 {
+			var lines []string
+			for _, a := range c.Annotations {
+				lines = append(lines, clip(fmt.Sprintf("%s:%d: %s: %s %s", a.Path, a.StartLine, a.Level, a.Title, a.Message), maxFixAnnotation))
+			}
+			fmt.Fprintf(&b, "Annotations:\n\n%s\n\n", fence("text", strings.Join(lines, "\n")))
+		}
 		if c.Log.Text != "" {
 			where := "the end of its log"
 			if c.Log.Step != "" {
@@ -337,7 +354,7 @@ func checkLinks(checks []ghapi.FailedCheck) string {
 func checksDigest(checks []ghapi.FailedCheck) string {
 	h := sha256.New()
 	for _, c := range checks {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", c.Run.Name, c.Run.Conclusion, c.Run.Output.Summary, c.Log.Text)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%v\x00", c.Run.Name, c.Run.Conclusion, c.Run.Output.Summary, c.Log.Text, c.Run.Output.Text, c.Annotations)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -387,7 +404,7 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 		if why, ok := f.Unchanged[strconv.Itoa(i+1)]; ok {
 			body = fmt.Sprintf("ralph did not change this in %s (%s): %s", sha, Inert(title), Inert(why))
 		}
-		if _, err := rv.ReplyToReviewComment(ctx, rec.PR, id, body); err != nil {
+		if _, err := rv.ReplyToReviewComment(ctx, rec.PR, id, fitBody(body)); err != nil {
 			r.log.Warnf("#%d: replying on the review thread of comment %d: %v", r.ic.n, id, err)
 		}
 	}

@@ -74,6 +74,7 @@ func checkPhases(phases []Phase, limit int) string {
 	if limit < 1 { // a Config not made by config.Default or Parse
 		limit = config.Default().MaxPhases
 	}
+	limit = min(limit, maxPhasesKept)
 	if len(phases) > limit {
 		return fmt.Sprintf("The plan has %d phases; a plan may have at most %d (max_phases: %d). No phase was started.", len(phases), limit, limit)
 	}

@@ -112,5 +112,5 @@ func pullBody(n int, title string, rec Record) string {
 		b.WriteString("\n")
 	}
 	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
-	return unmarked(b.String()) + fmt.Sprintf("\nCloses #%d\n", n)
+	return fitBody(unmarked(b.String())) + fmt.Sprintf("\nCloses #%d\n", n)
 }

@@ -48,7 +48,7 @@ func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
 	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	d.Diff = truncate(diff, 200000)
 	var verdict string
-	doc, art, err := r.document(ctx, rec, ws, selfReviewDocument.step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	_, art, err := r.document(ctx, rec, ws, selfReviewDocument.step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -65,10 +65,19 @@ func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
 			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", rec.Branch),
 		}}, nil
 	}
+	if len(rec.Phases) >= maxPhasesKept {
+		return Outcome{Person: &Escalation{
+			Before: workflow.InProgress,
+			Reason: fmt.Sprintf("The issue has %d phases, the most ralph keeps for one issue.", len(rec.Phases)),
+			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand.", rec.Branch),
+		}}, nil
+	}
+	// The findings stay in the self-review's document on the branch: the phase reads them from there.
 	rec.Phases = append(rec.Phases, Phase{
 		Title: fmt.Sprintf("Address self-review %d", rec.ReviewIterations),
-		Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below.\n\n%s", len(rec.Phases)+1, rec.ReviewIterations, doc),
+		Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below (%s on the branch).", len(rec.Phases)+1, rec.ReviewIterations, art.Path),
 		Fix:   true,
+		Doc:   art.Path,
 	})
 	return Outcome{To: workflow.InProgress}, nil
 }

@@ -50,6 +50,9 @@ func (r *runner) runAgent(ctx context.Context, ws *workspace.Workspace, command,
 	if err != nil {
 		return &StepError{Step: command, Reason: "the prompt template could not be rendered", Err: err}
 	}
+	if err := r.writeAhead(ctx); err != nil {
+		return err
+	}
 	gw, access, err := r.openGateway(ctx, command)
 	if err != nil {
 		return err

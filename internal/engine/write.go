@@ -100,7 +100,7 @@ func (w writer) upsertComment(ctx context.Context, marker, body string) (ghapi.C
 // and then its one marker, at the fixed end. Sealing a sealed body changes nothing.
 func sealed(content, marker string) string {
 	content = strings.TrimSuffix(strings.TrimRight(content, " \t\r\n"), marker)
-	return unmarked(strings.TrimRight(content, " \t\r\n")) + "\n\n" + marker
+	return fitBody(unmarked(strings.TrimRight(content, " \t\r\n"))) + "\n\n" + marker
 }
 
 // carries says whether body is a comment that ralph sealed with marker: the marker is its end, where no

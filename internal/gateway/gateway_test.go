@@ -174,6 +174,10 @@ func TestMeteredJSON(t *testing.T) {
 		want   Tokens
 	}{
 		{Anthropic, "/v1/messages", `{"id":"m","model":"claude-haiku-4-5","content":[],"usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":7}}`, Tokens{Input: 15, CacheRead: 5, Output: 7}},
+		// Server-side compaction bills a pass of its own, which only usage.iterations reports.
+		{Anthropic, "/v1/messages", `{"id":"m","model":"claude-haiku-4-5","content":[],"usage":{"input_tokens":10,"output_tokens":7,"iterations":[{"type":"compaction","input_tokens":180000,"cache_read_input_tokens":20,"output_tokens":3000},{"type":"message","input_tokens":10,"output_tokens":7}]}}`, Tokens{Input: 180030, CacheRead: 20, Output: 3007}},
+		{Anthropic, "/v1/messages", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\",\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":7,\"iterations\":[{\"type\":\"compaction\",\"input_tokens\":180000,\"output_tokens\":3000},{\"type\":\"message\",\"input_tokens\":10,\"output_tokens\":7}]}}\n\n", Tokens{Input: 180010, Output: 3007}},
 		{OpenAI, "/v1/responses", `{"id":"r","model":"gpt-5","usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":4},"output_tokens":7}}`, Tokens{Input: 10, CacheRead: 4, Output: 7}},
 		{Gemini, "/v1beta/models/gemini-2.5-flash:generateContent", `{"candidates":[],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":7,"toolUsePromptTokenCount":2},"modelVersion":"gemini-2.5-flash"}`, Tokens{Input: 12, Output: 7}},
 		{Gemini, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", `[{"usageMetadata":{"promptTokenCount":10}},` + "\n" + `{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":7}}]`, Tokens{Input: 10, Output: 7}},
@@ -181,7 +185,11 @@ func TestMeteredJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.vendor)+tt.path, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t, "application/json", tt.body)
+			ctype := "application/json"
+			if strings.HasPrefix(tt.body, "event:") {
+				ctype = "text/event-stream"
+			}
+			up := newUpstream(t, ctype, tt.body)
 			g := start(t, Options{Vendor: tt.vendor, Upstream: up.URL, Credential: Credential{tt.vendor.CredentialNames()[0], "real"}})
 			if status, body := call(t, g, "POST", tt.path, map[string]string{"Authorization": "Bearer " + g.Key()}); status != 200 || body != tt.body {
 				t.Fatalf("answer = %d %q", status, body)

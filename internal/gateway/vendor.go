@@ -208,6 +208,17 @@ type anthropicUsage struct {
 		WebSearchRequests int `json:"web_search_requests"`
 		WebFetchRequests  int `json:"web_fetch_requests"`
 	} `json:"server_tool_use"`
+	// Iterations are the passes the vendor made for one request (server-side compaction's summary, then
+	// the message), each billed: the usage above may count the last alone.
+	Iterations []anthropicIteration `json:"iterations"`
+}
+
+// anthropicIteration is one billed pass of a request, as usage.iterations reports it.
+type anthropicIteration struct {
+	InputTokens              int `json:"input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
 }
 
 func (a anthropicUsage) apply(u *reading) {
@@ -231,6 +242,20 @@ func (a anthropicUsage) apply(u *reading) {
 	}
 	if st := a.ServerToolUse; st != nil {
 		u.calls[WebSearch.index()], u.calls[WebFetch.index()] = st.WebSearchRequests, st.WebFetchRequests
+	}
+	if len(a.Iterations) > 0 {
+		// Every pass is billed: the answer counts what all of them say, where that is more.
+		var it Tokens
+		for _, i := range a.Iterations {
+			it.Input += max(i.InputTokens, 0) + max(i.CacheCreationInputTokens, 0) + max(i.CacheReadInputTokens, 0)
+			it.CacheWrite += max(i.CacheCreationInputTokens, 0)
+			it.CacheRead += max(i.CacheReadInputTokens, 0)
+			it.Output += max(i.OutputTokens, 0)
+		}
+		if it.Input > u.Input {
+			u.Input, u.CacheWrite, u.CacheRead = it.Input, max(u.CacheWrite, it.CacheWrite), max(u.CacheRead, it.CacheRead)
+		}
+		u.Output = max(u.Output, it.Output)
 	}
 }
 

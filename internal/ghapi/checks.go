@@ -20,6 +20,9 @@ type CheckRun struct {
 	Output     struct {
 		Title   string `json:"title"`
 		Summary string `json:"summary"`
+		Text    string `json:"text"`
+		// AnnotationsCount is how many annotations the check has (FailedChecks reads them).
+		AnnotationsCount int `json:"annotations_count"`
 	} `json:"output"`
 	App *struct {
 		Slug string `json:"slug"`
@@ -147,24 +150,131 @@ type FailedCheck struct {
 	Run CheckRun
 	Job *Job    // the Actions job behind the check; nil for another CI's check
 	Log LogTail // the tail of the job's failing step; empty without a job, or when LogErr says why
+	// Annotations are another CI's annotations of the check (at most MaxAnnotations): where it failed.
+	Annotations []Annotation
 	// LogErr is why the job's log could not be read (it expired, the token may not read actions, more than
 	// MaxCheckLogs jobs failed); the check's summary still explains what it can.
 	LogErr error
 }
 
-// FailedChecks lists the checks that failed on commit sha, each with its Actions job and the tail of that
+// PullChecks names the pull request whose checks are read: its number and its head branch, in this
+// repository.
+type PullChecks struct {
+	Number int
+	Branch string
+}
+
+// CheckSuite is a check suite as the fix round reads it: whose pull request and branch it ran for.
+type CheckSuite struct {
+	ID           int64  `json:"id"`
+	HeadBranch   string `json:"head_branch"`
+	PullRequests []struct {
+		Number int `json:"number"`
+		Head   struct {
+			Ref  string `json:"ref"`
+			Repo struct {
+				ID int64 `json:"id"`
+			} `json:"repo"`
+		} `json:"head"`
+		Base struct {
+			Repo struct {
+				ID int64 `json:"id"`
+			} `json:"repo"`
+		} `json:"base"`
+	} `json:"pull_requests"`
+}
+
+// startedFor says whether the suite ran for pull request pr: on its head branch, listing it, from this
+// repository (its head repository is its base's). A fork's pull request whose head is the same commit
+// has suites of its own, which say none of that.
+func (s CheckSuite) startedFor(pr PullChecks) bool {
+	if pr.Number == 0 || s.HeadBranch != pr.Branch {
+		return false
+	}
+	for _, p := range s.PullRequests {
+		if p.Number == pr.Number && p.Head.Ref == pr.Branch && p.Head.Repo.ID != 0 && p.Head.Repo.ID == p.Base.Repo.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckSuites lists the check suites on commit sha.
+func (c *Client) CheckSuites(ctx context.Context, sha string) ([]CheckSuite, error) {
+	var all []CheckSuite
+	u := c.repoPath("commits", sha, "check-suites") + "?per_page=100"
+	for u != "" {
+		var page struct {
+			CheckSuites []CheckSuite `json:"check_suites"`
+		}
+		h, err := c.do(ctx, http.MethodGet, u, nil, &page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.CheckSuites...)
+		u = nextLink(h.Get("Link"))
+	}
+	return all, nil
+}
+
+// Annotation is one annotation of a check run: a file, a line and a message.
+type Annotation struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	Level     string `json:"annotation_level"`
+	Title     string `json:"title"`
+	Message   string `json:"message"`
+}
+
+// MaxAnnotations bounds the annotations FailedChecks reads of one check (one page).
+const MaxAnnotations = 20
+
+// CheckRunAnnotations lists the first MaxAnnotations annotations of check run id.
+func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]Annotation, error) {
+	var out []Annotation
+	_, err := c.do(ctx, http.MethodGet, c.repoPath("check-runs", strconv.FormatInt(id, 10), "annotations")+"?per_page="+strconv.Itoa(MaxAnnotations), nil, &out)
+	if len(out) > MaxAnnotations {
+		out = out[:MaxAnnotations]
+	}
+	return out, err
+}
+
+// FailedChecks lists the checks that failed on commit sha for pull request pr (of suites that ran for it:
+// nothing a fork's pull request on the same commit made), each with its Actions job and the tail of that
 // job's failing step (opts bounds it; TailOptions.Step is filled in from the job's steps). Logs are read
 // one after another, each in bounded memory, at most MaxCheckLogs of them.
-func (c *Client) FailedChecks(ctx context.Context, sha string, opts TailOptions) ([]FailedCheck, error) {
-	runs, err := c.FailingCheckRuns(ctx, sha)
+func (c *Client) FailedChecks(ctx context.Context, sha string, pr PullChecks, opts TailOptions) ([]FailedCheck, error) {
+	suites, err := c.CheckSuites(ctx, sha)
 	if err != nil {
 		return nil, err
+	}
+	own := map[int64]bool{}
+	for _, s := range suites {
+		if s.startedFor(pr) {
+			own[s.ID] = true
+		}
+	}
+	failing, err := c.FailingCheckRuns(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	var runs []CheckRun
+	for _, r := range failing {
+		if r.CheckSuite != nil && own[r.CheckSuite.ID] {
+			runs = append(runs, r)
+		}
 	}
 	out := make([]FailedCheck, 0, len(runs))
 	logs := 0
 	for _, r := range runs {
 		fc := FailedCheck{Run: r}
 		job, ok, err := c.CheckRunJob(ctx, r)
+		if !ok && err == nil && r.Output.AnnotationsCount > 0 {
+			// Another CI's check says where it failed in its annotations.
+			if fc.Annotations, err = c.CheckRunAnnotations(ctx, r.ID); err != nil {
+				fc.LogErr, err = fmt.Errorf("the annotations of check %d: %w", r.ID, err), nil
+			}
+		}
 		switch {
 		case err != nil:
 			fc.LogErr = err

@@ -74,6 +74,8 @@ func (c *Client) Workflow(ctx context.Context, file string) (Workflow, error) {
 type Access struct {
 	Admin, Push bool
 	Scopes      []string
+	// Private: the repository is private (or internal): what the agent reads there is not public.
+	Private bool
 }
 
 // Access reads the repository with the token and says what the token may do there.
@@ -83,12 +85,13 @@ func (c *Client) Access(ctx context.Context) (Access, error) {
 			Admin bool `json:"admin"`
 			Push  bool `json:"push"`
 		} `json:"permissions"`
+		Private bool `json:"private"`
 	}
 	h, err := c.do(ctx, http.MethodGet, c.repoPath(), nil, &r)
 	if err != nil {
 		return Access{}, err
 	}
-	a := Access{Admin: r.Permissions.Admin, Push: r.Permissions.Push}
+	a := Access{Admin: r.Permissions.Admin, Push: r.Permissions.Push, Private: r.Private}
 	if v, ok := h["X-Oauth-Scopes"]; ok {
 		a.Scopes = []string{}
 		for _, s := range strings.Split(strings.Join(v, ","), ",") {

@@ -40,12 +40,21 @@ func TestSettings(t *testing.T) {
 	if w, err := c.Workflow(ctx, "ralph.yml"); err != nil || w.State != "active" || w.Path != ".github/workflows/ralph.yml" {
 		t.Errorf("Workflow = %+v, %v", w, err)
 	}
-	if a, err := c.Access(ctx); err != nil || !a.Push || a.Scopes != nil {
+	if a, err := c.Access(ctx); err != nil || !a.Push || a.Scopes != nil || a.Private {
 		t.Errorf("Access = %+v, %v", a, err)
 	}
 	// The Actions token refused a pull request: the error says where to allow it.
 	_, err = c.CreatePull(ctx, ghapi.NewPull{Title: "x", Head: "main", Base: "main"})
 	if err == nil || !strings.Contains(err.Error(), "Settings → Actions → General → Workflow permissions") {
 		t.Errorf("CreatePull where Actions may not: %v", err)
+	}
+}
+
+func TestAccessSaysPrivate(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{Private: true})
+	c := newClient(t, srv)
+	if a, err := c.Access(context.Background()); err != nil || !a.Private {
+		t.Errorf("Access of a private repository = %+v, %v", a, err)
 	}
 }

@@ -26,6 +26,9 @@ type CheckRun struct {
 	Conclusion string // success, failure, neutral, cancelled, skipped, timed_out, action_required
 	Title      string // output.title
 	Summary    string // output.summary
+	Text       string // output.text
+	// Annotations are the check's annotations (another CI's: where the failing assertion is).
+	Annotations []Annotation
 	// App is the GitHub App the check belongs to; default ActionsApp, whose checks are jobs with a log.
 	App string
 	// Workflow names the workflow run the job belongs to (Actions checks); default "CI".
@@ -35,6 +38,19 @@ type CheckRun struct {
 	// Log is the job's log; LogStream, when set, writes it instead (for a log too large to hold).
 	Log       string
 	LogStream func(w io.Writer) error
+	// Fork names the branch of a fork's pull request whose workflow or app made the check on this commit:
+	// its suite's head branch is that name (it may be the same as a branch of this repository), and the
+	// suite lists none of this repository's pull requests, as GitHub's suites of a fork's pull request do.
+	Fork string
+}
+
+// Annotation is one annotation of a check run.
+type Annotation struct {
+	Path      string
+	StartLine int
+	Level     string // notice, warning, failure (default)
+	Title     string
+	Message   string
 }
 
 // Step is one step of an Actions job.
@@ -54,6 +70,7 @@ type checkSuite struct {
 	updated   time.Time
 	checkRuns []*checkRun
 	runNumber int64
+	fork      bool // a fork's pull request made it: it lists no pull request of this repository
 }
 
 type checkRun struct {
@@ -81,16 +98,19 @@ func (s *Server) SetCheckRun(sha string, cr CheckRun) int64 {
 	now := s.now()
 	var suite *checkSuite
 	for _, cs := range s.suites {
-		if cs.sha == sha && cs.app == cr.App && cs.workflow == cr.Workflow {
+		if cs.sha == sha && cs.app == cr.App && cs.workflow == cr.Workflow && cs.fork == (cr.Fork != "") && (cr.Fork == "" || cs.branch == cr.Fork) {
 			suite = cs
 		}
 	}
 	if suite == nil {
-		suite = &checkSuite{id: s.newID(), sha: sha, app: cr.App, workflow: cr.Workflow, created: now}
+		suite = &checkSuite{id: s.newID(), sha: sha, app: cr.App, workflow: cr.Workflow, created: now, fork: cr.Fork != ""}
 		for _, is := range s.sortedIssues() {
 			if is.pull != nil && s.headSHA(is) == sha {
 				suite.branch = is.pull.head
 			}
+		}
+		if suite.fork {
+			suite.branch = cr.Fork
 		}
 		if cr.App == ActionsApp {
 			suite.runID = s.newID()
@@ -147,7 +167,7 @@ func (s *Server) checkRoutes() map[string]handler {
 		return handler{fn: fn, query: query, body: body}
 	}
 	const repo = "/repos/{owner}/{repo}"
-	return map[string]handler{
+	routes := map[string]handler{
 		"GET " + repo + "/commits/{ref}/check-runs":      h(s.listCheckRuns, append([]string{"check_name", "status", "filter", "app_id"}, pageParams...)),
 		"GET " + repo + "/commits/{ref}/check-suites":    h(s.listCheckSuites, append([]string{"check_name", "app_id"}, pageParams...)),
 		"GET " + repo + "/actions/runs/{run_id}/jobs":    h(s.listJobs, append([]string{"filter"}, pageParams...)),
@@ -156,6 +176,8 @@ func (s *Server) checkRoutes() map[string]handler {
 		"GET " + repo + "/check-runs/{check_run_id}":     h(s.getCheckRun, nil),
 		"GET " + repo + "/check-suites/{check_suite_id}": h(s.getCheckSuite, nil),
 	}
+	routes["GET "+repo+"/check-runs/{check_run_id}/annotations"] = h(s.listAnnotations, pageParams)
+	return routes
 }
 
 func (s *Server) appJSON(slug string) map[string]any {
@@ -188,6 +210,9 @@ func suiteState(cs *checkSuite) (string, string) {
 
 func (s *Server) pullsOf(cs *checkSuite) []any {
 	out := []any{}
+	if cs.fork {
+		return out
+	}
 	for _, is := range s.sortedIssues() {
 		if is.pull == nil || is.state != "open" || s.headSHA(is) != cs.sha {
 			continue
@@ -245,8 +270,8 @@ func (s *Server) checkRunJSON(r *checkRun) map[string]any {
 		"status": r.spec.Status, "conclusion": nullable(r.spec.Conclusion), "started_at": timeJSON(r.started),
 		"completed_at": completed, "external_id": "",
 		"check_suite": map[string]any{"id": r.suite.id},
-		"output": map[string]any{"title": nullable(r.spec.Title), "summary": nullable(r.spec.Summary), "text": nil,
-			"annotations_count": 0, "annotations_url": fmt.Sprintf("%s/check-runs/%d/annotations", s.repoAPI(), r.id)},
+		"output": map[string]any{"title": nullable(r.spec.Title), "summary": nullable(r.spec.Summary), "text": nullable(r.spec.Text),
+			"annotations_count": len(r.spec.Annotations), "annotations_url": fmt.Sprintf("%s/check-runs/%d/annotations", s.repoAPI(), r.id)},
 		"app": s.appJSON(r.suite.app), "pull_requests": s.pullsOf(r.suite),
 	}
 }
@@ -303,6 +328,27 @@ func (s *Server) getCheckRun(c *call) (int, any) {
 		return notFound()
 	}
 	return http.StatusOK, s.checkRunJSON(r)
+}
+
+func (s *Server) listAnnotations(c *call) (int, any) {
+	id, _ := strconv.ParseInt(c.params["check_run_id"], 10, 64)
+	r := s.findCheckRun(id)
+	if r == nil {
+		return notFound()
+	}
+	list := r.spec.Annotations
+	lo, hi := c.page(len(list))
+	out := []any{}
+	for _, a := range list[lo:hi] {
+		level := a.Level
+		if level == "" {
+			level = "failure"
+		}
+		out = append(out, map[string]any{"path": a.Path, "start_line": a.StartLine, "end_line": a.StartLine, "start_column": nil, "end_column": nil,
+			"annotation_level": level, "title": nullable(a.Title), "message": a.Message, "raw_details": nil,
+			"blob_href": fmt.Sprintf("%s/blob/%s/%s", s.repoHTML(), r.suite.sha, a.Path)})
+	}
+	return http.StatusOK, out
 }
 
 func (s *Server) getCheckSuite(c *call) (int, any) {

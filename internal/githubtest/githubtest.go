@@ -33,6 +33,8 @@ import (
 type Options struct {
 	Owner, Repo   string // default "octo", "demo"
 	DefaultBranch string // default "main"
+	// Private makes the repository private.
+	Private bool
 	// APIPrefix is "" (github.com style: the API at the server root, GraphQL at /graphql)
 	// or "/api/v3" (Enterprise style: GraphQL at /api/graphql).
 	APIPrefix string

@@ -277,10 +277,14 @@ func (s *Server) repoJSON() map[string]any {
 			open++
 		}
 	}
+	visibility := "public"
+	if s.opts.Private {
+		visibility = "private"
+	}
 	return map[string]any{
 		"id": 1296269, "node_id": "R_1296269", "name": s.opts.Repo,
 		"full_name": s.opts.Owner + "/" + s.opts.Repo, "owner": s.userJSON(s.opts.Owner),
-		"private": false, "visibility": "public", "html_url": s.repoHTML(), "description": nil,
+		"private": s.opts.Private, "visibility": visibility, "html_url": s.repoHTML(), "description": nil,
 		"fork": false, "url": api, "default_branch": s.opts.DefaultBranch,
 		"clone_url": s.repoHTML() + ".git", "git_url": strings.Replace(s.repoHTML(), "http", "git", 1) + ".git",
 		"issues_url": api + "/issues{/number}", "pulls_url": api + "/pulls{/number}",

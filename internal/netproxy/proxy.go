@@ -231,9 +231,10 @@ func (p *Proxy) check(host string, port int) error {
 	return &RefusedError{Host: shown, Why: why}
 }
 
-// resolve finds host's addresses as the proxy connects to them: the fixed ones of Options.Hosts, an IP
-// address as it is, or the resolver's, without the ones no public name should lead to.
-func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+// resolve finds host's addresses as the proxy connects to them on port: the fixed ones of Options.Hosts,
+// an IP address as it is (the allow-list named it), or the resolver's that are global unicast (Global)
+// or that the allow-list names themselves.
+func (p *Proxy) resolve(ctx context.Context, host string, port int) ([]netip.Addr, error) {
 	host = normalize(host)
 	if addrs, ok := p.opts.Hosts[host]; ok {
 		return addrs, nil
@@ -247,15 +248,14 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) 
 	}
 	var addrs []netip.Addr
 	for _, a := range found {
-		a = a.Unmap()
-		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || a.IsInterfaceLocalMulticast() {
-			continue
+		if Global(a) || p.policy.Allows(a.Unmap().String(), port) {
+			addrs = append(addrs, a.Unmap())
 		}
-		addrs = append(addrs, a)
 	}
 	if len(addrs) == 0 {
 		p.refuse(host)
-		return nil, &RefusedError{Host: host, Why: "it resolves only to loopback, link-local or unspecified addresses"}
+		return nil, &RefusedError{Host: host, Why: "it resolves to no global unicast address (only private, shared, loopback, link-local, " +
+			"unique-local, reserved or documentation ones, in some form, or a cloud's metadata service); name the address itself in network.allow to reach it"}
 	}
 	return addrs, nil
 }
@@ -273,7 +273,7 @@ func (p *Proxy) dialDirect(ctx context.Context, hostport string) (net.Conn, erro
 	if err := p.check(host, port); err != nil {
 		return nil, err
 	}
-	addrs, err := p.resolve(ctx, host)
+	addrs, err := p.resolve(ctx, host, port)
 	if err != nil {
 		return nil, err
 	}

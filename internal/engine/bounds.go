@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+)
+
+// Everything ralph writes to GitHub stays within GitHub's limits by construction: a body GitHub refuses is a
+// record ralph cannot write (a failure never counted, a budget never charged), so no text of others, and no
+// text the agent shaped, may grow what ralph writes without bound.
+const (
+	// MaxBody is GitHub's limit on the body of an issue comment, a pull request or a review reply, in
+	// characters.
+	MaxBody = 65536
+	// maxRecordLine bounds a one-line text of the record that may quote others: a person's reason, why a
+	// step failed, a run's message.
+	maxRecordLine = 1000
+	// maxRecordNote bounds a completed step's note.
+	maxRecordNote = 300
+	// maxVerdict bounds a document's verdict as the record keeps it.
+	maxVerdict = 100
+	// maxStepsKept bounds the completed steps the record lists: the first of each kind (the checklist
+	// reads them) and the latest.
+	maxStepsKept = 60
+	// maxPhaseTexts bounds the texts of the phases still to do, together (a fix round's task).
+	maxPhaseTexts = 12000
+	// maxHost bounds a refused host as the record keeps it; maxThreadAnswer the agent's answer for a
+	// review thread it did not change.
+	maxHost         = 100
+	maxThreadAnswer = 100
+	// maxPhasesKept bounds the phases of one issue (the plan's and every fix round's): the record lists
+	// each, and a fix round beyond it goes to a person.
+	maxPhasesKept = 60
+	// maxChildrenKept bounds the sub-issues of one split: the record lists each, and their dependencies.
+	maxChildrenKept = 30
+	// maxModel bounds a model's name as a usage report gave it.
+	maxModel = 100
+	// bodyRoom is what a body keeps free for the marker ralph seals it with and the note of a cut.
+	bodyRoom = 400
+)
+
+// chars counts a body as GitHub does: in characters.
+func chars(s string) int { return utf8.RuneCountInString(s) }
+
+// cost is the most characters one character of others' text takes where ralph writes it: in the
+// record's JSON ("<" is "\u003c") or rendered inert (a control or format character is shown by name).
+func cost(r rune) int {
+	switch {
+	case r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+		return 6
+	case r == '"' || r == '\\':
+		return 2
+	case r < 0x20 || r == 0x7f || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) || !unicode.IsPrint(r) && r >= 0x80:
+		return 10
+	}
+	return 1
+}
+
+// cutChars is s cut so that it takes at most n characters however it is written (see cost), saying how
+// many characters more there were.
+func cutChars(s string, n int) string {
+	total := 0
+	for _, r := range s {
+		total += cost(r)
+	}
+	if total <= n {
+		return s
+	}
+	note := fmt.Sprintf(" … (cut: %d characters more)", chars(s))
+	keep := max(n-chars(note), 0)
+	i, k := 0, 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if k+cost(r) > keep {
+			break
+		}
+		k += cost(r)
+		i += size
+	}
+	return s[:i] + fmt.Sprintf(" … (cut: %d characters more)", chars(s[i:]))
+}
+
+// bounded is rec with every text within its bound: what the status comment holds of others is one-line
+// texts of bounded length, and the task of a phase still to do; a done phase's text is gone (its commit
+// holds the work).
+func (r Record) bounded() Record {
+	r = r.clone()
+	r.Reason = cutChars(r.Reason, maxRecordLine)
+	r.Repair = cutChars(r.Repair, maxRecordLine)
+	r.Feedback = cutChars(r.Feedback, maxRecordLine)
+	left := maxPhaseTexts
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		p.Title = cutChars(p.Title, maxPhaseTitle)
+		if p.SHA != "" {
+			p.Text = ""
+			continue
+		}
+		p.Text = cutChars(p.Text, max(left, 0))
+		left -= chars(p.Text)
+	}
+	for k, a := range r.Artifacts {
+		a.Verdict = cutChars(a.Verdict, maxVerdict)
+		r.Artifacts[k] = a
+	}
+	for i := range r.History {
+		r.History[i].Message = cutChars(r.History[i].Message, maxRecordLine)
+		boundUsage(r.History[i].Usage)
+	}
+	if r.Last != nil {
+		r.Last.Message = cutChars(r.Last.Message, maxRecordLine)
+		boundUsage(r.Last.Usage)
+	}
+	boundUsage(r.Usage)
+	for i := range r.Refused {
+		r.Refused[i] = cutChars(r.Refused[i], maxHost)
+	}
+	for i := range r.History {
+		for j := range r.History[i].Refused {
+			r.History[i].Refused[j] = cutChars(r.History[i].Refused[j], maxHost)
+		}
+	}
+	if r.Last != nil {
+		for j := range r.Last.Refused {
+			r.Last.Refused[j] = cutChars(r.Last.Refused[j], maxHost)
+		}
+	}
+	if f := r.Fix; f != nil {
+		f.By = cutChars(f.By, maxModel)
+		for k, why := range f.Unchanged {
+			f.Unchanged[k] = cutChars(why, maxThreadAnswer)
+		}
+	}
+	if s := r.Split; s != nil {
+		s.ApprovedBy = cutChars(s.ApprovedBy, maxModel)
+	}
+	for i := range r.Steps {
+		r.Steps[i].Note = cutChars(r.Steps[i].Note, maxRecordNote)
+	}
+	if len(r.Steps) > maxStepsKept {
+		r.Steps = keepSteps(r.Steps)
+	}
+	return r
+}
+
+func boundUsage(u *agent.Usage) {
+	if u != nil {
+		u.Model = cutChars(u.Model, maxModel)
+		u.Budget = cutChars(u.Budget, maxModel)
+	}
+}
+
+// keepSteps keeps the first completed step of each kind, which the checklist reads, and the latest.
+func keepSteps(all []Done) []Done {
+	seen := map[string]bool{}
+	first := map[int]bool{}
+	for i, d := range all {
+		if !seen[string(d.Step)] {
+			seen[string(d.Step)], first[i] = true, true
+		}
+	}
+	var out []Done
+	latest := maxStepsKept - len(first)
+	for i, d := range all {
+		if first[i] || i >= len(all)-latest {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// fitStatus renders the status comment of rec within MaxBody: rec bounded, and, should that still be too
+// long (phases of long titles quoting many characters JSON escapes), with less of its history and shorter
+// titles of done phases, down to a form whose size the bounds fix. The record it holds is the one returned.
+func fitStatus(n int, rec Record, cfg config.Config, links Links) (string, Record) {
+	rec = rec.bounded()
+	body := RenderStatus(n, rec, cfg, links)
+	for level := 1; chars(body) > MaxBody-bodyRoom && level <= 3; level++ {
+		rec = compacted(rec, level)
+		body = RenderStatus(n, rec, cfg, links)
+	}
+	return body, rec
+}
+
+// compacted is rec with less of what it keeps for people to read, not for ralph to go on: level 1 keeps the
+// last run alone; level 2 cuts the titles of done phases and the notes; level 3 drops the titles of done
+// phases and the refused hosts (the run's log lists them).
+func compacted(rec Record, level int) Record {
+	rec = rec.clone()
+	if len(rec.History) > 1 {
+		rec.History = rec.History[len(rec.History)-1:]
+	}
+	if level >= 2 {
+		for i := range rec.Phases {
+			if rec.Phases[i].SHA != "" {
+				rec.Phases[i].Title = cutChars(rec.Phases[i].Title, 40)
+			}
+		}
+		for i := range rec.Steps {
+			rec.Steps[i].Note = ""
+		}
+		if rec.Last != nil {
+			rec.Last.Message = cutChars(rec.Last.Message, 200)
+		}
+	}
+	if level >= 3 {
+		// The commits hold the titles of done phases; a phase to do keeps a short one, its commit's subject.
+		for i := range rec.Phases {
+			if rec.Phases[i].SHA != "" {
+				rec.Phases[i].Title = ""
+			} else {
+				rec.Phases[i].Title = cutChars(rec.Phases[i].Title, 40)
+			}
+		}
+		rec.Refused = nil
+		if rec.Last != nil {
+			rec.Last.Refused = nil
+		}
+	}
+	return rec
+}
+
+// fitBody is a body of ralph's cut to what GitHub takes, room kept for the marker it is sealed with.
+func fitBody(s string) string {
+	return cutChars(s, MaxBody-bodyRoom)
+}
