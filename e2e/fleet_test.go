@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"gopkg.in/yaml.v3"
+)
+
+// shippedWorkflow is a workflow of examples/ as a user copies it: its jobs, as GitHub reads them.
+type shippedWorkflow struct {
+	On   map[string]any `yaml:"on"`
+	Jobs map[string]struct {
+		Needs    string `yaml:"needs"`
+		If       string `yaml:"if"`
+		Strategy struct {
+			Matrix map[string]string `yaml:"matrix"`
+		} `yaml:"strategy"`
+		Concurrency struct {
+			Group string `yaml:"group"`
+		} `yaml:"concurrency"`
+		Steps []struct {
+			Uses string            `yaml:"uses"`
+			With map[string]string `yaml:"with"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+// pushShipped copies examples/<example> into the repository as .github/workflows/<name>, as a user does,
+// with the image of the tests' preset (preset: command runs in ralph-dev/gh-ralph, the slim image) instead
+// of claude's, and returns it parsed.
+func (e *env) pushShipped(example, name string) shippedWorkflow {
+	e.t.Helper()
+	b, err := os.ReadFile("../examples/" + example)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "ralph-dev/gh-ralph/claude@v1", "ralph-dev/gh-ralph@v1")
+	var wf shippedWorkflow
+	if err := yaml.Unmarshal([]byte(text), &wf); err != nil {
+		e.t.Fatalf("%s: %v", example, err)
+	}
+	e.pushFile(".github/workflows/"+name, text)
+	return wf
+}
+
+var expr = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+// inputs are the with: of the job's ralph step, its expressions evaluated from vars (matrix.issue,
+// inputs.command); an expression the test does not know fails it.
+func (wf shippedWorkflow) inputs(t *testing.T, job string, vars map[string]string) map[string]string {
+	t.Helper()
+	j, ok := wf.Jobs[job]
+	if !ok {
+		t.Fatalf("no job %s", job)
+	}
+	for _, st := range j.Steps {
+		if !strings.HasPrefix(st.Uses, "ralph-dev/gh-ralph") {
+			continue
+		}
+		out := map[string]string{}
+		for k, v := range st.With {
+			if k == "token" {
+				continue // the harness's token
+			}
+			var bad string
+			out[k] = expr.ReplaceAllStringFunc(v, func(m string) string {
+				name := expr.FindStringSubmatch(m)[1]
+				val, ok := vars[name]
+				if !ok {
+					bad = name
+				}
+				return val
+			})
+			if bad != "" {
+				t.Fatalf("job %s: with.%s uses ${{ %s }}, which the test does not know", job, k, bad)
+			}
+		}
+		return out
+	}
+	t.Fatalf("job %s has no step that uses ralph", job)
+	return nil
+}
+
+// The sweep example, copied as it is, reaches In Review in both its modes: its runs carry their issues on
+// through ralph.yml's workflow_dispatch (the sweep's own has no issue input, and GitHub would refuse one).
+func TestSweepExampleReachesInReview(t *testing.T) {
+	t.Parallel()
+	for _, matrix := range []bool{true, false} {
+		t.Run(fmt.Sprintf("matrix_%v", matrix), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, baseConfig(t, fmt.Sprintf("sweep:\n  matrix: %v\n", matrix)))
+			e.pushShipped("ralph.yml", "ralph.yml")
+			sweep := e.pushShipped("sweep.yml", "ralph-sweep.yml")
+			if _, ok := sweep.On["workflow_dispatch"]; !ok {
+				t.Fatal("the sweep example has no workflow_dispatch")
+			}
+			if _, ok := sweep.On["schedule"]; !ok {
+				t.Fatal("the sweep example has no schedule")
+			}
+			var issues []int
+			for _, title := range []string{"Add a greeting", "Add a farewell"} {
+				n := e.srv.CreateIssue("octocat", title, "Please.")
+				e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+				issues = append(issues, n)
+			}
+			// The scheduled run: the sweep job, then the matrix job's runs, one per issue.
+			schedule := map[string]any{"schedule": "*/15 * * * *"}
+			r := e.start("schedule", schedule, sweep.inputs(t, "sweep", map[string]string{}), runOpts{workflow: "ralph-sweep.yml"}).wait()
+			if r.exit != 0 {
+				t.Fatalf("sweep job: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+			}
+			var picked []int
+			if err := json.Unmarshal([]byte(r.outputs["issues"]), &picked); err != nil {
+				t.Fatalf("sweep job's issues output %q: %v", r.outputs["issues"], err)
+			}
+			advance := sweep.Jobs["advance"]
+			if advance.Needs != "sweep" || advance.Strategy.Matrix["issue"] != "${{ fromJSON(needs.sweep.outputs.issues) }}" {
+				t.Fatalf("the advance job is not the matrix over the sweep's issues: %+v", advance)
+			}
+			if matrix && len(picked) != len(issues) || !matrix && len(picked) != 0 {
+				t.Fatalf("sweep job's issues = %v (matrix %v)", picked, matrix)
+			}
+			// The advance job's if: skips it when the sweep left nothing ('[]').
+			for _, n := range picked {
+				in := sweep.inputs(t, "advance", map[string]string{"matrix.issue": fmt.Sprint(n)})
+				if advance.Concurrency.Group != "ralph-${{ matrix.issue }}" {
+					t.Fatalf("the advance job's concurrency group %q is not ralph.yml's per issue", advance.Concurrency.Group)
+				}
+				r := e.start("schedule", schedule, in, runOpts{workflow: "ralph-sweep.yml"}).wait()
+				if r.exit != 0 {
+					t.Fatalf("advance job for #%d: exit %d\n%s%s", n, r.exit, r.stdout, r.stderr)
+				}
+			}
+			// The dispatches: runs of ralph.yml (e.next checks the file), until none is left.
+			e.chain(40)
+			for _, n := range issues {
+				e.wantState(n, workflow.InReview)
+			}
+		})
+	}
+}
+
+// The label workflow in the checkout as init writes it: a label starts the chain, which reaches In Review.
+func TestLabelExampleReachesInReview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	wf := e.pushShipped("ralph.yml", "ralph.yml")
+	if _, ok := wf.On["issues"]; !ok {
+		t.Fatal("ralph.yml has no issues trigger")
+	}
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please.")
+	if r := e.label(n, maintainer); r.exit != 0 {
+		t.Fatalf("label run: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.chain(20)
+	e.wantState(n, workflow.InReview)
+}
