@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"gopkg.in/yaml.v3"
 )
@@ -160,4 +161,58 @@ func TestLabelExampleReachesInReview(t *testing.T) {
 	}
 	e.chain(20)
 	e.wantState(n, workflow.InReview)
+}
+
+// runName is what GitHub titles a dispatched run of examples/ralph.yml: its run-name evaluated for the
+// dispatch's inputs.
+func runName(t *testing.T) func(inputs map[string]any) string {
+	t.Helper()
+	b, err := os.ReadFile("../examples/ralph.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		RunName string `yaml:"run-name"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	const want = "${{ (inputs.issue || github.event.issue.number) && format('ralph #{0}', inputs.issue || github.event.issue.number) || format('ralph {0}', github.event_name) }}"
+	if wf.RunName != want {
+		t.Fatalf("examples/ralph.yml's run-name is %q; the test evaluates %q", wf.RunName, want)
+	}
+	return func(inputs map[string]any) string {
+		if n, ok := inputs["issue"]; ok && fmt.Sprint(n) != "" {
+			return fmt.Sprintf("ralph #%v", n)
+		}
+		return "ralph workflow_dispatch"
+	}
+}
+
+// A sweep passes over an issue whose chain's next run is dispatched and not yet started, spending no
+// request on it beyond one listing of the runs not finished.
+func TestSweepSkipsQueuedChains(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, baseConfig(t, "sweep:\n  matrix: true\n"), githubtest.Options{RunName: runName(t)})
+	e.pushShipped("ralph.yml", "ralph.yml")
+	chained := e.srv.CreateIssue("octocat", "Add a greeting", "Please.")
+	if r := e.label(chained, maintainer); r.exit != 0 || len(e.srv.Dispatches()) != 1 {
+		t.Fatalf("label run: exit %d, %d dispatches\n%s%s", r.exit, len(e.srv.Dispatches()), r.stdout, r.stderr)
+	}
+	idle := e.srv.CreateIssue("octocat", "Add a farewell", "Please.")
+	e.srv.AddLabel(idle, workflow.LabelBuild, maintainer)
+	before := len(e.srv.Requests())
+	r := e.run("schedule", map[string]any{"schedule": "*/15 * * * *"}, nil)
+	if r.exit != 0 {
+		t.Fatalf("sweep: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if got, want := r.outputs["issues"], fmt.Sprintf("[%d]", idle); got != want {
+		t.Errorf("sweep picked %s, want %s (#%d's next run is queued)\n%s", got, want, chained, r.stdout)
+	}
+	about := fmt.Sprintf("/issues/%d/", chained)
+	for _, req := range e.srv.Requests()[before:] {
+		if strings.Contains(req.Path+"/", about) {
+			t.Errorf("the sweep asked about #%d: %s %s", chained, req.Method, req.Path)
+		}
+	}
 }

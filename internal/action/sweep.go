@@ -16,6 +16,15 @@ import (
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
 	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
 	compose.SweepLocks(eng, &opts)
+	// The runs of chains queued or running (by their run-name, which examples/ralph.yml sets): this run's
+	// own is a sweep's, and names no issue.
+	opts.Chains = func(ctx context.Context) (map[int]bool, error) {
+		runs, err := gh.UnfinishedRuns(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return engine.ChainRuns(runs), nil
+	}
 	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {
 		return err

@@ -51,6 +51,9 @@ type Options struct {
 	// DispatchInputs are the inputs the workflow's workflow_dispatch declares; a dispatch with another is
 	// refused as GitHub refuses it. nil: any input is taken.
 	DispatchInputs []string
+	// RunName is the display title GitHub gives a dispatched run, as the workflow's run-name evaluates for
+	// its inputs; nil: the workflow's name, "ralph".
+	RunName func(inputs map[string]any) string
 }
 
 // BotLogin is the user the token belongs to, as for the GITHUB_TOKEN of an Actions run.
@@ -193,6 +196,7 @@ type run struct {
 	id                 int64
 	status, conclusion string
 	created, updated   time.Time
+	title              string // display_title: the workflow's run-name (Options.RunName), or its name
 }
 
 // New starts a Server, closed when the test ends, with a bare repository holding one
