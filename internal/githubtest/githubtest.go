@@ -86,6 +86,8 @@ type Server struct {
 	hideCollaborators bool
 	dispatches        []Dispatch
 	runs              map[int64]*run
+	limits            Limits     // GitHub's rate limits, see limits.go
+	limitState        limitState // what they counted
 	requests          []Request
 	intercept         func(w http.ResponseWriter, r *http.Request) bool
 	faults            faults          // what to do to answers after the handler, see faults.go
@@ -392,6 +394,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if intercept != nil && intercept(sw, r) {
 		return
+	}
+	if !isGraphQL {
+		done, ok := s.limit(sw, r, path)
+		if !ok {
+			return
+		}
+		defer done()
 	}
 	if !s.authorized(r) {
 		writeJSON(sw, http.StatusUnauthorized, errorBody("Bad credentials"))
