@@ -165,7 +165,9 @@ func TestLabelExampleReachesInReview(t *testing.T) {
 
 // runName is what GitHub titles a dispatched run of examples/ralph.yml: its run-name evaluated for the
 // dispatch's inputs.
-func runName(t *testing.T) func(inputs map[string]any) string {
+func runName(t *testing.T) func(inputs map[string]any) string { return runNameTB(t) }
+
+func runNameTB(t testing.TB) func(inputs map[string]any) string {
 	t.Helper()
 	b, err := os.ReadFile("../examples/ralph.yml")
 	if err != nil {
