@@ -16,7 +16,8 @@ import (
 // group) — against GitHub's secondary write limit scaled down (20 content-creating requests per 2 s; 403
 // with Retry-After) and a primary limit per token. It reports the issues that reached In Review, runs,
 // requests per step, refusals, requests inside a refusal's window, and the wall time against the floor
-// the write limit sets (the writes made, at the limit's rate). RALPH_FLEET_ISSUES sets the issues (6).
+// the write limit sets (the writes made, at the limit's rate). RALPH_FLEET_ISSUES sets the issues (6);
+// RALPH_FLEET_UNLIMITED=1 runs the same fleet without limits, whose wall time is what the machine allows.
 //
 //	go test ./e2e -run '^$' -bench BenchmarkFleet -benchtime 1x
 func BenchmarkFleet(b *testing.B) {
@@ -34,7 +35,9 @@ func BenchmarkFleet(b *testing.B) {
 			e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 			ns = append(ns, n)
 		}
-		e.srv.SetLimits(githubtest.Limits{Writes: writes, Window: window, Primary: 5000, PrimaryWindow: time.Hour})
+		if os.Getenv("RALPH_FLEET_UNLIMITED") == "" { // set: the same fleet without limits, for comparison
+			e.srv.SetLimits(githubtest.Limits{Writes: writes, Window: window, Primary: 5000, PrimaryWindow: time.Hour})
+		}
 		type job struct {
 			n      int
 			event  string
