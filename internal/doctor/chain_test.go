@@ -3,6 +3,7 @@ package doctor
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +80,33 @@ func TestResolveChain(t *testing.T) {
 				t.Errorf("problems:\n%s\nwant one saying %q", all, tt.problem)
 			}
 		})
+	}
+}
+
+// The workflow the chain dispatches titles a run on an issue "ralph #N" (as init writes it), by which a
+// sweep passes over issues whose run is queued; doctor warns when it does not.
+func TestChainRunName(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "ralph.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := strings.Join(slices.DeleteFunc(strings.Split(string(b), "\n"), func(l string) bool { return strings.HasPrefix(l, "run-name:") }), "\n")
+	for _, tt := range []struct {
+		name string
+		text string
+		warn bool
+	}{{"as init writes it", string(b), false}, {"without run-name", without, true}} {
+		wf, err := ParseWorkflow(".github/workflows/ralph.yml", []byte(tt.text))
+		if err != nil || wf == nil {
+			t.Fatalf("%s: %v %v", tt.name, wf, err)
+		}
+		ResolveChain(t.TempDir(), wf, config.Default())
+		warned := false
+		for _, f := range WorkflowFile(wf, config.Default()) {
+			warned = warned || f.Warn && strings.Contains(f.Msg, "run-name")
+		}
+		if warned != tt.warn {
+			t.Errorf("%s: warned about run-name %v, want %v", tt.name, warned, tt.warn)
+		}
 	}
 }

@@ -51,6 +51,9 @@ type Workflow struct {
 	// Agent is the agent whose CLI the step's image holds (ralph-dev/gh-ralph/<agent>); "" for the image
 	// without one (ralph-dev/gh-ralph).
 	Agent string
+	// RunName is the workflow's run-name: the workflow init writes titles a run on one issue "ralph #N",
+	// by which a sweep passes over an issue whose run is queued or running.
+	RunName string
 	// Chain is the workflow the chain dispatches (ResolveChain): this one, or another of the repository's
 	// (a sweep's runs advance issues through the label workflow's dispatch); nil when there is none.
 	Chain *Workflow
@@ -174,6 +177,7 @@ func ReadWorkflowFile(path string) ([]byte, error) {
 }
 
 type rawWorkflow struct {
+	RunName     string            `yaml:"run-name"`
 	On          yaml.Node         `yaml:"on"`
 	Permissions yaml.Node         `yaml:"permissions"`
 	Env         map[string]string `yaml:"env"`
@@ -206,7 +210,7 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 			if !ok {
 				continue
 			}
-			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent}
+			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent, RunName: raw.RunName}
 			for _, env := range []map[string]string{raw.Env, job.Env, st.Env} {
 				for k, v := range env {
 					wf.Env[k] = v
@@ -333,6 +337,10 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 	}
 	if chain == nil && wf.ChainProblem == "" && wf.Dispatchable {
 		chain = wf
+	}
+	if chain != nil && cfg.Chain && !strings.Contains(chain.RunName, "'ralph #{0}'") {
+		fs = append(fs, Finding{Warn: true, Msg: chain.Path + " does not title a run on an issue \"ralph #N\" (run-name), so a sweep cannot tell that an issue's run is queued and may start another that only finds it locked",
+			Fix: "add the run-name line gh ralph init writes to " + chain.Path})
 	}
 	if chain != nil && cfg.Chain && !chain.Commands {
 		fs = append(fs, Finding{Warn: true, Msg: chain.Path + "'s workflow_dispatch has no command input, so a person's command (approve, a review) whose run GitHub fails is not done again by the run that finishes it",
