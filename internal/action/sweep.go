@@ -4,12 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
+
+// chainPath is the path of the workflow the chain dispatches: chainFile's, else this run's own.
+func (r *runner) chainPath() string {
+	if r.chainFile != "" {
+		return ".github/workflows/" + r.chainFile
+	}
+	file, _, _ := strings.Cut(r.ev.WorkflowRef, "@")
+	return ".github/workflows/" + path.Base(file)
+}
 
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
@@ -23,7 +34,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		if err != nil {
 			return nil, err
 		}
-		return engine.ChainRuns(runs), nil
+		return engine.ChainRuns(runs, r.chainPath()), nil
 	}
 	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {

@@ -179,11 +179,16 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 // gh ralph init write it): "ralph #47".
 const RunTitle = "ralph #"
 
-// ChainRuns are the issues that a run not yet finished (runs, from ghapi's UnfinishedRuns) is about, by
-// its title (RunTitle).
-func ChainRuns(runs []ghapi.WorkflowRun) map[int]bool {
+// ChainRuns are the issues that a run not yet finished (runs, from ghapi's UnfinishedRuns) of the chain's
+// workflow (path, .github/workflows/ralph.yml) is about, by its title (RunTitle). Only runs a dispatch or a
+// label started count: a title is what anyone's event makes of it (a pull request's title, a comment's
+// issue), and a run someone without write access keeps waiting must not keep a sweep off an issue.
+func ChainRuns(runs []ghapi.WorkflowRun, path string) map[int]bool {
 	out := map[int]bool{}
 	for _, r := range runs {
+		if r.Path != path || r.Event != "workflow_dispatch" && r.Event != "issues" {
+			continue
+		}
 		rest, ok := strings.CutPrefix(r.DisplayTitle, RunTitle)
 		if !ok {
 			continue

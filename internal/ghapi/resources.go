@@ -129,6 +129,8 @@ type WorkflowRun struct {
 	HTMLURL    string `json:"html_url"`
 	// DisplayTitle is the run's title: the workflow's run-name, as it evaluated for the run's event.
 	DisplayTitle string `json:"display_title"`
+	Path         string `json:"path"`  // the workflow file: .github/workflows/ralph.yml
+	Event        string `json:"event"` // what started it: workflow_dispatch, issues, …
 }
 
 // Ref is a git reference.
