@@ -204,6 +204,8 @@ type runOpts struct {
 	// track reports the run to the server's Actions API as GitHub does: in progress from its start,
 	// completed when it exits (a killed run stays in progress until the test says otherwise).
 	track bool
+	// workflow is the file in .github/workflows the run is of (GITHUB_WORKFLOW_REF); "": ralph.yml.
+	workflow string
 }
 
 // pending is a started run of the binary.
@@ -258,6 +260,9 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 		e.t.Fatal(err)
 	}
 	ref, workflowRef := "refs/heads/main", "octo/demo/.github/workflows/ralph.yml@refs/heads/main"
+	if o.workflow != "" {
+		workflowRef = "octo/demo/.github/workflows/" + o.workflow + "@" + ref
+	}
 	if pr, head, merged := pullOf(event, b); pr != 0 {
 		// A pull request's events run on its merge ref, as on GitHub: the workflow of refs/pull/N/merge,
 		// and actions/checkout checks out the pull request's work (the agent's, on ralph's branch).

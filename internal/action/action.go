@@ -109,6 +109,9 @@ type runner struct {
 	summarized bool
 	// sealed are the directories closed to the agent, given their modes back when the run ends.
 	sealed []sealedDir
+	// chainFile is the file name of the workflow the chain dispatches (chainWorkflow); "": the one that
+	// started this run.
+	chainFile string
 }
 
 // noteCI says, when this run opened a pull request with the Actions token (as the workflow file that
@@ -165,6 +168,10 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.command = trig.Command
 	r.defaultBranch = trig.DefaultBranch
+	r.chainFile = cfg.Workflow
+	if wf := r.chainWorkflow(cfg); wf != nil && wf.Chain != nil {
+		r.chainFile = wf.Chain.File()
+	}
 	if trig.Command == CmdNone {
 		a.Infof("nothing to do: %s", trig.Why)
 		r.summary("nothing to do: "+trig.Why, nil)
@@ -479,8 +486,8 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 	return t, nil
 }
 
-// dispatch starts this workflow again for issue n: events caused by the Actions token start no runs,
-// workflow_dispatch excepted.
+// dispatch starts the workflow that advances issues (this one, or the one the chain dispatches, see
+// chainWorkflow) for issue n: events caused by the Actions token start no runs, workflow_dispatch excepted.
 func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 	return r.dispatchCommand(ctx, gh, n, "")
 }
@@ -495,6 +502,11 @@ func (r *runner) dispatchCommand(ctx context.Context, gh *ghapi.Client, n int, c
 		return nil
 	}
 	wf := path.Base(file)
+	if r.chainFile != "" {
+		// A sweep's runs (or any other workflow's) carry issues forward through the workflow that
+		// advances them, whose workflow_dispatch has the issue input this one may lack.
+		wf = r.chainFile
+	}
 	// The dispatch API takes a branch or tag name. A run of a pull request's event (a review, a merge) runs
 	// the workflow of the pull request's merge ref (refs/pull/N/merge), which is neither: the next step runs
 	// on the default branch, as the issue's other events do.

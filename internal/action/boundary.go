@@ -25,7 +25,7 @@ func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Co
 			return fmt.Errorf("the agent's boundary cannot be set up, so ralph left the issue alone: %w", err)
 		}
 	}
-	info, err := doctor.Start(ctx, cfg, r.env.Environ, sb, r.workflowFile(), doctor.InAction)
+	info, err := doctor.Start(ctx, cfg, r.env.Environ, sb, r.chainWorkflow(cfg), doctor.InAction)
 	for _, line := range info {
 		r.a.Infof("%s", line)
 	}
@@ -37,6 +37,16 @@ func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Co
 		r.a.Errorf("the agent cannot run here, so ralph left the issue alone: %d problem(s) above; nothing on the issue changed", len(se.Problems))
 	}
 	return err
+}
+
+// chainWorkflow is workflowFile with the workflow the chain dispatches found (doctor.ResolveChain): a
+// sweep's workflow has no issue input, and its runs dispatch the label workflow's.
+func (r *runner) chainWorkflow(cfg config.Config) *doctor.Workflow {
+	wf := r.workflowFile()
+	if wf != nil {
+		doctor.ResolveChain(r.ev.Workspace, wf, cfg)
+	}
+	return wf
 }
 
 // workflowFile is the workflow this run was started from, as it is in the checkout (nil when it cannot be

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -11,11 +13,29 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
 
+// chainPath is the path of the workflow the chain dispatches: chainFile's, else this run's own.
+func (r *runner) chainPath() string {
+	if r.chainFile != "" {
+		return ".github/workflows/" + r.chainFile
+	}
+	file, _, _ := strings.Cut(r.ev.WorkflowRef, "@")
+	return ".github/workflows/" + path.Base(file)
+}
+
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
 	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
 	compose.SweepLocks(eng, &opts)
+	// The runs of chains queued or running (by their run-name, which examples/ralph.yml sets): this run's
+	// own is a sweep's, and names no issue.
+	opts.Chains = func(ctx context.Context) (map[int]bool, error) {
+		runs, err := gh.UnfinishedRuns(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return engine.ChainRuns(runs, r.chainPath()), nil
+	}
 	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {
 		return err

@@ -87,6 +87,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	if err != nil {
 		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix the workflow's YAML (actionlint shows where)"})
 	} else {
+		doctor.ResolveChain(root, wf, cfg)
 		findings = append(findings, doctor.WorkflowFile(wf, cfg)...)
 	}
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).

@@ -71,6 +71,10 @@ type Config struct {
 	BranchPrefix string // branch_prefix, e.g. "ralph/"
 	DraftPR      bool   // draft_pr
 	Chain        bool   // chain
+	// Workflow is the file name in .github/workflows of the workflow the chain dispatches (its
+	// workflow_dispatch has an issue input); "": the one that started the run when it can be dispatched,
+	// else the repository's workflow that runs ralph and can be.
+	Workflow string // workflow
 	// ProtectedPaths are glob patterns of paths a step may not change; see
 	// the package documentation for the syntax and [Config.Protected].
 	// ralph's own files ([RalphPaths], and File) are protected besides,

@@ -288,6 +288,11 @@ sweep:
 			yaml: "branch_prefix: team.a/ralph-\nbase_branch: release/v1.2\n",
 			want: with(func(c *Config) { c.BranchPrefix, c.BaseBranch = "team.a/ralph-", "release/v1.2" }),
 		},
+		{
+			name: "the workflow the chain dispatches",
+			yaml: "workflow: ralph.yml\n",
+			want: with(func(c *Config) { c.Workflow = "ralph.yml" }),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -320,7 +325,13 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, workflow, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
+		},
+		{
+			name: "workflow is a path, not a file name",
+			yaml: "workflow: .github/workflows/ralph.yml\n",
+			line: 1, column: 11, key: "workflow",
+			msg: `".github/workflows/ralph.yml" is not a workflow file's name: name the file in .github/workflows, e.g. ralph.yml`,
 		},
 		{
 			name: "network mode not a choice",

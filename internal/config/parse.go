@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ func Parse(file string, data []byte) (Config, error) {
 var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
-		"base_branch", "branch_prefix", "draft_pr", "chain", "protected_paths", "verify",
+		"base_branch", "branch_prefix", "draft_pr", "chain", "workflow", "protected_paths", "verify",
 		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget", "network",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "max_tokens", "landlock"}
@@ -222,6 +223,12 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			c.DraftPR, err = p.boolean(n, f.path)
 		case "chain":
 			c.Chain, err = p.boolean(n, f.path)
+		case "workflow":
+			if c.Workflow, err = p.str(n, f.path); err == nil && c.Workflow != "" {
+				if c.Workflow != path.Base(c.Workflow) || !strings.HasSuffix(c.Workflow, ".yml") && !strings.HasSuffix(c.Workflow, ".yaml") {
+					err = p.errorf(n, f.path, "%q is not a workflow file's name: name the file in .github/workflows, e.g. ralph.yml", c.Workflow)
+				}
+			}
 		case "protected_paths":
 			c.ProtectedPaths, err = p.list(n, f.path, func(item *yaml.Node, key, s string) error {
 				if why := checkPattern(s); why != "" {

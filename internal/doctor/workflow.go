@@ -51,6 +51,68 @@ type Workflow struct {
 	// Agent is the agent whose CLI the step's image holds (ralph-dev/gh-ralph/<agent>); "" for the image
 	// without one (ralph-dev/gh-ralph).
 	Agent string
+	// RunName is the workflow's run-name: the workflow init writes titles a run on one issue "ralph #N",
+	// by which a sweep passes over an issue whose run is queued or running.
+	RunName string
+	// Chain is the workflow the chain dispatches (ResolveChain): this one, or another of the repository's
+	// (a sweep's runs advance issues through the label workflow's dispatch); nil when there is none.
+	Chain *Workflow
+	// ChainProblem says why Chain is nil when the config names a workflow that cannot be dispatched.
+	ChainProblem string
+}
+
+// ResolveChain finds, in the checkout at root, the workflow the chain dispatches for wf's runs and sets
+// wf.Chain: the one the config's workflow: names, else wf itself when its workflow_dispatch has an issue
+// input, else the repository's first workflow (by name) that runs ralph and has one. It costs no request.
+func ResolveChain(root string, wf *Workflow, cfg config.Config) {
+	if wf == nil {
+		return
+	}
+	wf.Chain, wf.ChainProblem = nil, ""
+	if cfg.Workflow != "" {
+		rel := ".github/workflows/" + cfg.Workflow
+		b, err := ReadWorkflowFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			wf.ChainProblem = fmt.Sprintf("workflow: %s in %s names no readable workflow (%v)", cfg.Workflow, config.DefaultPath, err)
+			return
+		}
+		named, err := ParseWorkflow(rel, b)
+		switch {
+		case err != nil:
+			wf.ChainProblem = fmt.Sprintf("workflow: %s in %s: %v", cfg.Workflow, config.DefaultPath, err)
+		case named == nil || !named.Dispatchable:
+			wf.ChainProblem = fmt.Sprintf("workflow: %s in %s names %s, which does not run ralph on a workflow_dispatch with an issue input", cfg.Workflow, config.DefaultPath, rel)
+		default:
+			wf.Chain = named
+		}
+		return
+	}
+	if wf.Dispatchable {
+		wf.Chain = wf
+		return
+	}
+	for _, f := range workflowFiles(root) {
+		b, err := ReadWorkflowFile(f)
+		if err != nil || !strings.Contains(string(b), agent.ActionRef) {
+			continue
+		}
+		other, err := ParseWorkflow(".github/workflows/"+filepath.Base(f), b)
+		if err == nil && other != nil && other.Dispatchable {
+			wf.Chain = other
+			return
+		}
+	}
+}
+
+// workflowFiles are the repository's workflow files at root, by name.
+func workflowFiles(root string) []string {
+	var files []string
+	for _, pattern := range []string{"*.yml", "*.yaml"} {
+		m, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", pattern))
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	return files
 }
 
 // Scopes ralph's token needs written, as the workflow's permissions: names them.
@@ -66,13 +128,7 @@ var FixEvents = [][]string{{"pull_request_review"}, {"workflow_run", "check_suit
 // FindWorkflow looks in the checkout at root for the workflow file with a step that uses ralph's action;
 // nil when there is none.
 func FindWorkflow(root string) (*Workflow, error) {
-	var files []string
-	for _, pattern := range []string{"*.yml", "*.yaml"} {
-		m, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", pattern))
-		files = append(files, m...)
-	}
-	sort.Strings(files)
-	for _, f := range files {
+	for _, f := range workflowFiles(root) {
 		b, err := ReadWorkflowFile(f)
 		if err != nil {
 			return nil, err
@@ -121,6 +177,7 @@ func ReadWorkflowFile(path string) ([]byte, error) {
 }
 
 type rawWorkflow struct {
+	RunName     string            `yaml:"run-name"`
 	On          yaml.Node         `yaml:"on"`
 	Permissions yaml.Node         `yaml:"permissions"`
 	Env         map[string]string `yaml:"env"`
@@ -153,7 +210,7 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 			if !ok {
 				continue
 			}
-			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent}
+			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent, RunName: raw.RunName}
 			for _, env := range []map[string]string{raw.Env, job.Env, st.Env} {
 				for k, v := range env {
 					wf.Env[k] = v
@@ -263,17 +320,30 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 		return []Finding{problem("no workflow in .github/workflows uses "+agent.ActionRef, "run gh ralph init, which writes .github/workflows/ralph.yml, then commit and push it")}
 	}
 	var fs []Finding
+	chain := wf.Chain
 	switch {
+	case cfg.Chain && wf.ChainProblem != "":
+		fs = append(fs, problem(wf.ChainProblem+", so ralph cannot start its next step (chain: true)",
+			"name a workflow file of .github/workflows whose workflow_dispatch has an issue input (as gh ralph init writes ralph.yml), or remove workflow:"))
+	case cfg.Chain && chain != nil && chain.Path != wf.Path:
+		fs = append(fs, ok("%s runs ralph; the chain dispatches %s (workflow_dispatch with an issue input)", wf.Path, chain.Path))
 	case wf.Dispatchable:
 		fs = append(fs, ok("%s runs ralph and can be dispatched (workflow_dispatch with an issue input)", wf.Path))
 	case cfg.Chain:
-		fs = append(fs, problem(wf.Path+" has no workflow_dispatch trigger with an issue input, so ralph cannot start its next step (chain: true)",
-			"add on: workflow_dispatch: inputs: issue: {required: true} (as gh ralph init writes it), or set chain: false in "+config.DefaultPath))
+		fs = append(fs, problem(wf.Path+" has no workflow_dispatch trigger with an issue input, and no other workflow that runs ralph has one, so ralph cannot start its next step (chain: true)",
+			"add on: workflow_dispatch: inputs: issue: {required: true} (as gh ralph init writes .github/workflows/ralph.yml), or set chain: false in "+config.DefaultPath))
 	default:
 		fs = append(fs, ok("%s runs ralph", wf.Path))
 	}
-	if wf.Dispatchable && cfg.Chain && !wf.Commands {
-		fs = append(fs, Finding{Warn: true, Msg: wf.Path + "'s workflow_dispatch has no command input, so a person's command (approve, a review) whose run GitHub fails is not done again by the run that finishes it",
+	if chain == nil && wf.ChainProblem == "" && wf.Dispatchable {
+		chain = wf
+	}
+	if chain != nil && cfg.Chain && !strings.Contains(chain.RunName, "'ralph #{0}'") {
+		fs = append(fs, Finding{Warn: true, Msg: chain.Path + " does not title a run on an issue \"ralph #N\" (run-name), so a sweep cannot tell that an issue's run is queued and may start another that only finds it locked",
+			Fix: "add the run-name line gh ralph init writes to " + chain.Path})
+	}
+	if chain != nil && cfg.Chain && !chain.Commands {
+		fs = append(fs, Finding{Warn: true, Msg: chain.Path + "'s workflow_dispatch has no command input, so a person's command (approve, a review) whose run GitHub fails is not done again by the run that finishes it",
 			Fix: "add on: workflow_dispatch: inputs: command: {required: false, default: advance} and pass it to ralph's step (command: ${{ inputs.command }}), as gh ralph init writes it"})
 	}
 	if wf.Permissions != nil {

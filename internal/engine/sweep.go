@@ -49,6 +49,9 @@ type SweepOptions struct {
 	Locks LockCheck  // nil: any lock counts as live
 	// Locked lists the issues that have a lock (one git ls-remote for lock.Locker); nil: the refs API.
 	Locked func(ctx context.Context) (map[int]bool, error)
+	// Chains lists the issues a run of whose chain is queued or running (one request for them all, see
+	// ChainRuns): a sweep passes over them at no further cost. nil: none is known.
+	Chains func(ctx context.Context) (map[int]bool, error)
 	// TrustedBot is the account ralph itself acts as (the Actions token's bot); a sub-issue ralph created
 	// and enrolled counts as enrolled by whoever enrolled its parent, which a sweep already checked.
 	TrustedBot string
@@ -84,6 +87,12 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 	if err != nil {
 		return sw, fmt.Errorf("listing the issue locks: %w", err)
 	}
+	var running map[int]bool
+	if opts.Chains != nil {
+		if running, err = opts.Chains(ctx); err != nil {
+			return sw, fmt.Errorf("listing the runs not yet finished: %w", err)
+		}
+	}
 	trusted := map[string]bool{}
 	// A request about one issue that GitHub fails passes over that issue only, so that one issue GitHub
 	// cannot answer about does not stop every sweep; it takes a place of the sweep all the same, which
@@ -92,6 +101,12 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 	for _, is := range ready {
 		if len(sw.Picked)+failed >= opts.Max {
 			break
+		}
+		if running[is.Number] {
+			// Its step is queued or running: that run goes on with it, and a run of the sweep's would
+			// only find it locked.
+			sw.Skipped = append(sw.Skipped, Skipped{Issue: is.Number, Reason: "a run of its chain is queued or running"})
+			continue
 		}
 		sw.Close++
 		skip := func(format string, args ...any) {
@@ -158,6 +173,32 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		sw.Picked = append(sw.Picked, is.Number)
 	}
 	return sw, nil
+}
+
+// RunTitle is the title a run of ralph's workflow on one issue has (its run-name, as examples/ralph.yml and
+// gh ralph init write it): "ralph #47".
+const RunTitle = "ralph #"
+
+// ChainRuns are the issues that a run not yet finished (runs, from ghapi's UnfinishedRuns) of the chain's
+// workflow (path, .github/workflows/ralph.yml) is about, by its title (RunTitle). Only runs a dispatch or a
+// label started count: a title is what anyone's event makes of it (a pull request's title, a comment's
+// issue), and a run someone without write access keeps waiting must not keep a sweep off an issue.
+func ChainRuns(runs []ghapi.WorkflowRun, path string) map[int]bool {
+	out := map[int]bool{}
+	for _, r := range runs {
+		if r.Path != path || r.Event != "workflow_dispatch" && r.Event != "issues" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(r.DisplayTitle, RunTitle)
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(rest, " ")
+		if n, err := strconv.Atoi(num); err == nil && n > 0 {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // ralphsSubIssue says whether is is a sub-issue ralph opened as bot (its triage's split): ralph opened it, and

@@ -127,6 +127,10 @@ type WorkflowRun struct {
 	Status     string `json:"status"`
 	Conclusion string `json:"conclusion"`
 	HTMLURL    string `json:"html_url"`
+	// DisplayTitle is the run's title: the workflow's run-name, as it evaluated for the run's event.
+	DisplayTitle string `json:"display_title"`
+	Path         string `json:"path"`  // the workflow file: .github/workflows/ralph.yml
+	Event        string `json:"event"` // what started it: workflow_dispatch, issues, …
 }
 
 // Ref is a git reference.
@@ -315,6 +319,24 @@ func (c *Client) WorkflowRun(ctx context.Context, id int64) (WorkflowRun, error)
 	var r WorkflowRun
 	_, err := c.do(ctx, http.MethodGet, c.repoPath("actions", "runs", strconv.FormatInt(id, 10)), nil, &r)
 	return r, err
+}
+
+// UnfinishedRuns lists the repository's latest workflow runs (the newest 100, one request) that have not
+// completed: queued, waiting for their concurrency group, or running.
+func (c *Client) UnfinishedRuns(ctx context.Context) ([]WorkflowRun, error) {
+	var page struct {
+		Runs []WorkflowRun `json:"workflow_runs"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, c.repoPath("actions", "runs")+"?per_page=100", nil, &page); err != nil {
+		return nil, err
+	}
+	var out []WorkflowRun
+	for _, r := range page.Runs {
+		if r.Status != "completed" {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // GetRef reads a ref ("heads/main", "ralph/locks/47"); ErrNotFound when absent.

@@ -12,20 +12,35 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Retry bounds how ralph retries what GitHub says is retryable.
 type Retry struct {
-	Attempts int           // total tries, first included
+	Attempts int           // tries of an answer that failed (a 5xx, a broken connection), first included
 	Base     time.Duration // first backoff; doubled each try, with jitter
-	Max      time.Duration // longest single wait, Retry-After included; a longer wait is not waited for
+	Max      time.Duration // longest backoff of a failed answer
+	// Limits is how long one request waits in all for GitHub's rate limits (Retry-After, the primary
+	// limit's reset), however many times GitHub refuses it: within it ralph waits as long as GitHub asks.
+	// 0: Max.
+	Limits time.Duration
 	// Sleep waits d or until ctx ends; nil: a real timer. Tests make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// DefaultRetry: four tries, waits from 1s, none longer than a minute.
-var DefaultRetry = Retry{Attempts: 4, Base: time.Second, Max: time.Minute}
+// LimitWait is how long a request of ralph's waits for GitHub's rate limits: the primary limit's window is
+// an hour, so GitHub never asks for longer, and a job's timeout (the workflows' 160 minutes) holds a step
+// (agent.timeout, 30 minutes) and such a wait. The dispatch that carries an issue to its next step is not
+// lost to a limit that lasts: it is sent once the window ends.
+const LimitWait = time.Hour + time.Minute
+
+// DefaultRetry: four tries of a failed answer, backoffs from 1s up to a minute, and waits for rate limits
+// as long as GitHub asks within LimitWait.
+var DefaultRetry = Retry{Attempts: 4, Base: time.Second, Max: time.Minute, Limits: LimitWait}
+
+// maxRefusals bounds the refusals of one request that ralph waits out, whatever their waits.
+const maxRefusals = 64
 
 func (r Retry) sleep(ctx context.Context, d time.Duration) error {
 	if r.Sleep != nil {
@@ -62,6 +77,41 @@ func readQuery(ctx context.Context, query string) context.Context {
 type retryTransport struct {
 	base  http.RoundTripper
 	retry Retry
+	gate  gate
+}
+
+// gate holds every request of a client back while GitHub's rate limit refuses them: a refusal's window
+// (Retry-After, or the primary limit's reset) is the client's, not one request's, so no request of a run
+// goes out inside it.
+type gate struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// close keeps requests back until t.
+func (g *gate) close(t time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.After(g.until) {
+		g.until = t
+	}
+}
+
+// closed is until when requests are held back.
+func (g *gate) closed() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.until
+}
+
+// LimitError is a request ralph did not send, or stopped retrying, because GitHub's rate limit refuses
+// requests until Until, later than ralph waits (Retry.Limits).
+type LimitError struct {
+	Until time.Time
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("GitHub's rate limit refuses requests until %s, longer than ralph waits", e.Until.UTC().Format(time.RFC3339))
 }
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -74,13 +124,58 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	for attempt := 1; ; attempt++ {
+	limits := t.retry.Limits
+	if limits <= 0 {
+		limits = t.retry.Max
+	}
+	var waited time.Duration // for rate limits, this request's
+	var slept time.Time      // the end of the last window this request waited out
+	refusals, attempt := 0, 0
+	for {
+		if until := t.gate.closed(); until.After(slept) {
+			if d := time.Until(until); d > 0 {
+				if waited+d > limits {
+					return nil, &LimitError{Until: until}
+				}
+				waited += d
+				if err := t.retry.sleep(req.Context(), d); err != nil {
+					return nil, err
+				}
+			}
+			slept = until
+		}
+		attempt++
 		r := req.Clone(req.Context())
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 		}
 		resp, err := t.base.RoundTrip(r)
+		if d, limited := t.limited(resp, err, attempt); limited {
+			// GitHub refuses for a while and says how long (or is asked to, by a backoff): the client
+			// waits, every request of it, and this one goes again, as long as GitHub asks within limits.
+			until := time.Now().Add(d)
+			t.gate.close(until)
+			refusals++
+			if waited+d > limits || refusals >= maxRefusals {
+				return resp, err
+			}
+			attempt-- // a refusal is no failed answer: it spends no try
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			waited += d
+			if serr := t.retry.sleep(req.Context(), d); serr != nil {
+				return nil, fmt.Errorf("waiting for GitHub's rate limit: %w", serr)
+			}
+			slept = until
+			continue
+		}
+		if err == nil && resp.Header.Get("X-RateLimit-Remaining") == "0" {
+			// The primary limit is spent: every request until its reset would be refused.
+			if d, ok := untilReset(resp.Header.Get("X-RateLimit-Reset")); ok {
+				t.gate.close(time.Now().Add(d))
+			}
+		}
 		wait, retry := t.decide(req, resp, err, attempt)
 		if !retry || attempt >= t.retry.Attempts {
 			return resp, err
@@ -122,26 +217,29 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 			return 0, false
 		}
 		return backoff, true
-	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
-		if resp.Header.Get("X-RateLimit-Remaining") == "0" && resp.Header.Get("Retry-After") == "" {
-			// The primary limit: waiting is up to the caller (the error says when it resets), unless it
-			// resets within the longest wait we allow.
-			if d, ok := untilReset(resp.Header.Get("X-RateLimit-Reset")); ok && d <= t.retry.Max {
-				return d, true
-			}
-			return 0, false
+	}
+	return 0, false
+}
+
+// limited says whether resp is GitHub's rate limit refusing the request (403 or 429), and how long to wait:
+// what Retry-After says, or until the primary limit resets, or else a backoff.
+func (t *retryTransport) limited(resp *http.Response, err error, attempt int) (time.Duration, bool) {
+	if err != nil || resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		secs, perr := strconv.Atoi(strings.TrimSpace(ra))
+		if perr != nil || secs < 0 {
+			return t.backoff(attempt), true
 		}
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			secs, perr := strconv.Atoi(strings.TrimSpace(ra))
-			if perr != nil || secs < 0 {
-				return backoff, true
-			}
-			d := time.Duration(secs) * time.Second
-			return d, d <= t.retry.Max
-		}
-		if resp.StatusCode == http.StatusTooManyRequests || secondaryLimit(resp) {
-			return backoff * 2, true
-		}
+		return max(time.Duration(secs)*time.Second, t.retry.Base), true
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		d, ok := untilReset(resp.Header.Get("X-RateLimit-Reset"))
+		return d, ok
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || secondaryLimit(resp) {
+		return t.backoff(attempt) * 2, true
 	}
 	return 0, false
 }

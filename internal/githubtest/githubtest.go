@@ -53,6 +53,9 @@ type Options struct {
 	// DispatchInputs are the inputs the workflow's workflow_dispatch declares; a dispatch with another is
 	// refused as GitHub refuses it. nil: any input is taken.
 	DispatchInputs []string
+	// RunName is the display title GitHub gives a dispatched run, as the workflow's run-name evaluates for
+	// its inputs; nil: the workflow's name, "ralph".
+	RunName func(inputs map[string]any) string
 }
 
 // BotLogin is the user the token belongs to, as for the GITHUB_TOKEN of an Actions run.
@@ -85,6 +88,8 @@ type Server struct {
 	hideCollaborators bool
 	dispatches        []Dispatch
 	runs              map[int64]*run
+	limits            Limits     // GitHub's rate limits, see limits.go
+	limitState        limitState // what they counted
 	requests          []Request
 	intercept         func(w http.ResponseWriter, r *http.Request) bool
 	faults            faults          // what to do to answers after the handler, see faults.go
@@ -195,6 +200,7 @@ type run struct {
 	id                 int64
 	status, conclusion string
 	created, updated   time.Time
+	title              string // display_title: the workflow's run-name (Options.RunName), or its name
 }
 
 // New starts a Server, closed when the test ends, with a bare repository holding one
@@ -390,6 +396,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if intercept != nil && intercept(sw, r) {
 		return
+	}
+	if !isGraphQL {
+		done, ok := s.limit(sw, r, path)
+		if !ok {
+			return
+		}
+		defer done()
 	}
 	if !s.authorized(r) {
 		writeJSON(sw, http.StatusUnauthorized, errorBody("Bad credentials"))

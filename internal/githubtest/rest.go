@@ -106,6 +106,7 @@ func (s *Server) routes() map[string]handler {
 		"GET " + repo + "/collaborators/{username}/permission":         h(s.getPermission, nil),
 		"POST " + repo + "/actions/workflows/{workflow_id}/dispatches": h(s.dispatch, nil, "ref", "inputs", "return_run_details"),
 		"GET " + repo + "/actions/runs/{run_id}":                       h(s.getRun, nil),
+		"GET " + repo + "/actions/runs":                                h(s.listRuns, append([]string{"status"}, pageParams...)),
 		"GET " + repo + "/actions/permissions":                         h(s.getActionsPermissions, nil),
 		"PUT " + repo + "/actions/permissions":                         h(s.putActionsPermissions, nil, "enabled", "allowed_actions", "sha_pinning_required"),
 		"GET " + repo + "/actions/permissions/workflow":                h(s.getWorkflowPermissions, nil),

@@ -63,7 +63,11 @@ func (s *Server) dispatch(c *call) (int, any) {
 	}
 	id++
 	now := s.now()
-	s.runs[id] = &run{id: id, status: "queued", created: now, updated: now}
+	title := "ralph"
+	if s.opts.RunName != nil {
+		title = s.opts.RunName(inputs)
+	}
+	s.runs[id] = &run{id: id, status: "queued", created: now, updated: now, title: title}
 	return http.StatusOK, map[string]any{
 		"workflow_run_id": id, "run_url": fmt.Sprintf("%s/actions/runs/%d", s.repoAPI(), id),
 		"html_url": fmt.Sprintf("%s/actions/runs/%d", s.repoHTML(), id),
@@ -76,9 +80,41 @@ func (s *Server) getRun(c *call) (int, any) {
 	if r == nil {
 		return notFound()
 	}
-	api := fmt.Sprintf("%s/actions/runs/%d", s.repoAPI(), id)
-	return http.StatusOK, map[string]any{
-		"id": r.id, "node_id": fmt.Sprintf("WFR_%d", r.id), "name": "ralph", "display_title": "ralph",
+	return http.StatusOK, s.runJSON(r)
+}
+
+// listRuns lists the repository's workflow runs, newest first, filtered by status (queued, in_progress,
+// completed, …) when asked, one page.
+func (s *Server) listRuns(c *call) (int, any) {
+	status, _ := c.str("status")
+	var ids []int64
+	for id, r := range s.runs {
+		if status == "" || r.status == status || status == r.conclusion {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int64) int { return int(b - a) })
+	per := 30
+	if v, ok := c.str("per_page"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n <= 100 {
+			per = n
+		}
+	}
+	runs := []any{}
+	for _, id := range ids[:min(per, len(ids))] {
+		runs = append(runs, s.runJSON(s.runs[id]))
+	}
+	return http.StatusOK, map[string]any{"total_count": len(ids), "workflow_runs": runs}
+}
+
+func (s *Server) runJSON(r *run) map[string]any {
+	api := fmt.Sprintf("%s/actions/runs/%d", s.repoAPI(), r.id)
+	title := r.title
+	if title == "" {
+		title = "ralph"
+	}
+	return map[string]any{
+		"id": r.id, "node_id": fmt.Sprintf("WFR_%d", r.id), "name": "ralph", "display_title": title,
 		"head_branch": s.opts.DefaultBranch, "head_sha": s.branchSHA(s.opts.DefaultBranch),
 		"path": ".github/workflows/ralph.yml", "run_number": r.id, "run_attempt": 1, "event": "workflow_dispatch",
 		"status": r.status, "conclusion": nullable(r.conclusion), "workflow_id": 1,

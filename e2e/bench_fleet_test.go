@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// BenchmarkFleet labels many issues at once and runs the label workflow's runs and the dispatches they
+// make as GitHub Actions would — at most 8 at a time, one at a time per issue (the workflow's concurrency
+// group) — against GitHub's secondary write limit scaled down (20 content-creating requests per 2 s; 403
+// with Retry-After) and a primary limit per token. It reports the issues that reached In Review, runs,
+// requests per step, refusals, requests inside a refusal's window, and the wall time against the floor
+// the write limit sets (the writes made, at the limit's rate). RALPH_FLEET_ISSUES sets the issues (6);
+// RALPH_FLEET_UNLIMITED=1 runs the same fleet without limits, whose wall time is what the machine allows.
+//
+//	go test ./e2e -run '^$' -bench BenchmarkFleet -benchtime 1x
+func BenchmarkFleet(b *testing.B) {
+	issues := 6
+	if v, err := strconv.Atoi(os.Getenv("RALPH_FLEET_ISSUES")); err == nil && v > 0 {
+		issues = v
+	}
+	const runners, writes, window = 8, 20, 2 * time.Second
+	for i := 0; i < b.N; i++ {
+		e := newEnvWith(b, baseConfig(b, ""), githubtest.Options{RunName: runNameTB(b)})
+		e.pushShipped("ralph.yml", "ralph.yml")
+		var ns []int
+		for k := 0; k < issues; k++ {
+			n := e.srv.CreateIssue("octocat", fmt.Sprintf("Add greeting %d", k), "Please.")
+			e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+			ns = append(ns, n)
+		}
+		if os.Getenv("RALPH_FLEET_UNLIMITED") == "" { // set: the same fleet without limits, for comparison
+			e.srv.SetLimits(githubtest.Limits{Writes: writes, Window: window, Primary: 5000, PrimaryWindow: time.Hour})
+		}
+		type job struct {
+			n      int
+			event  string
+			inputs map[string]any
+		}
+		var queue []job
+		for _, n := range ns {
+			queue = append(queue, job{n: n, event: "issues"})
+		}
+		busy := map[int]bool{}
+		done := make(chan int)
+		running, runs, seen, failed := 0, 0, 0, 0
+		start := time.Now()
+		for len(queue) > 0 || running > 0 {
+			// New dispatches join the queue, as GitHub queues the runs they start.
+			for ds := e.srv.Dispatches(); seen < len(ds); seen++ {
+				n, _ := strconv.Atoi(fmt.Sprint(ds[seen].Inputs["issue"]))
+				queue = append(queue, job{n: n, event: "workflow_dispatch", inputs: ds[seen].Inputs})
+			}
+			launched := false
+			for k := 0; k < len(queue) && running < runners; k++ {
+				j := queue[k]
+				if busy[j.n] {
+					continue
+				}
+				queue = append(queue[:k:k], queue[k+1:]...)
+				k--
+				var payload any
+				if j.event == "issues" {
+					payload = labeledEvent(b, j.n, workflow.LabelBuild, maintainer)
+				} else {
+					payload = dispatchEvent(b, j.inputs)
+				}
+				p := e.start(j.event, payload, nil, runOpts{})
+				busy[j.n], running, runs, launched = true, running+1, runs+1, true
+				go func(n int) {
+					if r := p.wait(); r.exit != 0 {
+						n = -n
+					}
+					done <- n
+				}(j.n)
+			}
+			if launched && len(queue) > 0 {
+				continue
+			}
+			if running == 0 {
+				continue
+			}
+			n := <-done
+			if n < 0 {
+				failed++
+				n = -n
+			}
+			busy[n], running = false, running-1
+		}
+		wall := time.Since(start)
+		inReview := 0
+		for _, n := range ns {
+			if e.state(n) == workflow.InReview {
+				inReview++
+			}
+		}
+		reqs, w := e.srv.Requests(), 0
+		for _, r := range reqs {
+			if r.Write() && r.Status != 403 { // answered: a refusal takes no place in the window
+				w++
+			}
+		}
+		floor := time.Duration(float64(w) / writes * float64(window))
+		b.ReportMetric(float64(issues), "issues")
+		b.ReportMetric(float64(inReview), "in-review")
+		b.ReportMetric(float64(runs), "runs")
+		b.ReportMetric(float64(failed), "failed-runs")
+		b.ReportMetric(float64(len(reqs))/float64(runs), "requests/step")
+		b.ReportMetric(float64(len(e.srv.Refusals())), "403s")
+		b.ReportMetric(float64(e.srv.InsideWindow()), "inside-window")
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		b.ReportMetric(floor.Seconds(), "floor-s")
+		b.ReportMetric(wall.Seconds()/floor.Seconds(), "wall/floor")
+		if inReview != issues {
+			b.Errorf("%d of %d issues reached In Review", inReview, issues)
+		}
+	}
+}
