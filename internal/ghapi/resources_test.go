@@ -495,8 +495,8 @@ func TestWorkflowRun(t *testing.T) {
 		id   int64
 		want ghapi.WorkflowRun
 	}{
-		{77, ghapi.WorkflowRun{ID: 77, Status: "completed", Conclusion: "success", HTMLURL: srv.ServerURL + "/octo/demo/actions/runs/77"}},
-		{78, ghapi.WorkflowRun{ID: 78, Status: "in_progress", HTMLURL: srv.ServerURL + "/octo/demo/actions/runs/78"}},
+		{77, ghapi.WorkflowRun{ID: 77, Status: "completed", Conclusion: "success", HTMLURL: srv.ServerURL + "/octo/demo/actions/runs/77", DisplayTitle: "ralph", Path: ".github/workflows/ralph.yml", Event: "workflow_dispatch"}},
+		{78, ghapi.WorkflowRun{ID: 78, Status: "in_progress", HTMLURL: srv.ServerURL + "/octo/demo/actions/runs/78", DisplayTitle: "ralph", Path: ".github/workflows/ralph.yml", Event: "workflow_dispatch"}},
 	}
 	for _, tt := range tests {
 		got, err := c.WorkflowRun(ctx, tt.id)
