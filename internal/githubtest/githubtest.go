@@ -92,6 +92,7 @@ type Server struct {
 	reviews           []*review       // pull request reviews, see reviews.go
 	threads           []*reviewThread // review threads and their comments, see reviews.go
 	suites            []*checkSuite   // check suites, runs, Actions jobs and logs, see checks.go
+	rulesets          []Ruleset       // the repository's rulesets, see rules.go
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }

@@ -118,6 +118,7 @@ func (s *Server) routes() map[string]handler {
 		"GET " + repo + "/actions/organization-secrets":                h(s.listOrgSecrets, pageParams),
 		"GET " + repo + "/actions/workflows":                           h(s.listWorkflows, pageParams),
 		"GET " + repo + "/actions/workflows/{workflow_id}":             h(s.getWorkflow, nil),
+		"GET " + repo + "/rules/branches/{branch}":                     h(s.getBranchRules, pageParams),
 		"GET /user":       h(s.getUser, nil),
 		"GET /rate_limit": h(s.getRateLimit, nil),
 	}

@@ -42,7 +42,7 @@ KEEP = re.compile(
     r"^/repos/\{owner\}/\{repo\}$"
     r"|^/repos/\{owner\}/\{repo\}/(issues|labels|pulls|git|branches|commits|collaborators"
     r"|contents|compare|merges|statuses|milestones|actions/workflows|actions/runs|actions/jobs"
-    r"|actions/permissions|actions/secrets|actions/organization-secrets|check-runs|check-suites)(/|$)"
+    r"|actions/permissions|actions/secrets|actions/organization-secrets|check-runs|check-suites|rules)(/|$)"
     r"|^/(user|rate_limit|meta)$|^/users/\{username\}$"
 )
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -1,0 +1,152 @@
+package githubtest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The push side of rulesets: the bare repository's pre-receive hook refuses, with GitHub's GH013 answer, a
+// branch push that breaks one of these rules of a ruleset that applies to the branch: creation, update,
+// required_signatures (a commit with no signature; API-made commits the server signs pass), branch_name_pattern,
+// commit_message_pattern and file_path_restriction. The hook is written again whenever a ruleset is added.
+
+// writeRulesHookLocked writes the hook for the rulesets now held (s.mu held).
+func (s *Server) writeRulesHookLocked() {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# written by githubtest: the repository's rulesets, as GitHub enforces them on a push\n")
+	b.WriteString("z=0000000000000000000000000000000000000000\n")
+	b.WriteString(`matches() { # operator pattern text
+	case "$1" in
+	starts_with) case "$3" in "$2"*) return 0;; esac; return 1;;
+	ends_with) case "$3" in *"$2") return 0;; esac; return 1;;
+	contains) case "$3" in *"$2"*) return 0;; esac; return 1;;
+	regex) printf '%s' "$3" | grep -Eq -- "$2";;
+	esac
+}
+while read old new ref; do
+	case "$ref" in refs/heads/*) ;; *) continue;; esac
+	[ "$new" = "$z" ] && continue
+	branch=${ref#refs/heads/}
+	if [ "$old" = "$z" ]; then commits=$(git rev-list "$new" --not --all); else commits=$(git rev-list "$old..$new"); fi
+	v=""
+`)
+	for _, rs := range s.rulesets {
+		fmt.Fprintf(&b, "\tif %s && ! %s; then\n", shellRefTest(rs.Include, s.opts.DefaultBranch), shellRefTest(rs.Exclude, s.opts.DefaultBranch))
+		for _, r := range rs.Rules {
+			b.WriteString(shellRuleCheck(r))
+		}
+		b.WriteString("\tfi\n")
+	}
+	fmt.Fprintf(&b, `	if [ -n "$v" ]; then
+		printf 'error: GH013: Repository rule violations found for %%s.\n' "$ref" >&2
+		printf 'Review all repository rules at %s/%s/%s/rules?ref=%%s\n\n' "$ref" >&2
+		printf '%%b' "$v" >&2
+		exit 1
+	fi
+done
+exit 0
+`, s.ServerURL, s.opts.Owner, s.opts.Repo)
+	hooks := filepath.Join(s.BareRepo, "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		s.t.Fatalf("githubtest: rules hook: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(hooks, "pre-receive"), []byte(b.String()), 0o755); err != nil {
+		s.t.Fatalf("githubtest: rules hook: %v", err)
+	}
+}
+
+// shellRefTest is a shell condition that holds when $ref is taken by one of patterns.
+func shellRefTest(patterns []string, defaultBranch string) string {
+	var alts []string
+	for _, p := range patterns {
+		switch p {
+		case "~ALL":
+			alts = append(alts, "*")
+		case "~DEFAULT_BRANCH":
+			alts = append(alts, shq("refs/heads/"+defaultBranch))
+		default:
+			// A shell pattern's * crosses slashes: ** and * both become it (the tests' patterns are
+			// prefixes such as refs/heads/ralph/**).
+			parts := strings.Split(strings.ReplaceAll(p, "**", "*"), "*")
+			for i := range parts {
+				parts[i] = shq(parts[i])
+			}
+			alts = append(alts, strings.Join(parts, "*"))
+		}
+	}
+	if len(alts) == 0 {
+		return "false"
+	}
+	return `{ case "$ref" in ` + strings.Join(alts, "|") + `) true;; *) false;; esac; }`
+}
+
+// shellRuleCheck is the shell that adds rule r's violations to $v.
+func shellRuleCheck(r Rule) string {
+	str := func(k string) string { s, _ := r.Parameters[k].(string); return s }
+	test := func(text string) string {
+		t := "matches " + shq(str("operator")) + " " + shq(str("pattern")) + " " + text
+		if neg, _ := r.Parameters["negate"].(bool); neg {
+			return t
+		}
+		return "! " + t
+	}
+	what := str("name")
+	if what == "" {
+		what = str("operator") + " " + str("pattern")
+	}
+	switch r.Type {
+	case "creation":
+		return "\t\t[ \"$old\" = \"$z\" ] && v=\"$v- Cannot create ref due to creations being restricted.\\n\"\n"
+	case "update":
+		return "\t\t[ \"$old\" != \"$z\" ] && v=\"$v- Cannot update this protected ref.\\n\"\n"
+	case "required_signatures":
+		return "\t\tfor c in $commits; do git cat-file commit \"$c\" | sed '/^$/q' | grep -q '^gpgsig' || v=\"$v- Commits must have verified signatures.\\n  Found 1 violation:\\n\\n  $c\\n\"; done\n"
+	case "branch_name_pattern":
+		return "\t\tif " + test(`"$branch"`) + "; then v=\"$v- Branch name must match the pattern " + shellEscapeDQ(what) + ".\\n\"; fi\n"
+	case "commit_message_pattern":
+		return "\t\tfor c in $commits; do if " + test(`"$(git log -1 --format=%B "$c")"`) + "; then v=\"$v- Commit message must match the pattern " + shellEscapeDQ(what) + ".\\n  Found 1 violation:\\n\\n  $c\\n\"; fi; done\n"
+	case "file_path_restriction":
+		var alts []string
+		for _, p := range strs(r.Parameters["restricted_file_paths"]) {
+			parts := strings.Split(strings.ReplaceAll(p, "**", "*"), "*")
+			for i := range parts {
+				parts[i] = shq(parts[i])
+			}
+			alts = append(alts, strings.Join(parts, "*"))
+		}
+		if len(alts) == 0 {
+			return ""
+		}
+		return "\t\tfor c in $commits; do for f in $(git diff-tree --no-commit-id --name-only -r --root \"$c\"); do case \"$f\" in " +
+			strings.Join(alts, "|") + ") v=\"$v- Cannot change restricted file paths.\\n  Found 1 violation:\\n\\n  $f\\n\";; esac; done; done\n"
+	}
+	return ""
+}
+
+// shq quotes s for the shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// shellEscapeDQ escapes s for a double-quoted shell string.
+func shellEscapeDQ(s string) string {
+	r := strings.NewReplacer(`\`, `\\\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
+	return r.Replace(s)
+}
+
+// strs is a list parameter given as []string or as decoded JSON.
+func strs(v any) []string {
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
