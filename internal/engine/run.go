@@ -40,6 +40,11 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	// The step works on a draft of the record: what it changes counts only once settled. A failed step is
 	// settled from the record as the run read it (its rounds and iterations), so that the retry finds what
 	// the failed attempt committed instead of doing it again.
+	// The rules of the issue's branch are read before anything changes: a rule that would refuse the step's
+	// push stops the run here, with no agent run and nothing written.
+	if err := e.checkRules(ctx, ic, st); err != nil {
+		return res, err
+	}
 	var out Outcome
 	err = e.begin(ctx, ic, st)
 	if err == nil {

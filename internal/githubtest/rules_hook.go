@@ -33,7 +33,7 @@ while read old new ref; do
 	v=""
 `)
 	for _, rs := range s.rulesets {
-		fmt.Fprintf(&b, "\tif %s && ! %s; then\n", shellRefTest(rs.Include, s.opts.DefaultBranch), shellRefTest(rs.Exclude, s.opts.DefaultBranch))
+		fmt.Fprintf(&b, "\tif %s && ! %s; then\n\t\t:\n", shellRefTest(rs.Include, s.opts.DefaultBranch), shellRefTest(rs.Exclude, s.opts.DefaultBranch))
 		for _, r := range rs.Rules {
 			b.WriteString(shellRuleCheck(r))
 		}

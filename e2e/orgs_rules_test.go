@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+)
+
+// A repository whose rulesets would refuse ralph's work: ralph reads the rules of its branch before the agent
+// runs and stops, naming the rule and what to change, with no agent run and the issue as it was.
+func TestRulesRefusedUpFront(t *testing.T) {
+	t.Parallel()
+	pattern := func(typ, op, p string) githubtest.Rule {
+		return githubtest.Rule{Type: typ, Parameters: map[string]any{"operator": op, "pattern": p}}
+	}
+	tests := []struct {
+		name    string
+		include string
+		rule    githubtest.Rule
+		want    []string // in the run's output
+	}{
+		{"required signatures", "refs/heads/ralph/**", githubtest.Rule{Type: "required_signatures"},
+			[]string{"required_signatures (ruleset", "would not be signed", "to fix: sign ralph's commits"}},
+		{"branch name", "~ALL", pattern("branch_name_pattern", "regex", "^(feature|fix)/"),
+			[]string{"branch_name_pattern (ruleset", `ralph's branch is "ralph/1-add-a-greeting"`, "to fix: set branch_prefix in .github/ralph.yml"}},
+		{"creation", "refs/heads/ralph/**", githubtest.Rule{Type: "creation"},
+			[]string{"creation (ruleset", "forbids creating ralph/1-add-a-greeting", "bypass list"}},
+		{"update", "refs/heads/ralph/**", githubtest.Rule{Type: "update"},
+			[]string{"update (ruleset", "forbids updating it", "exclude ralph/*"}},
+		{"commit message", "refs/heads/ralph/**", pattern("commit_message_pattern", "starts_with", "JIRA-"),
+			[]string{"commit_message_pattern (ruleset", `commit messages must starts with "JIRA-"`, "ralph: research for #1 Add a greeting"}},
+		{"file path", "refs/heads/ralph/**", githubtest.Rule{Type: "file_path_restriction", Parameters: map[string]any{"restricted_file_paths": []string{"thoughts/**"}}},
+			[]string{"file_path_restriction (ruleset", "thoughts/shared/research/", "remove thoughts/ from the restricted paths"}},
+		{"file extension", "refs/heads/ralph/**", githubtest.Rule{Type: "file_extension_restriction", Parameters: map[string]any{"restricted_file_extensions": []string{"*.md"}}},
+			[]string{"file_extension_restriction (ruleset", `restricts "*.md" files`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, baseConfig(t, ""))
+			e.srv.AddRuleset("org policy", []string{tt.include}, tt.rule)
+			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+			r := e.label(n, maintainer)
+			out := r.stdout + r.stderr
+			if r.exit != 1 || !strings.Contains(out, "the repository's rules would refuse ralph's work on ralph/1-add-a-greeting, so nothing was run or changed") {
+				t.Fatalf("exit %d, want 1 and the rules named:\n%s", r.exit, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the output lacks %q:\n%s", w, out)
+				}
+			}
+			e.untouched(n)
+			if e.branchExists("ralph/1-add-a-greeting") {
+				t.Error("ralph's branch was pushed")
+			}
+		})
+	}
+}
