@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // A repository whose rulesets would refuse ralph's work: ralph reads the rules of its branch before the agent
@@ -56,5 +57,49 @@ func TestRulesRefusedUpFront(t *testing.T) {
 				t.Error("ralph's branch was pushed")
 			}
 		})
+	}
+}
+
+// A push GitHub still refuses for a rule ralph could not judge up front (a path the agent changed) fails the
+// step with GitHub's GH013 answer: the rule and what to change; it is counted once and not tried again (the
+// same push meets the same rule): a person is needed.
+func TestRulesRefusedPush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: skip\n"))
+	e.srv.AddRuleset("no features", []string{"refs/heads/ralph/**"},
+		githubtest.Rule{Type: "file_path_restriction", Parameters: map[string]any{"restricted_file_paths": []string{"feature-*.txt"}}})
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	if r := e.label(n, maintainer); r.exit != 0 {
+		t.Fatalf("research: exit %d\n%s", r.exit, r.stdout)
+	}
+	runs := e.chain(5)
+	last := runs[len(runs)-1]
+	if last.outputs["step"] != "implement" || last.exit != 1 {
+		t.Fatalf("the last run: step %q, exit %d, want a failed implement step reported\n%s", last.outputs["step"], last.exit, last.stdout)
+	}
+	e.wantState(n, workflow.HumanNeeded)
+	rec := e.record(n)
+	if inv := e.invocations(); len(inv) != 3 {
+		t.Errorf("agent invocations %q, want research, plan and one implement", inv)
+	}
+	if rec.Failures != 1 || rec.FailedStep != workflow.Implement {
+		t.Errorf("record: %d failures of %q, want 1 of implement", rec.Failures, rec.FailedStep)
+	}
+	var failure string
+	for _, c := range e.srv.Comments(n) {
+		if strings.Contains(c.Body, "GH013") {
+			failure = c.Body
+		}
+	}
+	for _, w := range []string{"GitHub refused the push to ralph/1-add-a-greeting: it breaks the repository's rules (GH013)", "Cannot change restricted file paths.", "`gh ralph doctor` lists the rules"} {
+		if !strings.Contains(failure, w) {
+			t.Errorf("no comment says %q:\n%s", w, failure)
+		}
+	}
+	if strings.Contains(last.stdout, "pushing the work committed before the stop") {
+		t.Errorf("ralph pushed the refused commit again:\n%s", last.stdout)
+	}
+	if e.branchExists(branch) && strings.Contains(strings.Join(func() []string { _, f := e.branch(branch); return f }(), " "), "feature-1.txt") {
+		t.Error("the refused phase is on ralph's branch")
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/ralph-dev/gh-ralph/internal/git"
 	"maps"
 	"slices"
 	"time"
@@ -191,8 +192,15 @@ func settleFailure(rec Record, f failing) (failed, error) {
 	}
 	run.Outcome, run.Message = "failed", f.Redact(serr.Reason)
 	key := fmt.Sprintf("failed %s", ev)
-	if rec.Failures >= f.MaxFailures {
+	// A push a repository rule refused (GH013) is counted once and not tried again: the same push meets the
+	// same rule until a person changes it.
+	rej := (*git.PushRejectedError)(nil)
+	ruled := errors.As(serr, &rej) && len(rej.Rules) > 0
+	if rec.Failures >= f.MaxFailures || ruled {
 		reason := fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, rec.Failures, Inert(serr.Reason))
+		if ruled {
+			reason = fmt.Sprintf("The %s step failed: %s. ralph does not try it again until a person acts.", ev, Inert(serr.Reason))
+		}
 		body := fmt.Sprintf("### ralph: %s failed, a person is needed\n\n%s\n\n%s\nWhat was produced before the failure is kept on the branch `%s`. Fix the cause (the issue, the config, the agent), then say `/ralph retry` (or run `gh ralph retry %d`) to go on from %s.",
 			ev, reason, detail(serr), rec.Branch, f.Issue, start.Title())
 		n, err := escalate(&rec, f.State, start, reason, key, f.Redact(body))
