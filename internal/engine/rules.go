@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/rules"
@@ -42,15 +43,21 @@ func (e *RulesError) Error() string {
 
 // ruleWork is what the step about to run will do on the issue's branch, for the rules to judge.
 func (e *Engine) ruleWork(ic *issue) rules.Work {
-	w := rules.Work{Branch: ic.rec.Branch, Prefix: e.Config.BranchPrefix, Signed: e.Signing.Signed, Signing: e.Signing.How}
+	return RuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec)
+}
+
+// RuleWork is what ralph does on issue n's branch (rec names it), for the repository's rules to judge: the
+// branch, the commit messages it writes, the files it writes itself (its documents), and how it signs.
+func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
+	w := rules.Work{Branch: rec.Branch, Prefix: cfg.BranchPrefix, Signed: s.Signed, Signing: s.How}
 	if w.Signing == "" {
 		w.Signing = "ralph's commits are made with git and not signed"
 	}
 	for _, d := range []Document{researchDocument, planDocument, reviewDocument, selfReviewDocument} {
-		w.Messages = append(w.Messages, d.subject(ic.n, ic.gh.Title)+"\n\n"+trailerKey+": "+d.Kind)
-		w.Paths = append(w.Paths, d.path(ic.n, ic.rec))
+		w.Messages = append(w.Messages, d.subject(n, title)+"\n\n"+trailerKey+": "+d.Kind)
+		w.Paths = append(w.Paths, d.path(n, rec))
 	}
-	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", ic.n, Inert(ic.gh.Title), trailerKey))
+	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", n, Inert(title), trailerKey))
 	return w
 }
 

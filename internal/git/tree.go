@@ -116,7 +116,11 @@ func (r *Repo) WriteTree(ctx context.Context, index string) (string, error) {
 
 // CommitTree makes a commit of tree on parent, as author, and returns its id. No ref moves.
 func (r *Repo) CommitTree(ctx context.Context, tree, parent, msg string, author Signature) (string, error) {
-	out, err := r.run(ctx, "", author.env(), "commit-tree", tree, "-p", parent, "-m", messageArg(msg))
+	args := []string{"commit-tree", tree, "-p", parent, "-m", messageArg(msg)}
+	if len(author.Sign) > 0 {
+		args = append(args, "-S")
+	}
+	out, err := r.run(ctx, "", author.env(), args...)
 	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
