@@ -9,7 +9,9 @@ import (
 )
 
 // A repository whose rulesets would refuse ralph's work: ralph reads the rules of its branch before the agent
-// runs and stops, naming the rule and what to change, with no agent run and the issue as it was.
+// runs and stops, naming the rule and what to change, with no agent run and the issue as it was. (Required
+// signatures the Action meets, as GitHub signs its commits: TestSignedCommitsFlow; unsigned on a laptop, it
+// is refused up front: TestCLISSHSigning.)
 func TestRulesRefusedUpFront(t *testing.T) {
 	t.Parallel()
 	pattern := func(typ, op, p string) githubtest.Rule {
@@ -21,8 +23,6 @@ func TestRulesRefusedUpFront(t *testing.T) {
 		rule    githubtest.Rule
 		want    []string // in the run's output
 	}{
-		{"required signatures", "refs/heads/ralph/**", githubtest.Rule{Type: "required_signatures"},
-			[]string{"required_signatures (ruleset", "would not be signed", "to fix: sign ralph's commits"}},
 		{"branch name", "~ALL", pattern("branch_name_pattern", "regex", "^(feature|fix)/"),
 			[]string{"branch_name_pattern (ruleset", `ralph's branch is "ralph/1-add-a-greeting"`, "to fix: set branch_prefix in .github/ralph.yml"}},
 		{"creation", "refs/heads/ralph/**", githubtest.Rule{Type: "creation"},
@@ -95,6 +95,9 @@ func TestRulesRefusedPush(t *testing.T) {
 		if !strings.Contains(failure, w) {
 			t.Errorf("no comment says %q:\n%s", w, failure)
 		}
+	}
+	if refs := e.git(e.srv.BareRepo, "for-each-ref", "refs/ralph/objects/"); refs != "" {
+		t.Errorf("refs left under refs/ralph/objects/:\n%s", refs)
 	}
 	if strings.Contains(last.stdout, "pushing the work committed before the stop") {
 		t.Errorf("ralph pushed the refused commit again:\n%s", last.stdout)

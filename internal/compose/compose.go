@@ -63,6 +63,8 @@ type Door struct {
 	// and the day's ledger, ralph's own refs, are not signed). Signing says so to the rules ralph reads.
 	Author  git.Signature
 	Signing engine.Signing
+	// SignedCommits has GitHub make ralph's commits on the issues' branches, which it signs (the Action).
+	SignedCommits bool
 	// Environ is ralph's environment, which the agent's starts from.
 	Environ []string
 	// Transport is how ralph reaches the network (proxies, CA bundle): the model's vendor and the
@@ -99,6 +101,9 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		if err != nil {
 			closeRunner()
 			return nil, nil, err
+		}
+		if c, ok := d.GitHub.(*ghapi.Client); ok && d.SignedCommits {
+			store.PublishWith(publisher{gh: c, prefix: cfg.BranchPrefix})
 		}
 		cleanup = func() {
 			if err := closePlaces(); err != nil {

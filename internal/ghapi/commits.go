@@ -15,6 +15,11 @@ type GitCommit struct {
 	Parents []struct {
 		SHA string `json:"sha"`
 	} `json:"parents"`
+	// Verification is GitHub's check of the commit's signature.
+	Verification struct {
+		Verified bool   `json:"verified"`
+		Reason   string `json:"reason"`
+	} `json:"verification"`
 }
 
 // CreateCommit writes a commit object (no ref moves).

@@ -329,3 +329,12 @@ func short(sha string) string {
 	}
 	return sha
 }
+
+// Unpushed lists the commits from base (exclusive) to head, oldest first, along first parents.
+func (r *Repo) Unpushed(ctx context.Context, base, head string) ([]string, error) {
+	out, err := r.run(ctx, "", nil, "rev-list", "--reverse", "--first-parent", base+".."+head)
+	if err != nil {
+		return nil, fmt.Errorf("listing the commits after %s: %w", short(base), err)
+	}
+	return strings.Fields(string(out)), nil
+}

@@ -32,6 +32,9 @@ import (
 // Options configure a Server. The zero value is a github.com-style server for octo/demo.
 type Options struct {
 	Owner, Repo   string // default "octo", "demo"
+	// NoWebCommitSigning is GitHub Enterprise Server whose admin has not turned on web commit signing:
+	// commits made through the API are not signed.
+	NoWebCommitSigning bool
 	DefaultBranch string // default "main"
 	// APIPrefix is "" (github.com style: the API at the server root, GraphQL at /graphql)
 	// or "/api/v3" (Enterprise style: GraphQL at /api/graphql).
@@ -93,6 +96,7 @@ type Server struct {
 	threads           []*reviewThread // review threads and their comments, see reviews.go
 	suites            []*checkSuite   // check suites, runs, Actions jobs and logs, see checks.go
 	rulesets          []Ruleset       // the repository's rulesets, see rules.go
+	signedCommits     map[string]bool // the commits the server signed (API-made, no author or committer)
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }

@@ -3,8 +3,10 @@ package githubtest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // The push side of rulesets: the bare repository's pre-receive hook refuses, with GitHub's GH013 answer, a
@@ -149,4 +151,76 @@ func strs(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// writeSignedCommit stores a commit as GitHub's API makes one when no author, committer or signature is
+// given: authored by the token's account, committed by GitHub, and signed (the signature is the server's
+// stand-in for GitHub's web-flow key; the rules hook and Verified look only for it).
+func (s *Server) writeSignedCommit(tree string, parents []string, message string) (string, error) {
+	now := fmt.Sprintf("%d +0000", time.Now().Unix())
+	var b strings.Builder
+	fmt.Fprintf(&b, "tree %s\n", tree)
+	for _, p := range parents {
+		fmt.Fprintf(&b, "parent %s\n", p)
+	}
+	fmt.Fprintf(&b, "author github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com> %s\n", now)
+	fmt.Fprintf(&b, "committer GitHub <noreply@github.com> %s\n", now)
+	b.WriteString("gpgsig -----BEGIN PGP SIGNATURE-----\n \n githubtest web-flow signature\n -----END PGP SIGNATURE-----\n\n")
+	b.WriteString(message)
+	out, err := gitCommand(s.BareRepo, strings.NewReader(b.String()), "hash-object", "-t", "commit", "-w", "--stdin").Output()
+	if err != nil {
+		return "", fmt.Errorf("git hash-object: %w", err)
+	}
+	sha := strings.TrimSpace(string(out))
+	s.mu.Lock()
+	if s.signedCommits == nil {
+		s.signedCommits = map[string]bool{}
+	}
+	s.signedCommits[sha] = true
+	s.mu.Unlock()
+	return sha, nil
+}
+
+// verificationJSON is a commit's verification as GitHub shows it.
+func (s *Server) verificationJSON(sha string) map[string]any {
+	s.mu.Lock()
+	signed := s.signedCommits[sha]
+	s.mu.Unlock()
+	if signed {
+		return map[string]any{"verified": true, "reason": "valid", "signature": "-----BEGIN PGP SIGNATURE-----\n\ngithubtest web-flow signature\n-----END PGP SIGNATURE-----\n",
+			"payload": "tree " + sha, "verified_at": time.Now().UTC().Format(time.RFC3339)}
+	}
+	return map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil}
+}
+
+// Verified says whether GitHub would show commit sha Verified: the server signed it.
+func (s *Server) Verified(sha string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.signedCommits[sha]
+}
+
+// ruleViolations applies the rulesets to a ref moved through the API, as GitHub does: "" when no rule
+// refuses moving ref from old to sha, else GitHub's answer ("Repository rule violations found" and the
+// rules).
+func (s *Server) ruleViolations(ref, old, sha string) string {
+	hook := filepath.Join(s.BareRepo, "hooks", "pre-receive")
+	if _, err := os.Stat(hook); err != nil {
+		return ""
+	}
+	cmd := exec.Command("sh", hook)
+	cmd.Env = append(os.Environ(), "GIT_DIR="+s.BareRepo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	cmd.Dir = s.BareRepo
+	cmd.Stdin = strings.NewReader(old + " " + sha + " " + ref + "\n")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	var rules []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "- ") {
+			rules = append(rules, line)
+		}
+	}
+	return "Repository rule violations found\n\n" + strings.Join(rules, "\n") + "\n"
 }
