@@ -31,11 +31,11 @@ import (
 
 // Options configure a Server. The zero value is a github.com-style server for octo/demo.
 type Options struct {
-	Owner, Repo   string // default "octo", "demo"
+	Owner, Repo string // default "octo", "demo"
 	// NoWebCommitSigning is GitHub Enterprise Server whose admin has not turned on web commit signing:
 	// commits made through the API are not signed.
 	NoWebCommitSigning bool
-	DefaultBranch string // default "main"
+	DefaultBranch      string // default "main"
 	// APIPrefix is "" (github.com style: the API at the server root, GraphQL at /graphql)
 	// or "/api/v3" (Enterprise style: GraphQL at /api/graphql).
 	APIPrefix string

@@ -136,8 +136,8 @@ func (s *Server) gitCommitJSON(gc gitCommit) map[string]any {
 		"sha": gc.sha, "node_id": "C_" + gc.sha, "url": s.repoAPI() + "/git/commits/" + gc.sha,
 		"html_url": s.repoHTML() + "/commit/" + gc.sha,
 		"author":   s.personJSON(gc.author), "committer": s.personJSON(gc.committer), "message": gc.message,
-		"tree":    map[string]any{"sha": gc.tree, "url": s.repoAPI() + "/git/trees/" + gc.tree},
-		"parents": s.parentsJSON(gc.parents),
+		"tree":         map[string]any{"sha": gc.tree, "url": s.repoAPI() + "/git/trees/" + gc.tree},
+		"parents":      s.parentsJSON(gc.parents),
 		"verification": s.verificationJSON(gc.sha),
 	}
 }
