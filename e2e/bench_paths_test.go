@@ -60,6 +60,17 @@ func BenchmarkCostPaths(b *testing.B) {
 				printCosts("ralph: cost of each run, "+p.name+" (no project board)", costs)
 			}
 			for _, c := range costs {
+				// The rules read and the signed commits have a budget of their own (signedBudget).
+				signed := 0
+				for _, ep := range c.endpoints {
+					if signedCost(ep) {
+						signed++
+					}
+				}
+				if signed > signedBudget {
+					b.Errorf("%s: %s took %d requests for rules and signed commits, over the budget of %d: %s", p.name, c.step, signed, signedBudget, strings.Join(c.endpoints, ", "))
+				}
+				c.rest -= signed
 				if c.steps == 2 {
 					// A person's command and the step it runs, in one run.
 					if c.rest+c.graphql > stepBudget+commandBudget {
