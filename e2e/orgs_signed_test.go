@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,4 +71,36 @@ func TestUnverifiedCommitsSummary(t *testing.T) {
 	if !strings.Contains(r.stdout, "GitHub did not verify ralph's commit "+head) {
 		t.Errorf("the log does not warn of the unverified commit:\n%s", r.stdout)
 	}
+}
+
+// A pull request merged through a merge queue: the merge_group event (checks requested on the queue's
+// branch) is nothing for ralph to do, and the pull request's close, merged by the queue's bot, moves the issue
+// to Done like any merge.
+func TestMergeQueueMerge(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "review: skip\n"))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	if r := e.label(n, maintainer); r.exit != 0 {
+		t.Fatalf("research: exit %d\n%s", r.exit, r.stdout)
+	}
+	e.chain(10)
+	e.wantState(n, workflow.InReview)
+	pr := e.srv.Pulls()[0]
+
+	mg := loadEvent(t, "merge_group.checks_requested")
+	mg["merge_group"].(map[string]any)["head_ref"] = fmt.Sprintf("refs/heads/gh-readonly-queue/main/pr-%d-0123456789abcdef0123456789abcdef01234567", pr.Number)
+	if r := e.run("merge_group", mg, nil); r.exit != 0 || !strings.Contains(r.stdout, "nothing to do") {
+		t.Errorf("merge_group: exit %d, want 0 and nothing to do\n%s", r.exit, r.stdout)
+	}
+	e.wantState(n, workflow.InReview)
+
+	e.srv.MergePull(pr.Number)
+	ev := pullClosedEvent(t, e.srv.Pulls()[0])
+	queue := map[string]any{"login": "github-merge-queue[bot]", "id": 118344674, "type": "Bot"}
+	ev["sender"] = queue
+	ev["pull_request"].(map[string]any)["merged_by"] = queue
+	if r := e.run("pull_request", ev, nil); r.exit != 0 {
+		t.Fatalf("the queue's merge: exit %d\n%s", r.exit, r.stdout)
+	}
+	e.wantState(n, workflow.Done)
 }

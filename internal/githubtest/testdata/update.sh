@@ -157,6 +157,7 @@ if merged is None:
     pr = merged["pull_request"]
     pr.update(merged=True, merged_at=pr.get("closed_at"), merged_by=merged.get("sender"))
 write("pull_request.closed.json", merged)
+write("merge_group.checks_requested.json", need(first("merge_group", "checks_requested"), "merge_group checks_requested"))
 
 def derived(x, what):
     return json.loads(json.dumps(need(x, what)))
