@@ -104,3 +104,27 @@ func TestMergeQueueMerge(t *testing.T) {
 	}
 	e.wantState(n, workflow.Done)
 }
+
+// The branch's creation went through but its answer was lost: ralph finds the branch where it was to go, and
+// the step is done in that run, once.
+func TestSignedCommitBranchMoveLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	lost := 0
+	e.srv.LoseResponse(func(method, path string, status int) bool {
+		if method == "POST" && strings.HasSuffix(path, "/git/refs") && status == 201 && lost == 0 {
+			lost++
+			return true
+		}
+		return false
+	})
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	r := e.label(n, maintainer)
+	if r.exit != 0 || lost != 1 {
+		t.Fatalf("research with the branch's creation answer lost (%d lost): exit %d\n%s", lost, r.exit, r.stdout)
+	}
+	e.wantState(n, workflow.ReadyForPlan)
+	if got := e.git(e.srv.BareRepo, "rev-list", "--count", "refs/heads/main..refs/heads/"+branch); got != "1" {
+		t.Errorf("ralph's branch has %s commits, want the research commit alone", got)
+	}
+}

@@ -40,6 +40,13 @@ func (p publisher) MoveBranch(ctx context.Context, branch, sha, old string) erro
 	} else {
 		err = p.gh.UpdateRef(ctx, "heads/"+branch, sha, false)
 	}
+	if err != nil {
+		// A move that went through though its answer was lost (or a repeat of one that did): the branch is
+		// already where it was to go.
+		if r, rerr := p.gh.GetRef(ctx, "heads/"+branch); rerr == nil && r.Object.SHA == sha {
+			return nil
+		}
+	}
 	var ge *ghapi.Error
 	if errors.As(err, &ge) && ge.Status == http.StatusUnprocessableEntity {
 		rej := &git.PushRejectedError{Branch: branch, Reason: ge.Message}
