@@ -22,12 +22,13 @@ type publisher struct {
 
 var _ workspace.Publisher = publisher{}
 
-func (p publisher) Publish(ctx context.Context, message, tree string, parents []string) (string, bool, string, error) {
+func (p publisher) Publish(ctx context.Context, message, tree string, parents []string) (workspace.Published, error) {
 	gc, err := p.gh.CreateCommit(ctx, message, tree, parents)
 	if err != nil {
-		return "", false, "", err
+		return workspace.Published{}, err
 	}
-	return gc.SHA, gc.Verification.Verified, gc.Verification.Reason, nil
+	v := gc.Verification
+	return workspace.Published{SHA: gc.SHA, Verified: v.Verified, Reason: v.Reason, Payload: v.Payload, Signature: v.Signature}, nil
 }
 
 func (p publisher) MoveBranch(ctx context.Context, branch, sha, old string) error {

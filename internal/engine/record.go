@@ -45,6 +45,9 @@ type Record struct {
 	Reason     string         `json:"reason,omitempty"`   // why a person is needed
 	// Repair says how this run put the labels back to the record's state (someone had moved them).
 	Repair string `json:"repair,omitempty"`
+	// RulesRefused says a repository rule refused ralph's last push (GH013): until a step succeeds, each
+	// step reads the rules before its agent runs.
+	RulesRefused bool `json:"rules_refused,omitempty"`
 
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
 	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which

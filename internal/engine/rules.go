@@ -64,9 +64,17 @@ func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rul
 // checkRules reads the rules of the issue's branch before step st runs its agent, and returns a *RulesError
 // when one would refuse the step's work. A step with no agent, or one whose work stays off the branch (triage),
 // reads nothing. Rules ralph cannot read are a warning: a push they refuse is still reported with its rule.
+//
+// The rules are read where they can refuse: by the steps before ralph's first push to the branch (which
+// creates it), and, after a rule refused a push (GH013, Record.RulesRefused), by each step until one
+// succeeds. Any other step pushes without reading them, a request saved: a rule added meanwhile refuses
+// its push, which is reported with the rule, and the retry reads the rules first.
 func (e *Engine) checkRules(ctx context.Context, ic *issue, st *Step) error {
 	rr, ok := e.GitHub.(RuleReader)
 	if !ok || !st.Agent(e.Config) || (st.Doc != nil && st.Doc.Folder == "") || ic.rec.Branch == "" {
+		return nil
+	}
+	if ic.rec.Head != "" && !ic.rec.RulesRefused {
 		return nil
 	}
 	rs, err := rr.BranchRules(ctx, ic.rec.Branch)

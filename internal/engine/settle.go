@@ -90,7 +90,7 @@ func settle(rec Record, s settling) (settled, error) {
 	} else {
 		msg = describe(s.Step, s.From, to, rec)
 		if to != workflow.HumanNeeded {
-			rec.FailedStep, rec.Failures = "", 0
+			rec.FailedStep, rec.Failures, rec.RulesRefused = "", 0, false
 			rec.Steps = append(rec.Steps, Done{Step: s.Step, Note: msg})
 		}
 		if s.Takeover != "" {
@@ -196,6 +196,9 @@ func settleFailure(rec Record, f failing) (failed, error) {
 	// same rule until a person changes it.
 	rej := (*git.PushRejectedError)(nil)
 	ruled := errors.As(serr, &rej) && len(rej.Rules) > 0
+	if ruled {
+		rec.RulesRefused = true // the next attempt reads the rules before its agent runs
+	}
 	if rec.Failures >= f.MaxFailures || ruled {
 		reason := fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, rec.Failures, Inert(serr.Reason))
 		if ruled {

@@ -19,6 +19,10 @@ type GitCommit struct {
 	Verification struct {
 		Verified bool   `json:"verified"`
 		Reason   string `json:"reason"`
+		// Payload is the commit object without its gpgsig header, Signature that header's value: with
+		// them the signed commit can be written locally, byte for byte, without fetching it.
+		Payload   string `json:"payload"`
+		Signature string `json:"signature"`
 	} `json:"verification"`
 }
 

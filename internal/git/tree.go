@@ -338,3 +338,19 @@ func (r *Repo) Unpushed(ctx context.Context, base, head string) ([]string, error
 	}
 	return strings.Fields(string(out)), nil
 }
+
+// WriteSignedCommit writes the commit whose object is payload (a commit object with no gpgsig header) with
+// signature as its gpgsig header, as GitHub stores a commit it signed, and returns its id. No ref moves.
+func (r *Repo) WriteSignedCommit(ctx context.Context, payload, signature string) (string, error) {
+	head, body, ok := strings.Cut(payload, "\n\n")
+	if !ok || !strings.HasPrefix(payload, "tree ") || signature == "" {
+		return "", fmt.Errorf("writing a signed commit: the payload is not a commit object")
+	}
+	sig := strings.ReplaceAll(strings.TrimSuffix(signature, "\n"), "\n", "\n ")
+	obj := head + "\ngpgsig " + sig + "\n\n" + body
+	out, err := r.runInput(ctx, "", nil, strings.NewReader(obj), "hash-object", "-t", "commit", "-w", "--stdin")
+	if err != nil {
+		return "", fmt.Errorf("writing a signed commit: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

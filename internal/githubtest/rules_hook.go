@@ -187,8 +187,12 @@ func (s *Server) verificationJSON(sha string) map[string]any {
 	signed := s.signedCommits[sha]
 	s.mu.Unlock()
 	if signed {
-		return map[string]any{"verified": true, "reason": "valid", "signature": "-----BEGIN PGP SIGNATURE-----\n\ngithubtest web-flow signature\n-----END PGP SIGNATURE-----\n",
-			"payload": "tree " + sha, "verified_at": time.Now().UTC().Format(time.RFC3339)}
+		// As GitHub: the signature is the gpgsig header's value, the payload the commit object without it.
+		if raw, err := gitCommand(s.BareRepo, nil, "cat-file", "commit", sha).Output(); err == nil {
+			payload, signature := splitSignature(string(raw))
+			return map[string]any{"verified": true, "reason": "valid", "signature": signature,
+				"payload": payload, "verified_at": time.Now().UTC().Format(time.RFC3339)}
+		}
 	}
 	return map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil}
 }
@@ -223,4 +227,26 @@ func (s *Server) ruleViolations(ref, old, sha string) string {
 		}
 	}
 	return "Repository rule violations found\n\n" + strings.Join(rules, "\n") + "\n"
+}
+
+// splitSignature splits a commit object into the object without its gpgsig header and that header's value
+// (its continuation lines unindented, ending in a newline).
+func splitSignature(raw string) (payload, signature string) {
+	head, body, _ := strings.Cut(raw, "\n\n")
+	var kept []string
+	var sig strings.Builder
+	in := false
+	for _, line := range strings.Split(head, "\n") {
+		switch {
+		case strings.HasPrefix(line, "gpgsig "):
+			in = true
+			sig.WriteString(strings.TrimPrefix(line, "gpgsig ") + "\n")
+		case in && strings.HasPrefix(line, " "):
+			sig.WriteString(line[1:] + "\n")
+		default:
+			in = false
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n") + "\n\n" + body, sig.String()
 }
