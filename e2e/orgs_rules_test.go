@@ -106,3 +106,49 @@ func TestRulesRefusedPush(t *testing.T) {
 		t.Error("the refused phase is on ralph's branch")
 	}
 }
+
+// The rules are read before ralph's first push to its branch, not by every step: a rule added later refuses
+// the next push (GH013), and the person's retry reads the rules first, so it stops before the agent runs,
+// naming the rule and its remedy.
+func TestRulesReadAgainAfterRefusal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, ""))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
+	if r := e.label(n, maintainer); r.exit != 0 {
+		t.Fatalf("research: exit %d\n%s", r.exit, r.stdout)
+	}
+	e.srv.AddRuleset("jira", []string{"refs/heads/ralph/**"},
+		githubtest.Rule{Type: "commit_message_pattern", Parameters: map[string]any{"operator": "starts_with", "pattern": "JIRA-"}})
+	reads := func() int {
+		c := 0
+		for _, r := range e.srv.Requests() {
+			if strings.Contains(r.Path, "/rules/branches/") {
+				c++
+			}
+		}
+		return c
+	}
+	before := reads()
+	if r := e.chain(1)[0]; r.exit != 1 || !strings.Contains(r.stdout+r.stderr, "GH013") {
+		t.Fatalf("plan: exit %d, want the push refused by the rule (GH013)\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if got := reads() - before; got != 0 {
+		t.Errorf("the plan step read the rules %d times, want none (the branch exists)", got)
+	}
+	e.wantState(n, workflow.HumanNeeded)
+	if !e.record(n).RulesRefused {
+		t.Error("the record does not say a rule refused the push")
+	}
+	invoked := len(e.invocations())
+	r := e.comment(n, "/ralph retry", maintainer)
+	if rest := e.chain(1); len(rest) > 0 {
+		r = rest[0]
+	}
+	out := r.stdout + r.stderr
+	if !strings.Contains(out, "the repository's rules would refuse ralph's work on ralph/1-add-a-greeting") || !strings.Contains(out, "commit_message_pattern (ruleset") {
+		t.Errorf("the retried step did not stop on the rule up front:\n%s", out)
+	}
+	if got := len(e.invocations()); got != invoked {
+		t.Errorf("the agent ran %d more times after the retry, want none", got-invoked)
+	}
+}
