@@ -152,3 +152,31 @@ func TestRulesReadAgainAfterRefusal(t *testing.T) {
 		t.Errorf("the agent ran %d more times after the retry, want none", got-invoked)
 	}
 }
+
+// The fix round takes the failing checks the base's rules require (required_status_checks) first, whatever
+// GitHub's order.
+func TestFixRequiredChecksFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	e.srv.AddRuleset("ci", []string{"~DEFAULT_BRANCH"}, githubtest.Rule{Type: "required_status_checks",
+		Parameters: map[string]any{"strict_required_status_checks_policy": false, "required_status_checks": []map[string]any{{"context": "build"}}}})
+	n, pr := e.inReview()
+	head := e.recordOf(n).Head
+	for _, name := range []string{"lint", "build"} {
+		e.srv.SetCheckRun(head, githubtest.CheckRun{Name: name, Conclusion: "failure", Title: name + " failed", Summary: name + " failed"})
+	}
+	if r := e.run("check_suite", e.suiteEvent(pr, head), nil); r.exit != 0 || r.outputs["step"] != "fix" {
+		t.Fatalf("the checks' run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
+	}
+	e.chain(5)
+	e.wantState(n, workflow.InReview)
+	prompts := e.prompts("fix")
+	if len(prompts) == 0 {
+		prompts = e.prompts("implement")
+	}
+	p := prompts[len(prompts)-1]
+	b, l := strings.Index(p, "### Check `build`"), strings.Index(p, "### Check `lint`")
+	if b < 0 || l < 0 || b > l {
+		t.Errorf("the fix prompt does not take the required check build first (build at %d, lint at %d):\n%s", b, l, p)
+	}
+}

@@ -213,3 +213,30 @@ func pathMatch(pattern, file string) bool {
 	ok, _ := path.Match(pattern, file)
 	return ok
 }
+
+// RequiredChecks lists the status checks the rules require (their required_status_checks rules' contexts),
+// each once, in the rules' order.
+func RequiredChecks(rs []ghapi.Rule) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if r.Type != "required_status_checks" {
+			continue
+		}
+		var p struct {
+			Checks []struct {
+				Context string `json:"context"`
+			} `json:"required_status_checks"`
+		}
+		if json.Unmarshal(r.Parameters, &p) != nil {
+			continue
+		}
+		for _, c := range p.Checks {
+			if c.Context != "" && !seen[c.Context] {
+				seen[c.Context] = true
+				out = append(out, c.Context)
+			}
+		}
+	}
+	return out
+}

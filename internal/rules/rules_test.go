@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +70,17 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Refusals: %d", got)
 			}
 		})
+	}
+}
+
+// The checks a base's rules require are their required_status_checks contexts, each once.
+func TestRequiredChecks(t *testing.T) {
+	rs := []ghapi.Rule{
+		{Type: "required_status_checks", Parameters: json.RawMessage(`{"strict_required_status_checks_policy":true,"required_status_checks":[{"context":"build"},{"context":"lint","integration_id":15368}]}`)},
+		{Type: "creation"},
+		{Type: "required_status_checks", Parameters: json.RawMessage(`{"required_status_checks":[{"context":"lint"},{"context":"e2e"}]}`)},
+	}
+	if got, want := RequiredChecks(rs), []string{"build", "lint", "e2e"}; !slices.Equal(got, want) {
+		t.Errorf("RequiredChecks = %q, want %q", got, want)
 	}
 }
