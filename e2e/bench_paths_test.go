@@ -59,7 +59,27 @@ func BenchmarkCostPaths(b *testing.B) {
 			if i == 0 {
 				printCosts("ralph: cost of each run, "+p.name+" (no project board)", costs)
 			}
+			created := false // ralph pushed to the branch: no later run reads the rules
 			for _, c := range costs {
+				// The signed commit has a budget of its own (signedBudget); the rules are read once, by the run
+				// that creates the branch.
+				signed, rules := 0, 0
+				for _, ep := range c.endpoints {
+					if signedCost(ep) {
+						signed++
+					}
+					if rulesCost(ep) {
+						rules++
+					}
+				}
+				if signed > signedBudget {
+					b.Errorf("%s: %s made %d signed commits, over the budget of %d: %s", p.name, c.step, signed, signedBudget, strings.Join(c.endpoints, ", "))
+				}
+				if rules > 0 && (rules > 1 || created) {
+					b.Errorf("%s: %s read the rules %d times: only the runs before ralph first pushes to the branch read them: %s", p.name, c.step, rules, strings.Join(c.endpoints, ", "))
+				}
+				created = created || signed > 0
+				c.rest -= signed + rules
 				if c.steps == 2 {
 					// A person's command and the step it runs, in one run.
 					if c.rest+c.graphql > stepBudget+commandBudget {

@@ -426,6 +426,10 @@ func (r *runner) door(gh *ghapi.Client, cfg config.Config, transport http.RoundT
 		Origin:  engine.Origin{URL: gh.RunURL(ev.RunID), Label: fmt.Sprintf("Actions run %d", ev.RunID)},
 		Author:  git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
 		Environ: r.env.Environ, Transport: transport, ProjectToken: ev.Inputs.ProjectToken, DryRun: r.dryRun,
+		// GitHub makes ralph's commits through its API, and signs them (on GHES, once its admin has turned
+		// on web commit signing).
+		SignedCommits: true,
+		Signing:       engine.Signing{Signed: true, How: "made by GitHub through its API, which signs them"},
 	}
 	if ev.RunID == 0 {
 		d.Holder = lock.LocalHolder(ev.User)
@@ -620,6 +624,7 @@ func (r *runner) summary(note string, err error) {
 	}
 	b.WriteString(usageSummary(r.results))
 	b.WriteString(refusedSummary(r.results))
+	b.WriteString(unverifiedSummary(r.results))
 	if r.ciNotice != "" {
 		fmt.Fprintf(&b, "> [!NOTE]\n> %s\n\n", r.ciNotice)
 	}

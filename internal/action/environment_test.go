@@ -95,6 +95,8 @@ func TestDoor(t *testing.T) {
 		Holder: lock.Holder{Kind: "actions", RunID: 1234, Attempt: 2, RunURL: "https://github.com/octo/demo/actions/runs/1234"},
 		Origin: engine.Origin{URL: "https://github.com/octo/demo/actions/runs/1234", Label: "Actions run 1234"},
 		Author: git.Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"},
+		// GitHub makes (and signs) ralph's commits.
+		SignedCommits: true, Signing: engine.Signing{Signed: true, How: "made by GitHub through its API, which signs them"},
 		DryRun: true,
 	}
 	got := d

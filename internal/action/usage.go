@@ -86,3 +86,20 @@ func refusedSummary(results []engine.Result) string {
 	}
 	return b.String()
 }
+
+// unverifiedSummary says which commits ralph pushed that GitHub did not verify.
+func unverifiedSummary(results []engine.Result) string {
+	var b strings.Builder
+	for _, res := range results {
+		for _, u := range res.Unverified {
+			if b.Len() == 0 {
+				b.WriteString("### Commits not verified\n\nGitHub made these commits of ralph's but did not verify them (on GitHub Enterprise Server, the site admin turns on web commit signing):\n\n")
+			}
+			fmt.Fprintf(&b, "- #%d (%s): `%s`\n", res.Issue, orDash(string(res.Step)), strings.ReplaceAll(engine.Inert(u), "`", "'"))
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -114,6 +115,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		return err // a token GitHub refuses: one line and gh's hint, exit 4 (see Exit)
 	}
 	findings = append(findings, remote...)
+	findings = append(findings, s.rules(ctx, root, cfg)...)
 	// The git transport, as a step's git reaches it: ralph's git runner, its environment and CA bundle, and
 	// the token it pushes with.
 	runner, closeRunner, err := compose.GitRunner(f.Environ())
@@ -143,4 +145,19 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	}
 	fmt.Fprintf(f.Stderr, "%d problem%s found in %s; run gh ralph doctor again once fixed\n", problems, agent.Plural(problems), s.fullName())
 	return &silentExit{code: ExitError}
+}
+
+// rules lists the repository rules that apply to ralph's branches and to the base, judged as a step here
+// would meet them (with your git's signing).
+func (s *session) rules(ctx context.Context, root string, cfg config.Config) []doctor.Finding {
+	base := cfg.BaseBranch
+	if base == "" {
+		if repo, err := s.gh.Repository(ctx); err == nil {
+			base = repo.DefaultBranch
+		}
+	}
+	// An example issue's branch and documents (the date in their names is not what rules look at).
+	rec := engine.Record{Branch: cfg.BranchPrefix + "1-example", Date: "2026-01-01", Slug: "example"}
+	sig := readSigning(ctx, root)
+	return append([]doctor.Finding{sig.finding()}, doctor.Rules(ctx, s.gh, engine.RuleWork(cfg, sig.engine(), 1, "Example", rec), base)...)
 }

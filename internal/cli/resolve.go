@@ -342,6 +342,9 @@ func (s *session) door(ctx context.Context, root string, cfg config.Config, log 
 	}
 	if root != "" {
 		d.PushAuth = git.Auth{Token: s.pushToken(ctx, root)}
+		// ralph's commits here follow the person's git signing, as their own would.
+		sig := readSigning(ctx, root)
+		d.Author.Sign, d.Signing = sig.config(), sig.engine()
 	}
 	return d
 }

@@ -42,13 +42,25 @@ func TestDoor(t *testing.T) {
 		Token: "test-token", ProjectToken: "test-token", ProjectHint: scopeHint, Checkout: e.dir,
 		PushAuth: git.Auth{}, // origin is a path, not https on the session's host
 		Writable: []string{"/cache", "/more"}, ReadOnly: []string{"/opt/sdk"}, Environ: f.Environ(),
-		Holder: lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
-		Origin: engine.Origin{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
-		Author: git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
-		DryRun: true, HomeToolchains: true,
+		Holder:  lock.Holder{Kind: "local", Host: host, PID: os.Getpid(), User: "mona"},
+		Origin:  engine.Origin{URL: "", Label: fmt.Sprintf("gh ralph on %s (pid %d)", host, os.Getpid())},
+		Author:  git.Signature{Name: "Mona Lisa", Email: "mona@example.com"},
+		Signing: engine.Signing{How: "your git does not sign commits: commit.gpgsign is not true"},
+		DryRun:  true, HomeToolchains: true,
 	}
 	ignore := cmpopts.IgnoreFields(compose.Door{}, "GitHub", "Config", "Log", "Transport", "Now", "Checkpoint")
 	if diff := cmp.Diff(want, d, ignore, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("door (-want +got):\n%s", diff)
+	}
+	// The person signs with an SSH key: ralph's commits are signed with it.
+	e.git(e.dir, "config", "commit.gpgsign", "true")
+	e.git(e.dir, "config", "gpg.format", "ssh")
+	e.git(e.dir, "config", "user.signingkey", "/keys/id.pub")
+	d = s.door(context.Background(), e.dir, config.Default(), log, true)
+	if diff := cmp.Diff(git.Signature{Name: "Mona Lisa", Email: "mona@example.com", Sign: []string{"gpg.format=ssh", "user.signingKey=/keys/id.pub"}}, d.Author); diff != "" {
+		t.Errorf("signing author (-want +got):\n%s", diff)
+	}
+	if want := (engine.Signing{Signed: true, How: "signed with your ssh key /keys/id.pub"}); d.Signing != want {
+		t.Errorf("signing %+v, want %+v", d.Signing, want)
 	}
 }

@@ -61,7 +61,12 @@ type Door struct {
 	// Holder is who holds the issue locks this run takes.
 	Holder lock.Holder
 	Origin engine.Origin
-	Author git.Signature
+	// Author writes ralph's commits; its Sign, when set, signs those of the issues' branches (the locks
+	// and the day's ledger, ralph's own refs, are not signed). Signing says so to the rules ralph reads.
+	Author  git.Signature
+	Signing engine.Signing
+	// SignedCommits has GitHub make ralph's commits on the issues' branches, which it signs (the Action).
+	SignedCommits bool
 	// Environ is ralph's environment, which the agent's starts from.
 	Environ []string
 	// HomeToolchains shows the agent's uid, read-only, the toolchains installed under HOME when HOME is
@@ -102,6 +107,9 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 			closeRunner()
 			return nil, nil, err
 		}
+		if c, ok := d.GitHub.(*ghapi.Client); ok && d.SignedCommits {
+			store.PublishWith(publisher{gh: c, prefix: cfg.BranchPrefix})
+		}
 		cleanup = func() {
 			if err := closePlaces(); err != nil {
 				d.Log.Warnf("removing ralph's temporary files: %v", err)
@@ -118,6 +126,8 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 	if d.ProjectToken != "" && d.ProjectToken != d.Token {
 		secrets = append(secrets, d.ProjectToken)
 	}
+	unsigned := d.Author
+	unsigned.Sign = nil
 	eng = &engine.Engine{
 		GitHub:     d.GitHub,
 		Workspaces: store,
@@ -127,13 +137,14 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		Config:     cfg,
 		Prompts:    prompts.New(d.Checkout),
 		// The atomic lock, a ref on GitHub, held in the name of this run.
-		Lock: locker{&lock.Locker{Refs: lockRefs(d.GitHub, store, d.Author), Runs: d.GitHub, Holder: d.Holder,
+		Lock: locker{&lock.Locker{Refs: lockRefs(d.GitHub, store, unsigned), Runs: d.GitHub, Holder: d.Holder,
 			Lease: cfg.LockLease, Warnf: d.Log.Warnf}},
 		Auth:     engine.PermissionAuthorizer{Permission: d.GitHub.Permission, AllowedBots: cfg.AllowedBots},
 		Identity: engine.OnceIdentity(d.GitHub.Viewer),
 		Log:      d.Log,
 		Origin:   d.Origin,
 		Author:   d.Author,
+		Signing:  d.Signing,
 		AgentEnv: d.Environ,
 		Secrets:  secrets,
 		Now:      d.Now,
@@ -144,7 +155,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		Checkpoint:     d.Checkpoint,
 	}
 	if store != nil {
-		eng.Ledger = &ledger.Ledger{Repo: store.Repo(), Author: d.Author, Now: d.Now}
+		eng.Ledger = &ledger.Ledger{Repo: store.Repo(), Author: unsigned, Now: d.Now}
 	}
 	if cfg.Project != nil && d.ProjectToken != "" {
 		b, err := Board(cfg, d.GitHub.Endpoints(), d.ProjectToken, d.Transport)

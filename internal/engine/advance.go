@@ -33,6 +33,9 @@ type Result struct {
 	// Refused are the hosts ralph's network proxy refused the step's agent and verify commands, each once
 	// (the agent chose them: quote them inert).
 	Refused []string
+	// Unverified are the commits ralph pushed in the step that GitHub did not verify ("sha: reason"); a
+	// ruleset requiring signed commits refuses them (on GHES: web commit signing is off).
+	Unverified []string
 }
 
 // held is the result of a run that found issue n held by another: nothing is done. The issue's state, as
@@ -173,6 +176,10 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 	}()
 	res, err := e.step(ctx, ic)
 	if ic.ws != nil {
+		for _, u := range ic.ws.Unverified {
+			res.Unverified = append(res.Unverified, u.SHA+": "+u.Reason)
+			e.Log.Warnf("#%d: GitHub did not verify ralph's commit %s (%s)", ic.n, u.SHA, u.Reason)
+		}
 		if cerr := ic.ws.Close(); cerr != nil {
 			e.Log.Warnf("#%d: removing the agent's copy: %v", ic.n, cerr)
 		}

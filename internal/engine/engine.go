@@ -177,6 +177,8 @@ type Engine struct {
 	// Origin says who is running: an Actions run, or a person's terminal.
 	Origin Origin
 	Author git.Signature
+	// Signing says whether ralph's commits will be signed (a ruleset may require it).
+	Signing Signing
 	// AgentEnv is the environment the agent starts from; credentials are removed from it with Secrets.
 	// With the model gateway on, it is also where ralph finds the model key the gateway holds.
 	AgentEnv []string

@@ -45,6 +45,9 @@ type Record struct {
 	Reason     string         `json:"reason,omitempty"`   // why a person is needed
 	// Repair says how this run put the labels back to the record's state (someone had moved them).
 	Repair string `json:"repair,omitempty"`
+	// RulesRefused says a repository rule refused ralph's last push (GH013): until a step succeeds, each
+	// step reads the rules before its agent runs.
+	RulesRefused bool `json:"rules_refused,omitempty"`
 
 	// Attempt is a step whose agent started and whose outcome is not recorded yet (ahead.go): it is
 	// written, with the attempt counted as a failure, before the agent starts.

@@ -46,6 +46,11 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		ic.rec.Failures = e.Config.MaxFailures - 1
 		return e.fail(ctx, ic, st.Name, from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
 	}
+	// The rules of the issue's branch are read before anything changes: a rule that would refuse the step's
+	// push stops the run here, with no agent run and nothing written.
+	if err := e.checkRules(ctx, ic, st); err != nil {
+		return res, err
+	}
 	var out Outcome
 	err = e.begin(ctx, ic, st)
 	if err == nil {

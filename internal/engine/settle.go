@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/ralph-dev/gh-ralph/internal/git"
 	"maps"
 	"slices"
 	"time"
@@ -89,7 +90,7 @@ func settle(rec Record, s settling) (settled, error) {
 	} else {
 		msg = describe(s.Step, s.From, to, rec)
 		if to != workflow.HumanNeeded {
-			rec.FailedStep, rec.Failures = "", 0
+			rec.FailedStep, rec.Failures, rec.RulesRefused = "", 0, false
 			rec.Steps = append(rec.Steps, Done{Step: s.Step, Note: msg})
 		}
 		if s.Takeover != "" {
@@ -191,8 +192,18 @@ func settleFailure(rec Record, f failing) (failed, error) {
 	}
 	run.Outcome, run.Message = "failed", f.Redact(serr.Reason)
 	key := fmt.Sprintf("failed %s", ev)
-	if rec.Failures >= f.MaxFailures {
+	// A push a repository rule refused (GH013) is counted once and not tried again: the same push meets the
+	// same rule until a person changes it.
+	rej := (*git.PushRejectedError)(nil)
+	ruled := errors.As(serr, &rej) && len(rej.Rules) > 0
+	if ruled {
+		rec.RulesRefused = true // the next attempt reads the rules before its agent runs
+	}
+	if rec.Failures >= f.MaxFailures || ruled {
 		reason := fmt.Sprintf("The %s step failed %d times in a row; the last time: %s.", ev, rec.Failures, Inert(serr.Reason))
+		if ruled {
+			reason = fmt.Sprintf("The %s step failed: %s. ralph does not try it again until a person acts.", ev, Inert(serr.Reason))
+		}
 		body := fmt.Sprintf("### ralph: %s failed, a person is needed\n\n%s\n\n%s\nWhat was produced before the failure is kept on the branch `%s`. Fix the cause (the issue, the config, the agent), then say `/ralph retry` (or run `gh ralph retry %d`) to go on from %s.",
 			ev, reason, detail(serr), rec.Branch, f.Issue, start.Title())
 		n, err := escalate(&rec, f.State, start, reason, key, f.Redact(body))

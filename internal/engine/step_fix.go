@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/rules"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -191,6 +192,7 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		if len(checks) == 0 {
 			return Outcome{}, inputErrorf("no check failed on %s: nothing to fix", short(rec.Head))
 		}
+		checks = r.requiredFirst(ctx, rec.Base, checks)
 		links := checkLinks(checks)
 		if rec.CIFixes >= r.cfg.CI.MaxFixes {
 			return Outcome{Person: &Escalation{Before: workflow.InReview,
@@ -446,4 +448,36 @@ func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, t
 		}
 	}
 	return out, nil
+}
+
+// requiredFirst orders failing checks so that those the base's rules require (required_status_checks) come
+// first, the rest after in GitHub's order: the fix round takes what blocks the merge first. Rules that
+// cannot be read leave the order as it is.
+func (r *runner) requiredFirst(ctx context.Context, base string, checks []ghapi.FailedCheck) []ghapi.FailedCheck {
+	rr, ok := r.gh.(RuleReader)
+	if !ok || base == "" {
+		return checks
+	}
+	rs, err := rr.BranchRules(ctx, base)
+	if err != nil {
+		r.log.Warnf("reading the rules of %s for its required checks: %v", base, err)
+		return checks
+	}
+	return orderRequired(checks, rules.RequiredChecks(rs))
+}
+
+// orderRequired is checks with those named in required first, each group in its order.
+func orderRequired(checks []ghapi.FailedCheck, required []string) []ghapi.FailedCheck {
+	out := make([]ghapi.FailedCheck, 0, len(checks))
+	for _, c := range checks {
+		if slices.Contains(required, c.Run.Name) {
+			out = append(out, c)
+		}
+	}
+	for _, c := range checks {
+		if !slices.Contains(required, c.Run.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

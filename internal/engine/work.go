@@ -231,6 +231,13 @@ func (r *runner) scanSecrets(ctx context.Context, ws *workspace.Workspace, chang
 func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 	if err := ws.Push(ctx); err != nil {
 		var rej *git.PushRejectedError
+		if errors.As(err, &rej) && len(rej.Rules) > 0 {
+			quoted := make([]string, len(rej.Rules))
+			for i, r := range rej.Rules {
+				quoted[i] = "`" + Inert(r) + "`"
+			}
+			return &StepError{Step: "push", Reason: fmt.Sprintf("GitHub refused the push to %s: it breaks the repository's rules (GH013): %s; the same push meets the same rules, so change the ruleset or ralph's settings (`gh ralph doctor` lists the rules and what ralph needs of each), then retry", ic.rec.Branch, strings.Join(quoted, ", ")), Err: err}
+		}
 		if errors.As(err, &rej) {
 			return &StepError{Step: "push", Reason: fmt.Sprintf("the push to %s was refused (the branch moved, or a rule forbids it)", ic.rec.Branch), Err: err}
 		}

@@ -15,6 +15,15 @@ type GitCommit struct {
 	Parents []struct {
 		SHA string `json:"sha"`
 	} `json:"parents"`
+	// Verification is GitHub's check of the commit's signature.
+	Verification struct {
+		Verified bool   `json:"verified"`
+		Reason   string `json:"reason"`
+		// Payload is the commit object without its gpgsig header, Signature that header's value: with
+		// them the signed commit can be written locally, byte for byte, without fetching it.
+		Payload   string `json:"payload"`
+		Signature string `json:"signature"`
+	} `json:"verification"`
 }
 
 // CreateCommit writes a commit object (no ref moves).

@@ -15,6 +15,9 @@ import (
 type PushRejectedError struct {
 	Branch string
 	Reason string // as git reports it, e.g. "stale info" or "pre-receive hook declined"
+	// Rules are the repository rules GitHub said the push broke (its GH013 answer: "Commits must have
+	// verified signatures."), as the remote wrote them; none when no rule refused it.
+	Rules []string
 }
 
 // Push pushes commit sha (one ralph built) to refs/heads/<branch> on the remote, but only if the branch
@@ -105,7 +108,41 @@ func (r *Repo) push(ctx context.Context, name, lease, refspec string) error {
 		// have been deleted by another run, which a caller must learn.)
 		return nil
 	}
-	return &PushRejectedError{Branch: name, Reason: r.redactor().string(reason)}
+	rej := &PushRejectedError{Branch: name, Reason: r.redactor().string(reason)}
+	if ce != nil || errors.As(err, &ce) {
+		for _, rule := range ruleViolations(ce.Stderr) {
+			rej.Rules = append(rej.Rules, r.redactor().string(rule))
+		}
+	}
+	return rej
+}
+
+// ruleViolations finds, in git's stderr, the rules of GitHub's GH013 answer to a push that breaks a
+// repository rule:
+//
+//	remote: error: GH013: Repository rule violations found for refs/heads/ralph/1-x.
+//	remote: Review all repository rules at https://github.com/o/r/rules?ref=refs%2Fheads%2Fralph%2F1-x
+//	remote:
+//	remote: - Commits must have verified signatures.
+//	remote:   Found 1 violation:
+func ruleViolations(stderr string) []string {
+	var rules []string
+	in := false
+	for _, line := range strings.Split(stderr, "\n") {
+		t, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "remote: ")
+		if !ok {
+			t, ok = strings.CutPrefix(line, "remote:")
+		}
+		switch {
+		case !ok:
+			in = false
+		case strings.Contains(t, "GH013:"):
+			in = true
+		case in && strings.HasPrefix(t, "- "):
+			rules = append(rules, strings.TrimSpace(strings.TrimPrefix(t, "- ")))
+		}
+	}
+	return rules
 }
 
 // landed says whether the remote's ref is already at the commit refspec ("sha:ref") moves it to.

@@ -375,6 +375,10 @@ func isSHA(s string) bool {
 // Signature names the author and committer of a commit.
 type Signature struct {
 	Name, Email string
+	// Sign, when set, signs the commit: git config entries (KEY=VALUE: gpg.format, user.signingKey, the
+	// signing program) taken from the person's own git config on a laptop, passed to this one command
+	// through its environment (ralph's git reads no config file).
+	Sign []string
 }
 
 // env sets the author and committer for one git command, without touching any config file.
@@ -385,6 +389,13 @@ func (s Signature) env() []string {
 	}
 	if s.Email != "" {
 		env = append(env, "GIT_AUTHOR_EMAIL="+s.Email, "GIT_COMMITTER_EMAIL="+s.Email)
+	}
+	if len(s.Sign) > 0 {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(s.Sign)))
+		for i, kv := range s.Sign {
+			k, v, _ := strings.Cut(kv, "=")
+			env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, k), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, v))
+		}
 	}
 	return env
 }

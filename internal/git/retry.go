@@ -36,6 +36,9 @@ func Transient(err error) bool {
 		return false
 	}
 	s := strings.ToLower(ce.Stderr)
+	if strings.Contains(s, "gh013:") {
+		return false // a repository rule refused the push: the same push meets the same rule
+	}
 	if strings.Contains(s, "returned error: 4") && !strings.Contains(s, "returned error: 429") {
 		return false // refused: authentication, permission, a repository that is not there
 	}

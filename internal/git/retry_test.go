@@ -23,6 +23,9 @@ func TestTransient(t *testing.T) {
 		{"remote: Invalid username or token.\nfatal: Authentication failed for 'https://github.com/o/r.git/'", false},
 		{"! [rejected] sha -> refs/heads/b (stale info)\nerror: failed to push some refs", false},
 		{"fatal: couldn't find remote ref refs/heads/nope", false},
+		// A rule refused the push (GitHub may close the connection after its answer): the same push meets
+		// the same rule.
+		{"remote: error: GH013: Repository rule violations found for refs/heads/ralph/1-x.\nremote: - Commits must have verified signatures.\n ! [remote rejected] ralph/1-x -> ralph/1-x (push declined due to repository rule violations)\nfatal: the remote end hung up unexpectedly", false},
 	}
 	for _, c := range cases {
 		err := fmt.Errorf("push: %w", &CommandError{Args: []string{"push"}, Stderr: c.stderr, Err: exit})

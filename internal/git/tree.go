@@ -116,7 +116,11 @@ func (r *Repo) WriteTree(ctx context.Context, index string) (string, error) {
 
 // CommitTree makes a commit of tree on parent, as author, and returns its id. No ref moves.
 func (r *Repo) CommitTree(ctx context.Context, tree, parent, msg string, author Signature) (string, error) {
-	out, err := r.run(ctx, "", author.env(), "commit-tree", tree, "-p", parent, "-m", messageArg(msg))
+	args := []string{"commit-tree", tree, "-p", parent, "-m", messageArg(msg)}
+	if len(author.Sign) > 0 {
+		args = append(args, "-S")
+	}
+	out, err := r.run(ctx, "", author.env(), args...)
 	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
@@ -324,4 +328,29 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// Unpushed lists the commits from base (exclusive) to head, oldest first, along first parents.
+func (r *Repo) Unpushed(ctx context.Context, base, head string) ([]string, error) {
+	out, err := r.run(ctx, "", nil, "rev-list", "--reverse", "--first-parent", base+".."+head)
+	if err != nil {
+		return nil, fmt.Errorf("listing the commits after %s: %w", short(base), err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// WriteSignedCommit writes the commit whose object is payload (a commit object with no gpgsig header) with
+// signature as its gpgsig header, as GitHub stores a commit it signed, and returns its id. No ref moves.
+func (r *Repo) WriteSignedCommit(ctx context.Context, payload, signature string) (string, error) {
+	head, body, ok := strings.Cut(payload, "\n\n")
+	if !ok || !strings.HasPrefix(payload, "tree ") || signature == "" {
+		return "", fmt.Errorf("writing a signed commit: the payload is not a commit object")
+	}
+	sig := strings.ReplaceAll(strings.TrimSuffix(signature, "\n"), "\n", "\n ")
+	obj := head + "\ngpgsig " + sig + "\n\n" + body
+	out, err := r.runInput(ctx, "", nil, strings.NewReader(obj), "hash-object", "-t", "commit", "-w", "--stdin")
+	if err != nil {
+		return "", fmt.Errorf("writing a signed commit: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -35,6 +35,9 @@ type Options struct {
 	DefaultBranch string // default "main"
 	// Private makes the repository private.
 	Private bool
+	// NoWebCommitSigning is GitHub Enterprise Server whose admin has not turned on web commit signing:
+	// commits made through the API are not signed.
+	NoWebCommitSigning bool
 	// APIPrefix is "" (github.com style: the API at the server root, GraphQL at /graphql)
 	// or "/api/v3" (Enterprise style: GraphQL at /api/graphql).
 	APIPrefix string
@@ -99,6 +102,8 @@ type Server struct {
 	reviews           []*review       // pull request reviews, see reviews.go
 	threads           []*reviewThread // review threads and their comments, see reviews.go
 	suites            []*checkSuite   // check suites, runs, Actions jobs and logs, see checks.go
+	rulesets          []Ruleset       // the repository's rulesets, see rules.go
+	signedCommits     map[string]bool // the commits the server signed (API-made, no author or committer)
 	// checkResponse, when set (by this package's tests), sees every API response.
 	checkResponse func(path string, r *http.Request, status int, header http.Header, body []byte)
 }

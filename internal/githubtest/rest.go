@@ -100,7 +100,7 @@ func (s *Server) routes() map[string]handler {
 		"GET " + repo + "/commits/{ref}":            git(s.getCommit),
 		"POST " + repo + "/git/blobs":               git(s.createBlob, "content", "encoding"),
 		"GET " + repo + "/git/blobs/{file_sha}":     git(s.getBlob),
-		"POST " + repo + "/git/commits":             git(s.createGitCommit, "message", "tree", "parents", "author", "committer"),
+		"POST " + repo + "/git/commits":             git(s.createGitCommit, "message", "tree", "parents", "author", "committer", "signature"),
 		"GET " + repo + "/git/commits/{commit_sha}": git(s.getGitCommit),
 
 		"GET " + repo + "/collaborators/{username}/permission":         h(s.getPermission, nil),
@@ -119,6 +119,7 @@ func (s *Server) routes() map[string]handler {
 		"GET " + repo + "/actions/organization-secrets":                h(s.listOrgSecrets, pageParams),
 		"GET " + repo + "/actions/workflows":                           h(s.listWorkflows, pageParams),
 		"GET " + repo + "/actions/workflows/{workflow_id}":             h(s.getWorkflow, nil),
+		"GET " + repo + "/rules/branches/{branch}":                     h(s.getBranchRules, pageParams),
 		"GET /user":       h(s.getUser, nil),
 		"GET /rate_limit": h(s.getRateLimit, nil),
 	}

@@ -54,6 +54,9 @@ func (s *Server) createRefOp(c *call) (int, any) {
 	if s.objectType(sha) == "" {
 		return unprocessable("Object does not exist")
 	}
+	if msg := s.ruleViolations(name, zeroSHA, sha); msg != "" {
+		return unprocessable(msg)
+	}
 	if err := s.createRef(name, sha); err == errRefExists {
 		return unprocessable("Reference already exists")
 	} else if err != nil {
@@ -82,6 +85,9 @@ func (s *Server) updateRefOp(c *call) (int, any) {
 	}
 	if !c.boolean("force") && !s.isAncestor(old.sha, sha) {
 		return unprocessable("Update is not a fast forward")
+	}
+	if msg := s.ruleViolations(name, old.sha, sha); msg != "" {
+		return unprocessable(msg)
 	}
 	if err := s.updateRef(name, sha, old.sha); err != nil {
 		// Moved by someone else since we read it: GitHub refuses too.
@@ -130,10 +136,9 @@ func (s *Server) gitCommitJSON(gc gitCommit) map[string]any {
 		"sha": gc.sha, "node_id": "C_" + gc.sha, "url": s.repoAPI() + "/git/commits/" + gc.sha,
 		"html_url": s.repoHTML() + "/commit/" + gc.sha,
 		"author":   s.personJSON(gc.author), "committer": s.personJSON(gc.committer), "message": gc.message,
-		"tree":    map[string]any{"sha": gc.tree, "url": s.repoAPI() + "/git/trees/" + gc.tree},
-		"parents": s.parentsJSON(gc.parents),
-		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil,
-			"payload": nil, "verified_at": nil},
+		"tree":         map[string]any{"sha": gc.tree, "url": s.repoAPI() + "/git/trees/" + gc.tree},
+		"parents":      s.parentsJSON(gc.parents),
+		"verification": s.verificationJSON(gc.sha),
 	}
 }
 
@@ -267,10 +272,17 @@ func (s *Server) createGitCommit(c *call) (int, any) {
 	if err != nil {
 		return unprocessable("Invalid request.\n\ncommitter: " + err.Error())
 	}
-	if committer == nil {
-		committer = author
+	// GitHub signs a commit its API makes when the request gives no author, committer or signature (its
+	// "signature verification for bots"): such a commit carries its signature and shows Verified.
+	var sha string
+	if author == nil && committer == nil && c.body["signature"] == nil && !s.opts.NoWebCommitSigning {
+		sha, err = s.writeSignedCommit(tree, parents, message)
+	} else {
+		if committer == nil {
+			committer = author
+		}
+		sha, err = s.writeCommit(tree, parents, message, author, committer)
 	}
-	sha, err := s.writeCommit(tree, parents, message, author, committer)
 	if err != nil {
 		return http.StatusInternalServerError, errorBody(err.Error())
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	Limits    Limits
 	// Branches is the prefix of the branches ralph may push (branch_prefix); see git.Repo.Branches.
 	Branches string
+	// Publisher, when set, has GitHub make ralph's commits so that it signs them (publish.go); nil: ralph
+	// pushes its own commits.
+	Publisher Publisher
 }
 
 // Store is ralph's repository and the place where agent areas are made.
@@ -117,6 +120,8 @@ type Workspace struct {
 	built string           // the last commit ralph built in this step ("" none)
 	tree  string           // the tree the last Collect checked
 	known map[string]known // the files ralph wrote into the copy, as it left them
+	// Unverified are the commits ralph published in this step that GitHub did not verify.
+	Unverified []Unverified
 }
 
 // Prepare gives the agent of issue a fresh area at the tip of branch (or at base when the branch does not
@@ -301,7 +306,11 @@ func (w *Workspace) Push(ctx context.Context) error {
 	if w.built == "" || w.built == w.RemoteOld {
 		return nil
 	}
-	if err := w.store.repo.Push(ctx, w.built, w.Branch, w.RemoteOld); err != nil {
+	if w.store.opts.Publisher != nil {
+		if err := w.publish(ctx); err != nil {
+			return err
+		}
+	} else if err := w.store.repo.Push(ctx, w.built, w.Branch, w.RemoteOld); err != nil {
 		return err
 	}
 	w.RemoteOld = w.built

@@ -42,7 +42,7 @@ KEEP = re.compile(
     r"^/repos/\{owner\}/\{repo\}$"
     r"|^/repos/\{owner\}/\{repo\}/(issues|labels|pulls|git|branches|commits|collaborators"
     r"|contents|compare|merges|statuses|milestones|actions/workflows|actions/runs|actions/jobs"
-    r"|actions/permissions|actions/secrets|actions/organization-secrets|check-runs|check-suites)(/|$)"
+    r"|actions/permissions|actions/secrets|actions/organization-secrets|check-runs|check-suites|rules)(/|$)"
     r"|^/(user|rate_limit|meta)$|^/users/\{username\}$"
 )
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -157,6 +157,7 @@ if merged is None:
     pr = merged["pull_request"]
     pr.update(merged=True, merged_at=pr.get("closed_at"), merged_by=merged.get("sender"))
 write("pull_request.closed.json", merged)
+write("merge_group.checks_requested.json", need(first("merge_group", "checks_requested"), "merge_group checks_requested"))
 
 def derived(x, what):
     return json.loads(json.dumps(need(x, what)))

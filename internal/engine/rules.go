@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
+	"github.com/ralph-dev/gh-ralph/internal/rules"
+)
+
+// RuleReader is a GitHub that reads the repository rules (rulesets) that apply to a branch; *ghapi.Client
+// does. With one, a step that runs the agent and pushes to the issue's branch first reads that branch's rules
+// and stops, before it changes anything, where one would refuse its work.
+type RuleReader interface {
+	BranchRules(ctx context.Context, branch string) ([]ghapi.Rule, error)
+}
+
+// Signing says whether GitHub will find ralph's commits signed, and how: a rule requiring signatures is
+// judged by it.
+type Signing struct {
+	Signed bool
+	How    string // "ssh key ~/.ssh/id_ed25519.pub", or why they are not signed
+}
+
+// RulesError is a run stopped before it changed anything because a repository rule would refuse its work.
+type RulesError struct {
+	Issue   int
+	Branch  string
+	Refused []rules.Verdict
+}
+
+func (e *RulesError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d: the repository's rules would refuse ralph's work on %s, so nothing was run or changed:", e.Issue, e.Branch)
+	for _, v := range e.Refused {
+		fmt.Fprintf(&b, "\n- %s: %s; to fix: %s", v.Name(), v.Why, v.Remedy)
+	}
+	return b.String()
+}
+
+// ruleWork is what the step about to run will do on the issue's branch, for the rules to judge.
+func (e *Engine) ruleWork(ic *issue) rules.Work {
+	return RuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec)
+}
+
+// RuleWork is what ralph does on issue n's branch (rec names it), for the repository's rules to judge: the
+// branch, the commit messages it writes, the files it writes itself (its documents), and how it signs.
+func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
+	w := rules.Work{Branch: rec.Branch, Prefix: cfg.BranchPrefix, Signed: s.Signed, Signing: s.How}
+	if w.Signing == "" {
+		w.Signing = "ralph's commits are made with git and not signed"
+	}
+	for _, d := range []Document{researchDocument, planDocument, reviewDocument, selfReviewDocument} {
+		w.Messages = append(w.Messages, d.subject(n, title)+"\n\n"+trailerKey+": "+d.Kind)
+		w.Paths = append(w.Paths, d.path(n, rec))
+	}
+	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", n, Inert(title), trailerKey))
+	return w
+}
+
+// checkRules reads the rules of the issue's branch before step st runs its agent, and returns a *RulesError
+// when one would refuse the step's work. A step with no agent, or one whose work stays off the branch (triage),
+// reads nothing. Rules ralph cannot read are a warning: a push they refuse is still reported with its rule.
+//
+// The rules are read where they can refuse: by the steps before ralph's first push to the branch (which
+// creates it), and, after a rule refused a push (GH013, Record.RulesRefused), by each step until one
+// succeeds. Any other step pushes without reading them, a request saved: a rule added meanwhile refuses
+// its push, which is reported with the rule, and the retry reads the rules first.
+func (e *Engine) checkRules(ctx context.Context, ic *issue, st *Step) error {
+	rr, ok := e.GitHub.(RuleReader)
+	if !ok || !st.Agent(e.Config) || (st.Doc != nil && st.Doc.Folder == "") || ic.rec.Branch == "" {
+		return nil
+	}
+	if ic.rec.Head != "" && !ic.rec.RulesRefused {
+		return nil
+	}
+	rs, err := rr.BranchRules(ctx, ic.rec.Branch)
+	if err != nil {
+		e.Log.Warnf("#%d: reading the repository's rules for %s: %v (a push they refuse is reported when it happens)", ic.n, ic.rec.Branch, err)
+		return nil
+	}
+	if bad := rules.Refusals(rules.Judge(rs, e.ruleWork(ic))); len(bad) > 0 {
+		for i := range bad {
+			// The rule's parameters and source are others' text: rendered inert wherever they are shown.
+			bad[i].Why, bad[i].Rule.Source = inert.String(bad[i].Why), inert.String(bad[i].Rule.Source)
+		}
+		return &RulesError{Issue: ic.n, Branch: ic.rec.Branch, Refused: bad}
+	}
+	return nil
+}
