@@ -85,10 +85,24 @@ func TestToolchainImageExample(t *testing.T) {
 	if target == "slim" {
 		ralphs = parse("action.yml")
 	}
-	if own.Runs.Using != "docker" || own.Runs.Image != "Dockerfile" || !slices.Equal(own.Runs.Args, ralphs.Runs.Args) {
-		t.Errorf("the example's action runs %s %s %q, want docker Dockerfile %q", own.Runs.Using, own.Runs.Image, own.Runs.Args, ralphs.Runs.Args)
+	// ralph's own action is a composite that starts its image (script/action.sh); the example is a plain
+	// Docker action of the image, which runs ralph's action command.
+	if own.Runs.Using != "docker" || own.Runs.Image != "Dockerfile" || !slices.Equal(own.Runs.Args, []string{"action"}) {
+		t.Errorf("the example's action runs %s %s %q, want docker Dockerfile [action]", own.Runs.Using, own.Runs.Image, own.Runs.Args)
 	}
-	if !reflect.DeepEqual(own.Inputs, ralphs.Inputs) || !reflect.DeepEqual(own.Outputs, ralphs.Outputs) {
+	// The same inputs, and the same outputs by name and description (a composite's carry a value: too).
+	described := func(outputs map[string]any) map[string]any {
+		m := map[string]any{}
+		for name, o := range outputs {
+			if o, ok := o.(map[string]any); ok {
+				m[name] = o["description"]
+				continue
+			}
+			m[name] = o
+		}
+		return m
+	}
+	if !reflect.DeepEqual(own.Inputs, ralphs.Inputs) || !reflect.DeepEqual(described(own.Outputs), described(ralphs.Outputs)) {
 		t.Errorf("the example's inputs or outputs differ from %s/action.yml's: copy them", target)
 	}
 
