@@ -567,3 +567,27 @@ func TestWriteHomeGemini(t *testing.T) {
 		t.Errorf("without a key: %v, %q", err, read(none))
 	}
 }
+
+// Every preset's output format has a parser here, and a preset whose format has none is refused by New
+// rather than run without one.
+func TestEveryPresetHasAParser(t *testing.T) {
+	t.Parallel()
+	for _, p := range preset.List() {
+		if _, ok := parsers[p.Stream]; !ok {
+			t.Errorf("preset %s prints %q, which has no parser", p.Name, p.Stream)
+		}
+		if _, err := New(config.Agent{Preset: p.Name}); err != nil {
+			t.Errorf("New(%s): %v", p.Name, err)
+		}
+	}
+	p := preset.List()[0]
+	p.Stream = "some-new-format"
+	if _, err := newPreset(p, config.Agent{Preset: p.Name}); err == nil || !strings.Contains(err.Error(), "no parser") {
+		t.Errorf("a preset whose format has no parser: %v", err)
+	}
+	p = preset.List()[0]
+	p.Args = nil
+	if _, err := newPreset(p, config.Agent{Preset: p.Name}); err == nil || !strings.Contains(err.Error(), "Args") {
+		t.Errorf("a preset without Args: %v", err)
+	}
+}

@@ -61,6 +61,9 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("unknown agent preset %q (want %s)", p.Name, strings.Join(preset.Names(), ", "))
 	}
+	if err := preset.Check(d); err != nil {
+		return Result{}, err
+	}
 	newParser, ok := parsers[d.Stream]
 	if !ok {
 		return Result{}, fmt.Errorf("preset %q prints %q, which ralph has no parser for", d.Name, d.Stream)
@@ -87,7 +90,7 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 // with the gateway or has the preset's first key variable, unless the HOME already has them; they are the
 // agent's (the boundary's user, or else the HOME's owner), as the rest of its HOME is.
 func writeHome(d preset.Preset, inv Invocation) error {
-	if len(d.Home) == 0 {
+	if len(d.Home) == 0 || len(d.KeyVars) == 0 {
 		return nil
 	}
 	var home string
