@@ -393,7 +393,7 @@ func TestNew(t *testing.T) {
 				"sh", "-c", `npx -y @google/gemini-cli@0.61.0 "$@"`, "sh",
 				"-p", preset.GeminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"}},
 		},
-		{cfg: config.Agent{Preset: "copilot"}, wantErr: true},
+		{cfg: config.Agent{Preset: "aider"}, wantErr: true},
 		{cfg: config.Agent{}, wantErr: true},
 	}
 	for _, tt := range tests {

@@ -21,6 +21,8 @@ type Gateway struct {
 	// ServerTools are the tools the vendor runs that the gateway forwards (gateway.server_tools): a CLI that
 	// asks for one on every request by default is told not to, unless it is allowed.
 	ServerTools []gateway.ServerTool
+	// presetEnv are the preset's own variables pointing it at the gateway (preset.Preset.GatewayEnv).
+	presetEnv []string
 }
 
 // The variables every agent that runs with the gateway gets, whatever its vendor: a command agent may use
@@ -43,7 +45,11 @@ func (g *Gateway) env(base []string) []string {
 	for _, b := range vendor.BaseURLs {
 		drop[b.Var] = true
 	}
-	env := make([]string, 0, len(base)+8)
+	for _, kv := range g.presetEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	env := make([]string, 0, len(base)+8+len(g.presetEnv))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
 		if !drop[k] {
@@ -65,7 +71,7 @@ func (g *Gateway) env(base []string) []string {
 	for _, n := range names {
 		env = append(env, n+"="+g.Key)
 	}
-	return env
+	return append(env, g.presetEnv...)
 }
 
 // ModelCredential is the vendor's key as ralph holds it: the first of the vendor's key variables that

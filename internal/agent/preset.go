@@ -35,6 +35,7 @@ var parsers = map[preset.Stream]func(model string) eventParser{
 	preset.ClaudeStreamJSON: func(string) eventParser { return &claudeParser{} },
 	preset.CodexJSONL:       func(m string) eventParser { return &codexParser{model: m} },
 	preset.GeminiStreamJSON: func(m string) eventParser { return &geminiParser{model: m} },
+	preset.CopilotJSONL:     func(m string) eventParser { return &copilotParser{model: m} },
 }
 
 // newPreset builds the invocation of a preset from the config. agent.command, when set, replaces the
@@ -76,9 +77,21 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 		// The gateway meters the cost and refuses requests past agent.max_cost itself: the CLI's own
 		// claim of its cost would be a second limit, counted otherwise.
 		argv, lim.MaxCost = withoutFlag(argv, "--max-budget-usd"), 0
+		pg := preset.Gateway{URL: g.URL, Key: g.Key, KeyVar: EnvGatewayKey, Model: p.Model, WebSearch: slices.Contains(g.ServerTools, gateway.WebSearch)}
 		if d.GatewayArgs != nil {
-			argv = append(argv, d.GatewayArgs(preset.Gateway{URL: g.URL, KeyVar: EnvGatewayKey, WebSearch: slices.Contains(g.ServerTools, gateway.WebSearch)})...)
+			argv = append(argv, d.GatewayArgs(pg)...)
 		}
+		if d.GatewayEnv != nil {
+			withEnv := *g
+			withEnv.presetEnv = d.GatewayEnv(pg)
+			inv.Gateway = &withEnv
+		}
+	}
+	if d.PromptArg != "" {
+		if len(inv.Prompt) >= maxArg {
+			return Result{}, fmt.Errorf("the prompt is %d bytes, and %s takes it as one argument, which Linux limits to %d bytes: shorten the issue, or use a preset that reads its prompt from stdin", len(inv.Prompt), d.Title, maxArg)
+		}
+		argv = append(argv, d.PromptArg, inv.Prompt)
 	}
 	if err := writeHome(d, inv); err != nil {
 		return Result{}, fmt.Errorf("preparing the agent's HOME for %s: %w", d.Title, err)
@@ -145,6 +158,9 @@ func writeHome(d preset.Preset, inv Invocation) error {
 	}
 	return nil
 }
+
+// maxArg is Linux's limit on one argument's length (MAX_ARG_STRLEN), with its terminating NUL.
+const maxArg = 128 * 1024
 
 // withoutFlag is argv without flag and the value after it.
 func withoutFlag(argv []string, flag string) []string {

@@ -22,8 +22,14 @@ type Preset struct {
 	KeyVars []string
 	// Args are its non-interactive arguments (the prompt comes on stdin), before agent.args.
 	Args func(Settings) []string
+	// PromptArg is the flag whose argument is the prompt, for a CLI that does not read it from stdin
+	// ("": stdin).
+	PromptArg string
 	// GatewayArgs are what it needs besides its environment to reach ralph's gateway (nil: nothing).
 	GatewayArgs func(Gateway) []string
+	// GatewayEnv are the variables (NAME=value) that point it at ralph's gateway beyond its vendor's base
+	// URL and key variables (nil: none); ralph drops the agent.env values of these names.
+	GatewayEnv func(Gateway) []string
 	// Stream is the format of what it prints, which picks the parser of its events.
 	Stream Stream
 	// ReportsCost is true when it reports its own cost, so that agent.max_cost holds without the gateway.
@@ -45,7 +51,9 @@ type Settings struct {
 // Gateway is what a preset's GatewayArgs take of ralph's model gateway.
 type Gateway struct {
 	URL       string // the gateway's base URL
+	Key       string // the gateway's key, good for this run
 	KeyVar    string // the variable holding the gateway's key
+	Model     string // agent.model
 	WebSearch bool   // gateway.server_tools allows the vendor's web search
 }
 
@@ -63,6 +71,7 @@ const (
 	ClaudeStreamJSON Stream = "claude-stream-json" // Claude Code's --output-format stream-json
 	CodexJSONL       Stream = "codex-jsonl"        // codex exec --json
 	GeminiStreamJSON Stream = "gemini-stream-json" // Gemini CLI's --output-format stream-json
+	CopilotJSONL     Stream = "copilot-jsonl"      // Copilot CLI's --output-format json
 )
 
 // Vendor is a model API ralph's gateway serves.
@@ -108,7 +117,7 @@ func VendorOf(name string) (Vendor, bool) {
 }
 
 // List are the presets, in the order ralph offers them.
-func List() []Preset { return []Preset{claude(), codex(), gemini()} }
+func List() []Preset { return []Preset{claude(), codex(), gemini(), copilot()} }
 
 // Names are the presets' names, in List's order.
 func Names() []string {

@@ -7,7 +7,7 @@
 // tool_use block's input), message_delta (stop_reason and usage.output_tokens), message_stop.
 //
 // The script: when the conversation's last user message carries no tool_result, the model answers with a
-// tool_use of Claude Code's file-writing tool, asking it to write the artifact; after the tool_result it
+// tool_use of the CLI's file-writing tool (Claude Code's Write, Copilot CLI's create), asking it to write the artifact; after the tool_result it
 // answers with a short text and end_turn. Requests without tools (Claude Code's side requests, such as
 // titles) get a short text and are not counted as turns.
 package agenttest
@@ -86,10 +86,15 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	tool := ""
+	// The file-writing tool: Claude Code's Write (file_path, content), or Copilot CLI's create (path,
+	// file_text).
+	tool, pathField, textField := "", "", ""
 	for _, t := range req.Tools {
-		if t.Name == "Write" {
-			tool = t.Name
+		switch t.Name {
+		case "Write":
+			tool, pathField, textField = t.Name, "file_path", "content"
+		case "create":
+			tool, pathField, textField = t.Name, "path", "file_text"
 		}
 	}
 	if tool == "" {
@@ -105,7 +110,7 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		if artifact == "" || !strings.Contains(string(all), artifact) {
 			f.problem("the prompt does not name the artifact %q", artifact)
 		}
-		input := map[string]string{"file_path": artifact, "content": f.content}
+		input := map[string]string{pathField: artifact, textField: f.content}
 		f.respond(w, req, id, tool, input, "", "tool_use")
 		return
 	}
