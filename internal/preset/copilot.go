@@ -11,11 +11,15 @@ func copilot() Preset {
 		// provider types are openai, azure and anthropic; ralph's OpenAI gateway serves the Responses API,
 		// not the chat completions Copilot CLI's openai type sends).
 		Vendor:     "anthropic",
-		KeyVars:    []string{"ANTHROPIC_API_KEY", "COPILOT_PROVIDER_API_KEY"},
+		KeyVars:    []string{"ANTHROPIC_API_KEY", "COPILOT_PROVIDER_API_KEY", "COPILOT_GITHUB_TOKEN"},
 		Args:       copilotArgs,
 		PromptArg:  "-p",
 		GatewayEnv: copilotGatewayEnv,
 		Stream:     CopilotJSONL,
+		WithoutGateway: "with gateway.enabled: false, Copilot CLI runs on a Copilot plan: the agent holds the GitHub token agent.env passes it " +
+			"(COPILOT_GITHUB_TOKEN, a fine-grained token with the Copilot Requests permission), which ralph cannot proxy (Copilot's API " +
+			"trades it for tokens of its own), and can use it for as long as it is valid; what bounds its spending is the plan's premium " +
+			"requests, not dollars (agent.max_cost cannot be enforced)",
 	}
 }
 

@@ -37,6 +37,9 @@ type Preset struct {
 	// Home are files it needs in its HOME to run headless against a base URL that is not its vendor's:
 	// written, unless there already, when it runs with the gateway or has its first key variable.
 	Home []File
+	// WithoutGateway says what the agent holds, and what bounds its spending, when it runs without ralph's
+	// gateway in a way that is not simply its vendor's key ("": nothing more to say); doctor says it.
+	WithoutGateway string
 	// InBoundary is its argv when ralph's boundary holds it (nil: unchanged).
 	InBoundary func(argv []string) []string
 }
