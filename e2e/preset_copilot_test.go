@@ -20,7 +20,7 @@ import (
 func TestPresetCopilotRealCLI(t *testing.T) {
 	t.Parallel()
 	const content = "# Research: greeting\n\nWritten by Copilot CLI for ralph.\n"
-	e, model, r := copilotResearch(t, content)
+	e, model, r := anthropicPresetResearch(t, "copilot", content)
 	if r.exit != 0 || r.outputs["step"] != "research" {
 		t.Fatalf("research with Copilot CLI: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
 	}
@@ -55,7 +55,7 @@ func TestPresetCopilotRealCLI(t *testing.T) {
 func TestPresetCopilotRealCLIBudget(t *testing.T) {
 	t.Parallel()
 	const content = "# Research: greeting\n\nWritten before the budget was reached.\n"
-	e, model, r := copilotResearch(t, content, "  max_cost: "+ftoa(perAnswer(t)/2)+"\n")
+	e, model, r := anthropicPresetResearch(t, "copilot", content, "  max_cost: "+ftoa(perAnswer(t)/2)+"\n")
 	if r.exit != 0 || r.outputs["state"] != "human-needed" {
 		t.Fatalf("research at the budget: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
 	}
@@ -70,14 +70,15 @@ func TestPresetCopilotRealCLIBudget(t *testing.T) {
 	}
 }
 
-// copilotResearch runs the label run of issue 1 with `preset: copilot` against a scripted Anthropic model
-// behind ralph's gateway; ralph holds the model key. It skips when Copilot CLI is not installed.
-func copilotResearch(t *testing.T, content string, agentExtra ...string) (*env, *agenttest.Anthropic, result) {
+// anthropicPresetResearch runs the label run of issue 1 with the preset (whose program is its name) against
+// a scripted Anthropic model behind ralph's gateway; ralph holds the model key. It skips when the CLI is not
+// installed.
+func anthropicPresetResearch(t *testing.T, preset, content string, agentExtra ...string) (*env, *agenttest.Anthropic, result) {
 	t.Helper()
-	bin := agentsBin(t, "copilot")
+	bin := agentsBin(t, preset)
 	model := agenttest.NewAnthropic(t, modelKey, "", content)
 	e := newEnv(t, `agent:
-  preset: copilot
+  preset: `+preset+`
   max_turns: `+strconv.Itoa(10)+`
   timeout: 3m
 `+strings.Join(agentExtra, "")+`gateway:

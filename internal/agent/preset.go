@@ -36,6 +36,7 @@ var parsers = map[preset.Stream]func(model string) eventParser{
 	preset.CodexJSONL:       func(m string) eventParser { return &codexParser{model: m} },
 	preset.GeminiStreamJSON: func(m string) eventParser { return &geminiParser{model: m} },
 	preset.CopilotJSONL:     func(m string) eventParser { return &copilotParser{model: m} },
+	preset.OpencodeJSONL:    func(m string) eventParser { return &opencodeParser{model: m} },
 }
 
 // newPreset builds the invocation of a preset from the config. agent.command, when set, replaces the

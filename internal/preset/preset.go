@@ -75,6 +75,7 @@ const (
 	CodexJSONL       Stream = "codex-jsonl"        // codex exec --json
 	GeminiStreamJSON Stream = "gemini-stream-json" // Gemini CLI's --output-format stream-json
 	CopilotJSONL     Stream = "copilot-jsonl"      // Copilot CLI's --output-format json
+	OpencodeJSONL    Stream = "opencode-jsonl"     // opencode run --format json
 )
 
 // Vendor is a model API ralph's gateway serves.
@@ -120,7 +121,7 @@ func VendorOf(name string) (Vendor, bool) {
 }
 
 // List are the presets, in the order ralph offers them.
-func List() []Preset { return []Preset{claude(), codex(), gemini(), copilot()} }
+func List() []Preset { return []Preset{claude(), codex(), gemini(), copilot(), opencode()} }
 
 // Names are the presets' names, in List's order.
 func Names() []string {

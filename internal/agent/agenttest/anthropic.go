@@ -7,7 +7,7 @@
 // tool_use block's input), message_delta (stop_reason and usage.output_tokens), message_stop.
 //
 // The script: when the conversation's last user message carries no tool_result, the model answers with a
-// tool_use of the CLI's file-writing tool (Claude Code's Write, Copilot CLI's create), asking it to write the artifact; after the tool_result it
+// tool_use of the CLI's file-writing tool (Claude Code's Write, Copilot CLI's create, opencode's write), asking it to write the artifact; after the tool_result it
 // answers with a short text and end_turn. Requests without tools (Claude Code's side requests, such as
 // titles) get a short text and are not counted as turns.
 package agenttest
@@ -86,8 +86,8 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	// The file-writing tool: Claude Code's Write (file_path, content), or Copilot CLI's create (path,
-	// file_text).
+	// The file-writing tool: Claude Code's Write (file_path, content), Copilot CLI's create (path,
+	// file_text), or opencode's write (filePath, content).
 	tool, pathField, textField := "", "", ""
 	for _, t := range req.Tools {
 		switch t.Name {
@@ -95,6 +95,8 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 			tool, pathField, textField = t.Name, "file_path", "content"
 		case "create":
 			tool, pathField, textField = t.Name, "path", "file_text"
+		case "write":
+			tool, pathField, textField = t.Name, "filePath", "content"
 		}
 	}
 	if tool == "" {
