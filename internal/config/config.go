@@ -104,7 +104,7 @@ type Config struct {
 
 // Agent is the agent: section.
 type Agent struct {
-	// Preset is claude, codex, gemini or command.
+	// Preset is one of package preset's, or command.
 	Preset string // preset
 	// Command is the program line for preset command; it is required then.
 	Command string // command
