@@ -561,6 +561,11 @@ func TestWriteHomeGemini(t *testing.T) {
 	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + mine, "GEMINI_API_KEY=k"}}); err != nil || read(mine) != "{}" {
 		t.Errorf("existing settings: %v, %q", err, read(mine))
 	}
+	// A HOME named with a trailing slash is the same HOME.
+	slash := t.TempDir()
+	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + slash + "/", "GEMINI_API_KEY=k"}}); err != nil || read(slash) != gemini.Home[0].Content {
+		t.Errorf("HOME with a trailing slash: %v, %q", err, read(slash))
+	}
 	// Without the key there is nothing to choose.
 	none := t.TempDir()
 	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + none}}); err != nil || read(none) != "" {

@@ -121,6 +121,7 @@ func writeHome(d preset.Preset, inv Invocation) error {
 	if home == "" || !hasKey {
 		return nil
 	}
+	home = filepath.Clean(home)
 	info, err := os.Stat(home)
 	if err != nil {
 		return err
@@ -138,7 +139,7 @@ func writeHome(d preset.Preset, inv Invocation) error {
 			continue
 		}
 		var made []string
-		for dir := filepath.Dir(file); dir != home; dir = filepath.Dir(dir) {
+		for dir := filepath.Dir(file); dir != home && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
 			if _, err := os.Lstat(dir); err != nil {
 				made = append(made, dir)
 			}
