@@ -17,6 +17,8 @@ func claude() Preset {
 		Args:        claudeArgs,
 		Stream:      ClaudeStreamJSON,
 		ReportsCost: true,
+		// Its settings, hooks, agents, commands and skills, and its project MCP servers.
+		ConfigPaths: []string{".claude/**", ".mcp.json"},
 	}
 }
 

@@ -14,6 +14,8 @@ func codex() Preset {
 		Args:        codexArgs,
 		GatewayArgs: codexGatewayArgs,
 		Stream:      CodexJSONL,
+		// Its project config (.codex/config.toml: MCP servers, profiles, sandbox settings).
+		ConfigPaths: []string{".codex/**"},
 		InBoundary:  codexInBoundary,
 	}
 }

@@ -16,6 +16,11 @@ func copilot() Preset {
 		PromptArg:  "-p",
 		GatewayEnv: copilotGatewayEnv,
 		Stream:     CopilotJSONL,
+		// Its repository instructions, custom agents, skills, hooks (commands it runs) and MCP servers.
+		ConfigPaths: []string{
+			".github/copilot-instructions.md", ".github/instructions/**", ".github/agents/**",
+			".github/skills/**", ".github/hooks/**", ".github/mcp.json", ".mcp.json", ".vscode/mcp.json", ".copilot/**",
+		},
 		WithoutGateway: "with gateway.enabled: false, Copilot CLI runs on a Copilot plan: the agent holds the GitHub token agent.env passes it " +
 			"(COPILOT_GITHUB_TOKEN, a fine-grained token with the Copilot Requests permission), which ralph cannot proxy (Copilot's API " +
 			"trades it for tokens of its own), and can use it for as long as it is valid; what bounds its spending is the plan's premium " +

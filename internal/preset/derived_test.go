@@ -46,7 +46,7 @@ func TestListIsWhole(t *testing.T) {
 // A preset with a required field left out is refused, and the refusal names the field.
 func TestCheckNamesTheFieldLeftOut(t *testing.T) {
 	t.Parallel()
-	required := []string{"Name", "Title", "Program", "Package", "Version", "Vendor", "KeyVars", "Args", "Stream"}
+	required := []string{"Name", "Title", "Program", "Package", "Version", "Vendor", "KeyVars", "Args", "Stream", "ConfigPaths"}
 	for _, p := range List() {
 		for _, field := range required {
 			q := p

@@ -11,6 +11,8 @@ func gemini() Preset {
 		KeyVars: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		Args:    geminiArgs,
 		Stream:  GeminiStreamJSON,
+		// Its project settings, commands and extensions (MCP servers, tool discovery commands).
+		ConfigPaths: []string{".gemini/**"},
 		// With GOOGLE_GEMINI_BASE_URL set Gemini CLI takes the auth type to be "gateway", which headless
 		// mode refuses ("Invalid auth method selected"), unless its user settings pick the API key.
 		Home: []File{{Path: ".gemini/settings.json", Content: `{"security":{"auth":{"selectedType":"gemini-api-key"}}}` + "\n"}},

@@ -18,6 +18,9 @@ func opencode() Preset {
 		Args:       opencodeArgs,
 		GatewayEnv: opencodeGatewayEnv,
 		Stream:     OpencodeJSONL,
+		// Its project config (providers, agents, MCP servers, permissions) and its directory of agents,
+		// commands, modes, plugins and tools (plugins and tools are code it runs).
+		ConfigPaths: []string{"opencode.json", "opencode.jsonc", ".opencode/**"},
 	}
 }
 

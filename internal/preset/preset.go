@@ -42,6 +42,11 @@ type Preset struct {
 	WithoutGateway string
 	// InBoundary is its argv when ralph's boundary holds it (nil: unchanged).
 	InBoundary func(argv []string) []string
+	// ConfigPaths are the repository paths its CLI reads as its configuration, instructions, agents,
+	// skills, hooks or MCP servers (patterns as protected_paths takes them): a phase that wrote them would
+	// steer the agent of the next, so ralph protects them whenever this preset runs, whatever
+	// protected_paths says.
+	ConfigPaths []string
 }
 
 // Settings are the agent: settings a preset's arguments take.
@@ -152,6 +157,7 @@ func Check(p Preset) error {
 		{"Name", p.Name == ""}, {"Title", p.Title == ""}, {"Program", p.Program == ""},
 		{"Package", p.Package == ""}, {"Version", p.Version == ""}, {"Vendor", p.Vendor == ""},
 		{"KeyVars", len(p.KeyVars) == 0}, {"Args", p.Args == nil}, {"Stream", p.Stream == ""},
+		{"ConfigPaths", len(p.ConfigPaths) == 0},
 	} {
 		if f.unset {
 			missing = append(missing, f.name)
