@@ -43,7 +43,7 @@ type InitOptions struct {
 	// Project also creates the state field on the board of the config's project: section (a config that
 	// differs from init's is then kept, not an error: it is where the board is named).
 	Project bool
-	// Agent is the preset (claude, codex, gemini or command); "" asks on a terminal, else keeps the
+	// Agent is the preset (one of preset.Names, or command); "" asks on a terminal, else keeps the
 	// config's or takes claude. Command is agent.command.
 	Agent, Command string
 	// SetSecret sets the agent's API key as a repository secret with gh secret set (which asks for it on
@@ -65,9 +65,10 @@ issue, least-privilege permissions) and .github/ralph.yml (every setting with it
 comment), create ralph's labels with their colours and descriptions, and check the repository's
 Actions settings that ralph needs, saying what to change and where.
 
-init asks which agent runs the steps (claude, codex, gemini, or a command of your own), or takes
---agent. For a preset it passes the CLI's API key to the agent (agent.env and the workflow's env),
-and offers to store it as a repository secret with gh secret set (--set-secret: without asking).
+init asks which agent runs the steps (claude, codex, gemini, copilot, opencode, or a command of your
+own), or takes --agent. For a preset it passes the CLI's API key to the agent (agent.env and the
+workflow's env), and offers to store it as a repository secret with gh secret set (--set-secret:
+without asking).
 
 init can be run again: a file that is already as init writes it, and a label that exists, are
 left alone. A file you changed is not overwritten unless you pass --force. Commit and push the

@@ -104,7 +104,24 @@ func TestRepositoryFilesFollowTheList(t *testing.T) {
 			t.Errorf("script/container-test.sh does not take its agents from script/image.sh agents: no %q", want)
 		}
 	}
+	// The README's sentences that list the presets, with its line breaks as spaces.
+	flat := strings.Join(strings.Fields(readme), " ")
+	quoted := func(sep string) string { return "`" + strings.Join(Names(), "`"+sep+"`") + "`" }
+	for _, want := range []string{
+		"asks which agent runs the steps (" + quoted(", ") + ", or `command` with a program of your own)",
+		"preset: claude # or " + strings.Join(Names()[1:], ", ") + ", or command with your own program",
+		"is a target of the `Dockerfile` (`slim`, " + quoted(", ") + ").",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("README.md does not list the presets as the list has them: no %q", want)
+		}
+	}
 	for _, p := range List() {
+		for _, path := range p.ConfigPaths {
+			if !strings.Contains(readme, "`"+path+"`") {
+				t.Errorf("README.md (protected paths): preset %s's configuration path %q is missing", p.Name, path)
+			}
+		}
 		for _, want := range []struct{ file, text, in string }{
 			{"Dockerfile", "FROM fetch AS cli-" + p.Name + "\n", dockerfile},
 			{"Dockerfile", "RUN image.sh cli " + p.Name + ` "$TARGETARCH" /out`, dockerfile},
