@@ -11,6 +11,12 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
+// Where each CLI's system prompt names its working directory, the worktree of the step.
+var (
+	opencodeWorkdir = regexp.MustCompile(`Working directory: (/[^\\"\s]+)`)
+	copilotWorkdir  = regexp.MustCompile(`working directory[^/]*(/[^\\"\s<]+)`)
+)
+
 // stepDocument is the document path ralph's prompt gives a step, as the request's JSON carries it: an
 // absolute path alone on an indented line, under thoughts/shared/<folder>/.
 var stepDocument = regexp.MustCompile(`\\n {4}(/[^\\"]+/thoughts/shared/(research|plans|reviews)/[^\\"]+\.md)\\n`)
@@ -18,8 +24,9 @@ var stepDocument = regexp.MustCompile(`\\n {4}(/[^\\"]+/thoughts/shared/(researc
 // implementPhaseFlow runs issue 1 with the preset from its label through research, plan, review and the
 // first implement phase, every run through the built binary with the real CLI against one scripted
 // Anthropic model behind ralph's gateway: the model has the CLI write each step's document, then, in the
-// phase, the file the plan asks for. It returns the env, the model and the implement run.
-func implementPhaseFlow(t *testing.T, preset string, workdir *regexp.Regexp) (*env, *agenttest.Anthropic, result) {
+// phase, the file the plan asks for. extraConfig ends the config. It returns the env, the model and the
+// implement run.
+func implementPhaseFlow(t *testing.T, preset string, workdir *regexp.Regexp, extraConfig string) (*env, *agenttest.Anthropic, result) {
 	t.Helper()
 	bin := agentsBin(t, preset)
 	model := agenttest.NewAnthropicSteps(t, modelKey, func(req string) (string, string) {
@@ -41,7 +48,7 @@ func implementPhaseFlow(t *testing.T, preset string, workdir *regexp.Regexp) (*e
 		return "", ""
 	})
 	e := newEnv(t, "agent:\n  preset: "+preset+"\n  max_turns: 10\n  timeout: 3m\n  max_cost: 1\n"+
-		"self_review: false\ngateway:\n  upstream: "+model.URL+"\n")
+		"self_review: false\ngateway:\n  upstream: "+model.URL+"\n"+extraConfig)
 	opts := runOpts{env: map[string]string{"PATH": bin + ":" + os.Getenv("PATH"), "ANTHROPIC_API_KEY": modelKey}}
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
@@ -97,13 +104,34 @@ func checkImplementPhase(t *testing.T, e *env, model *agenttest.Anthropic, prese
 // phase (research, plan, review, phase 1), each step's model calls through ralph's gateway and metered.
 func TestPresetOpencodeRealCLIImplement(t *testing.T) {
 	t.Parallel()
-	e, model, _ := implementPhaseFlow(t, "opencode", regexp.MustCompile(`Working directory: (/[^\\"\s]+)`))
+	e, model, _ := implementPhaseFlow(t, "opencode", opencodeWorkdir, "")
 	checkImplementPhase(t, e, model, "opencode")
 }
 
 // TestPresetCopilotRealCLIImplement: the same with the real GitHub Copilot CLI.
 func TestPresetCopilotRealCLIImplement(t *testing.T) {
 	t.Parallel()
-	e, model, _ := implementPhaseFlow(t, "copilot", regexp.MustCompile(`working directory[^/]*(/[^\\"\s<]+)`))
+	e, model, _ := implementPhaseFlow(t, "copilot", copilotWorkdir, "")
 	checkImplementPhase(t, e, model, "copilot")
+}
+
+// TestPresetCopilotRealCLIImplementBudget: with budget.issue between what research, plan and review spent
+// (six answers at the same price) and what the phase's first answer brings, ralph's gateway lets the
+// phase's first model request through and refuses the next: the file the phase wrote is committed as the
+// phase, and the issue goes to a person saying to raise budget.issue.
+func TestPresetCopilotRealCLIImplementBudget(t *testing.T) {
+	t.Parallel()
+	e, model, r := implementPhaseFlow(t, "copilot", copilotWorkdir, "budget:\n  issue: "+ftoa(6.5*perAnswer(t))+"\n")
+	if r.outputs["state"] != "human-needed" {
+		t.Fatalf("implement at the issue's budget: outputs %v\n%s", r.outputs, r.stdout)
+	}
+	if b := model.Billed(); b.Requests != 7 {
+		t.Errorf("the model billed %d requests, want 7: the gateway refuses the phase's second", b.Requests)
+	}
+	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":greeting.txt"); got != "Hello from copilot." {
+		t.Errorf("greeting.txt on the branch = %q, want the phase's file kept", got)
+	}
+	if rec := e.record(1); !strings.Contains(rec.Reason, "raise `budget.issue`") || rec.Usage == nil || rec.Usage.Requests != 7 {
+		t.Errorf("the record: %s, %+v", rec.Reason, rec.Usage)
+	}
 }
