@@ -135,3 +135,24 @@ func TestPresetCopilotRealCLIImplementBudget(t *testing.T) {
 		t.Errorf("the record: %s, %+v", rec.Reason, rec.Usage)
 	}
 }
+
+// TestPresetOpencodeRealCLIImplementBudget: the same with opencode, whose steps each cost two answers and a
+// cheaper side request (its session's title): about seven answers before the phase, which sends its first
+// turn and its title together; budget.issue at seven and a half answers lets those through and refuses
+// the phase's second turn.
+func TestPresetOpencodeRealCLIImplementBudget(t *testing.T) {
+	t.Parallel()
+	e, model, r := implementPhaseFlow(t, "opencode", opencodeWorkdir, "budget:\n  issue: "+ftoa(7.5*perAnswer(t))+"\n")
+	if r.outputs["state"] != "human-needed" {
+		t.Fatalf("implement at the issue's budget: outputs %v\n%s", r.outputs, r.stdout)
+	}
+	if model.Turns() != 7 {
+		t.Errorf("the model answered %d agent turns, want 7: the gateway refuses the phase's second", model.Turns())
+	}
+	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":greeting.txt"); got != "Hello from opencode." {
+		t.Errorf("greeting.txt on the branch = %q, want the phase's file kept", got)
+	}
+	if rec := e.record(1); !strings.Contains(rec.Reason, "raise `budget.issue`") || rec.Usage == nil || rec.Usage.Requests != model.Billed().Requests {
+		t.Errorf("the record: %s, %+v; the model billed %+v", rec.Reason, rec.Usage, model.Billed())
+	}
+}
