@@ -1,5 +1,5 @@
 # The ralph GitHub Action's images: one static Go binary with git and CA certificates (the target slim, for
-# preset: command), and one image per agent (the targets claude, codex and gemini) holding that agent's CLI
+# preset: command), and one image per agent (the targets claude, codex, gemini, copilot and opencode) holding that agent's CLI
 # only, for the platform it is built for only. The release workflow publishes each for linux/amd64 and
 # linux/arm64 to ghcr.io/ralph-dev/gh-ralph:<VERSION>[-<agent>], which action.yml and <agent>/action.yml
 # name. The steps are in script/image.sh, which CI runs without a container engine too.
@@ -36,6 +36,14 @@ FROM fetch AS cli-gemini
 ARG TARGETARCH
 RUN image.sh cli gemini "$TARGETARCH" /out
 
+FROM fetch AS cli-copilot
+ARG TARGETARCH
+RUN image.sh cli copilot "$TARGETARCH" /out
+
+FROM fetch AS cli-opencode
+ARG TARGETARCH
+RUN image.sh cli opencode "$TARGETARCH" /out
+
 # Every image: Debian's git and CA certificates, and ralph, in one layer (what the system step removes of
 # Debian's base is not in it). This is the slim image.
 FROM debian:bookworm-slim AS system
@@ -67,3 +75,11 @@ FROM node:22-bookworm-slim AS node
 FROM slim AS gemini
 COPY --from=node /usr/local/bin/node /ralph/bin/node
 COPY --from=cli-gemini /out/ /ralph/
+
+# GitHub Copilot CLI: one native binary.
+FROM slim AS copilot
+COPY --from=cli-copilot /out/ /ralph/
+
+# opencode: one native binary.
+FROM slim AS opencode
+COPY --from=cli-opencode /out/ /ralph/

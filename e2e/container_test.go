@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -148,11 +149,12 @@ func TestAgentImageStep(t *testing.T) {
 			content := "# Research: greeting\n\nWritten in the " + agent + " image.\n"
 			var url, keyVar, key, model string
 			var problems func() []string
-			switch agent {
-			case "claude":
+			p, _ := preset.Lookup(agent)
+			switch p.Vendor { // the scripted model of the preset's vendor
+			case "anthropic":
 				m := agenttest.NewAnthropic(t, modelKey, "", content)
 				url, keyVar, key, model, problems = m.URL, "ANTHROPIC_API_KEY", modelKey, "claude-sonnet-4-5", m.Problems
-			case "codex":
+			case "openai":
 				m := agenttest.NewOpenAI(t, "sk-proj-ralphs-own", "", content)
 				url, keyVar, key, model, problems = m.URL, "OPENAI_API_KEY", "sk-proj-ralphs-own", "gpt-5.1-codex", m.Problems
 			case "gemini":

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"gopkg.in/yaml.v3"
 )
 
@@ -42,8 +43,8 @@ func TestImageInStep(t *testing.T) {
 		t.Fatalf("script/image.sh agents: %v", err)
 	}
 	agents := strings.Fields(string(out))
-	if !slices.Equal(agents, agent.ImageAgents) {
-		t.Errorf("script/image.sh agents = %q, agent.ImageAgents (init's and doctor's) = %q", agents, agent.ImageAgents)
+	if !slices.Equal(agents, preset.Names()) {
+		t.Errorf("script/image.sh agents = %q, preset.Names() (init's and doctor's) = %q", agents, preset.Names())
 	}
 	type actionFile struct {
 		Name    string         `yaml:"name"`

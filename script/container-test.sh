@@ -146,7 +146,9 @@ docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -v '<none>'
 
 phase "build (BuildKit, as the release does)"
 version="$(cat VERSION)"
-targets=(slim claude codex gemini)
+# The agents' images are those of script/image.sh agents (internal/preset's list, which its test checks).
+mapfile -t agents < <(script/image.sh agents)
+targets=(slim "${agents[@]}")
 # build PLATFORM TARGET TAG: the Dockerfile's TARGET for PLATFORM, as the release builds it.
 build() {
   DOCKER_BUILDKIT=1 docker build -q --network host --platform "$1" --target "$2" \
@@ -174,11 +176,11 @@ for target in "${targets[@]}"; do
     { echo "ralph-ci:$target: $got" >&2; exit 1; }
 done
 echo "every image runs bash, grep, sed, awk, find, diff, tar, gzip, coreutils and git (with HTTPS), holds their copyright files, and no setuid or setgid program"
-for target in claude codex gemini; do
+for target in "${agents[@]}"; do
   got="$(docker run --rm --network none --entrypoint "$target" "ralph-ci:$target" --version 2>&1)" ||
     { echo "$target --version in ralph-ci:$target failed: $got" >&2; exit 1; }
   echo "ralph-ci:$target: $target --version: $got"
-  for other in claude codex gemini node npm; do
+  for other in "${agents[@]}" node npm; do
     case "$target/$other" in "$target/$target" | gemini/node) continue ;; esac
     if docker run --rm --network none --entrypoint sh "ralph-ci:$target" -c "command -v $other" >/dev/null 2>&1; then
       echo "ralph-ci:$target holds $other too" >&2
@@ -192,8 +194,10 @@ phase "a step in each image, as a runner runs it (e2e/container_test.go)"
 # real CLI against a scripted model of its vendor.
 # The slim image once more through the composite action's view (script/action.sh run), named by its id (a
 # local image has no registry digest), with Go and Node placed in the tool cache (TestToolchainView).
+agent_images=""
+for a in "${agents[@]}"; do agent_images="${agent_images:+$agent_images }$a=ralph-ci:$a"; done
 RALPH_CONTAINER_DOCKER="$docker_cli -H unix://$sock" RALPH_CONTAINER_IMAGE=ralph-ci:slim RALPH_CONTAINER_SOCKET="$sock" \
-  RALPH_CONTAINER_AGENT_IMAGES="claude=ralph-ci:claude codex=ralph-ci:codex gemini=ralph-ci:gemini" \
+  RALPH_CONTAINER_AGENT_IMAGES="$agent_images" \
   RALPH_CONTAINER_VIEW_IMAGE="$(docker image inspect --format '{{.Id}}' ralph-ci:slim)" \
   go test -count=1 ./e2e -run '^(TestContainerStep|TestAgentImageStep|TestToolchainView)$' -v >"$dir/go-test.log" 2>&1 ||
   { cat "$dir/go-test.log"; exit 1; }

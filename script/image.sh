@@ -8,7 +8,7 @@
 #                                        needs no GitHub of ralph's own, which is a quarter of the binary)
 #   script/image.sh system               install what every image needs from Debian, and remove what it does
 #                                        not (as root, in the image)
-#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex or gemini) for linux/ARCH (amd64 or
+#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex, gemini, copilot or opencode) for linux/ARCH (amd64 or
 #                                        arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent> for
 #                                        what it needs besides. Only that platform's files, checked against the
 #                                        integrity pinned below; nothing of it runs here (no npm, no scripts).
@@ -16,12 +16,12 @@
 #   script/image.sh packages             print the npm packages of the CLIs, one a line
 set -euo pipefail
 
-# The agent CLIs of the claude, codex and gemini presets, at the versions the presets were proven with
-# (README: "Installing the CLIs"). Claude Code and Codex publish one package per platform holding a native
-# binary (no Node.js needed); the Gemini CLI is JavaScript, run by the node of the image's node stage.
+# The agent CLIs of the presets (internal/preset, whose test checks these lists against it), at the versions
+# the presets were proven with (README: "Installing the CLIs"). Claude Code, Codex, Copilot CLI and opencode
+# publish one package per platform holding a native binary (no Node.js needed); the Gemini CLI is JavaScript, run by the node of the image's node stage.
 # Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in.
-agents=(claude codex gemini)
-npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0)
+agents=(claude codex gemini copilot opencode)
+npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18)
 declare -A tarball=(
   [claude/amd64]=@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz
   [claude/arm64]=@anthropic-ai/claude-code-linux-arm64/-/claude-code-linux-arm64-2.1.330.tgz
@@ -29,6 +29,10 @@ declare -A tarball=(
   [codex/arm64]=@openai/codex/-/codex-0.169.0-linux-arm64.tgz
   [gemini/amd64]=@google/gemini-cli/-/gemini-cli-0.61.0.tgz
   [gemini/arm64]=@google/gemini-cli/-/gemini-cli-0.61.0.tgz
+  [copilot/amd64]=@github/copilot-linux-x64/-/copilot-linux-x64-1.0.102.tgz
+  [copilot/arm64]=@github/copilot-linux-arm64/-/copilot-linux-arm64-1.0.102.tgz
+  [opencode/amd64]=opencode-linux-x64/-/opencode-linux-x64-1.18.18.tgz
+  [opencode/arm64]=opencode-linux-arm64/-/opencode-linux-arm64-1.18.18.tgz
 )
 declare -A integrity=(
   [claude/amd64]=9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
@@ -37,6 +41,10 @@ declare -A integrity=(
   [codex/arm64]=NZ/DaQUpcQmxmqee7Z9uC1rzw3GhSbooawcaTe1LN5Yk+WlinUKGdTXJgClRT/9ogQEEM9TWxYzvxPfj5G/xFg==
   [gemini/amd64]=dbQ9A0qBtFJNi6XBkHvfZ6Azpn6PNgH/P8h2MZ67RLlX8hSAVjup39CRWqdRxZv7YXIuhrFaytr8y0jKnkoxnQ==
   [gemini/arm64]=dbQ9A0qBtFJNi6XBkHvfZ6Azpn6PNgH/P8h2MZ67RLlX8hSAVjup39CRWqdRxZv7YXIuhrFaytr8y0jKnkoxnQ==
+  [copilot/amd64]=eGHPbsP0p2QgfVZCjtbGBFZPBOJQ0DN7xIbBRAo7oG8b1zfLirQIdfI4h8Iy68Dv2cKJGJZg2/EO7W7KpIMJOw==
+  [copilot/arm64]=5rO0B2/AduCekrE+aUzipySKZxZY2b/tVRZ8Suy8ymPFNC0Q7HQiQ8DZhxj+3RhHR8rU2Z8KOJVAbtMlROX6+A==
+  [opencode/amd64]=WmeUnhljYJ252wywKTiW4bNDzsas2njpjPUEh0jM6HKNI4vFxJtREtzaWViY4AKEAcOkLWT8Ll17ixvcHz3AnA==
+  [opencode/arm64]=e8D3g0qJEIzawEg2+ygW3vkZjAYL2ssyAx4GbihjwXwZFvlZZy5zRWWzdz5KLBoHSTl0FB73vNtnNeXONyHpVQ==
 )
 registry="${RALPH_NPM_REGISTRY:-https://registry.npmjs.org}"
 # git for the worktree, CA certificates for the API; nothing else (ralph pushes over HTTPS).
@@ -145,6 +153,14 @@ cli)
     rm -f "$tmp"/package/bundle/sandbox-macos-*.sb
     mv "$tmp/package" "$out/lib/gemini"
     ln -s ../lib/gemini/bundle/gemini.js "$out/bin/gemini"
+    ;;
+  copilot)
+    # One native binary (glibc) with its JavaScript inside, which is the whole CLI.
+    install -m 0755 "$tmp/package/copilot" "$out/bin/copilot"
+    ;;
+  opencode)
+    # One native binary (glibc, its runtime inside), which is the whole CLI.
+    install -m 0755 "$tmp/package/bin/opencode" "$out/bin/opencode"
     ;;
   esac
   chmod -R a+rX "$out"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -170,8 +171,8 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("agent exited with status %d", e.Code)
 }
 
-// New returns the Runner for the configured agent: the command preset, or a preset wrapping the Claude
-// Code, Codex or Gemini CLI.
+// New returns the Runner for the configured agent: the command preset, or a preset wrapping one of the
+// CLIs of preset.List.
 func New(cfg config.Agent) (Runner, error) {
 	switch cfg.Preset {
 	case "command":
@@ -179,9 +180,9 @@ func New(cfg config.Agent) (Runner, error) {
 			return nil, fmt.Errorf("agent.preset command needs agent.command, the shell command that runs the agent")
 		}
 		return &Command{Shell: cfg.Command}, nil
-	case "claude", "codex", "gemini":
-		return newPreset(cfg), nil
-	default:
-		return nil, fmt.Errorf("unknown agent preset %q (want command, claude, codex or gemini)", cfg.Preset)
 	}
+	if p, ok := preset.Lookup(cfg.Preset); ok {
+		return newPreset(p, cfg)
+	}
+	return nil, fmt.Errorf("unknown agent preset %q (want command, %s)", cfg.Preset, strings.Join(preset.Names(), ", "))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -382,7 +383,7 @@ func TestNew(t *testing.T) {
 		{
 			cfg: config.Agent{Preset: "gemini", Model: "gemini-2.5-pro"},
 			want: &Preset{Name: "gemini", Model: "gemini-2.5-pro", Argv: []string{
-				"gemini", "-p", geminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust",
+				"gemini", "-p", preset.GeminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust",
 				"--model", "gemini-2.5-pro"}},
 		},
 		{
@@ -390,9 +391,9 @@ func TestNew(t *testing.T) {
 			cfg: config.Agent{Preset: "gemini", Command: "npx -y @google/gemini-cli@0.61.0"},
 			want: &Preset{Name: "gemini", Argv: []string{
 				"sh", "-c", `npx -y @google/gemini-cli@0.61.0 "$@"`, "sh",
-				"-p", geminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"}},
+				"-p", preset.GeminiPrompt, "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust"}},
 		},
-		{cfg: config.Agent{Preset: "copilot"}, wantErr: true},
+		{cfg: config.Agent{Preset: "aider"}, wantErr: true},
 		{cfg: config.Agent{}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -535,17 +536,18 @@ sleep 300`
 	})
 }
 
-func TestSeedGeminiHome(t *testing.T) {
+func TestWriteHomeGemini(t *testing.T) {
 	t.Parallel()
+	gemini, _ := preset.Lookup("gemini")
 	read := func(home string) string {
 		b, _ := os.ReadFile(filepath.Join(home, ".gemini", "settings.json"))
 		return string(b)
 	}
 	home := t.TempDir()
-	if err := seedGeminiHome(Invocation{Env: []string{"HOME=" + home, "GEMINI_API_KEY=k"}}); err != nil {
+	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + home, "GEMINI_API_KEY=k"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(home); got != geminiSettings {
+	if got := read(home); got != gemini.Home[0].Content {
 		t.Errorf("seeded settings = %q", got)
 	}
 	// Settings a HOME has are the user's: left alone.
@@ -556,12 +558,41 @@ func TestSeedGeminiHome(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mine, ".gemini", "settings.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := seedGeminiHome(Invocation{Env: []string{"HOME=" + mine, "GEMINI_API_KEY=k"}}); err != nil || read(mine) != "{}" {
+	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + mine, "GEMINI_API_KEY=k"}}); err != nil || read(mine) != "{}" {
 		t.Errorf("existing settings: %v, %q", err, read(mine))
+	}
+	// A HOME named with a trailing slash is the same HOME.
+	slash := t.TempDir()
+	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + slash + "/", "GEMINI_API_KEY=k"}}); err != nil || read(slash) != gemini.Home[0].Content {
+		t.Errorf("HOME with a trailing slash: %v, %q", err, read(slash))
 	}
 	// Without the key there is nothing to choose.
 	none := t.TempDir()
-	if err := seedGeminiHome(Invocation{Env: []string{"HOME=" + none}}); err != nil || read(none) != "" {
+	if err := writeHome(gemini, Invocation{Env: []string{"HOME=" + none}}); err != nil || read(none) != "" {
 		t.Errorf("without a key: %v, %q", err, read(none))
+	}
+}
+
+// Every preset's output format has a parser here, and a preset whose format has none is refused by New
+// rather than run without one.
+func TestEveryPresetHasAParser(t *testing.T) {
+	t.Parallel()
+	for _, p := range preset.List() {
+		if _, ok := parsers[p.Stream]; !ok {
+			t.Errorf("preset %s prints %q, which has no parser", p.Name, p.Stream)
+		}
+		if _, err := New(config.Agent{Preset: p.Name}); err != nil {
+			t.Errorf("New(%s): %v", p.Name, err)
+		}
+	}
+	p := preset.List()[0]
+	p.Stream = "some-new-format"
+	if _, err := newPreset(p, config.Agent{Preset: p.Name}); err == nil || !strings.Contains(err.Error(), "no parser") {
+		t.Errorf("a preset whose format has no parser: %v", err)
+	}
+	p = preset.List()[0]
+	p.Args = nil
+	if _, err := newPreset(p, config.Agent{Preset: p.Name}); err == nil || !strings.Contains(err.Error(), "Args") {
+		t.Errorf("a preset without Args: %v", err)
 	}
 }

@@ -2,33 +2,8 @@ package agent
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
-
-	"github.com/ralph-dev/gh-ralph/internal/config"
 )
-
-// claudeArgs is Claude Code's non-interactive invocation (the prompt comes on stdin):
-//   - -p with --output-format stream-json (which needs --verbose): one JSON event per line;
-//   - --permission-mode acceptEdits with --allowedTools Bash: file edits in the working directory and
-//     commands run without asking, which is what a step needs. --dangerously-skip-permissions would
-//     do more and is refused as root, which is how the Action's container runs;
-//   - --no-session-persistence: nothing is left in ~/.claude to resume;
-//   - --model, --max-turns and --max-budget-usd from agent.model, agent.max_turns and agent.max_cost.
-func claudeArgs(cfg config.Agent) []string {
-	args := []string{"-p", "--output-format", "stream-json", "--verbose",
-		"--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--no-session-persistence"}
-	if cfg.Model != "" {
-		args = append(args, "--model", cfg.Model)
-	}
-	if cfg.MaxTurns > 0 {
-		args = append(args, "--max-turns", itoa(cfg.MaxTurns))
-	}
-	if cfg.MaxCost > 0 {
-		args = append(args, "--max-budget-usd", fmt.Sprintf("%.2f", cfg.MaxCost))
-	}
-	return args
-}
 
 // claudeParser reads Claude Code's stream-json: a system/init event (the model), assistant and user
 // messages (tool calls and their results), and a final result event with usage, cost and how it ended.

@@ -4,40 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/ralph-dev/gh-ralph/internal/config"
 )
-
-// codexArgs is Codex's non-interactive invocation, `codex exec` (the prompt comes on stdin):
-//   - --json: one JSON event per line;
-//   - --sandbox workspace-write: commands may write in the working directory (and temporary
-//     directories) and nowhere else, with no network; exec never stops to ask for an approval;
-//   - --skip-git-repo-check and --ephemeral: no trust prompt for the worktree, no session files kept;
-//   - --model from agent.model. Codex has no turn or cost limit of its own: ralph enforces agent.max_turns
-//     from the events (agent.max_cost cannot be: Codex reports tokens, not cost).
-func codexArgs(cfg config.Agent) []string {
-	args := []string{"exec", "--json", "--color", "never", "--sandbox", "workspace-write",
-		"--skip-git-repo-check", "--ephemeral"}
-	if cfg.Model != "" {
-		args = append(args, "--model", cfg.Model)
-	}
-	return args
-}
-
-// codexInBoundary is argv with Codex's own sandbox off (danger-full-access) when ralph's boundary holds
-// the agent: Codex builds its sandbox with namespaces and mounts, which Landlock forbids a confined process
-// (and Docker's default seccomp profile forbids in the Action's container), so every write of Codex's would
-// fail there. ralph's boundary confines its writes to its copy, HOME and TMPDIR instead; unlike Codex's
-// workspace-write, it leaves the network open.
-func codexInBoundary(argv []string) []string {
-	out := append([]string(nil), argv...)
-	for i := 0; i+1 < len(out); i++ {
-		if out[i] == "--sandbox" && out[i+1] == "workspace-write" {
-			out[i+1] = "danger-full-access"
-		}
-	}
-	return out
-}
 
 // codexParser reads `codex exec --json`: thread and turn events, items (agent messages, commands run,
 // file changes, tool calls) as they start and complete, and turn.completed with the turn's token usage.

@@ -8,12 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
 // DefaultGrace is how long an agent has between SIGTERM and SIGKILL.
@@ -372,12 +373,23 @@ func lookPath(program string, env []string) (string, error) {
 			return p, nil
 		}
 	}
-	if pkg, ok := npmPackages[program]; ok {
-		if os.Getenv("GITHUB_ACTIONS") == "true" && slices.Contains(ImageAgents, program) {
+	if p, ok := presetOfProgram(program); ok {
+		pkg := p.Package
+		if os.Getenv("GITHUB_ACTIONS") == "true" {
 			// The Action's images hold one agent's CLI each.
-			return "", fmt.Errorf("%s is not in this image of ralph (each agent's CLI has an image of its own): use `uses: %s@<the same version>` in the workflow (gh ralph doctor checks it), or set agent.command to how to run it", program, ActionOf(program))
+			return "", fmt.Errorf("%s is not in this image of ralph (each agent's CLI has an image of its own): use `uses: %s@<the same version>` in the workflow (gh ralph doctor checks it), or set agent.command to how to run it", program, ActionOf(p.Name))
 		}
 		return "", fmt.Errorf("%s is not installed (not found on the agent's PATH): install it with `npm install -g %s`, or set agent.command to how to run it", program, pkg)
 	}
 	return "", fmt.Errorf("%s not found on the agent's PATH", program)
+}
+
+// presetOfProgram is the preset whose CLI is program.
+func presetOfProgram(program string) (preset.Preset, bool) {
+	for _, p := range preset.List() {
+		if p.Program == program {
+			return p, true
+		}
+	}
+	return preset.Preset{}, false
 }

@@ -2,14 +2,11 @@ package agent
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
 // Gateway is how one run of the agent reaches ralph's model gateway.
@@ -24,6 +21,8 @@ type Gateway struct {
 	// ServerTools are the tools the vendor runs that the gateway forwards (gateway.server_tools): a CLI that
 	// asks for one on every request by default is told not to, unless it is allowed.
 	ServerTools []gateway.ServerTool
+	// presetEnv are the preset's own variables pointing it at the gateway (preset.Preset.GatewayEnv).
+	presetEnv []string
 }
 
 // The variables every agent that runs with the gateway gets, whatever its vendor: a command agent may use
@@ -34,14 +33,6 @@ const (
 	EnvGatewayVendor = "RALPH_GATEWAY_VENDOR" // anthropic, openai or gemini
 )
 
-// baseURLs are the variables through which each vendor's CLIs and SDKs take the API's URL, and the path
-// the URL must end in for them.
-var baseURLs = map[gateway.Vendor][]struct{ name, suffix string }{
-	gateway.Anthropic: {{"ANTHROPIC_BASE_URL", ""}},
-	gateway.OpenAI:    {{"OPENAI_BASE_URL", "/v1"}},
-	gateway.Gemini:    {{"GOOGLE_GEMINI_BASE_URL", ""}},
-}
-
 // env is the agent's environment with the gateway in place of the vendor: every variable that may hold a
 // model key of the vendor, or point its clients elsewhere, is replaced; the agent gets the gateway's URL,
 // and its key under the name the real key has (and the vendor's first key name, which SDKs read).
@@ -50,10 +41,15 @@ func (g *Gateway) env(base []string) []string {
 	for _, n := range g.Vendor.CredentialNames() {
 		drop[n] = true
 	}
-	for _, b := range baseURLs[g.Vendor] {
-		drop[b.name] = true
+	vendor, _ := preset.VendorOf(string(g.Vendor))
+	for _, b := range vendor.BaseURLs {
+		drop[b.Var] = true
 	}
-	env := make([]string, 0, len(base)+8)
+	for _, kv := range g.presetEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	env := make([]string, 0, len(base)+8+len(g.presetEnv))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
 		if !drop[k] {
@@ -61,8 +57,8 @@ func (g *Gateway) env(base []string) []string {
 		}
 	}
 	env = append(env, EnvGatewayURL+"="+g.URL, EnvGatewayKey+"="+g.Key, EnvGatewayVendor+"="+string(g.Vendor))
-	for _, b := range baseURLs[g.Vendor] {
-		env = append(env, b.name+"="+g.URL+b.suffix)
+	for _, b := range vendor.BaseURLs {
+		env = append(env, b.Var+"="+g.URL+b.Suffix)
 	}
 	names := []string{g.Vendor.CredentialNames()[0]}
 	if g.KeyName != "" && g.KeyName != names[0] {
@@ -75,68 +71,7 @@ func (g *Gateway) env(base []string) []string {
 	for _, n := range names {
 		env = append(env, n+"="+g.Key)
 	}
-	return env
-}
-
-// presetArgs are what a preset's CLI needs besides its environment to reach the gateway. Codex takes no
-// base URL from its environment for its own provider: it gets a provider of ralph's, on the command line
-// (which holds the URL, not the key: the key is read from RALPH_GATEWAY_KEY). Codex also offers its model
-// OpenAI's web search tool on every request, which the gateway refuses unless gateway.server_tools allows
-// it: then Codex is told not to.
-func (g *Gateway) presetArgs(preset string) []string {
-	if preset != "codex" {
-		return nil
-	}
-	provider := fmt.Sprintf(`model_providers.ralph={name="ralph", base_url="%s/v1", env_key="%s", wire_api="responses"}`, g.URL, EnvGatewayKey)
-	args := []string{"-c", provider, "-c", "model_provider=ralph"}
-	if !slices.Contains(g.ServerTools, gateway.WebSearch) {
-		args = append(args, "-c", `web_search="disabled"`)
-	}
-	return args
-}
-
-// geminiSettings are Gemini CLI's user settings for the gateway: with GOOGLE_GEMINI_BASE_URL set it takes
-// the auth type to be "gateway", which headless mode refuses, unless the settings pick the API key.
-const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`
-
-// prepareHome writes what a preset's CLI reads from its HOME to use the gateway (Gemini CLI's settings),
-// unless the HOME already has it; the file is the HOME's owner's, as the rest of the agent's HOME is.
-func (g *Gateway) prepareHome(preset string, env []string) error {
-	if preset != "gemini" {
-		return nil
-	}
-	home := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	if home == "" {
-		return nil
-	}
-	info, err := os.Stat(home)
-	if err != nil {
-		return fmt.Errorf("the agent's HOME: %w", err)
-	}
-	dir := filepath.Join(home, ".gemini")
-	file := filepath.Join(dir, "settings.json")
-	if _, err := os.Lstat(file); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(file, []byte(geminiSettings+"\n"), 0o600); err != nil {
-		return err
-	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		for _, p := range []string{dir, file} {
-			if err := os.Lchown(p, int(st.Uid), int(st.Gid)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return append(env, g.presetEnv...)
 }
 
 // ModelCredential is the vendor's key as ralph holds it: the first of the vendor's key variables that

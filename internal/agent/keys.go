@@ -11,23 +11,17 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
-
-// KeyVars are the variables each preset's CLI reads its API key from; the first is the one ralph suggests
-// (gh ralph init passes it through in agent.env and stores it as a secret of that name).
-var KeyVars = map[string][]string{
-	"claude": {"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
-	"codex":  {"OPENAI_API_KEY", "CODEX_API_KEY"},
-	"gemini": {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-}
 
 // NoKey says, for a preset whose agent.env passes none of the variables its CLI reads its key from, what
 // is wrong and what to add; "" when one is passed (or the preset is command, whose needs ralph cannot know).
 func NoKey(cfg config.Agent) string {
-	vars, ok := KeyVars[cfg.Preset]
+	p, ok := preset.Lookup(cfg.Preset)
 	if !ok {
 		return ""
 	}
+	vars := p.KeyVars
 	for _, v := range vars {
 		if _, ok := cfg.Env[v]; ok {
 			return ""
@@ -40,10 +34,11 @@ func NoKey(cfg config.Agent) string {
 // Version is the first line the agent CLI prints for --version, found on the agent's PATH as a step finds
 // it ("" for preset command, or when agent.command replaces the program: running it could do anything).
 func Version(ctx context.Context, cfg config.Agent, env []string) (string, error) {
-	program, ok := Programs[cfg.Preset]
+	p, ok := preset.Lookup(cfg.Preset)
 	if !ok || cfg.Command != "" {
 		return "", nil
 	}
+	program := p.Program
 	agentEnv := Environ(env, nil, cfg.Env)
 	path, err := lookPath(program, agentEnv)
 	if err != nil {

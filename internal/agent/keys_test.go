@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -70,10 +71,10 @@ func TestPreflightProblems(t *testing.T) {
 // In the Action, a preset whose CLI is not in the image names the action whose image holds it.
 func TestMissingCLIInTheActionNamesItsImage(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "true")
-	for _, preset := range ImageAgents {
-		_, err := Version(context.Background(), config.Agent{Preset: preset}, []string{"PATH=" + t.TempDir()})
-		if err == nil || !strings.Contains(err.Error(), "uses: ralph-dev/gh-ralph/"+preset+"@") || strings.Contains(err.Error(), "npm install") {
-			t.Errorf("%s missing in the Action: %v", preset, err)
+	for _, name := range preset.Names() {
+		_, err := Version(context.Background(), config.Agent{Preset: name}, []string{"PATH=" + t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "uses: ralph-dev/gh-ralph/"+name+"@") || strings.Contains(err.Error(), "npm install") {
+			t.Errorf("%s missing in the Action: %v", name, err)
 		}
 	}
 }

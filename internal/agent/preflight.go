@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -19,7 +20,8 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 	if _, err := New(cfg); err != nil {
 		problems = append(problems, err.Error())
 	} else if cfg.Preset != "command" {
-		program := Programs[cfg.Preset]
+		p, _ := preset.Lookup(cfg.Preset)
+		program := p.Program
 		if cfg.Command != "" {
 			program = strings.Fields(cfg.Command)[0]
 		}

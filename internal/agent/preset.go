@@ -3,17 +3,23 @@ package agent
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/gateway"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
-// Preset runs one of the agent CLIs (Claude Code, Codex, Gemini CLI) so that it follows the agent
-// protocol: the prompt on stdin, non-interactive, allowed to edit files in the worktree and run commands
-// there, with its JSON event stream turned into progress lines and usage.
+// Preset runs one of the agent CLIs of package preset so that it follows the agent protocol: the prompt
+// on stdin, non-interactive, allowed to edit files in the worktree and run commands there, with its JSON
+// event stream turned into progress lines and usage.
 type Preset struct {
-	Name string   // claude, codex or gemini
+	Name string   // the preset's name (preset.List)
 	Argv []string // the program and its arguments
 	// Limits are agent.max_turns and agent.max_cost, enforced from the reported usage (Claude Code also
 	// enforces both itself).
@@ -24,63 +30,139 @@ type Preset struct {
 
 var _ Runner = (*Preset)(nil)
 
-// Programs are the CLIs' program names, as the npm packages install them.
-var Programs = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini"}
-
-// npmPackages are the npm packages that install the presets' programs.
-var npmPackages = map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
+// parsers are the event parsers of the presets' output formats.
+var parsers = map[preset.Stream]func(model string) eventParser{
+	preset.ClaudeStreamJSON: func(string) eventParser { return &claudeParser{} },
+	preset.CodexJSONL:       func(m string) eventParser { return &codexParser{model: m} },
+	preset.GeminiStreamJSON: func(m string) eventParser { return &geminiParser{model: m} },
+	preset.CopilotJSONL:     func(m string) eventParser { return &copilotParser{model: m} },
+	preset.OpencodeJSONL:    func(m string) eventParser { return &opencodeParser{model: m} },
+}
 
 // newPreset builds the invocation of a preset from the config. agent.command, when set, replaces the
 // program (say "npx -y @openai/codex@0.169.0"), and is run by sh with the preset's arguments after it.
-func newPreset(cfg config.Agent) *Preset {
-	var args []string
-	switch cfg.Preset {
-	case "claude":
-		args = claudeArgs(cfg)
-	case "codex":
-		args = codexArgs(cfg)
-	case "gemini":
-		args = geminiArgs(cfg)
+func newPreset(p preset.Preset, cfg config.Agent) (*Preset, error) {
+	if err := preset.Check(p); err != nil {
+		return nil, err
 	}
+	if _, ok := parsers[p.Stream]; !ok {
+		return nil, fmt.Errorf("preset %q prints %q, which ralph has no parser for", p.Name, p.Stream)
+	}
+	args := p.Args(preset.Settings{Model: cfg.Model, MaxTurns: cfg.MaxTurns, MaxCost: cfg.MaxCost})
 	args = append(args, cfg.Args...)
-	argv := append([]string{Programs[cfg.Preset]}, args...)
+	argv := append([]string{p.Program}, args...)
 	if cfg.Command != "" {
 		argv = append([]string{"sh", "-c", cfg.Command + ` "$@"`, "sh"}, args...)
 	}
-	return &Preset{Name: cfg.Preset, Argv: argv, Limits: limits{MaxTurns: cfg.MaxTurns, MaxCost: cfg.MaxCost}, Model: cfg.Model}
+	return &Preset{Name: p.Name, Argv: argv, Limits: limits{MaxTurns: cfg.MaxTurns, MaxCost: cfg.MaxCost}, Model: cfg.Model}, nil
 }
 
 // Run runs the CLI like [Command.Run] does a command.
 func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
-	var parser eventParser
-	switch p.Name {
-	case "claude":
-		parser = &claudeParser{}
-	case "codex":
-		parser = &codexParser{model: p.Model}
-	case "gemini":
-		parser = &geminiParser{model: p.Model}
+	d, ok := preset.Lookup(p.Name)
+	if !ok {
+		return Result{}, fmt.Errorf("unknown agent preset %q (want %s)", p.Name, strings.Join(preset.Names(), ", "))
+	}
+	if err := preset.Check(d); err != nil {
+		return Result{}, err
+	}
+	newParser, ok := parsers[d.Stream]
+	if !ok {
+		return Result{}, fmt.Errorf("preset %q prints %q, which ralph has no parser for", d.Name, d.Stream)
 	}
 	argv, lim := p.Argv, p.Limits
-	if p.Name == "codex" && inv.Boundary != nil && inv.Boundary.Enforced() {
-		argv = codexInBoundary(argv)
+	if d.InBoundary != nil && inv.Boundary != nil && inv.Boundary.Enforced() {
+		argv = d.InBoundary(argv)
 	}
 	if g := inv.Gateway; g != nil {
 		// The gateway meters the cost and refuses requests past agent.max_cost itself: the CLI's own
 		// claim of its cost would be a second limit, counted otherwise.
 		argv, lim.MaxCost = withoutFlag(argv, "--max-budget-usd"), 0
-		argv = append(argv, g.presetArgs(p.Name)...)
-		if err := g.prepareHome(p.Name, inv.Env); err != nil {
-			return Result{}, fmt.Errorf("preparing the agent's HOME for ralph's model gateway: %w", err)
+		pg := preset.Gateway{URL: g.URL, Key: g.Key, KeyVar: EnvGatewayKey, Model: p.Model, WebSearch: slices.Contains(g.ServerTools, gateway.WebSearch)}
+		if d.GatewayArgs != nil {
+			argv = append(argv, d.GatewayArgs(pg)...)
+		}
+		if d.GatewayEnv != nil {
+			withEnv := *g
+			withEnv.presetEnv = d.GatewayEnv(pg)
+			inv.Gateway = &withEnv
 		}
 	}
-	if p.Name == "gemini" {
-		if err := seedGeminiHome(inv); err != nil {
-			return Result{}, err
+	if d.PromptArg != "" {
+		if len(inv.Prompt) >= maxArg {
+			return Result{}, fmt.Errorf("the prompt is %d bytes, and %s takes it as one argument, which Linux limits to %d bytes: shorten the issue, or use a preset that reads its prompt from stdin", len(inv.Prompt), d.Title, maxArg)
 		}
+		argv = append(argv, d.PromptArg, inv.Prompt)
 	}
-	return process{argv: argv, grace: p.Grace, parser: parser, limits: lim}.run(ctx, inv)
+	if err := writeHome(d, inv); err != nil {
+		return Result{}, fmt.Errorf("preparing the agent's HOME for %s: %w", d.Title, err)
+	}
+	return process{argv: argv, grace: p.Grace, parser: newParser(p.Model), limits: lim}.run(ctx, inv)
 }
+
+// writeHome writes the files the preset needs in the agent's HOME (preset.Preset.Home) when the agent runs
+// with the gateway or has the preset's first key variable, unless the HOME already has them; they are the
+// agent's (the boundary's user, or else the HOME's owner), as the rest of its HOME is.
+func writeHome(d preset.Preset, inv Invocation) error {
+	if len(d.Home) == 0 || len(d.KeyVars) == 0 {
+		return nil
+	}
+	var home string
+	hasKey := inv.Gateway != nil
+	for _, kv := range inv.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME":
+			home = v
+		case d.KeyVars[0]:
+			hasKey = hasKey || v != ""
+		}
+	}
+	if home == "" || !hasKey {
+		return nil
+	}
+	home = filepath.Clean(home)
+	info, err := os.Stat(home)
+	if err != nil {
+		return err
+	}
+	uid, gid, chown := -1, -1, false
+	if inv.Boundary != nil {
+		uid, gid, chown = inv.Boundary.Agent()
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); !chown && ok && int(st.Uid) != os.Geteuid() {
+		uid, gid, chown = int(st.Uid), int(st.Gid), true
+	}
+	for _, f := range d.Home {
+		file := filepath.Join(home, f.Path)
+		if _, err := os.Lstat(file); err == nil {
+			continue
+		}
+		var made []string
+		for dir := filepath.Dir(file); dir != home && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+			if _, err := os.Lstat(dir); err != nil {
+				made = append(made, dir)
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, []byte(f.Content), 0o600); err != nil {
+			return err
+		}
+		if chown {
+			for _, p := range append(made, file) {
+				if err := os.Lchown(p, uid, gid); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// maxArg is Linux's limit on one argument's length (MAX_ARG_STRLEN), with its terminating NUL.
+const maxArg = 128 * 1024
 
 // withoutFlag is argv without flag and the value after it.
 func withoutFlag(argv []string, flag string) []string {
@@ -94,5 +176,3 @@ func withoutFlag(argv []string, flag string) []string {
 	}
 	return out
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	presets "github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -42,7 +43,7 @@ type InitOptions struct {
 	// Project also creates the state field on the board of the config's project: section (a config that
 	// differs from init's is then kept, not an error: it is where the board is named).
 	Project bool
-	// Agent is the preset (claude, codex, gemini or command); "" asks on a terminal, else keeps the
+	// Agent is the preset (one of preset.Names, or command); "" asks on a terminal, else keeps the
 	// config's or takes claude. Command is agent.command.
 	Agent, Command string
 	// SetSecret sets the agent's API key as a repository secret with gh secret set (which asks for it on
@@ -64,9 +65,10 @@ issue, least-privilege permissions) and .github/ralph.yml (every setting with it
 comment), create ralph's labels with their colours and descriptions, and check the repository's
 Actions settings that ralph needs, saying what to change and where.
 
-init asks which agent runs the steps (claude, codex, gemini, or a command of your own), or takes
---agent. For a preset it passes the CLI's API key to the agent (agent.env and the workflow's env),
-and offers to store it as a repository secret with gh secret set (--set-secret: without asking).
+init asks which agent runs the steps (claude, codex, gemini, copilot, opencode, or a command of your
+own), or takes --agent. For a preset it passes the CLI's API key to the agent (agent.env and the
+workflow's env), and offers to store it as a repository secret with gh secret set (--set-secret:
+without asking).
 
 init can be run again: a file that is already as init writes it, and a label that exists, are
 left alone. A file you changed is not overwritten unless you pass --force. Commit and push the
@@ -83,8 +85,8 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Repo, _ = cmd.Flags().GetString("repo")
-			if opts.Agent != "" && !slices.Contains(presetNames, opts.Agent) {
-				return flagErrorf(cmd, "unknown agent %q for --agent; use one of: %s", opts.Agent, strings.Join(presetNames, ", "))
+			if opts.Agent != "" && !slices.Contains(presetNames(), opts.Agent) {
+				return flagErrorf(cmd, "unknown agent %q for --agent; use one of: %s", opts.Agent, strings.Join(presetNames(), ", "))
 			}
 			if opts.Agent == "command" && strings.TrimSpace(opts.Command) == "" {
 				return flagErrorf(cmd, "--agent command needs --agent-command, the shell command that runs your agent")
@@ -98,16 +100,17 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "Overwrite files that differ from what init writes")
 	cmd.Flags().BoolVar(&opts.Project, "project", false, "Also create the state field on the config's project board")
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The `NAME` of the agent: claude, codex, gemini or command (default: ask, or the config's)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The `NAME` of the agent: "+presets.Join(presetNames(), "or")+" (default: ask, or the config's)")
 	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `COMMAND` that runs your agent")
 	cmd.Flags().BoolVar(&opts.SetSecret, "set-secret", false, "Store the agent's API key as a repository secret (gh secret set) without asking")
 	_ = cmd.RegisterFlagCompletionFunc("agent", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return presetNames, cobra.ShellCompDirectiveNoFileComp
+		return presetNames(), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
 
-var presetNames = []string{"claude", "codex", "gemini", "command"}
+// presetNames are the agents init offers: the presets, then command.
+func presetNames() []string { return append(presets.Names(), "command") }
 
 // Labels are ralph's labels as init creates them.
 func Labels() []ghapi.Label {
@@ -148,8 +151,8 @@ type initFile struct {
 // choice is the agent init sets up: for a preset, its first key variable is passed through.
 func choice(preset, command string) config.AgentChoice {
 	c := config.AgentChoice{Preset: preset, Command: command}
-	if vars := agent.KeyVars[preset]; len(vars) > 0 {
-		c.Keys = vars[:1]
+	if p, ok := presets.Lookup(preset); ok {
+		c.Keys = p.KeyVars[:1]
 	}
 	return c
 }
@@ -157,7 +160,8 @@ func choice(preset, command string) config.AgentChoice {
 // choiceOf is the agent of an existing config, so that init run again writes the same files.
 func choiceOf(cfg config.Config) config.AgentChoice {
 	c := config.AgentChoice{Preset: cfg.Agent.Preset, Command: cfg.Agent.Command}
-	for _, v := range agent.KeyVars[cfg.Agent.Preset] {
+	p, _ := presets.Lookup(cfg.Agent.Preset)
+	for _, v := range p.KeyVars {
 		if _, ok := cfg.Agent.Env[v]; ok {
 			c.Keys = append(c.Keys, v)
 		}
@@ -372,7 +376,7 @@ func askAgent(f *Factory) (config.AgentChoice, error) {
 	in := f.stdin()
 	var preset string
 	for {
-		fmt.Fprint(f.Stderr, "? Which agent runs the steps: claude, codex, gemini or command (your own program)? (claude) ")
+		fmt.Fprintf(f.Stderr, "? Which agent runs the steps: %s (your own program)? (claude) ", presets.Join(presetNames(), "or"))
 		answer, err := readLine(in)
 		if err != nil {
 			return config.AgentChoice{}, err
@@ -381,11 +385,11 @@ func askAgent(f *Factory) (config.AgentChoice, error) {
 		if preset == "" {
 			preset = "claude"
 		}
-		if slices.Contains(presetNames, preset) {
+		if slices.Contains(presetNames(), preset) {
 			break
 		}
 		// A typo is asked again (an answer at the end of the input is empty: the default).
-		fmt.Fprintf(f.Stderr, "unknown agent %q: answer claude, codex, gemini or command\n", preset)
+		fmt.Fprintf(f.Stderr, "unknown agent %q: answer %s\n", preset, presets.Join(presetNames(), "or"))
 	}
 	var err error
 	command := ""

@@ -32,6 +32,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
 // DefaultPath is where the config lives in a repository.
@@ -108,7 +110,7 @@ type Config struct {
 
 // Agent is the agent: section.
 type Agent struct {
-	// Preset is claude, codex, gemini or command.
+	// Preset is one of package preset's, or command.
 	Preset string // preset
 	// Command is the program line for preset command; it is required then.
 	Command string // command
@@ -254,7 +256,18 @@ var RalphPaths = []string{DefaultPath, ".github/ralph/**"}
 const (
 	ByRalph          = "ralph's own configuration"
 	ByProtectedPaths = "protected_paths"
+	ByAgent          = "the agent's configuration"
 )
+
+// agentPaths are the paths the preset of agent.preset reads as its configuration (preset.Preset's
+// ConfigPaths): like RalphPaths, a step may never change them while that preset runs.
+func (c Config) agentPaths() []string {
+	p, ok := preset.Lookup(c.Agent.Preset)
+	if !ok {
+		return nil
+	}
+	return p.ConfigPaths
+}
 
 // ralphPaths is RalphPaths, and File where the config was read from another file.
 func (c Config) ralphPaths() []string {
@@ -265,10 +278,11 @@ func (c Config) ralphPaths() []string {
 	return own
 }
 
-// AllProtected is every pattern a step may not change: ralph's own files, then c.ProtectedPaths.
+// AllProtected is every pattern a step may not change: ralph's own files, then c.ProtectedPaths, then the
+// agent's configuration.
 func (c Config) AllProtected() []string {
 	all := slices.Clone(c.ralphPaths())
-	for _, p := range c.ProtectedPaths {
+	for _, p := range slices.Concat(c.ProtectedPaths, c.agentPaths()) {
 		if !slices.Contains(all, p) {
 			all = append(all, p)
 		}
@@ -284,7 +298,7 @@ func cleanPath(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "
 // "./.github//workflows/x.yml" is caught like ".github/workflows/x.yml".
 func (c Config) Protected(p string) bool { return c.ProtectedBy(p) != "" }
 
-// ProtectedBy says why p may not be changed (ByRalph or ByProtectedPaths), or "" when it may.
+// ProtectedBy says why p may not be changed (ByRalph, ByProtectedPaths or ByAgent), or "" when it may.
 func (c Config) ProtectedBy(p string) string {
 	p = cleanPath(p)
 	if p == "" {
@@ -294,7 +308,7 @@ func (c Config) ProtectedBy(p string) string {
 	for _, set := range []struct {
 		why      string
 		patterns []string
-	}{{ByRalph, c.ralphPaths()}, {ByProtectedPaths, c.ProtectedPaths}} {
+	}{{ByRalph, c.ralphPaths()}, {ByProtectedPaths, c.ProtectedPaths}, {ByAgent, c.agentPaths()}} {
 		for _, pattern := range set.patterns {
 			if matchSegments(strings.Split(pattern, "/"), name) {
 				return set.why

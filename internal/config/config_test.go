@@ -2,11 +2,14 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
 const file = ".github/ralph.yml"
@@ -485,8 +488,8 @@ func TestParseBad(t *testing.T) {
 		},
 		{
 			name: "bad preset",
-			yaml: "agent:\n  preset: copilot\n",
-			line: 2, column: 11, key: "agent.preset", msg: `must be one of claude|codex|gemini|command, not "copilot"`,
+			yaml: "agent:\n  preset: aider\n",
+			line: 2, column: 11, key: "agent.preset", msg: `must be one of claude|codex|gemini|`,
 		},
 		{
 			name: "preset command without a command points at the preset",
@@ -611,7 +614,7 @@ func TestParseBad(t *testing.T) {
 		{
 			name: "model with preset command",
 			yaml: "agent:\n  preset: command\n  command: my-agent\n  model: x\n",
-			line: 4, column: 3, key: "agent.model", msg: "applies to the claude, codex and gemini presets",
+			line: 4, column: 3, key: "agent.model", msg: "applies to the claude, codex, gemini, ",
 		},
 		{
 			name: "timeout without a unit",
@@ -988,6 +991,57 @@ func TestRalphsOwnFilesProtected(t *testing.T) {
 	want := []string{".github/ralph.yml", ".github/ralph/**", "config/ralph.yml", ".github/workflows/**"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("AllProtected (-want +got):\n%s", diff)
+	}
+}
+
+// TestAgentConfigProtected: the paths the running preset's CLI reads as its configuration are protected
+// whatever protected_paths says (an empty list included), for that preset only, and the agent is told so;
+// each preset's patterns are ones protected_paths would take.
+func TestAgentConfigProtected(t *testing.T) {
+	opencode := Config{Agent: Agent{Preset: "opencode"}, ProtectedPaths: []string{}}
+	copilot := Config{Agent: Agent{Preset: "copilot"}, ProtectedPaths: []string{"docs/**"}}
+	tests := []struct {
+		cfg  Config
+		path string
+		want string
+	}{
+		{opencode, "opencode.json", ByAgent},
+		{opencode, "./opencode.jsonc", ByAgent},
+		{opencode, ".opencode/plugin/steer.ts", ByAgent},
+		{opencode, ".opencode/agent/build.md", ByAgent},
+		{opencode, ".github/ralph.yml", ByRalph},
+		{opencode, "src/opencode.json", ""},
+		{opencode, ".github/agents/x.md", ""},
+		{copilot, ".github/copilot-instructions.md", ByAgent},
+		{copilot, ".github/agents/reviewer.agent.md", ByAgent},
+		{copilot, ".github/instructions/go.instructions.md", ByAgent},
+		{copilot, ".github/skills/deploy/SKILL.md", ByAgent},
+		{copilot, ".github/hooks/hooks.json", ByAgent},
+		{copilot, "docs/x.md", ByProtectedPaths},
+		{copilot, "opencode.json", ""},
+		{copilot, ".github/CODEOWNERS", ""},
+		{Config{Agent: Agent{Preset: "command"}, ProtectedPaths: []string{}}, "opencode.json", ""},
+		{Config{Agent: Agent{Preset: "claude"}, ProtectedPaths: []string{}}, ".claude/settings.json", ByAgent},
+	}
+	for _, tt := range tests {
+		if got := tt.cfg.ProtectedBy(tt.path); got != tt.want {
+			t.Errorf("ProtectedBy(%q) with preset %s and protected_paths %q = %q, want %q", tt.path, tt.cfg.Agent.Preset, tt.cfg.ProtectedPaths, got, tt.want)
+		}
+	}
+	got := opencode.AllProtected()
+	want := []string{".github/ralph.yml", ".github/ralph/**", "opencode.json", "opencode.jsonc", ".opencode/**"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AllProtected (-want +got):\n%s", diff)
+	}
+	if got, want := Default().AllProtected(), slices.Concat(RalphPaths, DefaultProtectedPaths); !slices.Equal(got, want) {
+		t.Errorf("the default config's AllProtected = %q, want %q (claude's configuration is in the default list)", got, want)
+	}
+	for _, p := range preset.List() {
+		for _, pattern := range p.ConfigPaths {
+			if msg := checkPattern(pattern); msg != "" {
+				t.Errorf("preset %s: config path %q: %s", p.Name, pattern, msg)
+			}
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
 // Gateway is the gateway: section: ralph's model gateway, between the agent and its model's API. With it,
@@ -50,17 +52,9 @@ type Budget struct {
 	Day float64 // day
 }
 
-// The model APIs of gateway.vendor, and the presets that speak them.
+// The keys of the gateway: and budget: sections (the vendors and the presets that speak them are
+// package preset's).
 var (
-	vendors      = []string{"anthropic", "openai", "gemini"}
-	presetVendor = map[string]string{"claude": "anthropic", "codex": "openai", "gemini": "gemini"}
-	// baseURLNames are the variables through which each vendor's clients learn its URL: with the gateway
-	// on, ralph sets them to the gateway.
-	baseURLNames = map[string][]string{
-		"anthropic": {"ANTHROPIC_BASE_URL"},
-		"openai":    {"OPENAI_BASE_URL"},
-		"gemini":    {"GOOGLE_GEMINI_BASE_URL"},
-	}
 	gatewayKeys = []string{"enabled", "vendor", "upstream", "server_tools", "prices"}
 	// serverTools are the names of gateway.server_tools (the gateway's ServerTools).
 	serverTools = []string{"web_search", "web_fetch", "code_execution", "file_search", "mcp"}
@@ -73,14 +67,17 @@ func (c Config) GatewayVendor() string {
 	if !c.Gateway.Enabled {
 		return ""
 	}
-	if v, ok := presetVendor[c.Agent.Preset]; ok {
-		return v
+	if p, ok := preset.Lookup(c.Agent.Preset); ok {
+		return p.Vendor
 	}
 	return c.Gateway.Vendor
 }
 
 // PresetVendor is the model API a preset's CLI speaks ("" for preset command), gateway or not.
-func (c Config) PresetVendor() string { return presetVendor[c.Agent.Preset] }
+func (c Config) PresetVendor() string {
+	p, _ := preset.Lookup(c.Agent.Preset)
+	return p.Vendor
+}
 
 func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 	if isNull(n) {
@@ -98,7 +95,7 @@ func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 		case "enabled":
 			g.Enabled, err = p.boolean(f.value, f.path)
 		case "vendor":
-			g.Vendor, err = p.choice(f.value, f.path, vendors)
+			g.Vendor, err = p.choice(f.value, f.path, preset.VendorNames())
 		case "upstream":
 			if g.Upstream, err = p.str(f.value, f.path); err == nil && g.Upstream != "" {
 				if why := checkUpstream(g.Upstream); why != "" {
@@ -248,8 +245,8 @@ func (p *parser) budget(n *yaml.Node, section string, b *Budget) error {
 func (p *parser) checkGateway(c *Config, at map[string]*yaml.Node) error {
 	vendor := c.GatewayVendor()
 	if n, ok := at["gateway.vendor"]; ok {
-		if pv, preset := presetVendor[c.Agent.Preset]; preset && c.Gateway.Vendor != pv {
-			return p.errorf(n, "gateway.vendor", "preset %s speaks %s; gateway.vendor applies to preset command", c.Agent.Preset, pv)
+		if pr, ok := preset.Lookup(c.Agent.Preset); ok && c.Gateway.Vendor != pr.Vendor {
+			return p.errorf(n, "gateway.vendor", "preset %s speaks %s; gateway.vendor applies to preset command", c.Agent.Preset, pr.Vendor)
 		}
 	}
 	why := "needs ralph's model gateway, which meters what the agent spends"
@@ -265,10 +262,11 @@ func (p *parser) checkGateway(c *Config, at map[string]*yaml.Node) error {
 		}
 	}
 	if n, ok := at["agent.max_cost"]; ok && vendor == "" {
-		switch c.Agent.Preset {
-		case "claude":
-			// Without the gateway, Claude Code's own report of its cost is what there is.
-		case "command":
+		pr, ok := preset.Lookup(c.Agent.Preset)
+		switch {
+		case ok && pr.ReportsCost:
+			// Without the gateway, the CLI's own report of its cost is what there is.
+		case !ok:
 			return p.errorf(n, "agent.max_cost", "%s", why)
 		default:
 			return p.errorf(n, "agent.max_cost", "cannot be enforced with preset %s without ralph's model gateway: its CLI reports tokens but no cost; remove gateway.enabled: false, or use agent.max_turns", c.Agent.Preset)
@@ -283,8 +281,9 @@ func (p *parser) checkGateway(c *Config, at map[string]*yaml.Node) error {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		for _, b := range baseURLNames[vendor] {
-			if strings.EqualFold(k, b) {
+		v, _ := preset.VendorOf(vendor)
+		for _, b := range v.BaseURLs {
+			if strings.EqualFold(k, b.Var) {
 				return p.errorf(at["agent.env."+k], "agent.env."+k, "is ralph's to set: the agent reaches its model through ralph's gateway; put your endpoint in gateway.upstream instead")
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"gopkg.in/yaml.v3"
 )
 
@@ -38,7 +39,6 @@ var (
 	sweepKeys = []string{"max", "matrix"}
 	splitKeys = []string{"max", "approve"}
 	ciKeys    = []string{"max_fixes"}
-	presets   = []string{"claude", "codex", "gemini", "command"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
 )
 
@@ -293,7 +293,7 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 		switch f.name {
 		case "preset":
 			presetNode = f.value
-			a.Preset, err = p.choice(f.value, f.path, presets)
+			a.Preset, err = p.choice(f.value, f.path, append(preset.Names(), "command"))
 		case "command":
 			commandNode = f.value
 			a.Command, err = p.str(f.value, f.path)
@@ -323,7 +323,7 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 		// max_cost and max_tokens apply to a command too, when it uses the gateway (checkGateway).
 		for _, name := range []string{"model", "max_turns", "args"} {
 			if f, ok := presetOnly[name]; ok {
-				return p.errorf(f.key, f.path, "applies to the claude, codex and gemini presets; with preset command, put it in agent.command")
+				return p.errorf(f.key, f.path, "applies to the %s presets; with preset command, put it in agent.command", preset.Join(preset.Names(), "and"))
 			}
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 )
 
 // The annotated configuration: every key with its default and what it does. It is the one source of the
@@ -18,6 +20,8 @@ var reference = template.Must(template.New("reference").Funcs(template.FuncMap{
 	"quote": strconv.Quote,
 	// pad fills out to the comment column: width is what the value may take before it.
 	"pad": func(s string, width int) string { return strings.Repeat(" ", max(1, width-len(s))) },
+	// presets are agent.preset's choices, as the comment of the key lists them.
+	"presets": func() string { return strings.Join(append(preset.Names(), "command"), " | ") },
 }).Parse(referenceTmpl))
 
 // AgentChoice is what `gh ralph init` asks of the agent: the preset, the command (for preset command or

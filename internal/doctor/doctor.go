@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -89,6 +90,9 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 		fs = append(fs, ok("agent.env passes %s to the agent", strings.Join(sortedKeys(cfg.Agent.Env), ", ")))
 	}
 	// A kernel that cannot hold the agent to the allow-list, required, is already a problem of Start's.
+	if f, said := WithoutGateway(cfg); said {
+		fs = append(fs, f)
+	}
 	if f, said := Network(cfg); said && !(f.Problem && se != nil) {
 		fs = append(fs, f)
 	}
@@ -96,6 +100,17 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// WithoutGateway warns, for a preset whose CLI then holds more than its vendor's key (preset.Preset's
+// WithoutGateway), that it runs without ralph's gateway, and what it holds.
+func WithoutGateway(cfg config.Config) (Finding, bool) {
+	p, found := preset.Lookup(cfg.Agent.Preset)
+	if !found || p.WithoutGateway == "" || cfg.GatewayVendor() != "" {
+		return Finding{}, false
+	}
+	return Finding{Warn: true, Msg: p.WithoutGateway,
+		Fix: "remove gateway.enabled: false: then ralph holds the " + p.Vendor + " key (" + p.KeyVars[0] + ") and the agent gets a key of ralph's gateway, good for one run and metered"}, true
 }
 
 // MachineCommand warns when agent.command names a program by a path only this machine is likely to have

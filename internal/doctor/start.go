@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
@@ -51,7 +52,7 @@ func Start(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	default:
 		info = append(info, "the agent runs as "+desc)
 		if v, err := agent.Version(ctx, cfg.Agent, env); err != nil {
-			problems = append(problems, problem(err.Error(), "check that the CLI runs: "+agent.Programs[cfg.Agent.Preset]+" --version"))
+			problems = append(problems, problem(err.Error(), "check that the CLI runs: "+programOf(cfg.Agent.Preset)+" --version"))
 		} else if v != "" {
 			info = append(info, "agent: "+v)
 		}
@@ -84,4 +85,10 @@ func Start(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 		return info, &StartError{Problems: problems}
 	}
 	return info, nil
+}
+
+// programOf is the program of preset name's CLI.
+func programOf(name string) string {
+	p, _ := preset.Lookup(name)
+	return p.Program
 }

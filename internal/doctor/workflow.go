@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +24,7 @@ func actionAgent(uses string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, a := range agent.ImageAgents {
+	for _, a := range preset.Names() {
 		if name == agent.ActionOf(a) {
 			return a, true
 		}
@@ -390,16 +391,16 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 // imageFinding is a problem when the step's image has not the CLI agent.preset runs: each agent's CLI is
 // in the image of its own action (agent.ActionOf), and agent.command, when set, replaces the CLI.
 func imageFinding(wf *Workflow, cfg config.Config) (Finding, bool) {
-	preset := cfg.Agent.Preset
-	if !slices.Contains(agent.ImageAgents, preset) || cfg.Agent.Command != "" || wf.Agent == preset {
+	name := cfg.Agent.Preset
+	if _, ok := preset.Lookup(name); !ok || cfg.Agent.Command != "" || wf.Agent == name {
 		return Finding{}, false
 	}
 	has := "no agent CLI"
 	if wf.Agent != "" {
 		has = "the CLI of " + wf.Agent + " only"
 	}
-	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, agent.ActionOf(wf.Agent), has, preset),
-		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", agent.ActionOf(preset), wf.Path, preset)), true
+	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, agent.ActionOf(wf.Agent), has, name),
+		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", agent.ActionOf(name), wf.Path, name)), true
 }
 
 // fixFindings checks what the fix step needs of the workflow: the events that start it, and a token that

@@ -7,7 +7,7 @@
 // tool_use block's input), message_delta (stop_reason and usage.output_tokens), message_stop.
 //
 // The script: when the conversation's last user message carries no tool_result, the model answers with a
-// tool_use of Claude Code's file-writing tool, asking it to write the artifact; after the tool_result it
+// tool_use of the CLI's file-writing tool (Claude Code's Write, Copilot CLI's create, opencode's write), asking it to write the artifact; after the tool_result it
 // answers with a short text and end_turn. Requests without tools (Claude Code's side requests, such as
 // titles) get a short text and are not counted as turns.
 package agenttest
@@ -40,6 +40,16 @@ func NewAnthropic(t testing.TB, key, artifact, content string) *Anthropic {
 	return f
 }
 
+// NewAnthropicSteps starts a scripted model whose every agent step writes what write says, given the
+// request's messages and system prompt as JSON (path "": the model asks for nothing and records a problem);
+// it is how one model serves a whole flow (research, plan, review, an implement phase).
+func NewAnthropicSteps(t testing.TB, key string, write func(request string) (path, content string)) *Anthropic {
+	f := &Anthropic{script{key: key}}
+	f.write = write
+	f.start(t, f.serve)
+	return f
+}
+
 // target is the document to write: the one given, or the one the prompt in request names.
 func target(artifact, request string) string {
 	if artifact != "" {
@@ -56,8 +66,9 @@ func target(artifact, request string) string {
 var promptPath = regexp.MustCompile(`\\n {4}(/[^\\"]+\.md)\\n`)
 
 type anthropicRequest struct {
-	Model    string `json:"model"`
-	Stream   bool   `json:"stream"`
+	Model    string          `json:"model"`
+	Stream   bool            `json:"stream"`
+	System   json.RawMessage `json:"system"` // a string or a list of blocks
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"` // a string or a list of blocks
@@ -86,10 +97,17 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	tool := ""
+	// The file-writing tool: Claude Code's Write (file_path, content), Copilot CLI's create (path,
+	// file_text), or opencode's write (filePath, content).
+	tool, pathField, textField := "", "", ""
 	for _, t := range req.Tools {
-		if t.Name == "Write" {
-			tool = t.Name
+		switch t.Name {
+		case "Write":
+			tool, pathField, textField = t.Name, "file_path", "content"
+		case "create":
+			tool, pathField, textField = t.Name, "path", "file_text"
+		case "write":
+			tool, pathField, textField = t.Name, "filePath", "content"
 		}
 	}
 	if tool == "" {
@@ -101,11 +119,16 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	all, _ := json.Marshal(req.Messages)
 	id := fmt.Sprintf("msg_%02d", f.turn())
 	if !strings.Contains(string(last.Content), `"tool_result"`) {
-		artifact := target(f.artifact, string(all))
-		if artifact == "" || !strings.Contains(string(all), artifact) {
+		artifact, content := target(f.artifact, string(all)), f.content
+		if f.write != nil {
+			artifact, content = f.write(string(all) + "\n" + string(req.System))
+			if artifact == "" {
+				f.problem("the step's request is not one the script knows: %s", all)
+			}
+		} else if artifact == "" || !strings.Contains(string(all), artifact) {
 			f.problem("the prompt does not name the artifact %q", artifact)
 		}
-		input := map[string]string{"file_path": artifact, "content": f.content}
+		input := map[string]string{pathField: artifact, textField: content}
 		f.respond(w, req, id, tool, input, "", "tool_use")
 		return
 	}

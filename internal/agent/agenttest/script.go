@@ -14,6 +14,8 @@ type script struct {
 	key      string // the API key the CLI must send
 	artifact string // the absolute path the model asks to write ("": the path the prompt names)
 	content  string // what it writes
+	// write, when set, gives each agent step's path and content from its request instead.
+	write    func(request string) (path, content string)
 	mu       sync.Mutex
 	turns    int      // agent turns answered
 	problems []string // requests the script did not expect

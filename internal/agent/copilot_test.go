@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ralph-dev/gh-ralph/internal/config"
+)
+
+// testdata/copilot.jsonl is what Copilot CLI 1.0.102 printed with --output-format json, its provider the
+// scripted Anthropic model of agenttest (one create tool call, then a text answer); its paths replaced by
+// /work/doc and /home/agent.
+func TestCopilotParser(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("testdata/copilot.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := &copilotParser{model: "configured"}
+	var got []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		got = append(got, p.event(sc.Bytes())...)
+	}
+	want := []string{
+		"copilot: started (claude-sonnet-4-5)",
+		describeTool("create", []byte(`{"file_text":"# hello\n","path":"/work/doc/doc.md"}`)),
+		"» I wrote the document.",
+		"copilot: exit 0 (premium requests: 0)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress lines (-want +got):\n%s", diff)
+	}
+	if u := p.usage(); u.Turns != 2 || u.Model != "claude-sonnet-4-5" {
+		t.Errorf("usage = %+v, want 2 turns of claude-sonnet-4-5", u)
+	}
+}
+
+// Copilot CLI takes the prompt as one argument: one past Linux's limit on an argument is refused with a
+// message that says so, before anything runs.
+func TestCopilotPromptTooLong(t *testing.T) {
+	t.Parallel()
+	r, err := New(config.Agent{Preset: "copilot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), Invocation{Dir: t.TempDir(), Prompt: strings.Repeat("x", maxArg)})
+	if err == nil || !strings.Contains(err.Error(), "takes it as one argument, which Linux limits to 131072 bytes") {
+		t.Errorf("Run with a %d-byte prompt: %v", maxArg, err)
+	}
+}
