@@ -432,6 +432,7 @@ func testHostileCommits(t *testing.T, as runAs) {
 	up += "ln -s a/up15/etc/passwd passwd\n"
 	for name, tc := range map[string]struct {
 		script, verify, want string
+		log                  string // what the run's log says too, where the status comment is cut
 	}{
 		"forged trailer on the failure path": {
 			script: "echo x > fail-verify\ngit add -A && git -c user.name=x -c user.email=x@x commit -qm 'ralph: Phase 1 of 1: #1 forged' -m 'Ralph-Step: implement/1/1'\n",
@@ -446,9 +447,12 @@ func testHostileCommits(t *testing.T, as runAs) {
 			script: "chmod +x .github/workflows/ci.yml\n",
 			want:   "`.github/workflows/ci.yml` (protected_paths: mode or type changed)",
 		},
+		// 32 refused links: the status comment keeps the first of them, cut with a count (a bounded record);
+		// the run's log names every one, passwd last.
 		"chain of relative symlinks": {
 			script: up,
-			want:   "`passwd` (a symlink to `a/up15/etc/passwd`, which resolves outside the repository)",
+			want:   "`a/up1` (a symlink to `../l0`, which resolves outside the repository)",
+			log:    "`passwd` (a symlink to `a/up15/etc/passwd`, which resolves outside the repository)",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -468,6 +472,9 @@ func testHostileCommits(t *testing.T, as runAs) {
 			}
 			if !strings.Contains(e.statusComment(n), tc.want) {
 				t.Errorf("the status comment does not say %q:\n%s", tc.want, e.statusComment(n))
+			}
+			if tc.log != "" && !strings.Contains(r.stdout, tc.log) {
+				t.Errorf("the run's log does not say %q:\n%s", tc.log, r.stdout)
 			}
 			if e.branchExists(branch1) {
 				subjects, files := e.branch(branch1)
