@@ -11,10 +11,15 @@ import (
 // it failed on what the network or the host said is passing: a 5xx or 429 answer, a connection that broke.
 // Repeating each is safe: a read reads again, and every push ralph makes is a compare-and-swap that
 // succeeds when the remote is already where it was to go (a push whose answer was lost went through).
+//
+// A push gets more tries than a read: in the Action (a fresh runner each run) the commit it carries, the
+// agent's work, cannot be kept for the next run, so a push given up is an agent run done again.
 var NetRetry = struct {
-	Attempts int           // total tries, first included
-	Base     time.Duration // first wait, doubled each try
-}{Attempts: 4, Base: time.Second}
+	Attempts     int           // total tries, first included
+	PushAttempts int           // total tries of a push, first included
+	Base         time.Duration // first wait, doubled each try
+	MaxWait      time.Duration // the longest wait between two tries
+}{Attempts: 4, PushAttempts: 8, Base: time.Second, MaxWait: 8 * time.Second}
 
 // networked are the subcommands that reach the remote.
 var networked = map[string]bool{"ls-remote": true, "fetch": true, "push": true}
@@ -55,10 +60,13 @@ func retrying(ctx context.Context, args []string, try func() ([]byte, error)) ([
 	if !networked[subcommand(args)] {
 		return try()
 	}
-	wait := NetRetry.Base
+	wait, attempts := NetRetry.Base, NetRetry.Attempts
+	if subcommand(args) == "push" {
+		attempts = NetRetry.PushAttempts
+	}
 	for attempt := 1; ; attempt++ {
 		out, err := try()
-		if err == nil || attempt >= NetRetry.Attempts || !Transient(err) || ctx.Err() != nil {
+		if err == nil || attempt >= attempts || !Transient(err) || ctx.Err() != nil {
 			return out, err
 		}
 		t := time.NewTimer(wait)
@@ -68,6 +76,6 @@ func retrying(ctx context.Context, args []string, try func() ([]byte, error)) ([
 			return out, err
 		case <-t.C:
 		}
-		wait *= 2
+		wait = min(wait*2, NetRetry.MaxWait)
 	}
 }

@@ -1,10 +1,12 @@
 package git
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // Transient tells a remote that failed for a while (which ralph retries, and then hands to a run that
@@ -35,5 +37,39 @@ func TestTransient(t *testing.T) {
 	}
 	if Transient(errors.New("RPC failed")) {
 		t.Error("an error that is not git's is transient")
+	}
+}
+
+// A push is tried more often than a read before it is given up: in the Action the commit it carries (the
+// agent's work) cannot be kept for the next run. Not parallel: it sets NetRetry's waits, which the
+// package's parallel tests read only after it.
+func TestRetryingPushTriesLonger(t *testing.T) {
+	saved := NetRetry
+	t.Cleanup(func() { NetRetry = saved })
+	NetRetry.Base, NetRetry.MaxWait = time.Millisecond, 2*time.Millisecond
+	failing := func(n int, tries *int) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			if *tries++; *tries <= n {
+				return nil, &CommandError{Args: []string{"x"}, Stderr: "fatal: unable to access 'https://github.com/o/r.git/': The requested URL returned error: 502", Err: errors.New("exit status 128")}
+			}
+			return []byte("ok"), nil
+		}
+	}
+	for _, tt := range []struct {
+		args      []string
+		failures  int
+		wantTries int
+		wantErr   bool
+	}{
+		{[]string{"push", "origin", "x:y"}, 6, 7, false},
+		{[]string{"-c", "k=v", "push", "origin", "x:y"}, 8, 8, true},
+		{[]string{"fetch", "origin"}, 6, 4, true},
+		{[]string{"fetch", "origin"}, 3, 4, false},
+	} {
+		tries := 0
+		_, err := retrying(context.Background(), tt.args, failing(tt.failures, &tries))
+		if tries != tt.wantTries || (err != nil) != tt.wantErr {
+			t.Errorf("%v failing %d times: %d tries, error %v; want %d tries, error %v", tt.args, tt.failures, tries, err, tt.wantTries, tt.wantErr)
+		}
 	}
 }
