@@ -21,7 +21,7 @@ ctl="$RALPH_TEST_CONTROL"
 { command -v go; go version; go build -o "$TMPDIR/app" . && "$TMPDIR/app"; } > "$ctl/view.go" 2>&1
 { command -v node; node -e 'console.log("node ran " + process.version)'; command -v npm; npm test; } > "$ctl/view.node" 2>&1
 # The caches the job restored, read-only: readable, the module cache a proxy of the step's Go, never written.
-{ cat "$RUNNER_HOME_PROBE/.npm/job-npm" "$RUNNER_HOME_PROBE/.cache/go-build/job-go-build" "$RUNNER_HOME_PROBE/.cache/pip/job-pip"; go env GOPROXY GOCACHE; } > "$ctl/view.caches" 2>&1
+{ cat "$RUNNER_HOME_PROBE/.npm/job-npm" "$RUNNER_HOME_PROBE/.cache/go-build/job-go-build" "$RUNNER_HOME_PROBE/.cache/pip/job-pip"; go env GOPROXY GOCACHE; cat "$HOME/.cache/go-build/job-go-build"; } > "$ctl/view.caches" 2>&1
 for d in .npm .cache/go-build .cache/pip go/pkg/mod; do
   touch "$RUNNER_HOME_PROBE/$d/agent-was-here" 2>/dev/null && reached "wrote the job's cache $d"
 done
@@ -50,7 +50,8 @@ echo done > "$ctl/view.done"
 // as a runner's composite step does, on a host whose Go and Node (with npm) are where setup-go and
 // setup-node put them, their bin first on the step's PATH, and whose home holds the caches the job
 // restored: the repository is a Go module and a Node project, the scripted agent builds with the job's Go
-// and runs its node and npm test, reads the job's caches (its Go modules are the step's GOPROXY), the
+// and runs its node and npm test, reads the job's caches (its Go modules are the step's GOPROXY, its Go
+// build cache the start of the step's), the
 // verify commands are go test ./... and npm test, and the hostile agent reaches neither the rest of the
 // runner's home, the file commands, the runner's token, ralph's process, the Docker socket, nor writes in
 // the view or the job's caches.
@@ -142,6 +143,12 @@ func TestToolchainView(t *testing.T) {
 	}
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
 	e.git(work, "remote", "set-url", "origin", e.srv.GitURL())
+	// The job built and tested the module before ralph's step (its go-build as actions/setup-go restores it).
+	prefill := exec.Command(filepath.Join(goDir, "bin", "go"), "test", "./...")
+	prefill.Dir, prefill.Env = work, append(os.Environ(), "GOROOT="+goDir, "GOCACHE="+filepath.Join(home, ".cache", "go-build"), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	if out, err := prefill.CombinedOutput(); err != nil {
+		t.Fatalf("the job's go test: %v\n%s", err, out)
+	}
 	chownAll(t, runner, runnerUID)
 
 	env := []string{
@@ -189,7 +196,8 @@ func TestToolchainView(t *testing.T) {
 	if got := readControl(t, e, "view.caps"); got != "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n" {
 		t.Errorf("the agent's capabilities:\n%s", got)
 	}
-	if got := readControl(t, e, "view.caches"); !strings.Contains(got, "npm's cache\ngo's build cache\npip's cache\nfile://"+jobModules+",") {
+	if got := readControl(t, e, "view.caches"); !strings.Contains(got, "npm's cache\ngo's build cache\npip's cache\nfile://"+jobModules+",") ||
+		!strings.HasSuffix(got, "/home/.cache/go-build\ngo's build cache\n") {
 		t.Errorf("the job's caches, as the agent reads them (its cache files, then go env GOPROXY):\n%s", got)
 	}
 	for _, f := range []string{"view.go", "view.node", "view.more", "view.uid", "view.caches"} {
