@@ -120,3 +120,104 @@ func TestActionWrapWhere(t *testing.T) {
 		t.Errorf("where without docker: exit %d, output %q", code, out)
 	}
 }
+
+// The caches the job restored are mounted read-only at their own paths, open to the agent's reads, and
+// named to ralph in the variables the tools read (its HOME is not the runner's): under the runner's home
+// where no variable names them, where GOCACHE, GOPATH, npm_config_cache or PIP_CACHE_DIR say otherwise.
+// A cache that does not exist, or a variable naming the runner's home or a relative path, mounts nothing.
+func TestActionWrapJobCaches(t *testing.T) {
+	t.Parallel()
+	image := "RALPH_IMAGE=ghcr.io/ralph-dev/gh-ralph:1.0.0@sha256:" + strings.Repeat("ab", 32)
+	step := []string{image, "GITHUB_WORKSPACE=/home/runner/work/demo/demo", "RUNNER_TEMP=/home/runner/work/_temp"}
+	mkdirs := func(t *testing.T, root string, dirs ...string) {
+		t.Helper()
+		for _, d := range dirs {
+			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := func(t *testing.T, env ...string) (string, map[string]bool) {
+		t.Helper()
+		out, code := wrapScript(t, "args", append(slices.Clone(step), env...)...)
+		if code != 0 {
+			t.Fatalf("args: exit %d\n%s", code, out)
+		}
+		args := strings.Split(strings.TrimSpace(out), "\n")
+		pairs := map[string]bool{}
+		for i := 0; i+1 < len(args); i++ {
+			pairs[args[i]+" "+args[i+1]] = true
+		}
+		return out, pairs
+	}
+	readable := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(l, "RALPH_AGENT_READABLE="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+
+	t.Run("under the runner's home", func(t *testing.T) {
+		home := t.TempDir()
+		mkdirs(t, home, ".cache/go-build", "go/pkg/mod/cache/download", ".npm", ".cache/pip", ".cache/other", ".ssh")
+		out, pairs := run(t, "HOME="+home)
+		var dirs []string
+		for name, d := range map[string]string{"GOCACHE": ".cache/go-build", "GOMODCACHE": "go/pkg/mod", "npm_config_cache": ".npm", "PIP_CACHE_DIR": ".cache/pip"} {
+			p := filepath.Join(home, d)
+			dirs = append(dirs, p)
+			for _, want := range []string{"-v " + p + ":" + p + ":ro", "-e " + name + "=" + p} {
+				if !pairs[want] {
+					t.Errorf("docker run has no %q:\n%s", want, out)
+				}
+			}
+		}
+		got := readable(out)
+		for _, d := range dirs {
+			if !slices.Contains(strings.Split(got, ":"), d) {
+				t.Errorf("RALPH_AGENT_READABLE=%s has no %s", got, d)
+			}
+		}
+		for _, never := range []string{home + "/.cache:", home + "/.cache/other", home + "/.ssh", "-v " + home + ":"} {
+			if strings.Contains(out, never) {
+				t.Errorf("docker run passes %q:\n%s", never, out)
+			}
+		}
+	})
+
+	t.Run("where the variables say", func(t *testing.T) {
+		home, elsewhere := t.TempDir(), t.TempDir()
+		mkdirs(t, home, ".cache/go-build", "go/pkg/mod", ".npm", ".cache/pip")
+		mkdirs(t, elsewhere, "gocache", "gopath/pkg/mod", "npm", "pip")
+		out, pairs := run(t, "HOME="+home, "GOCACHE="+elsewhere+"/gocache", "GOPATH="+elsewhere+"/gopath:/other",
+			"npm_config_cache="+elsewhere+"/npm", "PIP_CACHE_DIR="+elsewhere+"/pip")
+		for name, d := range map[string]string{"GOCACHE": "gocache", "GOMODCACHE": "gopath/pkg/mod", "npm_config_cache": "npm", "PIP_CACHE_DIR": "pip"} {
+			p := filepath.Join(elsewhere, d)
+			for _, want := range []string{"-v " + p + ":" + p + ":ro", "-e " + name + "=" + p} {
+				if !pairs[want] {
+					t.Errorf("docker run has no %q:\n%s", want, out)
+				}
+			}
+			if strings.Count(out, "\n"+name+"\n")+strings.Count(out, "\n"+name+"=") != 1 {
+				t.Errorf("docker run passes %s more than once:\n%s", name, out)
+			}
+		}
+		if strings.Contains(out, home) {
+			t.Errorf("docker run names the runner's home's caches, which the variables do not:\n%s", out)
+		}
+	})
+
+	t.Run("none, or not a cache", func(t *testing.T) {
+		home := t.TempDir()
+		mkdirs(t, home, ".ssh")
+		out, _ := run(t, "HOME="+home, "GOCACHE="+home, "npm_config_cache=relative/npm", "PIP_CACHE_DIR=/", "GOMODCACHE="+home+"/absent")
+		if strings.Contains(out, ":ro\n-e\nGOCACHE=") || strings.Contains(out, home+":") || strings.Contains(out, "relative/npm:") ||
+			strings.Contains(out, "-v\n/:/:ro") || strings.Contains(out, "absent:") {
+			t.Errorf("docker run mounts what is not a restored cache:\n%s", out)
+		}
+		if got := readable(out); got != "/ralph" {
+			t.Errorf("RALPH_AGENT_READABLE=%s, want /ralph only", got)
+		}
+	})
+}

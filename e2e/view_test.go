@@ -19,7 +19,12 @@ import (
 const viewProbe = `
 ctl="$RALPH_TEST_CONTROL"
 { command -v go; go version; go build -o "$TMPDIR/app" . && "$TMPDIR/app"; } > "$ctl/view.go" 2>&1
-{ command -v node; node -e 'console.log("node ran " + process.version)'; } > "$ctl/view.node" 2>&1
+{ command -v node; node -e 'console.log("node ran " + process.version)'; command -v npm; npm test; } > "$ctl/view.node" 2>&1
+# The caches the job restored, read-only: readable, the module cache a proxy of the step's Go, never written.
+{ cat "$RUNNER_HOME_PROBE/.npm/job-npm" "$RUNNER_HOME_PROBE/.cache/go-build/job-go-build" "$RUNNER_HOME_PROBE/.cache/pip/job-pip"; go env GOPROXY GOCACHE; cat "$HOME/.cache/go-build/job-go-build"; } > "$ctl/view.caches" 2>&1
+for d in .npm .cache/go-build .cache/pip go/pkg/mod; do
+  touch "$RUNNER_HOME_PROBE/$d/agent-was-here" 2>/dev/null && reached "wrote the job's cache $d"
+done
 { java -version 2>&1 | head -1; python3 -c 'import ssl, sys; print("python ran", sys.version.split()[0])'; cargo --version; } > "$ctl/view.more" 2>&1
 id -u > "$ctl/view.uid"
 grep -E '^Cap(Eff|Bnd)' /proc/self/status > "$ctl/view.caps"
@@ -42,10 +47,14 @@ echo done > "$ctl/view.done"
 `
 
 // TestToolchainView runs a research step through the composite action's run: script (script/action.sh run)
-// as a runner's composite step does, on a host whose Go and Node are where setup-go and setup-node put
-// them, their bin first on the step's PATH: the scripted agent builds with the job's Go and runs its
-// Node, the verify command is go test ./..., and the hostile agent reaches neither the runner's home, the
-// file commands, the runner's token, ralph's process, the Docker socket, nor writes in the view.
+// as a runner's composite step does, on a host whose Go and Node (with npm) are where setup-go and
+// setup-node put them, their bin first on the step's PATH, and whose home holds the caches the job
+// restored: the repository is a Go module and a Node project, the scripted agent builds with the job's Go
+// and runs its node and npm test, reads the job's caches (its Go modules are the step's GOPROXY, its Go
+// build cache the start of the step's), the
+// verify commands are go test ./... and npm test, and the hostile agent reaches neither the rest of the
+// runner's home, the file commands, the runner's token, ralph's process, the Docker socket, nor writes in
+// the view or the job's caches.
 // script/container-test.sh runs it with an engine (RALPH_CONTAINER_DOCKER, RALPH_CONTAINER_VIEW_IMAGE).
 func TestToolchainView(t *testing.T) {
 	docker, _, _ := containerEngine(t)
@@ -61,6 +70,14 @@ func TestToolchainView(t *testing.T) {
 	if err != nil {
 		t.Skip("no node here to place in the tool cache")
 	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("no npm here to place in the tool cache")
+	}
+	npmCLI, err := filepath.EvalSymlinks(npm) // node_modules/npm/bin/npm-cli.js
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The tool cache as setup-go and setup-node leave it.
 	goDir := "/opt/hostedtoolcache/go/1.26.0/x64"
 	nodeDir := "/opt/hostedtoolcache/node/22.0.0/x64"
@@ -68,6 +85,10 @@ func TestToolchainView(t *testing.T) {
 		{"mkdir", "-p", filepath.Dir(goDir), filepath.Join(nodeDir, "bin")},
 		{"rm", "-rf", goDir}, {"cp", "-a", strings.TrimSpace(string(goroot)), goDir},
 		{"cp", node, filepath.Join(nodeDir, "bin", "node")},
+		// npm as setup-node's archive has it: lib/node_modules/npm, bin/npm a link to its npm-cli.js.
+		{"mkdir", "-p", filepath.Join(nodeDir, "lib", "node_modules")},
+		{"cp", "-a", filepath.Dir(filepath.Dir(npmCLI)), filepath.Join(nodeDir, "lib", "node_modules", "npm")},
+		{"ln", "-s", "../lib/node_modules/npm/bin/npm-cli.js", filepath.Join(nodeDir, "bin", "npm")},
 	} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", c, err, out)
@@ -82,10 +103,12 @@ func TestToolchainView(t *testing.T) {
 	agentCopy := "/ralph-test/agent.sh"
 	e := newEnvWith(t, "agent:\n  preset: command\n  command: sh "+agentCopy+"\n  timeout: 3m\n  landlock: required\n"+
 		"  env:\n    RALPH_TEST_CONTROL: \"\"\n    RUNNER_HOME_PROBE: \"\"\n    RUNNER_TEMP_PROBE: \"\"\n    RUSTUP_HOME: \"\"\n    GOFLAGS: -mod=mod\n    GOTOOLCHAIN: local\n"+
-		"verify:\n  - go test ./...\n", githubtest.Options{GitHTTP: true})
+		"verify:\n  - go test ./...\n  - npm test\n", githubtest.Options{GitHTTP: true})
 	e.pushFile("go.mod", "module example.test/app\n\ngo 1.21\n")
 	e.pushFile("main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"go built\") }\n")
 	e.pushFile("main_test.go", "package main\n\nimport \"testing\"\n\nfunc TestMain1(t *testing.T) {}\n")
+	e.pushFile("package.json", `{"name": "app", "version": "1.0.0", "private": true, "scripts": {"test": "node test.js"}}`+"\n")
+	e.pushFile("test.js", "console.log('npm test ran with node ' + process.version);\n")
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
 	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
 	e.setControl("extra_research", viewProbe)
@@ -95,7 +118,9 @@ func TestToolchainView(t *testing.T) {
 	// commands and the event, the workspace; all the runner user's.
 	home, work := filepath.Join(runner, "home"), filepath.Join(runner, "work", "demo", "demo")
 	fc := filepath.Join(temp, "_runner_file_commands")
-	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".cargo", "bin"), fc, filepath.Join(temp, "_github_workflow")} {
+	jobModules := filepath.Join(home, "go", "pkg", "mod", "cache", "download")
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".cargo", "bin"), fc, filepath.Join(temp, "_github_workflow"),
+		filepath.Join(home, ".npm"), filepath.Join(home, ".cache", "go-build"), filepath.Join(home, ".cache", "pip"), jobModules} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +130,8 @@ func TestToolchainView(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]string{filepath.Join(home, ".ssh", "id_ed25519"): "runner's key",
+		filepath.Join(home, ".npm", "job-npm"): "npm's cache\n", filepath.Join(home, ".cache", "go-build", "job-go-build"): "go's build cache\n",
+		filepath.Join(home, ".cache", "pip", "job-pip"):       "pip's cache\n",
 		filepath.Join(temp, "_github_workflow", "event.json"): string(event)}
 	for _, f := range []string{"set_output", "step_summary", "set_env", "add_path", "save_state"} {
 		files[filepath.Join(fc, f)] = ""
@@ -116,6 +143,12 @@ func TestToolchainView(t *testing.T) {
 	}
 	e.git("", "clone", "-q", e.srv.BareRepo, work)
 	e.git(work, "remote", "set-url", "origin", e.srv.GitURL())
+	// The job built and tested the module before ralph's step (its go-build as actions/setup-go restores it).
+	prefill := exec.Command(filepath.Join(goDir, "bin", "go"), "test", "./...")
+	prefill.Dir, prefill.Env = work, append(os.Environ(), "GOROOT="+goDir, "GOCACHE="+filepath.Join(home, ".cache", "go-build"), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	if out, err := prefill.CombinedOutput(); err != nil {
+		t.Fatalf("the job's go test: %v\n%s", err, out)
+	}
 	chownAll(t, runner, runnerUID)
 
 	env := []string{
@@ -156,13 +189,18 @@ func TestToolchainView(t *testing.T) {
 	if got := readControl(t, e, "view.go"); !strings.Contains(got, goDir+"/bin/go") || !strings.Contains(got, "go built") {
 		t.Errorf("the agent's go build, with the job's Go:\n%s", got)
 	}
-	if got := readControl(t, e, "view.node"); !strings.Contains(got, nodeDir+"/bin/node") || !strings.Contains(got, "node ran") {
+	if got := readControl(t, e, "view.node"); !strings.Contains(got, nodeDir+"/bin/node") || !strings.Contains(got, "node ran") ||
+		!strings.Contains(got, nodeDir+"/bin/npm") || !strings.Contains(got, "npm test ran with node") {
 		t.Errorf("the agent's node, the job's:\n%s", got)
 	}
 	if got := readControl(t, e, "view.caps"); got != "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n" {
 		t.Errorf("the agent's capabilities:\n%s", got)
 	}
-	for _, f := range []string{"view.go", "view.node", "view.more", "view.uid"} {
+	if got := readControl(t, e, "view.caches"); !strings.Contains(got, "npm's cache\ngo's build cache\npip's cache\nfile://"+jobModules+",") ||
+		!strings.HasSuffix(got, "/home/.cache/go-build\ngo's build cache\n") {
+		t.Errorf("the job's caches, as the agent reads them (its cache files, then go env GOPROXY):\n%s", got)
+	}
+	for _, f := range []string{"view.go", "view.node", "view.more", "view.uid", "view.caches"} {
 		t.Logf("%s: %s", f, readControl(t, e, f))
 	}
 	if leak, _ := os.ReadFile(filepath.Join(e.control, "leak")); len(leak) != 0 {
@@ -192,8 +230,10 @@ func TestToolchainView(t *testing.T) {
 		}
 		all += string(step("workflow_dispatch"))
 	}
-	if !strings.Contains(all, "go test ./...") {
-		t.Errorf("no verify (go test ./...) in the chain's log")
+	for _, v := range []string{"go test ./...", "npm test"} {
+		if !strings.Contains(all, v) {
+			t.Errorf("no verify (%s) in the chain's log", v)
+		}
 	}
 	if prs := e.srv.Pulls(); len(prs) != 1 {
 		t.Errorf("%d pull requests, want 1", len(prs))

@@ -11,7 +11,8 @@
 #
 # The view: the runner's system and tool directories (/usr /bin /sbin /lib* /opt /etc) mounted read-only at
 # their own paths over the image's, so that every path a setup step put in PATH, GOROOT or JAVA_HOME is
-# there; of the runner's home, only the toolchain homes (~/.cargo, ~/.rustup), read-only; the workspace,
+# there; of the runner's home, only the toolchain homes (~/.cargo, ~/.rustup) and the caches the job
+# restored (Go's build and module caches, npm's, pip's), read-only; the workspace,
 # RUNNER_TEMP (the file commands, the event) and the tool cache at their own paths. Not the Docker socket,
 # not the rest of the runner's home. ralph and the agent's CLI are in the image's /ralph, which no mount
 # covers. The step's PATH and an allow-list of toolchain variables go in; the runner's own tokens
@@ -75,6 +76,31 @@ args() {
       readable="$readable:$d"
     fi
   done
+  # The caches the job restored (actions/setup-go's, setup-node's, setup-python's cache: or actions/cache),
+  # read-only at their own paths: Go's build and module caches, npm's and pip's, where the step's
+  # GOCACHE, GOMODCACHE (GOPATH), npm_config_cache and PIP_CACHE_DIR name them, else their places under
+  # the runner's home. The agent may read them (Landlock); ralph gets their paths in the same variables
+  # (its HOME is not the runner's), seeds the step's module cache from the job's (GOPROXY=file://) and
+  # gives the agent and the verify commands writable caches of the step's own.
+  local passed=" "
+  local gopath="${GOPATH:-${HOME:-/nonexistent}/go}"
+  local cache name
+  for cache in "GOCACHE=${GOCACHE:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/go-build}" \
+    "GOMODCACHE=${GOMODCACHE:-${gopath%%:*}/pkg/mod}" \
+    "npm_config_cache=${npm_config_cache:-${NPM_CONFIG_CACHE:-${HOME:-/nonexistent}/.npm}}" \
+    "PIP_CACHE_DIR=${PIP_CACHE_DIR:-${HOME:-/nonexistent}/.cache/pip}"; do
+    name="${cache%%=*}"
+    d="${cache#*=}"
+    case "$d" in
+    /*/*) ;;    # an absolute path below the root
+    *) continue ;; # relative, empty or the root: never mounted
+    esac
+    if [ -d "$d" ] && [ ! -L "$d" ] && [ "$d" != "${HOME:-}" ]; then
+      a+=(-v "$d:$d:ro" -e "$name=$d")
+      readable="$readable:$d"
+      passed="$passed$name "
+    fi
+  done
   # The tool cache when it is not under /opt (RUNNER_TOOL_CACHE on a self-hosted runner).
   if [ -n "${RUNNER_TOOL_CACHE:-}" ] && [ -d "$RUNNER_TOOL_CACHE" ] && [ "${RUNNER_TOOL_CACHE#/opt/}" = "$RUNNER_TOOL_CACHE" ]; then
     a+=(-v "$RUNNER_TOOL_CACHE:$RUNNER_TOOL_CACHE:ro")
@@ -109,6 +135,9 @@ args() {
     esac
   done < <(compgen -e)
   for name in "${toolchain_vars[@]}"; do
+    if [ "${passed#* "$name" }" != "$passed" ]; then
+      continue # a cache of the job's, passed above
+    fi
     if [ "$name" != PATH ] && [ "$name" != CI ] && [ -n "${!name+x}" ]; then
       a+=(-e "$name")
     fi

@@ -41,6 +41,7 @@ func (r *runner) checkout(ctx context.Context) (*workspace.Workspace, error) {
 		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
 	}
 	r.ic.ws = ws
+	r.seedBuildCache(ws)
 	return ws, nil
 }
 
