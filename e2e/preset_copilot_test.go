@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -21,26 +22,7 @@ func TestPresetCopilotRealCLI(t *testing.T) {
 	t.Parallel()
 	const content = "# Research: greeting\n\nWritten by Copilot CLI for ralph.\n"
 	e, model, r := anthropicPresetResearch(t, "copilot", content)
-	if r.exit != 0 || r.outputs["step"] != "research" {
-		t.Fatalf("research with Copilot CLI: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
-	}
-	for _, p := range model.Problems() {
-		t.Errorf("scripted model: %s", p)
-	}
-	e.wantState(1, workflow.ReadyForPlan)
-	_, files := e.branch(branch)
-	docs := matching(files, `^thoughts/shared/research/.*-GH-0001-add-a-greeting\.md$`)
-	if len(docs) != 1 {
-		t.Fatalf("no research document on the branch: %v\n%s", files, r.stdout)
-	}
-	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0]); got+"\n" != content {
-		t.Errorf("the committed document = %q, want what the model had Copilot CLI write", got)
-	}
-	rec, ok, err := engine.ParseRecord(e.statusComment(1))
-	if err != nil || !ok || rec.Usage == nil {
-		t.Fatalf("no usage in the record: %v %v", ok, err)
-	}
-	turns, b, u := model.Turns(), model.Billed(), *rec.Usage
+	turns, b, u := researchCommitted(t, e, model, r, "Copilot CLI", content)
 	if turns != 2 || u.Turns != turns || !u.Metered || u.Requests != b.Requests || u.InputTokens != b.InputTokens ||
 		u.CacheReadTokens != b.CachedTokens || u.OutputTokens != b.OutputTokens || math.Abs(u.CostUSD-float64(b.Requests)*perAnswer(t)) > 1e-9 {
 		t.Errorf("recorded usage %+v; the model answered %d turns and billed %+v, at $%.6f an answer", u, turns, b, perAnswer(t))
@@ -91,4 +73,31 @@ func anthropicPresetResearch(t *testing.T, preset, content string, agentExtra ..
 		"ANTHROPIC_API_KEY": modelKey,
 	}})
 	return e, model, p.wait()
+}
+
+// researchCommitted checks a research step that a real CLI ran against the scripted model: the issue is
+// Ready for Plan, the document the model had the CLI write is on the branch, and the record holds usage;
+// it returns the model's turns, what it billed and what ralph recorded.
+func researchCommitted(t *testing.T, e *env, model *agenttest.Anthropic, r result, cli, content string) (int, agenttest.Billed, agent.Usage) {
+	t.Helper()
+	if r.exit != 0 || r.outputs["step"] != "research" {
+		t.Fatalf("research with %s: exit %d outputs %v\n%s%s", cli, r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	for _, p := range model.Problems() {
+		t.Errorf("scripted model: %s", p)
+	}
+	e.wantState(1, workflow.ReadyForPlan)
+	_, files := e.branch(branch)
+	docs := matching(files, `^thoughts/shared/research/.*-GH-0001-add-a-greeting\.md$`)
+	if len(docs) != 1 {
+		t.Fatalf("no research document on the branch: %v\n%s", files, r.stdout)
+	}
+	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0]); got+"\n" != content {
+		t.Errorf("the committed document = %q, want what the model had %s write", got, cli)
+	}
+	rec, ok, err := engine.ParseRecord(e.statusComment(1))
+	if err != nil || !ok || rec.Usage == nil {
+		t.Fatalf("no usage in the record: %v %v", ok, err)
+	}
+	return model.Turns(), model.Billed(), *rec.Usage
 }

@@ -3,9 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-
-	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // TestPresetOpencodeRealCLI runs the research step through the built binary with `preset: opencode`: the
@@ -17,26 +14,7 @@ func TestPresetOpencodeRealCLI(t *testing.T) {
 	t.Parallel()
 	const content = "# Research: greeting\n\nWritten by opencode for ralph.\n"
 	e, model, r := anthropicPresetResearch(t, "opencode", content)
-	if r.exit != 0 || r.outputs["step"] != "research" {
-		t.Fatalf("research with opencode: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
-	}
-	for _, p := range model.Problems() {
-		t.Errorf("scripted model: %s", p)
-	}
-	e.wantState(1, workflow.ReadyForPlan)
-	_, files := e.branch(branch)
-	docs := matching(files, `^thoughts/shared/research/.*-GH-0001-add-a-greeting\.md$`)
-	if len(docs) != 1 {
-		t.Fatalf("no research document on the branch: %v\n%s", files, r.stdout)
-	}
-	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0]); got+"\n" != content {
-		t.Errorf("the committed document = %q, want what the model had opencode write", got)
-	}
-	rec, ok, err := engine.ParseRecord(e.statusComment(1))
-	if err != nil || !ok || rec.Usage == nil {
-		t.Fatalf("no usage in the record: %v %v", ok, err)
-	}
-	turns, b, u := model.Turns(), model.Billed(), *rec.Usage
+	turns, b, u := researchCommitted(t, e, model, r, "opencode", content)
 	// Its side requests (the session's title) go to a smaller model, priced lower: the cost is more than
 	// the agent's turns' and at most every request at the larger model's price.
 	if turns != 2 || u.Turns != turns || !u.Metered || u.Requests != b.Requests || u.InputTokens != b.InputTokens ||
