@@ -60,7 +60,8 @@ var (
 // list prices; fast mode; compaction; files) are refused unless gateway.betas names them.
 var anthropicBetas = []string{"claude-code-20250219", "oauth-2025-04-20", "interleaved-thinking-2025-05-14",
 	"fine-grained-tool-streaming-2025-05-14", "context-management-2025-06-27", "thinking-token-count-2026-05-13",
-	"advanced-tool-use-2025-11-20", "thinking-display-updates-2026-08-18", "structured-outputs-2025-11-13"}
+	"advanced-tool-use-2025-11-20", "thinking-display-updates-2026-08-18", "structured-outputs-2025-11-13",
+	"extended-cache-ttl-2025-04-11"}
 
 // allowList is one vendor's lists, canonical.
 type allowList struct {

@@ -60,6 +60,10 @@ func TestTheCLIsRequestsPass(t *testing.T) {
 			"Connection":               {"keep-alive"},
 			"User-Agent":               {"claude-cli/2.1.330 (external, sdk-cli)"},
 		}, `{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"system":[],"metadata":{"user_id":"u"},"messages":[{"role":"user","content":"hi"}],"tools":[],"thinking":{"type":"enabled","budget_tokens":31999},"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]}}`},
+		// With an OAuth token, Claude Code asks for an hour's cache writes, which ralph prices.
+		{"claude with an OAuth token", Anthropic, "/v1/messages?beta=true", http.Header{
+			"Anthropic-Beta": {"claude-code-20250219,oauth-2025-04-20,extended-cache-ttl-2025-04-11,interleaved-thinking-2025-05-14"},
+		}, `{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"messages":[]}`},
 		{"copilot", Anthropic, "/v1/messages", http.Header{
 			"X-Initiator":               {"agent"},
 			"X-Interaction-Type":        {"conversation-user"},
