@@ -109,8 +109,7 @@ func (l allowList) header(h http.Header) string {
 		unknown = append(unknown, quoted(k))
 	}
 	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return fmt.Sprintf("the header %s is not one ralph forwards: it forwards only the headers it knows the model's CLIs send, so that no header changes what the vendor bills", strings.Join(unknown, ", "))
+		return fmt.Sprintf("the header %s is not one ralph forwards: it forwards only the headers it knows the model's CLIs send, so that no header changes what the vendor bills", names(unknown))
 	}
 	if l.betaName == "" {
 		return ""
@@ -124,7 +123,7 @@ func (l allowList) header(h http.Header) string {
 		}
 	}
 	if len(betas) > 0 {
-		return fmt.Sprintf("the beta feature %s (%s) is not one ralph knows how to meter; to forward it, list it in `gateway.betas` in .github/ralph.yml", strings.Join(betas, ", "), strings.ToLower(l.betaName))
+		return fmt.Sprintf("the beta feature %s (%s) is not one ralph knows how to meter; to forward it, list it in `gateway.betas` in .github/ralph.yml", names(betas), strings.ToLower(l.betaName))
 	}
 	return ""
 }
@@ -138,8 +137,7 @@ func (l allowList) member(m map[string]json.RawMessage, c *checker) {
 		}
 	}
 	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		c.refuse("the member %s is not one ralph forwards in %s: it forwards only the members it knows how to meter", strings.Join(unknown, ", "), l.memberMsg)
+		c.refuse("the member %s is not one ralph forwards in %s: it forwards only the members it knows how to meter", names(unknown), l.memberMsg)
 	}
 }
 
@@ -186,4 +184,16 @@ func anthropicEdits(m map[string]json.RawMessage, c *checker) {
 			c.refuse("the context edit %s is not one ralph knows how to meter", quoted(typ))
 		}
 	}
+}
+
+// maxNamed bounds the names a refusal lists: a request may carry any number.
+const maxNamed = 5
+
+// names lists quoted names for a refusal, sorted, the first maxNamed of them and how many more.
+func names(q []string) string {
+	slices.Sort(q)
+	if len(q) <= maxNamed {
+		return strings.Join(q, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(q[:maxNamed], ", "), len(q)-maxNamed)
 }

@@ -143,6 +143,8 @@ func TestUnknownMembersHeadersAndBetasAreRefused(t *testing.T) {
 			[]string{`the header "X-Frobnicate" is not one ralph forwards`}},
 		{"openai organization", OpenAI, nil, http.Header{"Openai-Organization": {"org-other"}}, `{"model":"gpt-5","input":"hi"}`,
 			[]string{`the header "Openai-Organization"`}},
+		{"many unknown members", Anthropic, nil, nil, anthropicBody(`,"m1":1,"m2":1,"m3":1,"m4":1,"m5":1,"m6":1,"m7":1`),
+			[]string{`the member "m1", "m2", "m3", "m4", "m5" and 2 more is not one`}},
 		{"count_tokens header", Anthropic, nil, http.Header{"X-Frobnicate": {"1"}}, anthropicBody(""), []string{`"X-Frobnicate"`}},
 	}
 	for _, tt := range tests {
