@@ -163,3 +163,43 @@ func testHostileGatewayWebSearch(t *testing.T, as runAs) {
 		}
 	})
 }
+
+// A request member, a header or a beta feature the gateway does not know may change what the vendor bills
+// (server-side compaction summarizes past max_tokens, a million-token context bills above the list
+// prices): the gateway refuses each, naming it, and none reaches the model; a beta gateway.betas names
+// passes.
+func TestHostileGatewayUnknownMembersHeadersBetas(t *testing.T) {
+	bothUsers(t, testHostileGatewayUnknownMembersHeadersBetas)
+}
+
+func testHostileGatewayUnknownMembersHeadersBetas(t *testing.T, as runAs) {
+	e, model := hostileModelEnv(t, as, "anthropic", "ANTHROPIC_API_KEY", "", "  betas: [context-1m-2025-08-07, compact-2026-01-12]\n")
+	msg := func(extra string) string {
+		return `{"model":"claude-haiku-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]` + extra + `}`
+	}
+	call := func(body string, headers ...string) string {
+		return `"$RALPH_TEST_MODELCALL" post /v1/messages '` + body + `' ` + strings.Join(headers, " ") + " || true\n"
+	}
+	e.setControl("extra_research",
+		call(msg(`,"context_management":{"edits":[{"type":"compact_20260112"}]}`), "'Anthropic-Beta: compact-2026-01-12'")+
+			call(msg(`,"inference_geo":"us"`))+
+			call(msg(""), "'Anthropic-Beta: interleaved-thinking-2025-05-14,fast-mode-2026-02-01'")+
+			call(msg(""), "'X-Frobnicate: 1'")+
+			call(msg(""), "'Anthropic-Beta: context-1m-2025-08-07'"))
+	n := e.srv.CreateIssue("octocat", "Add a greeting", "Please greet people.")
+	r := e.label(n, maintainer)
+	if got := model.count(); got != 1 {
+		t.Errorf("%d requests reached the model, want 1 (the beta gateway.betas names)", got)
+	}
+	for _, want := range []string{
+		`context_management compaction (\"compact_20260112\") runs summarizing passes beyond the request's max_tokens`,
+		`the beta feature \"fast-mode-2026-02-01\" (anthropic-beta) is not one ralph knows how to meter; to forward it, list it in ` + "`gateway.betas`",
+		`the member \"inference_geo\" is not one ralph forwards in an Anthropic Messages request`,
+		`the header \"X-Frobnicate\" is not one ralph forwards`,
+		`refused POST /v1/messages: the header "X-Frobnicate"`,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("neither the agent nor the log says %s:\n%s", want, r.stdout)
+		}
+	}
+}

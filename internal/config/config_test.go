@@ -173,6 +173,11 @@ network:
 			}),
 		},
 		{
+			name: "beta features allowed",
+			yaml: "gateway:\n  betas: [context-1m-2025-08-07, responses=v1]\n",
+			want: with(func(c *Config) { c.Gateway.Betas = []string{"context-1m-2025-08-07", "responses=v1"} }),
+		},
+		{
 			name: "without the gateway, Claude Code's own cost",
 			yaml: "gateway:\n  enabled: false\nagent:\n  max_cost: 1\n  env:\n    ANTHROPIC_API_KEY: \"\"\n    ANTHROPIC_BASE_URL: \"\"\n",
 			want: with(func(c *Config) {
@@ -600,6 +605,11 @@ func TestParseBad(t *testing.T) {
 			name: "a server tool ralph does not meter",
 			yaml: "gateway:\n  server_tools: [web_search, image_generation]\n",
 			line: 2, column: 30, key: "gateway.server_tools[1]", msg: "\"image_generation\" is not a server tool ralph meters: one of web_search, web_fetch, code_execution, file_search, mcp",
+		},
+		{
+			name: "beta features in one string",
+			yaml: "gateway:\n  betas: [\"context-1m-2025-08-07,fast-mode-2026-02-01\"]\n",
+			line: 2, column: 11, key: "gateway.betas[0]", msg: "is not a beta feature's name: one name each",
 		},
 		{
 			name: "a negative price per use",

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -27,6 +28,10 @@ type Gateway struct {
 	// code_execution, file_search, mcp) that the agent may ask for; the gateway refuses any other, and
 	// prices these per use. Default: none.
 	ServerTools []string // server_tools
+	// Betas are the beta features (anthropic-beta or openai-beta values, such as context-1m-2025-08-07) the
+	// agent's CLI may ask for besides those ralph knows its presets send: the gateway refuses any other,
+	// as a beta may bill above the list prices it meters at. Default: none.
+	Betas []string // betas
 	// Prices add to or replace entries of the built-in price table: model name (which also prices its
 	// dated and -latest variants) to US dollars per million tokens, and per 1,000 uses of a server tool.
 	Prices map[string]Price // prices
@@ -55,7 +60,9 @@ type Budget struct {
 // The keys of the gateway: and budget: sections (the vendors and the presets that speak them are
 // package preset's).
 var (
-	gatewayKeys = []string{"enabled", "vendor", "upstream", "server_tools", "prices"}
+	gatewayKeys = []string{"enabled", "vendor", "upstream", "server_tools", "betas", "prices"}
+	// betaName is a beta feature's name, as the vendors' beta headers list them.
+	betaName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._=-]{0,99}$`)
 	// serverTools are the names of gateway.server_tools (the gateway's ServerTools).
 	serverTools = []string{"web_search", "web_fetch", "code_execution", "file_search", "mcp"}
 	priceKeys   = append([]string{"input", "output", "cache_read", "cache_write"}, serverTools...)
@@ -106,6 +113,13 @@ func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 			g.ServerTools, err = p.list(f.value, f.path, func(item *yaml.Node, key, s string) error {
 				if !contains(serverTools, s) {
 					return p.errorf(item, key, "%q is not a server tool ralph meters: one of %s", s, strings.Join(serverTools, ", "))
+				}
+				return nil
+			})
+		case "betas":
+			g.Betas, err = p.list(f.value, f.path, func(item *yaml.Node, key, s string) error {
+				if !betaName.MatchString(s) {
+					return p.errorf(item, key, "%q is not a beta feature's name: one name each, as the anthropic-beta header lists them, such as context-1m-2025-08-07", s)
 				}
 				return nil
 			})

@@ -76,7 +76,7 @@ func (r *runner) openGateway(ctx context.Context, command string) (*gateway.Gate
 		tools = append(tools, gateway.ServerTool(t))
 	}
 	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: r.cfg.Gateway.Upstream, Credential: cred, Prices: gateway.DefaultPrices(v).With(overrides),
-		Limits: limits, Transport: r.modelTransport, ServerTools: tools})
+		Limits: limits, Transport: r.modelTransport, ServerTools: tools, Betas: r.cfg.Gateway.Betas})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting ralph's model gateway: %w", err)
 	}

@@ -101,6 +101,9 @@ type Options struct {
 	// ServerTools are the tools the vendor runs itself that the agent may ask for (gateway.server_tools);
 	// a request that asks for any other is refused.
 	ServerTools []ServerTool
+	// Betas are the beta features (anthropic-beta, openai-beta values) the agent may ask for besides
+	// those ralph knows (gateway.betas); a request that asks for any other is refused.
+	Betas []string
 }
 
 // DefaultMaxRequests lets a CLI's side requests and a few sub-agents run alongside its main loop, and
@@ -115,6 +118,7 @@ const maxConns = 64
 type Gateway struct {
 	opts     Options
 	spec     spec
+	allow    allowList
 	upstream *url.URL
 	key      string
 	proxy    *httputil.ReverseProxy
@@ -189,7 +193,7 @@ func New(opts Options) (*Gateway, error) {
 	if opts.MaxRequests <= 0 {
 		opts.MaxRequests = DefaultMaxRequests
 	}
-	g := &Gateway{opts: opts, spec: sp, upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{},
+	g := &Gateway{opts: opts, spec: sp, allow: newAllowList(opts.Vendor, opts.Betas), upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{},
 		slots: make(chan struct{}, opts.MaxRequests), bodies: make(chan struct{}, 2*opts.MaxRequests), dearest: opts.Prices.Dearest()}
 	g.answers, g.cut = context.WithCancel(context.Background())
 	transport := opts.Transport
@@ -313,6 +317,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		g.note("refused %s: not a model API path ralph forwards", what)
 		g.refuse(w, http.StatusForbidden, codePath, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
+		return
+	}
+	if why := g.allow.header(r.Header); why != "" {
+		g.note("refused %s: %s", what, why)
+		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
 		return
 	}
 	g.mu.Lock()

@@ -63,7 +63,11 @@ func start(t *testing.T, opts Options) *Gateway {
 // call sends a request to the gateway with the given key header.
 func call(t *testing.T, g *Gateway, method, path string, header map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, g.URL()+path, strings.NewReader(`{"model":"m","stream":true}`))
+	body := `{"model":"m","stream":true}`
+	if g.opts.Vendor == Gemini {
+		body = `{"contents":[]}`
+	}
+	req, err := http.NewRequest(method, g.URL()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

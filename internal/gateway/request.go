@@ -361,6 +361,10 @@ func (g *Gateway) inspect(rt route, body []byte) (ask, string) {
 	for _, t := range g.opts.ServerTools {
 		c.allowed[t] = true
 	}
+	g.allow.member(m, c)
+	if g.opts.Vendor == Anthropic {
+		anthropicEdits(m, c)
+	}
 	a := g.spec.request(m, c)
 	a.input += len(body)
 	return a, c.why

@@ -450,6 +450,12 @@ func TestUnreadableUsage(t *testing.T) {
 		{"openai, unknown shape", OpenAI, "/v1/responses", openaiBody, 200, "application/json", `{"result":{"tokens":12}}`, Tokens{}, maxTokens, true},
 		{"gemini, cut before the last chunk", Gemini, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", geminiBody, 200, "text/event-stream", geminiStream[:strings.Index(geminiStream, "\r\n\r\n")+4], Tokens{Input: 1000, CacheRead: 300}, maxTokens + 1000, true},
 		{"gemini, no thinking budget", Gemini, "/v1beta/models/gemini-2.5-pro:generateContent", `{"contents":[],"generationConfig":{"maxOutputTokens":4096}}`, 200, "application/json", `{"candidates":[]}`, Tokens{}, maxTokens + defaultThinking, true},
+		// A usage read in part is not all the answer billed: it counts as the worst case too.
+		{"anthropic, stream without the prompt's usage", Anthropic, "/v1/messages", anthropicBody, 200, "text/event-stream",
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-4-5\",\"usage\":{}}}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":50}}\n\n", Tokens{Output: 50}, maxTokens, true},
+		{"openai, usage without its output", OpenAI, "/v1/responses", openaiBody, 200, "application/json", `{"id":"r","model":"gpt-5","status":"completed","usage":{"input_tokens":10}}`, Tokens{Input: 10}, maxTokens, true},
+		{"openai, usage without its input", OpenAI, "/v1/responses", openaiBody, 200, "application/json", `{"id":"r","model":"gpt-5","status":"completed","usage":{"output_tokens":10}}`, Tokens{Output: 10}, maxTokens, true},
 		{"an error answer", Anthropic, "/v1/messages", anthropicBody, 429, "application/json", `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, Tokens{}, 0, false},
 		{"a whole answer", Anthropic, "/v1/messages", anthropicBody, 200, "text/event-stream", anthropicStream, Tokens{Input: 1000, CacheRead: 300, CacheWrite: 100, Output: 50}, 0, false},
 	}

@@ -190,6 +190,9 @@ type reading struct {
 	final bool
 	// worst: the answer ended without saying, and is counted as the worst its request could bill.
 	worst bool
+	// prompt: the answer has said its prompt's tokens (Anthropic's input_tokens), without which its last
+	// word on the output is not all it billed.
+	prompt bool
 }
 
 // Anthropic: message_start carries the model and the prompt's usage, message_delta the output so far
@@ -224,7 +227,7 @@ type anthropicIteration struct {
 func (a anthropicUsage) apply(u *reading) {
 	plain, write, read := u.Input-u.CacheRead-u.CacheWrite, u.CacheWrite, u.CacheRead
 	if a.InputTokens != nil {
-		plain = *a.InputTokens
+		plain, u.prompt = *a.InputTokens, true
 	}
 	if a.CacheCreationInputTokens != nil {
 		write = *a.CacheCreationInputTokens
@@ -277,8 +280,9 @@ func anthropicEvent(data []byte, u *reading) {
 		ev.Message.Usage.apply(u)
 	case "message_delta":
 		ev.Usage.apply(u)
-		// The message's last usage: its output, and its server tools' uses.
-		u.final = u.final || ev.Usage.OutputTokens != nil
+		// The message's last usage: its output, and its server tools' uses; read fully only when the
+		// prompt's was too.
+		u.final = u.final || ev.Usage.OutputTokens != nil && u.prompt
 	}
 }
 
@@ -303,11 +307,11 @@ type openaiResponse struct {
 		Type string `json:"type"`
 	} `json:"output"`
 	Usage *struct {
-		InputTokens        int `json:"input_tokens"`
+		InputTokens        *int `json:"input_tokens"`
 		InputTokensDetails struct {
 			CachedTokens int `json:"cached_tokens"`
 		} `json:"input_tokens_details"`
-		OutputTokens int `json:"output_tokens"`
+		OutputTokens *int `json:"output_tokens"`
 	} `json:"usage"`
 }
 
@@ -316,15 +320,24 @@ func (r openaiResponse) apply(u *reading) {
 		u.model = r.Model
 	}
 	if r.Usage != nil {
-		u.Input, u.CacheRead, u.Output = r.Usage.InputTokens, r.Usage.InputTokensDetails.CachedTokens, r.Usage.OutputTokens
+		in, out := r.Usage.InputTokens, r.Usage.OutputTokens
+		u.Input, u.CacheRead, u.Output = deref(in), r.Usage.InputTokensDetails.CachedTokens, deref(out)
 		u.calls = [len(ServerTools)]int{}
 		for _, item := range r.Output {
 			if t, ok := openaiCalls[item.Type]; ok {
 				u.calls[t.index()]++
 			}
 		}
-		u.final = true
+		// A usage that leaves out its input or its output is not all the answer billed.
+		u.final = in != nil && out != nil
 	}
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // openaiCalls are the output items of the server tools' calls.

@@ -3,7 +3,8 @@
 //
 //	modelcall message      one Anthropic Messages request, streamed, to $ANTHROPIC_BASE_URL with $ANTHROPIC_API_KEY
 //	modelcall get PATH     a GET of $RALPH_GATEWAY_URL PATH with $RALPH_GATEWAY_KEY
-//	modelcall post PATH BODY  a POST of the JSON BODY to $RALPH_GATEWAY_URL PATH with $RALPH_GATEWAY_KEY
+//	modelcall post PATH BODY [NAME:VALUE]...  a POST of the JSON BODY to $RALPH_GATEWAY_URL PATH with
+//	                       $RALPH_GATEWAY_KEY, and the headers given
 //
 // It prints the answer's status and body and exits 1 unless the status is 200, as a CLI shows an API error
 // and stops.
@@ -47,6 +48,10 @@ func main() {
 		if err == nil {
 			req.Header.Set("Authorization", "Bearer "+os.Getenv("RALPH_GATEWAY_KEY"))
 			req.Header.Set("Content-Type", "application/json")
+			for _, h := range os.Args[4:] {
+				k, v, _ := strings.Cut(h, ":")
+				req.Header.Add(k, strings.TrimSpace(v))
+			}
 		}
 	default:
 		err = fmt.Errorf("unknown call %q", os.Args[1])
