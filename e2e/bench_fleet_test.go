@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,12 +74,20 @@ func BenchmarkFleet(b *testing.B) {
 				}
 				p := e.start(j.event, payload, nil, runOpts{})
 				busy[j.n], running, runs, launched = true, running+1, runs+1, true
-				go func(n int) {
+				go func(n int, event string) {
 					if r := p.wait(); r.exit != 0 {
+						// Why, for the figures' reader: the run's last error line.
+						why := ""
+						for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
+							if strings.HasPrefix(l, "::error") {
+								why = l
+							}
+						}
+						b.Logf("#%d: a %s run failed (exit %d): %s", n, event, r.exit, why)
 						n = -n
 					}
 					done <- n
-				}(j.n)
+				}(j.n, j.event)
 			}
 			if launched && len(queue) > 0 {
 				continue
