@@ -54,6 +54,12 @@ func signedCost(endpoint string) bool { return strings.HasPrefix(endpoint, "POST
 // of failing checks reads for the required ones, count in the 6).
 func rulesCost(endpoint string) bool { return strings.HasPrefix(endpoint, "GET rules/branches/ralph/") }
 
+// writeAheadBudget is the one more write a step whose agent runs makes: its attempt, failure count and budget
+// reservation are recorded in the status comment before the agent starts (write-ahead accounting, SECURITY.md
+// "Bounded by construction"), and its outcome replaces them after. The bound is held for every step, so a
+// step without an agent is held to it too, with room to spare (at most 4).
+const writeAheadBudget = 1
+
 // sweepBudget is the most requests a sweep over 500 enrolled issues may make besides its steps.
 const sweepBudget = 15
 
@@ -108,8 +114,8 @@ func BenchmarkCostSteps(b *testing.B) {
 				b.Errorf("%s read the rules %d times: only the steps before ralph first pushes to the branch read them: %s", c.step, rules, strings.Join(c.endpoints, ", "))
 			}
 			created = created || signed > 0
-			if c.rest+c.graphql-signed-rules > stepBudget || signed > signedBudget {
-				b.Errorf("%s took %d requests (%d REST, %d GraphQL; %d signed commits, %d rules reads), over the budget of %d + %d: %s", c.step, c.rest+c.graphql, c.rest, c.graphql, signed, rules, stepBudget, signedBudget, strings.Join(c.endpoints, ", "))
+			if c.rest+c.graphql-signed-rules > stepBudget+writeAheadBudget || signed > signedBudget {
+				b.Errorf("%s took %d requests (%d REST, %d GraphQL; %d signed commits, %d rules reads), over the budget of %d + %d + %d: %s", c.step, c.rest+c.graphql, c.rest, c.graphql, signed, rules, stepBudget, writeAheadBudget, signedBudget, strings.Join(c.endpoints, ", "))
 			}
 		}
 		for _, c := range boardCosts {
