@@ -394,4 +394,3 @@ func TestRepoFlagOnlyWhereItActs(t *testing.T) {
 		}
 	}
 }
-
