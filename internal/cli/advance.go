@@ -96,6 +96,7 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
+	addRepoFlag(cmd)
 	return cmd
 }
 

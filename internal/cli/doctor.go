@@ -57,6 +57,7 @@ anything. Exit status: 0 when nothing is wrong, 1 when something is, 4 when you 
 			return doctorRun(cmd.Context(), f, opts)
 		},
 	}
+	addRepoFlag(cmd)
 	return cmd
 }
 

@@ -57,6 +57,7 @@ data. Give it as the arguments after the issue number or with --text, not both.`
 	}
 	cmd.Flags().StringVarP(&opts.Text, "text", "t", "", "What to change, in your words (quoted to the agent as data)")
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	addRepoFlag(cmd)
 	return cmd
 }
 

@@ -361,3 +361,36 @@ func TestSweepHelpOrder(t *testing.T) {
 		}
 	}
 }
+
+// -R is listed by the commands that work on a repository, and by no other (as gh does).
+func TestRepoFlagOnlyWhereItActs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"demo", "--help"}, false},
+		{[]string{"version", "--help"}, false},
+		{[]string{"completion", "--help"}, false},
+		{[]string{"completion", "bash", "--help"}, false},
+		{[]string{"action", "--help"}, false},
+		{[]string{"status", "--help"}, true},
+		{[]string{"advance", "--help"}, true},
+		{[]string{"enroll", "--help"}, true},
+		{[]string{"sweep", "--help"}, true},
+		{[]string{"doctor", "--help"}, true},
+		{[]string{"init", "--help"}, true},
+		{[]string{"approve", "--help"}, true},
+		{[]string{"reject", "--help"}, true},
+		{[]string{"retry", "--help"}, true},
+		{[]string{"fix", "--help"}, true},
+	} {
+		e := newTestEnv(t)
+		if code := e.run(tt.args...); code != 0 {
+			t.Fatalf("%v: exit %d, stderr %s", tt.args, code, e.stderr)
+		}
+		if got := strings.Contains(e.stdout.String(), "-R, --repo"); got != tt.want {
+			t.Errorf("%v lists -R: %v, want %v:\n%s", tt.args, got, tt.want, e.stdout)
+		}
+	}
+}

@@ -106,6 +106,7 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 	_ = cmd.RegisterFlagCompletionFunc("agent", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return presetNames(), cobra.ShellCompDirectiveNoFileComp
 	})
+	addRepoFlag(cmd)
 	return cmd
 }
 

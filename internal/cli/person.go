@@ -73,6 +73,7 @@ With --advance, the issue enters its first state and its first step runs here in
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, "Enter the first state and run the first step here at once")
+	addRepoFlag(cmd)
 	return cmd
 }
 
@@ -99,6 +100,7 @@ func NewCmdApprove(f *Factory, runF func(context.Context, *ApproveOptions) error
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	addRepoFlag(cmd)
 	return cmd
 }
 
@@ -128,6 +130,7 @@ send-backs the issue goes to Human Needed.`,
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	addRepoFlag(cmd)
 	return cmd
 }
 
@@ -153,6 +156,7 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
+	addRepoFlag(cmd)
 	return cmd
 }
 

@@ -126,7 +126,6 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 	root.SetVersionTemplate(versionText(f.Version, f.Commit))
 	root.SetOut(f.Stdout)
 	root.SetErr(f.Stderr)
-	root.PersistentFlags().StringP("repo", "R", "", "Select another repository using the `[HOST/]OWNER/REPO` format")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &FlagError{Err: err, Usage: shortUsage(cmd)}
 	})
@@ -146,6 +145,12 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		NewCmdAction(f, nil),
 	)
 	return root
+}
+
+// addRepoFlag gives cmd -R, as gh gives it to each command that works on a repository (and not to
+// demo, version, completion or help, which do not).
+func addRepoFlag(cmd *cobra.Command) {
+	cmd.Flags().StringP("repo", "R", "", "Select another repository using the `[HOST/]OWNER/REPO` format")
 }
 
 // Execute runs the command line args (nil: the process's) and returns what Exit maps to an exit code. An

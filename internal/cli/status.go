@@ -88,6 +88,7 @@ JSON fields of the pipeline: number, title, url, state, ready, since, updatedAt,
 	cmd.Flags().DurationVar(&opts.Stale, "stale", 72*time.Hour, "Warn about issues in one state for longer than `duration`")
 	addJSONFlags(cmd, &opts.Exporter, union(issueFields, pipelineFields))
 	cmd.ValidArgsFunction = issueCompletion(f)
+	addRepoFlag(cmd)
 	return cmd
 }
 

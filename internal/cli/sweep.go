@@ -48,6 +48,7 @@ With --dry-run it only prints the issue numbers, one per line off a terminal.`,
 	}
 	cmd.Flags().IntVar(&opts.Max, "max", 0, "Advance at most `K` issues (default: sweep.max of the config)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Only list the issues a sweep would advance")
+	addRepoFlag(cmd)
 	return cmd
 }
 
