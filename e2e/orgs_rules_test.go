@@ -154,19 +154,32 @@ func TestRulesReadAgainAfterRefusal(t *testing.T) {
 }
 
 // The fix round takes the failing checks the base's rules require (required_status_checks) first, whatever
-// GitHub's order.
+// GitHub's order; the status comment says which required checks were failing, pending or missing on the
+// commit.
 func TestFixRequiredChecksFirst(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
 	e.srv.AddRuleset("ci", []string{"~DEFAULT_BRANCH"}, githubtest.Rule{Type: "required_status_checks",
-		Parameters: map[string]any{"strict_required_status_checks_policy": false, "required_status_checks": []map[string]any{{"context": "build"}}}})
+		Parameters: map[string]any{"strict_required_status_checks_policy": false, "required_status_checks": []map[string]any{
+			{"context": "build"}, {"context": "unit"}, {"context": "deploy"}, {"context": "vet"}}}})
 	n, pr := e.inReview()
 	head := e.recordOf(n).Head
 	for _, name := range []string{"lint", "build"} {
 		e.srv.SetCheckRun(head, githubtest.CheckRun{Name: name, Conclusion: "failure", Title: name + " failed", Summary: name + " failed"})
 	}
+	e.srv.SetCheckRun(head, githubtest.CheckRun{Name: "unit", Status: "in_progress"})
+	e.srv.SetCheckRun(head, githubtest.CheckRun{Name: "vet", Conclusion: "success"})
 	if r := e.run("check_suite", e.suiteEvent(pr, head), nil); r.exit != 0 || r.outputs["step"] != "fix" {
 		t.Fatalf("the checks' run: exit %d, outputs %v\n%s", r.exit, r.outputs, r.stdout)
+	}
+	status := e.statusComment(n)
+	for _, line := range []string{"### Required checks", "on `" + head[:7] + "`", "- build: failing\n", "- unit: pending", "- deploy: missing"} {
+		if !strings.Contains(status, line) {
+			t.Errorf("the status comment lacks %q:\n%s", line, status)
+		}
+	}
+	if strings.Contains(status, "- vet:") || strings.Contains(status, "- lint:") {
+		t.Errorf("the status comment lists a passing or an unrequired check among the required:\n%s", status)
 	}
 	e.chain(5)
 	e.wantState(n, workflow.InReview)

@@ -37,6 +37,9 @@ const (
 	maxPhasesKept = 60
 	// maxChildrenKept bounds the sub-issues of one split: the record lists each, and their dependencies.
 	maxChildrenKept = 30
+	// maxRequiredKept bounds the required checks the record lists, maxCheckName a check's name as kept.
+	maxRequiredKept = 20
+	maxCheckName    = 100
 	// maxModel bounds a model's name as a usage report gave it.
 	maxModel = 100
 	// bodyRoom is what a body keeps free for the marker ralph seals it with and the note of a cut.
@@ -129,6 +132,17 @@ func (r Record) bounded() Record {
 			r.Last.Refused[j] = cutChars(r.Last.Refused[j], maxHost)
 		}
 	}
+	if len(r.Required) > maxRequiredKept {
+		r.Required = r.Required[:maxRequiredKept]
+	}
+	kept := r.Required[:0]
+	for _, c := range r.Required {
+		if c.State == "passing" || c.State == "failing" || c.State == "pending" || c.State == "missing" {
+			kept = append(kept, RequiredCheck{Name: cutChars(c.Name, maxCheckName), State: c.State})
+		}
+	}
+	r.Required = kept
+	r.RequiredOn = cutChars(r.RequiredOn, 40)
 	if f := r.Fix; f != nil {
 		f.By = cutChars(f.By, maxModel)
 		for k, why := range f.Unchanged {

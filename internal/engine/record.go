@@ -77,6 +77,10 @@ type Record struct {
 	CIDigest     string    `json:"ci_digest,omitempty"`
 	// ChecksBlocked: the pull request was opened with the Actions token, for which GitHub runs no checks.
 	ChecksBlocked bool `json:"checks_blocked,omitempty"`
+	// Required is how the checks the base's rules require (required_status_checks) stood on the commit
+	// RequiredOn (ralph's head then) when ralph last read them: the status comment lists those not passing.
+	Required   []RequiredCheck `json:"required,omitempty"`
+	RequiredOn string          `json:"required_on,omitempty"`
 
 	// Rounds counts the completed steps of each kind; with the step's name it keys the step's commit
 	// (a Ralph-Step trailer) and comments, so that a rerun after a crash finds them instead of repeating them.

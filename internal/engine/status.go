@@ -168,6 +168,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	if rec.ReviewRounds > 0 || rec.CIFixes > 0 {
 		fmt.Fprintf(&b, "- Fixes after the pull request: %d for reviews, %d of %d for failing checks (`ci.max_fixes`)\n", rec.ReviewRounds, rec.CIFixes, cfg.CI.MaxFixes)
 	}
+	b.WriteString(requiredSection(rec))
 	if rec.PR != 0 && rec.ChecksBlocked {
 		b.WriteString("\n> [!NOTE]\n> This pull request was opened with the Actions token, so GitHub runs no `pull_request` workflow on it: " +
 			"your checks do not run until someone pushes to its branch, and ralph has no failing check to answer. " +
@@ -200,4 +201,28 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.
 	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
+}
+
+// requiredSection lists the checks the base's rules require that had not passed on ralph's last commit when
+// ralph last read them (the commit is named: a fix pushed since is not judged yet): they block the merge. Nothing when all passed or none is required.
+func requiredSection(rec Record) string {
+	if rec.PR == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range rec.Required {
+		if c.State == "passing" {
+			continue
+		}
+		what := map[string]string{
+			"failing": "failing",
+			"pending": "pending (not finished)",
+			"missing": "missing (no run reported on the commit)",
+		}[c.State]
+		fmt.Fprintf(&b, "- %s: %s\n", Inert(c.Name), what)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n### Required checks\n\nThe base's rules require these checks to pass before the merge; on %s they were:\n\n%s", ownCode(short(rec.RequiredOn)), b.String())
 }

@@ -192,7 +192,7 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		if len(checks) == 0 {
 			return Outcome{}, inputErrorf("no check failed on %s: nothing to fix", short(rec.Head))
 		}
-		checks = r.requiredFirst(ctx, rec.Base, checks)
+		checks = r.requiredFirst(ctx, rec, checks)
 		links := checkLinks(checks)
 		if rec.CIFixes >= r.cfg.CI.MaxFixes {
 			return Outcome{Person: &Escalation{Before: workflow.InReview,
@@ -451,19 +451,66 @@ func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, t
 }
 
 // requiredFirst orders failing checks so that those the base's rules require (required_status_checks) come
-// first, the rest after in GitHub's order: the fix round takes what blocks the merge first. Rules that
-// cannot be read leave the order as it is.
-func (r *runner) requiredFirst(ctx context.Context, base string, checks []ghapi.FailedCheck) []ghapi.FailedCheck {
+// first, the rest after in GitHub's order: the fix round takes what blocks the merge first. It records how
+// each required check stands on the head for the status comment (one more request: the head's check runs).
+// Rules that cannot be read leave the order as it is.
+func (r *runner) requiredFirst(ctx context.Context, rec *Record, checks []ghapi.FailedCheck) []ghapi.FailedCheck {
 	rr, ok := r.gh.(RuleReader)
-	if !ok || base == "" {
+	if !ok || rec.Base == "" {
 		return checks
 	}
-	rs, err := rr.BranchRules(ctx, base)
+	rs, err := rr.BranchRules(ctx, rec.Base)
 	if err != nil {
-		r.log.Warnf("reading the rules of %s for its required checks: %v", base, err)
+		r.log.Warnf("reading the rules of %s for its required checks: %v", rec.Base, err)
 		return checks
 	}
-	return orderRequired(checks, rules.RequiredChecks(rs))
+	required := rules.RequiredChecks(rs)
+	if cl, ok := r.gh.(CheckLister); ok && len(required) > 0 {
+		runs, err := cl.CheckRuns(ctx, rec.Head)
+		if err != nil {
+			r.log.Warnf("reading the check runs of %s for the required checks: %v", short(rec.Head), err)
+		} else {
+			rec.Required, rec.RequiredOn = requiredStatus(required, runs), rec.Head
+		}
+	}
+	return orderRequired(checks, required)
+}
+
+// CheckLister is a GitHub that lists the check runs of a commit; *ghapi.Client does.
+type CheckLister interface {
+	CheckRuns(ctx context.Context, sha string) ([]ghapi.CheckRun, error)
+}
+
+// RequiredCheck is how one check the base's rules require stands on ralph's last commit.
+type RequiredCheck struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // passing, failing, pending, missing
+}
+
+// requiredStatus says of each required check whether it passed, failed, is still running or has not
+// reported on the commit whose runs are given. A check run twice counts by the first run listed; a check that completed neither failing nor passing (cancelled, action_required, …)
+// counts as failing, as GitHub does for a required check.
+func requiredStatus(required []string, runs []ghapi.CheckRun) []RequiredCheck {
+	out := make([]RequiredCheck, 0, len(required))
+	for _, name := range required {
+		st := "missing"
+		for _, run := range runs {
+			if run.Name != name {
+				continue
+			}
+			switch {
+			case run.Status != "completed":
+				st = "pending"
+			case run.Conclusion == "success" || run.Conclusion == "neutral" || run.Conclusion == "skipped":
+				st = "passing"
+			default:
+				st = "failing"
+			}
+			break
+		}
+		out = append(out, RequiredCheck{Name: name, State: st})
+	}
+	return out
 }
 
 // orderRequired is checks with those named in required first, each group in its order.
