@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"syscall"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
@@ -596,6 +597,22 @@ func (r *runner) summary(note string, err error) {
 	if r.ev.StepSummary == "" {
 		return
 	}
+	r.a.AddStepSummary(r.summaryMarkdown(note, err))
+}
+
+// The step summary's bounds: GitHub takes at most 1 MiB of summary per step and drops a larger one whole.
+// A message may quote others' text (a refused path's name, a phase's title): each is cut, and the whole is
+// cut last, so a summary of any run fits.
+const (
+	summaryLimit   = 1 << 20
+	summaryMessage = 2000  // the characters of one issue's outcome
+	summaryError   = 4000  // the characters of the run's error
+	summaryMargin  = 1024  // room for the note of a cut
+)
+
+// summaryMarkdown is the step summary of the run: what each issue's step did, what it cost, what it was
+// refused, and the run's error, within summaryLimit bytes.
+func (r *runner) summaryMarkdown(note string, err error) string {
 	var b strings.Builder
 	b.WriteString("## ralph\n\n")
 	if r.dryRun {
@@ -611,7 +628,7 @@ func (r *runner) summary(note string, err error) {
 			if r.links != nil {
 				link = fmt.Sprintf("[#%d](%s/%s/%s/issues/%d)", res.Issue, r.links.Endpoints().Server, r.links.Owner(), r.links.Repo(), res.Issue)
 			}
-			outcome := strings.ReplaceAll(quoted(res.Message), "|", "\\|")
+			outcome := strings.ReplaceAll(quoted(cutRunes(res.Message, summaryMessage)), "|", "\\|")
 			if res.PRURL != "" {
 				outcome += fmt.Sprintf(" — [pull request](%s)", res.PRURL)
 			}
@@ -632,9 +649,30 @@ func (r *runner) summary(note string, err error) {
 		fmt.Fprintf(&b, "Issues to advance: %v\n\n", r.issues)
 	}
 	if err != nil {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", quoted(err.Error()))
+		fmt.Fprintf(&b, "> [!CAUTION]\n> %s\n", quoted(cutRunes(err.Error(), summaryError)))
 	}
-	r.a.AddStepSummary(b.String())
+	md := b.String()
+	if len(md) > summaryLimit {
+		cut := summaryLimit - summaryMargin
+		for cut > 0 && !utf8.RuneStart(md[cut]) {
+			cut--
+		}
+		md = md[:cut] + fmt.Sprintf("\n\n… (the summary is cut here: %d bytes more, past GitHub's 1 MiB; the run's log has every line)\n", len(md)-cut)
+	}
+	return md
+}
+
+// cutRunes is s, at most n runes of it, saying how many more there were.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + fmt.Sprintf(" … (cut: %d characters more)", utf8.RuneCountInString(s[i:]))
 }
 
 // quoted writes a message of ralph's that may hold others' text (a phase's title) in a code span: GitHub

@@ -65,6 +65,8 @@ func runUsage(results []engine.Result) agent.Usage {
 // once per issue, with the line of the config that would allow them ("" when none was refused). The agent
 // chose them: they are quoted inert.
 func refusedSummary(results []engine.Result) string {
+	// At most refusedHosts hosts an issue: the agent chooses how many it asks for.
+	const refusedHosts = 50
 	var b strings.Builder
 	for _, res := range results {
 		if len(res.Refused) == 0 {
@@ -74,12 +76,20 @@ func refusedSummary(results []engine.Result) string {
 			b.WriteString("### Network refused\n\nralph's network proxy refused the agent these hosts (not on the allow-list, `network.allow`):\n\n")
 		}
 		var hosts, quoted []string
-		for _, h := range res.Refused {
+		refused := res.Refused
+		if len(refused) > refusedHosts {
+			refused = refused[:refusedHosts]
+		}
+		for _, h := range refused {
 			code := strings.ReplaceAll(engine.Inert(h), "`", "'")
 			hosts = append(hosts, "`"+code+"`")
 			quoted = append(quoted, strconv.Quote(code))
 		}
-		fmt.Fprintf(&b, "- #%d (%s): %s — to allow them, in `.github/ralph.yml`: `network: {allow: [%s]}`\n", res.Issue, orDash(string(res.Step)), strings.Join(hosts, ", "), strings.Join(quoted, ", "))
+		more := ""
+		if n := len(res.Refused) - len(refused); n > 0 {
+			more = fmt.Sprintf(" and %d more (the run's log names them)", n)
+		}
+		fmt.Fprintf(&b, "- #%d (%s): %s%s — to allow them, in `.github/ralph.yml`: `network: {allow: [%s]}`\n", res.Issue, orDash(string(res.Step)), strings.Join(hosts, ", "), more, strings.Join(quoted, ", "))
 	}
 	if b.Len() > 0 {
 		b.WriteString("\n")

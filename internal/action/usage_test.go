@@ -1,8 +1,11 @@
 package action
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
@@ -48,5 +51,32 @@ func TestRefusedSummary(t *testing.T) {
 		if strings.Contains(got, bad) {
 			t.Errorf("summary holds %q as the agent wrote it:\n%s", bad, got)
 		}
+	}
+}
+
+// The step summary fits GitHub's 1 MiB whatever the run did: each outcome and the error are cut with a
+// count, at most 50 refused hosts an issue are named, and the whole is cut last.
+func TestSummaryBounded(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("`a/path` (a symlink to `../x`, which resolves outside the repository), ", 2000)
+	var hosts []string
+	for i := range 400 {
+		hosts = append(hosts, fmt.Sprintf("h%03d.%s.example.test", i, strings.Repeat("x", 60)))
+	}
+	one := &runner{ev: Environment{StepSummary: "summary"}, results: []engine.Result{{Issue: 1, Step: "implement", Message: long, Refused: hosts}}}
+	got := one.summaryMarkdown("", errors.New(long))
+	if n := utf8.RuneCountInString(got); n > 3*summaryMessage+summaryError+len(hosts[0])*2*50+4000 {
+		t.Errorf("one issue's summary is %d characters", n)
+	}
+	if !strings.Contains(got, "characters more)") || !strings.Contains(got, "and 350 more (the run's log names them)") || strings.Contains(got, hosts[50]) {
+		t.Errorf("the long message, error and hosts are not cut with a count:\n%.3000s", got)
+	}
+	many := &runner{ev: Environment{StepSummary: "summary"}}
+	for i := range 2000 {
+		many.results = append(many.results, engine.Result{Issue: i + 1, Step: "implement", Message: long, Refused: hosts})
+	}
+	got = many.summaryMarkdown("", nil)
+	if len(got) > summaryLimit || !strings.Contains(got, "the summary is cut here") || !utf8.ValidString(got) {
+		t.Errorf("a sweep's summary is %d bytes (limit %d), cut note %v, valid UTF-8 %v", len(got), summaryLimit, strings.Contains(got, "the summary is cut here"), utf8.ValidString(got))
 	}
 }
