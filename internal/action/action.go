@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -605,9 +605,9 @@ func (r *runner) summary(note string, err error) {
 // cut last, so a summary of any run fits.
 const (
 	summaryLimit   = 1 << 20
-	summaryMessage = 2000  // the characters of one issue's outcome
-	summaryError   = 4000  // the characters of the run's error
-	summaryMargin  = 1024  // room for the note of a cut
+	summaryMessage = 2000 // the characters of one issue's outcome
+	summaryError   = 4000 // the characters of the run's error
+	summaryMargin  = 1024 // room for the note of a cut
 )
 
 // summaryMarkdown is the step summary of the run: what each issue's step did, what it cost, what it was
