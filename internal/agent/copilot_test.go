@@ -16,18 +16,8 @@ import (
 // /work/doc and /home/agent.
 func TestCopilotParser(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/copilot.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	p := &copilotParser{model: "configured"}
-	var got []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		got = append(got, p.event(sc.Bytes())...)
-	}
+	got := replayEvents(t, "testdata/copilot.jsonl", p.event)
 	want := []string{
 		"copilot: started (claude-sonnet-4-5)",
 		describeTool("create", []byte(`{"file_text":"# hello\n","path":"/work/doc/doc.md"}`)),
@@ -54,4 +44,25 @@ func TestCopilotPromptTooLong(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "takes it as one argument, which Linux limits to 131072 bytes") {
 		t.Errorf("Run with a %d-byte prompt: %v", maxArg, err)
 	}
+}
+
+// replayEvents feeds each line of a CLI's captured output (testdata) to a parser's event and returns the
+// progress lines it made.
+func replayEvents(t *testing.T, path string, event func([]byte) []string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		got = append(got, event(sc.Bytes())...)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"bufio"
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,18 +11,8 @@ import (
 // /work/doc.
 func TestOpencodeParser(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/opencode.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	p := &opencodeParser{model: "anthropic/claude-sonnet-4-5"}
-	var got []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		got = append(got, p.event(sc.Bytes())...)
-	}
+	got := replayEvents(t, "testdata/opencode.jsonl", p.event)
 	want := []string{
 		"opencode: started (anthropic/claude-sonnet-4-5)",
 		describeTool("write", []byte(`{"content":"# hello\n","filePath":"/work/doc/doc.md"}`)),
