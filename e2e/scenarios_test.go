@@ -221,10 +221,10 @@ func TestPullClosedUnmerged(t *testing.T) {
 }
 
 // TestBadConfig: an unknown key fails the run with an annotation naming the file, line and key, and
-// changes nothing on the issue.
+// changes nothing on the issue. Every problem of the file gets its annotation, at its line and column.
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "review: auto\nagent:\n  preset: command\n  command: true\n  timout: 5m\n")
+	e := newEnv(t, "review: auto\nagent:\n  preset: command\n  command: true\n  timout: 5m\nmax_phases: 0\n")
 	n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 	before := len(e.srv.Requests())
 	r := e.label(n, maintainer)
@@ -233,6 +233,11 @@ func TestBadConfig(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "file=.github/ralph.yml") || !strings.Contains(r.stdout, "line=5") || !strings.Contains(r.stdout, "agent.timout") {
 		t.Errorf("annotation does not name file, line and key:\n%s", r.stdout)
+	}
+	for _, want := range []string{"::error col=3,file=.github/ralph.yml,line=5,", "::error col=13,file=.github/ralph.yml,line=6,"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no annotation %q for each problem:\n%s", want, r.stdout)
+		}
 	}
 	if got := e.srv.Labels(n); !slices.Equal(got, []string{workflow.LabelBuild}) {
 		t.Errorf("labels = %v, want only ralph:build", got)

@@ -56,13 +56,14 @@ func Run(ctx context.Context, env Env) error {
 	err := r.run(ctx)
 	r.unseal()
 	if err != nil {
-		var cerr *config.Error
 		var ex *ExitError
 		var se *doctor.StartError
-		switch {
+		switch problems := config.Problems(err); {
 		case errors.As(err, &ex), errors.As(err, &se): // already reported, one problem an annotation
-		case errors.As(err, &cerr):
-			a.ErrorAt(cerr.File, cerr.Line, cerr.Column, "ralph: invalid config", err.Error())
+		case len(problems) > 0: // each at its place in the file
+			for _, p := range problems {
+				a.ErrorAt(p.File, p.Line, p.Column, "ralph: invalid config", p.Error())
+			}
 		default:
 			a.Errorf("%s", err)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -848,25 +849,42 @@ func TestParseBad(t *testing.T) {
 		},
 		{
 			name: "syntax error: bad indentation",
-			// yaml.v3 names the line of the mapping it was reading, not the
-			// misindented line after it.
+			// yaml.v3 names the line of the mapping it was reading; ralph names
+			// the misindented key after it.
 			yaml: "review: auto\nagent:\n  preset: claude\n timeout: 5m\n",
-			line: 3, column: 0, key: "", msg: "invalid YAML: ",
+			line: 4, column: 2, key: "", msg: "invalid YAML: did not find expected key",
 		},
 		{
 			name: "syntax error: mapping value in a plain scalar",
 			yaml: "review: auto\ntriage: a: b\n",
-			line: 2, column: 0, key: "", msg: "invalid YAML: mapping values are not allowed",
+			line: 2, column: 10, key: "", msg: "invalid YAML: mapping values are not allowed",
 		},
 		{
 			name: "syntax error on the first line",
 			yaml: "\tfoo: 1\n",
-			line: 1, column: 0, key: "", msg: "invalid YAML: found character that cannot start any token",
+			line: 1, column: 1, key: "", msg: "invalid YAML: found character that cannot start any token",
 		},
 		{
 			name: "syntax error: unclosed quote",
 			yaml: "review: auto\nbase_branch: \"main\n",
-			line: 2, column: 0, key: "", msg: "invalid YAML: ",
+			line: 2, column: 14, key: "", msg: "invalid YAML: found unexpected end of stream",
+		},
+		{
+			name: "syntax error: an unclosed list",
+			// yaml.v3 names line 1, the line before the list's; ralph the first
+			// item of the list that is never closed.
+			yaml: "review: auto\nverify: [a, b\nmax_phases: 3\n",
+			line: 2, column: 10, key: "", msg: "invalid YAML: did not find expected ',' or ']'",
+		},
+		{
+			name: "syntax error: an unknown alias",
+			yaml: "review: auto\ntriage: *nope\n",
+			line: 2, column: 13, key: "", msg: "invalid YAML: unknown anchor 'nope' referenced",
+		},
+		{
+			name: "syntax error after a character of more than one byte",
+			yaml: "base_branch: \"é\"\ntriage: a: b\n",
+			line: 2, column: 10, key: "", msg: "invalid YAML: mapping values",
 		},
 		{
 			name: "not UTF-8",
@@ -897,7 +915,61 @@ func TestParseBad(t *testing.T) {
 			if diff := cmp.Diff(Config{}, c); diff != "" {
 				t.Errorf("Parse returned a config with its error (-want +got):\n%s", diff)
 			}
+			if n := len(Problems(err)); n != 1 {
+				t.Errorf("Parse reported %d problems, want the one:\n%v", n, err)
+			}
 		})
+	}
+}
+
+// Every problem in the file is reported at once, each at its line and column, in line order (issue 33):
+// a bad value does not hide the ones after it, and a check made after a section is read (model with
+// preset command) is listed at its own line, not after the section's other problems.
+func TestParseReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	yml := "review: sometimes\n" + // 1
+		"agent:\n" +
+		"  preset: command\n" + // 3
+		"  command: my-agent\n" +
+		"  model: x\n" + // 5: reported once the section is read
+		"  timout: 5m\n" + // 6
+		"  timeout: 0s\n" + // 7
+		"verify:\n" +
+		"  - go test\n" +
+		"  - {run: make}\n" + // 10
+		"  - \"  \"\n" + // 11
+		"max_phases: 0\n" + // 12
+		"project: {owner: octo, numbr: 3}\n" // 13
+	c, err := Parse(file, []byte(yml))
+	if err == nil {
+		t.Fatalf("Parse = %+v, nil; want its problems", c)
+	}
+	var got []string
+	for _, e := range Problems(err) {
+		got = append(got, fmt.Sprintf("%d:%d %s", e.Line, e.Column, e.Key))
+	}
+	want := []string{
+		"1:9 review",
+		"5:3 agent.model",
+		"6:3 agent.timout",
+		"7:12 agent.timeout",
+		"10:5 verify[1]",
+		"11:5 verify[2]",
+		"12:13 max_phases",
+		"13:24 project.numbr",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s\nerror:\n%v", diff, err)
+	}
+	// The text has one line per problem, each naming its place, so a person fixes them all in one go.
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) || !strings.HasPrefix(lines[1], file+":5:3: agent.model: applies to") {
+		t.Errorf("error text:\n%v\nwant one line per problem, the second at 5:3", err)
+	}
+	// errors.As still finds a problem, the first, for callers that annotate one place.
+	var first *Error
+	if !errors.As(err, &first) || first.Line != 1 {
+		t.Errorf("errors.As(*Error) = %v, want the problem on line 1", first)
 	}
 }
 

@@ -93,10 +93,8 @@ func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(gatewayKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, gatewayKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, gatewayKeys)
 	for _, f := range pairs {
 		switch f.name {
 		case "enabled":
@@ -127,7 +125,7 @@ func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 			g.Prices, err = p.prices(f.value, f.path)
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
 	}
 	return nil
@@ -157,21 +155,17 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, p.errorf(n, key, "must be a mapping of model names to prices, such as `claude-sonnet-4-5: {input: 3, output: 15}`")
 	}
-	models, err := p.fields(n, key, nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range models {
+	for _, m := range p.fields(n, key, nil) {
 		if strings.TrimSpace(m.name) == "" {
-			return nil, p.errorf(m.key, m.path, "must name a model")
+			p.report(p.errorf(m.key, m.path, "must name a model"))
+			continue
 		}
 		if m.value.Kind != yaml.MappingNode {
-			return nil, p.errorf(m.value, m.path, "must be a mapping with the keys %s, in US dollars per million tokens (per 1,000 uses for a server tool)", strings.Join(priceKeys, ", "))
+			p.report(p.errorf(m.value, m.path, "must be a mapping with the keys %s, in US dollars per million tokens (per 1,000 uses for a server tool)", strings.Join(priceKeys, ", ")))
+			continue
 		}
-		pairs, err := p.fields(m.value, m.path, priceKeys)
-		if err != nil {
-			return nil, err
-		}
+		before := len(p.errs)
+		pairs := p.fields(m.value, m.path, priceKeys)
 		pr := Price{CacheRead: -1, CacheWrite: -1}
 		seen := map[string]bool{}
 		for _, f := range pairs {
@@ -179,11 +173,12 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 			if contains(serverTools, f.name) {
 				unit = "per 1,000 uses, such as 10"
 			}
-			var v float64
-			if v, err = p.rate(f.value, f.path, unit); err != nil {
-				return nil, err
-			}
 			seen[f.name] = true
+			v, err := p.rate(f.value, f.path, unit)
+			if err != nil {
+				p.report(err)
+				continue
+			}
 			switch f.name {
 			case "input":
 				pr.Input = v
@@ -201,8 +196,8 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 			}
 		}
 		for _, k := range []string{"input", "output"} {
-			if !seen[k] {
-				return nil, p.errorf(m.value, m.path+"."+k, "must be set: US dollars per million %s tokens", k)
+			if !seen[k] && len(p.errs) == before { // a misspelt key is reported as such, not also as a missing one
+				p.report(p.errorf(m.value, m.path+"."+k, "must be set: US dollars per million %s tokens", k))
 			}
 		}
 		if pr.CacheRead < 0 {
@@ -236,10 +231,8 @@ func (p *parser) budget(n *yaml.Node, section string, b *Budget) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(budgetKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, budgetKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, budgetKeys)
 	for _, f := range pairs {
 		switch f.name {
 		case "issue":
@@ -248,7 +241,7 @@ func (p *parser) budget(n *yaml.Node, section string, b *Budget) error {
 			b.Day, err = p.money(f.value, f.path)
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
 	}
 	return nil

@@ -117,10 +117,8 @@ func (p *parser) network(n *yaml.Node, section string, nw *Network) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(networkKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, networkKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, networkKeys)
 	for _, f := range pairs {
 		switch f.name {
 		case "mode":
@@ -143,7 +141,7 @@ func (p *parser) network(n *yaml.Node, section string, nw *Network) error {
 			})
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
 	}
 	return nil

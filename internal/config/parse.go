@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,14 +18,54 @@ import (
 )
 
 // Parse decodes a config file's contents over [Default]. file is used only in
-// errors. Every error is an *Error; the first problem in the file is reported.
+// errors. Every problem in the file is reported at once, in line order: the
+// error is an *Error when there is one, an [Errors] when there are more
+// (errors.As finds the first *Error in either). A YAML syntax error stops
+// the reading, so it is reported alone.
 func Parse(file string, data []byte) (Config, error) {
 	p := parser{file: file}
 	c, err := p.parse(data)
+	if err == nil {
+		err = p.problems()
+	}
 	if err != nil {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// Errors are the problems in one config file, in line order.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As and errors.Is see each problem.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Problems lists the config problems err carries, in line order: one for an
+// *Error, each of an [Errors], none for any other error.
+func Problems(err error) []*Error {
+	var es Errors
+	if errors.As(err, &es) {
+		return es
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return []*Error{e}
+	}
+	return nil
 }
 
 // The keys of each mapping, in SPEC order: the order they are listed in
@@ -58,6 +99,35 @@ type parser struct {
 	file string
 	// at is the key node of every setting read so far, by dotted path, for checks that span sections.
 	at map[string]*yaml.Node
+	// errs are the problems found so far: a bad setting is reported and the reading goes on.
+	errs []*Error
+}
+
+// report keeps a problem and lets the reading go on to the next setting.
+func (p *parser) report(err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{File: p.file, Msg: err.Error()}
+	}
+	p.errs = append(p.errs, e)
+}
+
+// problems is every problem reported, in the order of their places in the file.
+func (p *parser) problems() error {
+	switch len(p.errs) {
+	case 0:
+		return nil
+	case 1:
+		return p.errs[0]
+	}
+	es := Errors(p.errs)
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Line != es[j].Line {
+			return es[i].Line < es[j].Line
+		}
+		return es[i].Column < es[j].Column
+	})
+	return es
 }
 
 func (p *parser) errorf(n *yaml.Node, key, format string, args ...any) *Error {
@@ -75,14 +145,14 @@ func (p *parser) parse(data []byte) (Config, error) {
 		if errors.Is(err, io.EOF) {
 			return c, nil // an empty file, or only comments
 		}
-		return Config{}, p.syntaxError(err)
+		return Config{}, p.syntaxError(err, data)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		return Config{}, p.errorf(&extra, "", "only one YAML document is allowed; remove the second ---")
 	case !errors.Is(err, io.EOF):
-		return Config{}, p.syntaxError(err)
+		return Config{}, p.syntaxError(err, data)
 	}
 
 	root := &doc
@@ -107,20 +177,87 @@ func (p *parser) parse(data []byte) (Config, error) {
 // yamlLine finds the line in yaml.v3's error text, which has no typed form.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
-func (p *parser) syntaxError(err error) *Error {
-	msg := err.Error()
-	// yaml.v3 leaves the line out when it is the first one. Its other
-	// line-less errors are about bytes that are not text, which checkText
-	// has already reported with their place, so line 1 is right here.
-	e := &Error{File: p.file, Line: 1}
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
+// syntaxError reports a YAML syntax error at the character where the
+// reading failed. yaml.v3's error names no column, and its line is that of
+// the construct it was reading (the mapping above a misindented key, the
+// "[" of an unclosed list), or none on the first line. The reading is a
+// stream, so the shortest start of the file that fails with the same
+// problem ends at the character that made it fail.
+func (p *parser) syntaxError(err error, data []byte) *Error {
+	line, msg := splitYAMLError(err)
+	e := &Error{File: p.file, Line: line, Msg: "invalid YAML: " + msg}
+	if e.Line == 0 {
+		// yaml.v3 leaves the line out when it is the first one. Its other
+		// line-less errors are about bytes that are not text, which
+		// checkText has already reported with their place.
+		e.Line = 1
 	}
-	e.Msg = "invalid YAML: " + msg
+	if end := failingPrefix(data, msg); end > 0 {
+		e.Line, e.Column = place(data, end-1)
+	}
 	return e
+}
+
+// splitYAMLError parts yaml.v3's error text into its line (0 if none) and
+// its message.
+func splitYAMLError(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, msg[len(m[0]):]
+	}
+	return 0, strings.TrimPrefix(msg, "yaml: ")
+}
+
+// failingPrefix is the length of the shortest start of data whose reading
+// fails with msg, or 0 if there is none. It tries whole lines first, then
+// the characters of the first line that fails, so it reads the file about
+// as many times as it has lines, and only when the file is not valid.
+func failingPrefix(data []byte, msg string) int {
+	fails := func(n int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(data[:n]))
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if err == nil {
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return false
+			}
+			_, m := splitYAMLError(err)
+			return m == msg
+		}
+	}
+	lineStart, lineEnd := -1, 0
+	for start := 0; start < len(data); {
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i + 1
+		}
+		if fails(end) {
+			lineStart, lineEnd = start, end
+			break
+		}
+		start = end
+	}
+	if lineStart < 0 {
+		return 0
+	}
+	for n := lineStart + 1; n < lineEnd; n++ {
+		if utf8.RuneStart(data[n]) && fails(n) {
+			return n
+		}
+	}
+	return lineEnd
+}
+
+// place is the 1-based line and column (in characters) of data[off].
+func place(data []byte, off int) (line, column int) {
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	lineStart := bytes.LastIndexByte(before, '\n') + 1
+	return line, utf8.RuneCount(data[lineStart:off]) + 1
 }
 
 // checkText reports bytes that YAML does not accept as text (invalid UTF-8,
@@ -154,21 +291,24 @@ type field struct {
 }
 
 // fields checks a mapping's keys (known, plain, not repeated) and returns
-// its pairs in file order. section is "" at the top level.
-func (p *parser) fields(m *yaml.Node, section string, known []string) ([]field, error) {
+// its good pairs in file order; a bad key is reported and left out. section
+// is "" at the top level.
+func (p *parser) fields(m *yaml.Node, section string, known []string) []field {
 	var out []field
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return nil, p.errorf(k, section, "keys must be plain names")
+			p.report(p.errorf(k, section, "keys must be plain names"))
+			continue
 		}
 		dotted := k.Value
 		if section != "" {
 			dotted = section + "." + k.Value
 		}
 		if first, dup := seen[k.Value]; dup {
-			return nil, p.errorf(k, dotted, "duplicate key (first set on line %d)", first.Line)
+			p.report(p.errorf(k, dotted, "duplicate key (first set on line %d)", first.Line))
+			continue
 		}
 		seen[k.Value] = k
 		if p.at == nil {
@@ -176,18 +316,17 @@ func (p *parser) fields(m *yaml.Node, section string, known []string) ([]field, 
 		}
 		p.at[dotted] = k
 		if known != nil && !contains(known, k.Value) {
-			return nil, p.errorf(k, dotted, "%s", unknownKey(k.Value, section, known))
+			p.report(p.errorf(k, dotted, "%s", unknownKey(k.Value, section, known)))
+			continue
 		}
 		out = append(out, field{name: k.Value, path: dotted, key: k, value: resolve(v)})
 	}
-	return out, nil
+	return out
 }
 
 func (p *parser) top(m *yaml.Node, c *Config) error {
-	pairs, err := p.fields(m, "", topKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(m, "", topKeys)
 	for _, f := range pairs {
 		n := f.value
 		switch f.name {
@@ -270,8 +409,11 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			err = p.network(n, f.path, &c.Network) // network.go
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
+	}
+	if len(p.errs) > 0 {
+		return nil // the checks across sections need every setting read well
 	}
 	return p.checkGateway(c, p.at)
 }
@@ -283,11 +425,10 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(agentKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, agentKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, agentKeys)
 	var presetNode, commandNode *yaml.Node
+	var badCommand bool
 	presetOnly := map[string]field{}
 	for _, f := range pairs {
 		switch f.name {
@@ -315,7 +456,9 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 			a.Landlock, err = p.choice(f.value, f.path, []string{LandlockAuto, LandlockRequired})
 		}
 		if err != nil {
-			return err
+			p.report(err)
+			badCommand = badCommand || f.name == "command" // reported as it is, not also as missing
+			continue
 		}
 		presetOnly[f.name] = f
 	}
@@ -323,11 +466,11 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 		// max_cost and max_tokens apply to a command too, when it uses the gateway (checkGateway).
 		for _, name := range []string{"model", "max_turns", "args"} {
 			if f, ok := presetOnly[name]; ok {
-				return p.errorf(f.key, f.path, "applies to the %s presets; with preset command, put it in agent.command", preset.Join(preset.Names(), "and"))
+				p.report(p.errorf(f.key, f.path, "applies to the %s presets; with preset command, put it in agent.command", preset.Join(preset.Names(), "and")))
 			}
 		}
 	}
-	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" {
+	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" && !badCommand {
 		// Point at the empty command if there is one, else at the preset
 		// that asks for it.
 		at := presetNode
@@ -346,10 +489,8 @@ func (p *parser) sweep(n *yaml.Node, section string, s *Sweep) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(sweepKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, sweepKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, sweepKeys)
 	for _, f := range pairs {
 		switch f.name {
 		case "max":
@@ -358,7 +499,7 @@ func (p *parser) sweep(n *yaml.Node, section string, s *Sweep) error {
 			s.Matrix, err = p.boolean(f.value, f.path)
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
 	}
 	return nil
@@ -371,10 +512,8 @@ func (p *parser) split(n *yaml.Node, section string, s *Split) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(splitKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, splitKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, splitKeys)
 	for _, f := range pairs {
 		switch f.name {
 		case "max":
@@ -385,7 +524,7 @@ func (p *parser) split(n *yaml.Node, section string, s *Split) error {
 			s.Approve, err = p.boolean(f.value, f.path)
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
 	}
 	return nil
@@ -398,16 +537,14 @@ func (p *parser) ci(n *yaml.Node, section string, c *CI) error {
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(n, section, "must be a mapping with the keys %s", strings.Join(ciKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, ciKeys)
-	if err != nil {
-		return err
-	}
+	var err error
+	pairs := p.fields(n, section, ciKeys)
 	for _, f := range pairs {
 		if f.name == "max_fixes" {
 			c.MaxFixes, err = p.countFrom0(f.value, f.path)
 		}
 		if err != nil {
-			return err
+			p.report(err)
 		}
 	}
 	return nil
@@ -436,20 +573,19 @@ func (p *parser) env(n *yaml.Node, key string) (map[string]string, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, p.errorf(n, key, "must be a mapping of variable names to values, such as `API_KEY: \"\"`")
 	}
-	pairs, err := p.fields(n, key, nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range pairs {
+	for _, f := range p.fields(n, key, nil) {
 		if !envName.MatchString(f.name) {
-			return nil, p.errorf(f.key, f.path, "is not a valid environment variable name (letters, digits and _, not starting with a digit)")
+			p.report(p.errorf(f.key, f.path, "is not a valid environment variable name (letters, digits and _, not starting with a digit)"))
+			continue
 		}
 		if contains(CredentialNames, strings.ToUpper(f.name)) {
-			return nil, p.errorf(f.key, f.path, "is ralph's GitHub token, which the agent must never see")
+			p.report(p.errorf(f.key, f.path, "is ralph's GitHub token, which the agent must never see"))
+			continue
 		}
 		v, err := p.str(f.value, f.path)
 		if err != nil {
-			return nil, err
+			p.report(err)
+			continue
 		}
 		env[f.name] = v
 	}
@@ -469,14 +605,17 @@ func (p *parser) list(n *yaml.Node, key string, check func(item *yaml.Node, key,
 		item = resolve(item)
 		itemKey := fmt.Sprintf("%s[%d]", key, i)
 		if isNull(item) {
-			return nil, p.errorf(item, itemKey, "must not be empty")
+			p.report(p.errorf(item, itemKey, "must not be empty"))
+			continue
 		}
 		s, err := p.str(item, itemKey)
 		if err != nil {
-			return nil, err
+			p.report(err)
+			continue
 		}
 		if err := check(item, itemKey, s); err != nil {
-			return nil, err
+			p.report(err)
+			continue
 		}
 		out = append(out, s)
 	}

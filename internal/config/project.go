@@ -34,10 +34,9 @@ func (p *parser) project(n *yaml.Node, section string) (*Project, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, p.errorf(n, section, "must be a mapping with the keys %s, such as {owner: octo, number: 3}", strings.Join(projectKeys, ", "))
 	}
-	pairs, err := p.fields(n, section, projectKeys)
-	if err != nil {
-		return nil, err
-	}
+	var err error
+	before := len(p.errs)
+	pairs := p.fields(n, section, projectKeys)
 	pr := &Project{Field: DefaultProjectField}
 	seen := map[string]bool{}
 	for _, f := range pairs {
@@ -55,10 +54,11 @@ func (p *parser) project(n *yaml.Node, section string) (*Project, error) {
 			}
 		}
 		if err != nil {
-			return nil, err
+			p.report(err)
 		}
 	}
 	switch {
+	case len(p.errs) > before: // a misspelt key is reported as such, not also as a missing one
 	case !seen["owner"]:
 		return nil, p.errorf(n, section+".owner", "must be set: the user or organization that owns the project")
 	case !seen["number"]:
