@@ -23,6 +23,7 @@ type AdvanceOptions struct {
 	DryRun bool
 	// PrintPrompt prints the prompt of the issue's next step and runs nothing.
 	PrintPrompt bool
+	Exporter    exporter
 }
 
 // NewCmdAdvance builds `gh ralph advance N [--until STATE] [--dry-run]`.
@@ -50,7 +51,9 @@ With --until, it keeps going step after step until the issue reaches STATE or st
 Ctrl-C stops the agent and exits with status 130.
 
 It takes the same per-issue lock on GitHub as the Action (the ref refs/ralph/locks/<issue>): when
-an Actions run or another gh ralph holds the issue, advance says who and does nothing.`,
+an Actions run or another gh ralph holds the issue, advance says who and does nothing.
+
+` + stepColumns + ` The JSON is a list: one object per step run.`,
 		Example: `  # the next step of issue 47
   $ gh ralph advance 47
 
@@ -61,7 +64,10 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
   $ gh ralph advance 47 --dry-run
 
   # print the prompt the agent would get for the next step (to tune .github/ralph/prompts/)
-  $ gh ralph advance 47 --print-prompt`,
+  $ gh ralph advance 47 --print-prompt
+
+  # the state each step left the issue in, for a script
+  $ gh ralph advance 47 --until in-review --json step,state,outcome --jq '.[-1].state'`,
 		Args:              issueArg,
 		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,6 +82,12 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
 			}
 			if opts.PrintPrompt && (opts.Until != "" || opts.DryRun) {
 				return flagErrorf(cmd, "--print-prompt runs nothing; it cannot be combined with --until or --dry-run")
+			}
+			if err := opts.Exporter.check(cmd, stepFields); err != nil {
+				return err
+			}
+			if opts.PrintPrompt && opts.Exporter.enabled() {
+				return flagErrorf(cmd, "--print-prompt prints a prompt, not JSON; it cannot be combined with --json")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -96,6 +108,7 @@ an Actions run or another gh ralph holds the issue, advance says who and does no
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
+	addJSONFlags(cmd, &opts.Exporter, stepFields)
 	addRepoFlag(cmd)
 	return cmd
 }
@@ -126,6 +139,11 @@ func stateNames() string {
 const maxLoop = 100
 
 func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
+	out := &stepOutput{f: f, exp: &opts.Exporter}
+	return out.flush(advanceSteps(ctx, f, opts, out))
+}
+
+func advanceSteps(ctx context.Context, f *Factory, opts *AdvanceOptions, out *stepOutput) error {
 	s, err := f.session(opts.Repo)
 	if err != nil {
 		return err
@@ -156,7 +174,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	}
 	for i := 0; i < maxLoop; i++ {
 		res, err := eng.Advance(ctx, opts.Issue)
-		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
+		out.add(res, err)
 		printUsage(f.Stderr, res)
 		printRefused(f.Stderr, res)
 		if err != nil && ctx.Err() != nil {
@@ -192,22 +210,7 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 // printResult writes one line per step: for people on a terminal, tab-separated fields otherwise
 // (issue, step, from, to, outcome, pull request, message).
 func printResult(w io.Writer, tty bool, c colorizer, res engine.Result, err error) {
-	outcome := "done"
-	switch {
-	case err != nil:
-		outcome = "failed"
-	case res.Held:
-		outcome = "held"
-	case res.Step == "" && res.Paused:
-		outcome = "waiting"
-	case res.Step == "":
-		outcome = "nothing"
-	case res.Budget != "":
-		outcome = "budget"
-	}
-	if strings.HasPrefix(res.Message, "would ") {
-		outcome = "dry-run"
-	}
+	outcome := stepOutcome(res, err)
 	// An error is said once, by Exit on stderr (with what to do): the line only marks the step failed. The
 	// message may quote what others wrote (a phase's title, a reason): it is printed inert.
 	msg := inert.String(oneLine(res.Message))

@@ -17,9 +17,10 @@ import (
 
 // EnrollOptions are `gh ralph enroll`'s.
 type EnrollOptions struct {
-	Repo    string
-	Issue   int
-	Advance bool // run the first step here, now
+	Repo     string
+	Issue    int
+	Advance  bool // run the first step here, now
+	Exporter exporter
 }
 
 // ApproveOptions are `gh ralph approve`'s.
@@ -58,14 +59,24 @@ person who adds the label).
 
 When the repository runs ralph's workflow (gh ralph init), the label starts it in GitHub Actions.
 With --advance, the issue enters its first state and its first step runs here instead; do not use
---advance when the workflow will also pick the label up.`,
+--advance when the workflow will also pick the label up.
+
+Off a terminal it prints the issue and "enrolled", tab-separated; with --advance, the step's line
+instead, as gh ralph advance prints it (issue, step, from, to, outcome, pull request, message).
+--json FIELDS, --jq and --template work as in gh; the JSON fields are number, step, from, state
+(the state after), outcome, pullRequest and message, in one object. outcome is enrolled without
+--advance, else the step's: ` + stepOutcomes + `.`,
 		Example: `  $ gh ralph enroll 47
-  $ gh ralph enroll 47 --advance`,
+  $ gh ralph enroll 47 --advance
+  $ gh ralph enroll 47 --advance --json state,outcome`,
 		Args:              issueArg,
 		ValidArgsFunction: issueCompletion(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Issue, _ = parseIssue(args[0])
 			opts.Repo, _ = cmd.Flags().GetString("repo")
+			if err := opts.Exporter.check(cmd, stepFields); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -73,6 +84,7 @@ With --advance, the issue enters its first state and its first step runs here in
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, "Enter the first state and run the first step here at once")
+	addJSONFlags(cmd, &opts.Exporter, stepFields)
 	addRepoFlag(cmd)
 	return cmd
 }
@@ -280,7 +292,12 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 		return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
 	}
 	if !opts.Advance {
-		if f.StdoutTTY {
+		if opts.Exporter.enabled() {
+			obj := map[string]any{"number": opts.Issue, "step": "", "from": "", "state": "", "outcome": "enrolled", "pullRequest": "", "message": "labeled " + workflow.LabelBuild}
+			if err := opts.Exporter.write(f.Stdout, opts.Exporter.pick(obj), f.StdoutTTY, f.Width); err != nil {
+				return err
+			}
+		} else if f.StdoutTTY {
 			fmt.Fprintf(f.Stdout, "%s #%d enrolled (%s)\n", colorizer(f.Color).ok("✓"), opts.Issue, workflow.LabelBuild)
 		} else {
 			fmt.Fprintf(f.Stdout, "%d\tenrolled\n", opts.Issue)
@@ -294,6 +311,12 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 		return err
 	}
 	res, err := eng.Enroll(ctx, opts.Issue, login)
+	if opts.Exporter.enabled() {
+		if werr := opts.Exporter.write(f.Stdout, opts.Exporter.pick(stepJSON(res, err)), f.StdoutTTY, f.Width); werr != nil && err == nil {
+			return werr
+		}
+		return err
+	}
 	printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
 	return err
 }

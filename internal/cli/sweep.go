@@ -14,9 +14,10 @@ import (
 
 // SweepOptions are `gh ralph sweep`'s.
 type SweepOptions struct {
-	Repo   string
-	Max    int // 0: sweep.max of the config
-	DryRun bool
+	Repo     string
+	Max      int // 0: sweep.max of the config
+	DryRun   bool
+	Exporter exporter
 }
 
 // NewCmdSweep builds `gh ralph sweep [--max K] [--dry-run]`.
@@ -31,14 +32,22 @@ live run, not done, not blocked by an open issue), those with a priority: label 
 (default: sweep.max of .github/ralph.yml), and advance each by one step here, as the Action's
 scheduled sweep does.
 
-With --dry-run it only prints the issue numbers, one per line off a terminal.`,
+With --dry-run it only prints the issue numbers, one per line off a terminal.
+
+` + stepColumns + ` The JSON is a list: one object per issue advanced (with
+--dry-run, per issue a sweep would advance, outcome dry-run), and one per issue passed over, with
+outcome skipped and the reason as its message.`,
 		Example: `  $ gh ralph sweep --dry-run
-  $ gh ralph sweep --max 2`,
+  $ gh ralph sweep --max 2
+  $ gh ralph sweep --dry-run --json number,outcome,message`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Repo, _ = cmd.Flags().GetString("repo")
 			if cmd.Flags().Changed("max") && opts.Max < 1 {
 				return flagErrorf(cmd, "--max must be at least 1")
+			}
+			if err := opts.Exporter.check(cmd, stepFields); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -48,11 +57,17 @@ With --dry-run it only prints the issue numbers, one per line off a terminal.`,
 	}
 	cmd.Flags().IntVar(&opts.Max, "max", 0, "Advance at most `K` issues (default: sweep.max of the config)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "Only list the issues a sweep would advance")
+	addJSONFlags(cmd, &opts.Exporter, stepFields)
 	addRepoFlag(cmd)
 	return cmd
 }
 
 func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
+	out := &stepOutput{f: f, exp: &opts.Exporter}
+	return out.flush(sweepSteps(ctx, f, opts, out))
+}
+
+func sweepSteps(ctx context.Context, f *Factory, opts *SweepOptions, out *stepOutput) error {
 	s, err := f.session(opts.Repo)
 	if err != nil {
 		return err
@@ -93,11 +108,19 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 	var errs []error
 	for _, sk := range skipped {
 		fmt.Fprintf(f.Stderr, "%s skipping #%d: %s\n", colorizer(f.ErrColor).warn("warning:"), sk.Issue, sk.Reason)
+		out.addJSON(map[string]any{"number": sk.Issue, "step": "", "from": "", "state": "", "outcome": "skipped", "pullRequest": "", "message": oneLine(sk.Reason)})
 		if sk.Err != nil {
 			errs = append(errs, fmt.Errorf("passed over #%d: %w", sk.Issue, sk.Err))
 		}
 	}
-	if f.StdoutTTY {
+	switch {
+	case opts.Exporter.enabled():
+		if opts.DryRun {
+			for _, n := range picked {
+				out.addJSON(map[string]any{"number": n, "step": "", "from": "", "state": "", "outcome": "dry-run", "pullRequest": "", "message": "a sweep would advance it"})
+			}
+		}
+	case f.StdoutTTY:
 		nums := make([]string, len(picked))
 		for i, n := range picked {
 			nums[i] = fmt.Sprintf("#%d", n)
@@ -107,7 +130,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 			verb = "a sweep would advance"
 		}
 		fmt.Fprintf(f.Stdout, "%s; %d %s: %s\n", plural(looked, "enrolled open issue", "enrolled open issues"), len(picked), verb, orNone(strings.Join(nums, ", ")))
-	} else if opts.DryRun {
+	case opts.DryRun:
 		for _, n := range picked {
 			fmt.Fprintln(f.Stdout, n)
 		}
@@ -120,7 +143,7 @@ func sweepRun(ctx context.Context, f *Factory, opts *SweepOptions) error {
 			break
 		}
 		res, err := eng.Advance(ctx, n)
-		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
+		out.add(res, err)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("#%d: %w", n, err))
 		}
