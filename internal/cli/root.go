@@ -144,6 +144,7 @@ and token are found as gh finds them (GH_HOST, GH_TOKEN, GH_ENTERPRISE_TOKEN, gh
 		NewCmdDemo(f),
 		NewCmdAction(f, nil),
 	)
+	setUpCompletion(root)
 	return root
 }
 

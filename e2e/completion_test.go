@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// bashCompletionLib is bash-completion's library, which gh's completion script and ralph's need.
+const bashCompletionLib = "/usr/share/bash-completion/bash_completion"
+
+// completeScript sources bash-completion and gh ralph's script, then completes each line of lines as
+// bash would on <TAB> at its end (through the completion function registered for gh), printing
+// "line -> candidates" for each.
+const completeScript = `
+source ` + bashCompletionLib + `
+source <(gh ralph completion bash)
+complete_line() {
+    COMP_LINE="$1"; COMP_POINT=${#COMP_LINE}
+    read -ra COMP_WORDS <<<"$COMP_LINE"
+    [[ $COMP_LINE == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+    COMPREPLY=()
+    local fn
+    fn=$(complete -p gh | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
+    "$fn" gh "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" 2>/dev/null
+    echo "$1 -> ${COMPREPLY[*]}"
+}
+while IFS= read -r line; do complete_line "$line"; done
+`
+
+// `gh ralph completion bash` completes `gh ralph …` as a person types it, through the real gh, which does
+// not pass completion on to its extensions (issue 33): the script hooks gh's completion, asks the extension
+// (gh ralph __complete) for the words after ralph, and leaves every other gh command to gh's own.
+func TestCompletionOfGhRalph(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed: the completion script is bash's")
+	}
+	gh, err := exec.LookPath("gh")
+	if err != nil {
+		t.Skip("gh is not installed (apt-get install -y gh); .ci/run installs it")
+	}
+	if _, err := os.Stat(bashCompletionLib); err != nil {
+		t.Skipf("bash-completion is not installed (%s; apt-get install -y bash-completion); .ci/run installs it", bashCompletionLib)
+	}
+	// The extension as gh finds an installed one: $XDG_DATA_HOME/gh/extensions/gh-ralph/gh-ralph.
+	dir := t.TempDir()
+	ext := filepath.Join(dir, "data", "gh", "extensions", "gh-ralph")
+	if err := os.MkdirAll(ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(ext, "gh-ralph")); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		"gh ralph adv",
+		"gh ralph advance --un",
+		"gh ralph advance 1 --until in-r",
+		"gh ralph completion b",
+		"gh ralph ",
+	}
+	// gh's own completion, where the system installed it, still completes gh's commands.
+	ghOwn := "/usr/share/bash-completion/completions/gh"
+	if _, err := os.Stat(ghOwn); err == nil {
+		lines = append(lines, "gh pr")
+	}
+	cmd := exec.Command(bash, "--noprofile", "--norc", "-c", completeScript)
+	cmd.Env = []string{
+		"PATH=" + filepath.Dir(gh) + ":/usr/bin:/bin", "HOME=" + dir, "XDG_DATA_HOME=" + filepath.Join(dir, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "GH_CONFIG_DIR=" + filepath.Join(dir, "gh-config"),
+		"GH_NO_UPDATE_NOTIFIER=1", "GH_TOKEN=", "GH_ENTERPRISE_TOKEN=",
+	}
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, out)
+	}
+	got := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line, cands, ok := strings.Cut(l, " -> "); ok {
+			got[line] = strings.Fields(cands)
+		}
+	}
+	want := map[string][]string{
+		"gh ralph adv":                    {"advance"},
+		"gh ralph advance --un":           {"--until"},
+		"gh ralph advance 1 --until in-r": {"in-review"},
+		"gh ralph completion b":           {"bash"},
+		"gh pr":                           {"pr"},
+	}
+	for _, line := range lines {
+		if line == "gh ralph " {
+			// Every command, and nothing of gh's own (pr, issue, …).
+			for _, c := range []string{"advance", "doctor", "enroll", "status", "sweep"} {
+				if !slices.Contains(got[line], c) {
+					t.Errorf("%q completes %v, want %s among them\n%s", line, got[line], c, out)
+				}
+			}
+			if slices.Contains(got[line], "pr") {
+				t.Errorf("%q completes gh's own commands: %v", line, got[line])
+			}
+			continue
+		}
+		if w := want[line]; strings.Join(got[line], " ") != strings.Join(w, " ") {
+			t.Errorf("%q completes %v, want %v\n%s", line, got[line], w, out)
+		}
+	}
+}
