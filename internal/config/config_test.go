@@ -870,6 +870,16 @@ func TestParseBad(t *testing.T) {
 			line: 2, column: 14, key: "", msg: "invalid YAML: found unexpected end of stream",
 		},
 		{
+			name: "a misspelt key is not also reported missing",
+			yaml: "agent:\n  preset: command\n  comand: x\n",
+			line: 3, column: 3, key: "agent.comand", msg: `did you mean "command"?`,
+		},
+		{
+			name: "a misspelt price is not also reported missing",
+			yaml: "gateway:\n  prices:\n    m: {inptu: 3, output: 1}\n",
+			line: 3, column: 9, key: "gateway.prices.m.inptu", msg: `did you mean "input"?`,
+		},
+		{
 			name: "syntax error: an unclosed list",
 			// yaml.v3 names line 1, the line before the list's; ralph the first
 			// item of the list that is never closed.

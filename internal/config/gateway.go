@@ -164,7 +164,6 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 			p.report(p.errorf(m.value, m.path, "must be a mapping with the keys %s, in US dollars per million tokens (per 1,000 uses for a server tool)", strings.Join(priceKeys, ", ")))
 			continue
 		}
-		before := len(p.errs)
 		pairs := p.fields(m.value, m.path, priceKeys)
 		pr := Price{CacheRead: -1, CacheWrite: -1}
 		seen := map[string]bool{}
@@ -196,7 +195,7 @@ func (p *parser) prices(n *yaml.Node, key string) (map[string]Price, error) {
 			}
 		}
 		for _, k := range []string{"input", "output"} {
-			if !seen[k] && len(p.errs) == before { // a misspelt key is reported as such, not also as a missing one
+			if !seen[k] && !p.unknown[m.path] { // a misspelt key is reported as such, not also as a missing one
 				p.report(p.errorf(m.value, m.path+"."+k, "must be set: US dollars per million %s tokens", k))
 			}
 		}

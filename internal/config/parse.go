@@ -101,6 +101,9 @@ type parser struct {
 	at map[string]*yaml.Node
 	// errs are the problems found so far: a bad setting is reported and the reading goes on.
 	errs []*Error
+	// unknown holds the sections (dotted paths) with an unknown key: a misspelt key is reported as such,
+	// not also as the missing one it meant to set.
+	unknown map[string]bool
 }
 
 // report keeps a problem and lets the reading go on to the next setting.
@@ -317,6 +320,10 @@ func (p *parser) fields(m *yaml.Node, section string, known []string) []field {
 		p.at[dotted] = k
 		if known != nil && !contains(known, k.Value) {
 			p.report(p.errorf(k, dotted, "%s", unknownKey(k.Value, section, known)))
+			if p.unknown == nil {
+				p.unknown = map[string]bool{}
+			}
+			p.unknown[section] = true
 			continue
 		}
 		out = append(out, field{name: k.Value, path: dotted, key: k, value: resolve(v)})
@@ -470,7 +477,7 @@ func (p *parser) agent(n *yaml.Node, section string, a *Agent) error {
 			}
 		}
 	}
-	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" && !badCommand {
+	if a.Preset == "command" && strings.TrimSpace(a.Command) == "" && !badCommand && !p.unknown[section] {
 		// Point at the empty command if there is one, else at the preset
 		// that asks for it.
 		at := presetNode

@@ -35,7 +35,6 @@ func (p *parser) project(n *yaml.Node, section string) (*Project, error) {
 		return nil, p.errorf(n, section, "must be a mapping with the keys %s, such as {owner: octo, number: 3}", strings.Join(projectKeys, ", "))
 	}
 	var err error
-	before := len(p.errs)
 	pairs := p.fields(n, section, projectKeys)
 	pr := &Project{Field: DefaultProjectField}
 	seen := map[string]bool{}
@@ -58,7 +57,7 @@ func (p *parser) project(n *yaml.Node, section string) (*Project, error) {
 		}
 	}
 	switch {
-	case len(p.errs) > before: // a misspelt key is reported as such, not also as a missing one
+	case p.unknown[section]: // a misspelt key is reported as such, not also as a missing one
 	case !seen["owner"]:
 		return nil, p.errorf(n, section+".owner", "must be set: the user or organization that owns the project")
 	case !seen["number"]:
