@@ -78,7 +78,14 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		findings = append(findings, doctor.Finding{Problem: true, Msg: foreign.Msg, Fix: foreign.Fix + "; the agent is checked once the config is the default branch's"})
 		cfg = config.Default()
 	case cfgErr != nil:
-		findings = append(findings, doctor.Finding{Problem: true, Msg: cfgErr.Error(), Fix: "fix that line (the README's Configuration section lists every key); the agent is checked once the config is valid"})
+		const fix = "fix that line (the README's Configuration section lists every key); the agent is checked once the config is valid"
+		problems := config.Problems(cfgErr)
+		if len(problems) == 0 {
+			findings = append(findings, doctor.Finding{Problem: true, Msg: cfgErr.Error(), Fix: fix})
+		}
+		for _, p := range problems { // each on its line, in the file's order
+			findings = append(findings, doctor.Finding{Problem: true, Msg: p.Error(), Fix: fix})
+		}
 		cfg = config.Default()
 	case statErr != nil:
 		findings = append(findings, doctor.Finding{Problem: true, Msg: config.DefaultPath + " does not exist, so ralph runs on the defaults (agent: claude, with no API key)", Fix: "gh ralph init writes it"})
@@ -90,6 +97,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix the workflow's YAML (actionlint shows where)"})
 	} else {
 		doctor.ResolveChain(root, wf, cfg)
+		doctor.ResolveWorkflowRun(root, wf)
 		findings = append(findings, doctor.WorkflowFile(wf, cfg)...)
 	}
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
@@ -140,7 +148,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	if problems == 0 {
 		fmt.Fprintf(f.Stderr, "ralph is ready in %s: add the ralph:build label to an issue (or gh ralph enroll N)\n", s.fullName())
 		if warnings > 0 {
-			fmt.Fprintf(f.Stderr, "%d warning%s (!) above: what only this machine lacks, or what your token cannot see\n", warnings, agent.Plural(warnings))
+			fmt.Fprintf(f.Stderr, "%d warning%s (!) above: ralph runs, without what each one names\n", warnings, agent.Plural(warnings))
 		}
 		return nil
 	}

@@ -46,14 +46,15 @@ func TestDoctor(t *testing.T) {
 		t.Error("doctor printed a key")
 	}
 
-	// A disabled workflow, a workflow that lost its permissions, a broken config.
+	// A disabled workflow, a workflow that lost its permissions, a broken config (each of its problems on
+	// a line of its own).
 	e.srv.SetWorkflowState(".github/workflows/ralph.yml", "disabled_manually")
 	wf := filepath.Join(e.dir, ".github", "workflows", "ralph.yml")
 	b, _ := os.ReadFile(wf)
 	if err := os.WriteFile(wf, []byte(strings.Replace(string(b), "  actions: write\n", "  actions: read\n", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(e.dir, ".github", "ralph.yml"), []byte("agent:\n  preset: claud\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.dir, ".github", "ralph.yml"), []byte("agent:\n  preset: claud\n  timeout: 0s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	check("doctor-broken.golden", ExitError)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -60,6 +61,42 @@ type Workflow struct {
 	Chain *Workflow
 	// ChainProblem says why Chain is nil when the config names a workflow that cannot be dispatched.
 	ChainProblem string
+	// RunOf are the workflows whose runs start this one (on: workflow_run: workflows:), by name: the CI
+	// whose failures start a fix round.
+	RunOf []string
+	// Named are the names of the repository's other workflows (ResolveWorkflowRun), by which workflow_run
+	// finds them: each one's name:, or its path when it has none; nil when not read.
+	Named []string
+}
+
+// ResolveWorkflowRun reads the names of the repository's other workflows in the checkout at root into
+// wf.Named, for the check that workflow_run names one of them. It costs no request.
+func ResolveWorkflowRun(root string, wf *Workflow) {
+	if wf == nil {
+		return
+	}
+	wf.Named = []string{}
+	for _, f := range workflowFiles(root) {
+		rel := ".github/workflows/" + filepath.Base(f)
+		if rel == wf.Path {
+			continue
+		}
+		b, err := ReadWorkflowFile(f)
+		if err != nil {
+			continue
+		}
+		var head struct {
+			Name string `yaml:"name"`
+		}
+		if yaml.Unmarshal(b, &head) != nil {
+			continue
+		}
+		name := strings.TrimSpace(head.Name)
+		if name == "" {
+			name = rel // GitHub names a workflow without name: by its path
+		}
+		wf.Named = append(wf.Named, name)
+	}
 }
 
 // ResolveChain finds, in the checkout at root, the workflow the chain dispatches for wf's runs and sets
@@ -211,7 +248,8 @@ func ParseWorkflow(rel string, b []byte) (*Workflow, error) {
 			if !ok {
 				continue
 			}
-			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent, RunName: raw.RunName}
+			wf := &Workflow{Path: rel, Env: map[string]string{}, With: st.With, Dispatchable: dispatchInput(&raw.On, "issue"), Commands: dispatchInput(&raw.On, "command"), Events: events(&raw.On), Agent: agent, RunName: raw.RunName,
+				RunOf: runOf(&raw.On)}
 			for _, env := range []map[string]string{raw.Env, job.Env, st.Env} {
 				for k, v := range env {
 					wf.Env[k] = v
@@ -248,6 +286,25 @@ func dispatchInput(on *yaml.Node, name string) bool {
 	}
 	_, ok = spec.Inputs[name]
 	return ok
+}
+
+// runOf lists the workflows on: workflow_run: workflows: names.
+func runOf(on *yaml.Node) []string {
+	var events map[string]yaml.Node
+	if on.Decode(&events) != nil {
+		return nil
+	}
+	run, ok := events["workflow_run"]
+	if !ok {
+		return nil
+	}
+	var spec struct {
+		Workflows []string `yaml:"workflows"`
+	}
+	if run.Decode(&spec) != nil {
+		return nil
+	}
+	return spec.Workflows
 }
 
 // events lists the events of on:, which may be one name, a list of names, or a map of them.
@@ -372,6 +429,7 @@ func WorkflowFile(wf *Workflow, cfg config.Config) []Finding {
 		fs = append(fs, f)
 	}
 	fs = append(fs, fixFindings(wf)...)
+	fs = append(fs, workflowRunFindings(wf)...)
 	for _, k := range sortedKeys(cfg.Agent.Env) {
 		if cfg.Agent.Env[k] != "" {
 			continue
@@ -401,6 +459,32 @@ func imageFinding(wf *Workflow, cfg config.Config) (Finding, bool) {
 	}
 	return problem(fmt.Sprintf("%s uses %s, whose image has %s, and agent.preset is %s", wf.Path, agent.ActionOf(wf.Agent), has, name),
 		fmt.Sprintf("use %s@<the same version> in %s (its image holds the CLI of %s)", agent.ActionOf(name), wf.Path, name)), true
+}
+
+// workflowRunFindings warns of a workflow under on: workflow_run: workflows: that the repository does not
+// have (init writes the placeholder CI): GitHub then never starts ralph when checks fail on its pull
+// requests. Nothing is said when the repository's workflows were not read.
+func workflowRunFindings(wf *Workflow) []Finding {
+	if wf.Named == nil {
+		return nil
+	}
+	var fs []Finding
+	for _, name := range wf.RunOf {
+		if slices.Contains(wf.Named, name) {
+			continue
+		}
+		fix := "the repository has no other workflow: add your CI's workflow, or remove workflow_run: from " + wf.Path + " if your CI is another service (check_suite covers it)"
+		if len(wf.Named) > 0 {
+			quoted := make([]string, len(wf.Named))
+			for i, n := range wf.Named {
+				quoted[i] = strconv.Quote(n)
+			}
+			fix = fmt.Sprintf("put your CI workflow's name (its name:) under on: workflow_run: workflows: in %s; the repository's workflows are %s", wf.Path, strings.Join(quoted, ", "))
+		}
+		fs = append(fs, Finding{Warn: true, Msg: fmt.Sprintf("%s starts a fix round when the workflow %q completes (on: workflow_run: workflows:), but no workflow in .github/workflows is named %q: checks that fail on ralph's pull request do not reach ralph",
+			wf.Path, name, name), Fix: fix})
+	}
+	return fs
 }
 
 // fixFindings checks what the fix step needs of the workflow: the events that start it, and a token that

@@ -126,3 +126,61 @@ func TestFindWorkflowReadsOnlyRegularFiles(t *testing.T) {
 		}
 	}
 }
+
+// The workflow init writes names its CI "CI" under workflow_run, a placeholder: doctor warns when the
+// repository has no workflow of that name (by its name:, or its path when it has none), and says which
+// names it has (issue 33).
+func TestWorkflowRunNamesAWorkflow(t *testing.T) {
+	t.Parallel()
+	const ralph = "name: ralph\non:\n  workflow_dispatch:\n    inputs:\n      issue: {required: true}\n  pull_request_review:\n    types: [submitted]\n" +
+		"  workflow_run:\n    workflows: [CI]\n    types: [completed]\njobs:\n  a:\n    steps:\n      - uses: ralph-dev/gh-ralph@v1\n"
+	tests := []struct {
+		name   string
+		others map[string]string // file name: contents
+		want   []string          // what the warning says; none when nil
+	}{
+		{"no other workflow", nil, []string{`the workflow "CI" completes`, `no workflow in .github/workflows is named "CI"`, "has no other workflow", "check_suite"}},
+		{"CI named otherwise", map[string]string{"test.yml": "name: Tests\non: push\njobs: {}\n", "lint.yml": "on: push\njobs: {}\n"},
+			[]string{`named "CI"`, `the repository's workflows are ".github/workflows/lint.yml", "Tests"`, "workflow_run: workflows: in .github/workflows/ralph.yml"}},
+		{"CI exists", map[string]string{"ci.yml": "name: CI\non: push\njobs: {}\n"}, nil},
+	}
+	for _, tt := range tests {
+		root := t.TempDir()
+		dir := filepath.Join(root, ".github", "workflows")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{"ralph.yml": ralph}
+		for k, v := range tt.others {
+			files[k] = v
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wf, err := FindWorkflow(root)
+		if err != nil || wf == nil {
+			t.Fatalf("%s: FindWorkflow = %v, %v", tt.name, wf, err)
+		}
+		ResolveWorkflowRun(root, wf)
+		var warned []string
+		for _, f := range WorkflowFile(wf, config.Default()) {
+			if strings.Contains(f.Msg, "workflow_run") && f.Warn && !f.Problem {
+				warned = append(warned, f.String())
+			}
+		}
+		switch {
+		case tt.want == nil && len(warned) > 0:
+			t.Errorf("%s: warned %q", tt.name, warned)
+		case tt.want != nil && len(warned) != 1:
+			t.Errorf("%s: %d warnings of workflow_run, want 1: %q", tt.name, len(warned), warned)
+		case tt.want != nil:
+			for _, w := range tt.want {
+				if !strings.Contains(warned[0], w) {
+					t.Errorf("%s: the warning does not say %q:\n%s", tt.name, w, warned[0])
+				}
+			}
+		}
+	}
+}
