@@ -17,7 +17,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
-	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 )
 
 // DoctorOptions are `gh ralph doctor`'s.
@@ -100,8 +99,10 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		doctor.ResolveWorkflowRun(root, wf)
 		findings = append(findings, doctor.WorkflowFile(wf, cfg)...)
 	}
-	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own).
-	sb := sandbox.Config{RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, ReapDescendants: true, Network: compose.NetworkBoundary(cfg)}
+	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own, who may
+	// run what is open to every user and the toolchains under your home): the boundary advance's own check
+	// uses, so that both say the same of what the agent's user can run.
+	sb := compose.Boundary(s.agentDoor(root, cfg))
 	if cfgErr == nil {
 		// What this machine lacks to run steps here (the agent's CLI, its key, the boundary) matters to gh
 		// ralph advance only: for someone who uses the Action alone it is a warning, not a problem.

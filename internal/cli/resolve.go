@@ -325,21 +325,14 @@ func (s *session) engineFor(ctx context.Context, log engine.Logger, dryRun, need
 // holder, the Factory's clock; ralph's repository is kept in the user's cache directory (see workspace).
 func (s *session) door(ctx context.Context, root string, cfg config.Config, log engine.Logger, dryRun bool) compose.Door {
 	hostname, _ := os.Hostname()
-	d := compose.Door{
-		GitHub: s.gh, Token: s.token, Config: cfg, Checkout: root,
-		Writable: filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
-		ReadOnly: filepath.SplitList(s.f.Getenv("RALPH_AGENT_READABLE")),
-		Log:      log,
-		Holder:   lock.LocalHolder(s.f.Getenv("USER")),
-		Origin:   engine.Origin{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())},
-		Author:   author(ctx, root),
-		Environ:  s.f.Environ(),
-		// As root, the toolchains under the person's home (pyenv, nvm, …) are the agent's, read-only.
-		HomeToolchains: true,
-		// The board is reached with the same token; one without the project scope is told what to do.
-		Transport: s.transport, ProjectToken: s.token, ProjectHint: scopeHint,
-		Now: s.f.Now, DryRun: dryRun,
-	}
+	d := s.agentDoor(root, cfg)
+	d.GitHub, d.Token, d.Log = s.gh, s.token, log
+	d.Holder = lock.LocalHolder(s.f.Getenv("USER"))
+	d.Origin = engine.Origin{Label: fmt.Sprintf("gh ralph on %s (pid %d)", hostname, os.Getpid())}
+	d.Author = author(ctx, root)
+	// The board is reached with the same token; one without the project scope is told what to do.
+	d.Transport, d.ProjectToken, d.ProjectHint = s.transport, s.token, scopeHint
+	d.Now, d.DryRun = s.f.Now, dryRun
 	if root != "" {
 		d.PushAuth = git.Auth{Token: s.pushToken(ctx, root)}
 		// ralph's commits here follow the person's git signing, as their own would.
@@ -347,6 +340,20 @@ func (s *session) door(ctx context.Context, root string, cfg config.Config, log 
 		d.Author.Sign, d.Signing = sig.config(), sig.engine()
 	}
 	return d
+}
+
+// agentDoor is what of the door decides where the agent runs and what it may reach: the checkout, the
+// config, the environment, the directories it may write or read. doctor checks the agent against the
+// boundary it gives (compose.Boundary), a step runs in the one Build makes of it.
+func (s *session) agentDoor(root string, cfg config.Config) compose.Door {
+	return compose.Door{
+		Config: cfg, Checkout: root,
+		Writable: filepath.SplitList(s.f.Getenv("RALPH_AGENT_WRITABLE")),
+		ReadOnly: filepath.SplitList(s.f.Getenv("RALPH_AGENT_READABLE")),
+		Environ:  s.f.Environ(),
+		// As root, the toolchains under the person's home (pyenv, nvm, …) are the agent's, read-only.
+		HomeToolchains: true,
+	}
 }
 
 // login is the person running gh ralph.

@@ -86,6 +86,30 @@ type Door struct {
 	DryRun      bool
 }
 
+// Boundary is the agent's boundary for a door on this machine as Build sets it up, without the places a
+// run makes: as root, a user of the agent's own (a run picks its uid when it opens its places; this one
+// stands for it: none of them owns anything), with the toolchains under HOME shown to it; otherwise
+// ralph's own user. gh ralph doctor checks the agent's program and verify's against it, as a run's
+// doctor.Start checks them against Build's, so both say the same of what the agent's user can run.
+func Boundary(d Door) sandbox.Config {
+	sb := sandbox.Config{RequireLandlock: d.Config.Agent.Landlock == config.LandlockRequired, ReapDescendants: true,
+		Writable: d.Writable, ReadOnly: d.ReadOnly}
+	if d.Checkout != "" && os.Geteuid() == 0 { // as workspace.NewPlaces chooses
+		sb.Separate, sb.UID, sb.GID = true, sandbox.AgentUID, sandbox.AgentGID
+	}
+	return finishBoundary(d, sb)
+}
+
+// finishBoundary adds to the boundary of a run's places what the door and the config say of it: the
+// toolchains under HOME, the network.
+func finishBoundary(d Door, sb sandbox.Config) sandbox.Config {
+	if d.HomeToolchains && sb.Separate {
+		sb.Home, sb.HomeTools = workspace.HomeTools(agent.Getenv(d.Environ, "HOME"), sb.UID, sb.GID)
+	}
+	sb.Network = NetworkBoundary(d.Config)
+	return sb
+}
+
 // Build makes the engine a door asked for. cleanup removes the run's temporary places (as root, the
 // agent's user's); call it when the run ends.
 func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err error) {
@@ -117,10 +141,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 			closeRunner()
 		}
 	}
-	if d.HomeToolchains && sb.Separate {
-		sb.Home, sb.HomeTools = workspace.HomeTools(agent.Getenv(d.Environ, "HOME"), sb.UID, sb.GID)
-	}
-	sb.Network = NetworkBoundary(cfg)
+	sb = finishBoundary(d, sb)
 	runner, agentErr := agent.New(cfg.Agent)
 	secrets := []string{d.Token}
 	if d.ProjectToken != "" && d.ProjectToken != d.Token {
