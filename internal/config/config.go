@@ -3,7 +3,8 @@
 // Decoding is strict so that a typo never silently falls back to a default:
 // every key must be known, every value must have the right type and range,
 // and every problem is reported as an *Error naming the file, line, column
-// and dotted key (for example "agent.timeout" or "verify[1]").
+// and dotted key (for example "agent.timeout" or "verify[1]"), all of a
+// file's problems at once, in line order ([Errors]).
 //
 // Values left out of the file keep the values of [Default]. A list or map in
 // the file replaces the default one whole; an empty value (`verify:` with
