@@ -212,6 +212,23 @@ func TestFirstHour(t *testing.T) {
 	if r := run("gh ralph version", ""); r.exit != 0 || !strings.HasPrefix(r.stdout, "gh ralph version ") {
 		t.Errorf("gh ralph version: exit %d: %s%s", r.exit, r.stdout, r.stderr)
 	}
+
+	// 8. Shell completion of gh ralph, as README and completion --help say to set it up: the commands, and
+	// the enrolled issue, which gh ralph asks GitHub for through gh.
+	if _, err := os.Stat(bashCompletionLib); err != nil {
+		t.Logf("bash-completion is not installed (%s): completion not tried", bashCompletionLib)
+		return
+	}
+	script := filepath.Join(dir, "complete.bash")
+	if err := os.WriteFile(script, []byte(completeScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run("bash --noprofile --norc "+script, "gh ralph adv\ngh ralph advance \n")
+	for _, want := range []string{"gh ralph adv -> advance\n", "gh ralph advance  -> 1\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("completion: want %q\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
 }
 
 // privateCAClone makes the person's clone one of a host with a private CA, as an Enterprise server often
