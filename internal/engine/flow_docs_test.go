@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -209,5 +210,43 @@ func TestFlowDocumentsCrash(t *testing.T) {
 				t.Errorf("review after the rerun: %+v", res)
 			}
 		})
+	}
+}
+
+// TestFlowDocumentsBudget: a whole document an agent stopped at a budget had written is kept on ralph's
+// documents branch (not the issue's), and the retry posts it from there without running the agent again.
+func TestFlowDocumentsBudget(t *testing.T) {
+	t.Parallel()
+	model := agenttest.NewAnthropic(t, "sk-ant-model-key-0123456789", "", "")
+	h := newHarness(t, func(c *config.Config) { separate(c); c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
+	gatewayOn(h, model.URL)
+	h.eng.Ledger = &fakeLedger{}
+	h.agent.set("research", func(a *agentRun) (agentResult, error) {
+		askModel(t, a, 2)
+		a.artifact(researchDoc)
+		return ok()
+	})
+	n := h.enrolled("Parse widgets")
+	if res := h.advance(n); res.Budget != "agent.max_tokens" || res.State != workflow.HumanNeeded {
+		t.Fatalf("Result = %+v", res)
+	}
+	if got := h.subjects(docsBranch); len(got) != 1 || got[0] != "ralph: research for #1 Parse widgets" {
+		t.Errorf("commits on %s = %q", docsBranch, got)
+	}
+	if h.branchExists(branchOf(n, "parse-widgets")) {
+		t.Errorf("the document was kept on the issue's branch")
+	}
+	if cs := h.gh.commentsStarting(n, "### ralph: the model budget is reached"); len(cs) != 1 || !strings.Contains(cs[0], "on the branch `"+docsBranch+"`") {
+		t.Errorf("budget comments: %q", cs)
+	}
+	if _, err := h.eng.Retry(context.Background(), n, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.advance(n); res.Step != workflow.Research || res.State != workflow.ReadyForPlan || len(h.agent.commands()) != 1 {
+		t.Errorf("after retry: Result = %+v, agent runs %v", res, h.agent.commands())
+	}
+	tip, _ := h.originGit("rev-parse", "refs/heads/"+docsBranch)
+	if rec := h.gh.record(t, n); rec.DocsHead != tip {
+		t.Errorf("record's documents head %q, want %s", rec.DocsHead, tip)
 	}
 }
