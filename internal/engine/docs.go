@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,10 +61,10 @@ func (r *runner) openDocs(ctx context.Context) error {
 	return nil
 }
 
-// docsFor is where the document of step key is committed: the issue's documents branch, checked to hold
-// past ralph's last commit nothing but what an earlier run of this very step left there; or ws, the
-// issue's branch.
-func (r *runner) docsFor(ctx context.Context, ws *workspace.Workspace, key string) (*workspace.Workspace, error) {
+// docsFor is where the document of step key (at rel) is committed: the issue's documents branch, checked to
+// hold past ralph's last commit nothing but what an earlier run of this very step left there (its trailer,
+// and no change but to its document); or ws, the issue's branch.
+func (r *runner) docsFor(ctx context.Context, ws *workspace.Workspace, key, rel string) (*workspace.Workspace, error) {
 	docs := r.ic.docs
 	if docs == nil {
 		return ws, nil
@@ -73,7 +74,8 @@ func (r *runner) docsFor(ctx context.Context, ws *workspace.Workspace, key strin
 		return nil, fmt.Errorf("reading ralph's documents branch %s: %w", docs.Branch, err)
 	}
 	for _, c := range since {
-		if !hasTrailer(c.Message, trailerKey, key) && !hasTrailer(c.Message, draftKey, key) {
+		step := hasTrailer(c.Message, trailerKey, key) || hasTrailer(c.Message, draftKey, key)
+		if !step || slices.ContainsFunc(c.Paths, func(p string) bool { return p != rel }) {
 			past, remedy := "the base", fmt.Sprintf("delete the branch (`git push origin :refs/heads/%s`)", docs.Branch)
 			if own := r.ic.rec.DocsHead; own != "" {
 				past = "ralph's last commit there (" + short(own) + ")"

@@ -95,7 +95,7 @@ func (d Document) step(ic *issue, check func(doc string) error) docStep {
 func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
 	key := r.ic.rec.stepKey(st.kind)
 	// into is where the document is committed: the issue's branch (ws), or ralph's documents branch.
-	into, err := r.docsFor(ctx, ws, key)
+	into, err := r.docsFor(ctx, ws, key, st.rel)
 	if err != nil {
 		return "", Artifact{}, err
 	}

@@ -81,7 +81,8 @@ func (w *Workspace) Own(ctx context.Context, rel string) (string, error) {
 }
 
 // Since lists the commits on the documents branch past ralph's last one (past the base before the
-// first), oldest first, each with its message: a step finds there the commit an interrupted run of it left.
+// first), oldest first, each with its message and the paths it changes: a step finds there the commit an
+// interrupted run of it left.
 func (w *Workspace) Since(ctx context.Context) ([]Commit, error) {
 	if w.RemoteOld == "" {
 		return nil, nil
@@ -91,19 +92,30 @@ func (w *Workspace) Since(ctx context.Context) ([]Commit, error) {
 		return nil, err
 	}
 	out := make([]Commit, 0, len(shas))
+	parent := w.Base
 	for _, sha := range shas {
 		msg, err := w.store.repo.Message(ctx, sha)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Commit{SHA: sha, Message: strings.TrimSpace(msg)})
+		changes, err := w.store.repo.Changes(ctx, parent, sha)
+		if err != nil {
+			return nil, err
+		}
+		c := Commit{SHA: sha, Message: strings.TrimSpace(msg)}
+		for _, ch := range changes {
+			c.Paths = append(c.Paths, ch.Path)
+		}
+		out = append(out, c)
+		parent = sha
 	}
 	return out, nil
 }
 
-// Commit is a commit and its message.
+// Commit is a commit, its message and the paths it changes against its first parent.
 type Commit struct {
 	SHA, Message string
+	Paths        []string
 }
 
 func short(sha string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -58,7 +59,7 @@ func TestDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(since) != 1 || since[0].SHA != swapped || since[0].Message != "plan\n\nRalph-Step: review/1" {
+	if len(since) != 1 || since[0].SHA != swapped || since[0].Message != "plan\n\nRalph-Step: review/1" || !slices.Equal(since[0].Paths, []string{rel}) {
 		t.Errorf("Since = %+v, want the one commit pushed past ralph's (%s)", since, swapped)
 	}
 	if sha, found, err := w.FindStep(ctx, "Ralph-Step", "plan/1"); err != nil || found {
