@@ -91,6 +91,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	default:
 		findings = append(findings, doctor.Finding{Msg: config.DefaultPath + " is valid"})
 	}
+	findings = append(findings, doctor.Documents(cfg))
 	wf, err := doctor.FindWorkflow(root)
 	if err != nil {
 		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix the workflow's YAML (actionlint shows where)"})
@@ -169,5 +170,10 @@ func (s *session) rules(ctx context.Context, root string, cfg config.Config) []d
 	// An example issue's branch and documents (the date in their names is not what rules look at).
 	rec := engine.Record{Branch: cfg.BranchPrefix + "1-example", Date: "2026-01-01", Slug: "example"}
 	sig := readSigning(ctx, root)
-	return append([]doctor.Finding{sig.finding()}, doctor.Rules(ctx, s.gh, engine.RuleWork(cfg, sig.engine(), 1, "Example", rec), base)...)
+	fs := append([]doctor.Finding{sig.finding()}, doctor.Rules(ctx, s.gh, engine.RuleWork(cfg, sig.engine(), 1, "Example", rec), base)...)
+	if docs, apart := engine.DocsRuleWork(cfg, sig.engine(), 1, "Example", rec); apart {
+		// The documents branch is one of ralph's branches too, where its documents are judged.
+		fs = append(fs, doctor.Rules(ctx, s.gh, docs, "")...)
+	}
+	return fs
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
 
 // gh ralph doctor finds each problem of a new repository, one line each with what to do, and no longer
@@ -173,5 +175,27 @@ func TestPrivateRepositoryRegistries(t *testing.T) {
 	e.run("doctor")
 	if strings.Contains(e.stdout.String()+e.stderr.String(), "reaches every package registry") {
 		t.Errorf("doctor still suggests network.registries once it is set:\n%s%s", e.stdout, e.stderr)
+	}
+}
+
+// doctor says where the documents go, and with documents: separate judges the rules of ralph's documents
+// branch too: a rule that would refuse the documents there is a problem naming the branch.
+func TestDoctorDocuments(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	if code := e.run("init", "--agent", "claude", "--documents", "separate"); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, e.stderr)
+	}
+	e.srv.AddRuleset("no docs", []string{"refs/heads/ralph/docs/**"}, githubtest.Rule{Type: "file_path_restriction", Parameters: map[string]any{"restricted_file_paths": []string{"thoughts/**"}}})
+	e.run("doctor")
+	out := e.stdout.String()
+	for _, want := range []string{
+		"documents: separate: the research, plan and reviews are committed on ralph's own branch ralph/docs/<N>",
+		"rule file_path_restriction (ruleset",
+		"ralph writes thoughts/shared/research/2026-01-01-GH-0001-example.md",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor does not say %q:\n%s", want, out)
+		}
 	}
 }

@@ -51,6 +51,10 @@ type InitOptions struct {
 	SetSecret bool
 	// Prompt: init may ask (standard input and output are terminals and no --agent was given).
 	Prompt bool
+	// Documents is where the documents go (documents:), "" asks on a terminal, else keeps the config's
+	// or the default; AskDocuments: init may ask it (standard input and output are terminals).
+	Documents    string
+	AskDocuments bool
 }
 
 // NewCmdInit builds `gh ralph init`.
@@ -69,6 +73,10 @@ init asks which agent runs the steps (claude, codex, gemini, copilot, opencode, 
 own), or takes --agent. For a preset it passes the CLI's API key to the agent (agent.env and the
 workflow's env), and offers to store it as a repository secret with gh secret set (--set-secret:
 without asking).
+
+init asks where the research, plan and review documents are committed: on the issue's branch, so
+in the pull request (branch, the default), or on a branch of ralph's own beside it, linked from the
+issue and the pull request (separate), or takes --documents.
 
 init can be run again: a file that is already as init writes it, and a label that exists, are
 left alone. A file you changed is not overwritten unless you pass --force. Commit and push the
@@ -91,7 +99,11 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 			if opts.Agent == "command" && strings.TrimSpace(opts.Command) == "" {
 				return flagErrorf(cmd, "--agent command needs --agent-command, the shell command that runs your agent")
 			}
+			if opts.Documents != "" && !slices.Contains(documentModes, opts.Documents) {
+				return flagErrorf(cmd, "unknown mode %q for --documents; use one of: %s", opts.Documents, strings.Join(documentModes, ", "))
+			}
 			opts.Prompt = opts.Agent == "" && f.StdinTTY && f.StdoutTTY
+			opts.AskDocuments = opts.Documents == "" && f.StdinTTY && f.StdoutTTY
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -102,7 +114,11 @@ that exists is left alone. gh's token needs the project scope: gh auth refresh -
 	cmd.Flags().BoolVar(&opts.Project, "project", false, "Also create the state field on the config's project board")
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "The `NAME` of the agent: "+presets.Join(presetNames(), "or")+" (default: ask, or the config's)")
 	cmd.Flags().StringVar(&opts.Command, "agent-command", "", "With --agent command: the shell `COMMAND` that runs your agent")
+	cmd.Flags().StringVar(&opts.Documents, "documents", "", "Where the documents are committed: `MODE` branch (in the pull request) or separate (on ralph's own branch) (default: ask, or the config's)")
 	cmd.Flags().BoolVar(&opts.SetSecret, "set-secret", false, "Store the agent's API key as a repository secret (gh secret set) without asking")
+	_ = cmd.RegisterFlagCompletionFunc("documents", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return documentModes, cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = cmd.RegisterFlagCompletionFunc("agent", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return presetNames(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -231,6 +247,18 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	default:
 		// No terminal to ask on and no --agent: the default, said, so that no one is surprised by it.
 		fmt.Fprintf(f.Stderr, "no terminal to ask which agent on: setting up claude (--agent claude|codex|gemini|command chooses)\n")
+	}
+	switch {
+	case opts.Documents != "":
+		ch.Documents = config.DocumentsMode(opts.Documents)
+	case opts.AskDocuments:
+		if ch.Documents, err = askDocuments(f); err != nil {
+			return err
+		}
+	case statErr == nil && cfgErr == nil:
+		ch.Documents = existing.Documents
+	default:
+		fmt.Fprintf(f.Stderr, "no terminal to ask where the documents go: keeping documents: %s, on the issue's branch and so in the pull request (--documents separate keeps them on ralph's own branch)\n", config.Default().Documents)
 	}
 	// A config of the person's own keeps its verify: init run again writes the same file.
 	keepVerify := statErr == nil && cfgErr == nil
@@ -370,6 +398,29 @@ func initRun(ctx context.Context, f *Factory, opts *InitOptions) error {
 	say("check the setup: gh ralph doctor")
 	say("add the %s label to an issue (or gh ralph enroll N); gh ralph status shows where it is", workflow.LabelBuild)
 	return nil
+}
+
+// documentModes are documents:'s values.
+var documentModes = []string{string(config.DocumentsBranch), string(config.DocumentsSeparate)}
+
+// askDocuments asks where the documents are committed.
+func askDocuments(f *Factory) (config.DocumentsMode, error) {
+	in := f.stdin()
+	for {
+		fmt.Fprintf(f.Stderr, "? Where are the research, plan and reviews committed: branch (on the issue's branch, so in the pull request) or separate (on ralph's own branch, linked from the issue and the pull request)? (%s) ", config.Default().Documents)
+		answer, err := readLine(in)
+		if err != nil {
+			return "", err
+		}
+		mode := strings.ToLower(strings.TrimSpace(answer))
+		if mode == "" {
+			return config.Default().Documents, nil
+		}
+		if slices.Contains(documentModes, mode) {
+			return config.DocumentsMode(mode), nil
+		}
+		fmt.Fprintf(f.Stderr, "unknown answer %q: answer branch or separate\n", mode)
+	}
 }
 
 // askAgent asks which agent runs the steps.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -279,8 +280,8 @@ func TestInitAsks(t *testing.T) {
 		key     string
 		set     bool
 	}{
-		{"gemini\ny\n", "GEMINI_API_KEY", true},
-		{"\nn\n", "ANTHROPIC_API_KEY", false},
+		{"gemini\n\ny\n", "GEMINI_API_KEY", true},
+		{"\n\nn\n", "ANTHROPIC_API_KEY", false},
 	} {
 		e := newTestEnv(t)
 		e.stdin, e.ttyIn, e.tty = tt.answers, true, true
@@ -426,7 +427,7 @@ func TestInitWarnsOfAMachinePath(t *testing.T) {
 func TestInitAsksAgainOnATypo(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.stdin, e.ttyIn, e.tty = "claud\ngemini\ny\n", true, true
+	e.stdin, e.ttyIn, e.tty = "claud\ngemini\n\ny\n", true, true
 	if code := e.run("init"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -499,4 +500,77 @@ func TestInitWritesNoFileThroughALink(t *testing.T) {
 			}
 		})
 	}
+}
+
+// init asks where the documents go (a typo is asked again) and writes the answer; without a terminal it
+// keeps the default and says so; --documents answers, and a bad value changes nothing.
+func TestInitDocuments(t *testing.T) {
+	t.Parallel()
+	read := func(t *testing.T, e *testEnv) config.Config {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(e.dir, ".github", "ralph.yml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse(".github/ralph.yml", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	t.Run("asked", func(t *testing.T) {
+		t.Parallel()
+		e := newTestEnv(t)
+		e.stdin, e.ttyIn, e.tty = "claude\nseparat\nseparate\nn\n", true, true
+		if code := e.run("init"); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.stderr)
+		}
+		if got := strings.Count(e.stderr.String(), "? Where are the research, plan and reviews committed"); got != 2 {
+			t.Errorf("init asked %d times, want 2:\n%s", got, e.stderr)
+		}
+		if !strings.Contains(e.stderr.String(), `unknown answer "separat": answer branch or separate`) {
+			t.Errorf("init does not say what was wrong with the answer:\n%s", e.stderr)
+		}
+		if got := read(t, e).Documents; got != config.DocumentsSeparate {
+			t.Errorf("documents = %q, want separate", got)
+		}
+		// Run again with no terminal: the config's answer is kept, nothing changes.
+		e.stdin, e.ttyIn, e.tty = "", false, false
+		if code := e.run("init"); code != 0 || strings.Contains(e.stderr.String(), "no terminal to ask where the documents go") {
+			t.Errorf("init again: exit %d: %s", code, e.stderr)
+		}
+		if got := read(t, e).Documents; got != config.DocumentsSeparate {
+			t.Errorf("documents after init again = %q, want separate", got)
+		}
+	})
+	t.Run("no terminal", func(t *testing.T) {
+		t.Parallel()
+		e := newTestEnv(t)
+		if code := e.run("init", "--agent", "claude"); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.stderr)
+		}
+		if !strings.Contains(e.stderr.String(), "no terminal to ask where the documents go: keeping documents: branch") {
+			t.Errorf("init does not say it kept the default:\n%s", e.stderr)
+		}
+		if got := read(t, e).Documents; got != config.DocumentsBranch {
+			t.Errorf("documents = %q, want branch", got)
+		}
+	})
+	t.Run("flag", func(t *testing.T) {
+		t.Parallel()
+		e := newTestEnv(t)
+		if code := e.run("init", "--agent", "claude", "--documents", "separate"); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.stderr)
+		}
+		if got := read(t, e).Documents; got != config.DocumentsSeparate {
+			t.Errorf("documents = %q, want separate", got)
+		}
+		bad := newTestEnv(t)
+		if code := bad.run("init", "--agent", "claude", "--documents", "pr"); code == 0 || !strings.Contains(bad.stderr.String(), `unknown mode "pr" for --documents; use one of: branch, separate`) {
+			t.Errorf("--documents pr: exit %d: %s", code, bad.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(bad.dir, ".github", "ralph.yml")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a bad --documents wrote the config (%v)", err)
+		}
+	})
 }

@@ -52,6 +52,18 @@ const (
 	ReviewInteractive ReviewMode = "interactive"
 )
 
+// DocumentsMode says where the research, plan and review documents are committed.
+type DocumentsMode string
+
+const (
+	// DocumentsBranch commits them on the issue's branch, so they are in the pull request and land with
+	// the merge.
+	DocumentsBranch DocumentsMode = "branch"
+	// DocumentsSeparate commits them on a branch of ralph's own beside the issue's (<branch_prefix>docs/<N>),
+	// linked from the issue and the pull request: the pull request holds only the code.
+	DocumentsSeparate DocumentsMode = "separate"
+)
+
 // Config is the decoded .github/ralph.yml. See SPEC §5 for what each setting
 // does; the YAML key of each field is given beside it.
 type Config struct {
@@ -73,7 +85,10 @@ type Config struct {
 	BaseBranch   string // base_branch
 	BranchPrefix string // branch_prefix, e.g. "ralph/"
 	DraftPR      bool   // draft_pr
-	Chain        bool   // chain
+	// Documents is where the documents are committed: on the issue's branch, or on ralph's documents
+	// branch beside it.
+	Documents DocumentsMode // documents
+	Chain     bool          // chain
 	// Workflow is the file name in .github/workflows of the workflow the chain dispatches (its
 	// workflow_dispatch has an issue input); "": the one that started the run when it can be dispatched,
 	// else the repository's workflow that runs ralph and can be.
@@ -184,6 +199,7 @@ func Default() Config {
 		BaseBranch:     "",
 		BranchPrefix:   "ralph/",
 		DraftPR:        false,
+		Documents:      DocumentsBranch,
 		Chain:          true,
 		ProtectedPaths: slices.Clone(DefaultProtectedPaths),
 		LockLease:      60 * time.Minute,

@@ -27,6 +27,7 @@ func TestDefault(t *testing.T) {
 		BaseBranch:     "",
 		BranchPrefix:   "ralph/",
 		DraftPR:        false,
+		Documents:      DocumentsBranch,
 		Chain:          true,
 		ProtectedPaths: []string{".github/workflows/**", ".github/actions/**", ".claude/**", ".gemini/**", ".codex/**", ".cursor/**", ".mcp.json", ".vscode/**", ".devcontainer/**", ".devcontainer.json", ".husky/**", ".githooks/**", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml"},
 		Verify:         []string{},
@@ -84,6 +85,7 @@ max_phases: 8
 base_branch: develop
 branch_prefix: bot/ralph-
 draft_pr: true
+documents: separate
 chain: false
 protected_paths: [".github/workflows/**", "**/*.pem", "go.sum"]
 verify:
@@ -132,6 +134,7 @@ network:
 				BaseBranch:     "develop",
 				BranchPrefix:   "bot/ralph-",
 				DraftPR:        true,
+				Documents:      DocumentsSeparate,
 				Chain:          false,
 				ProtectedPaths: []string{".github/workflows/**", "**/*.pem", "go.sum"},
 				Verify:         []string{"go vet ./...", "go test ./..."},
@@ -334,7 +337,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, chain, workflow, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, documents, chain, workflow, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
 		},
 		{
 			name: "workflow is a path, not a file name",
@@ -481,6 +484,11 @@ func TestParseBad(t *testing.T) {
 			name: "bad review mode",
 			yaml: "review: sometimes\n",
 			line: 1, column: 9, key: "review", msg: `must be one of skip|auto|interactive, not "sometimes"`,
+		},
+		{
+			name: "bad documents mode",
+			yaml: "documents: pr\n",
+			line: 1, column: 12, key: "documents", msg: `must be one of branch|separate, not "pr"`,
 		},
 		{
 			name: "review mode is case-sensitive",

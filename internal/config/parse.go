@@ -73,7 +73,7 @@ func Problems(err error) []*Error {
 var (
 	topKeys = []string{
 		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
-		"base_branch", "branch_prefix", "draft_pr", "chain", "workflow", "protected_paths", "verify",
+		"base_branch", "branch_prefix", "draft_pr", "documents", "chain", "workflow", "protected_paths", "verify",
 		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget", "network",
 	}
 	agentKeys = []string{"preset", "command", "timeout", "env", "model", "max_turns", "args", "max_cost", "max_tokens", "landlock"}
@@ -81,6 +81,7 @@ var (
 	splitKeys = []string{"max", "approve"}
 	ciKeys    = []string{"max_fixes"}
 	reviews   = []string{string(ReviewSkip), string(ReviewAuto), string(ReviewInteractive)}
+	documents = []string{string(DocumentsBranch), string(DocumentsSeparate)}
 )
 
 // CredentialNames are the variables through which ralph (or the Actions runner) holds a credential or a
@@ -367,6 +368,10 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			}
 		case "draft_pr":
 			c.DraftPR, err = p.boolean(n, f.path)
+		case "documents":
+			var s string
+			s, err = p.choice(n, f.path, documents)
+			c.Documents = DocumentsMode(s)
 		case "chain":
 			c.Chain, err = p.boolean(n, f.path)
 		case "workflow":

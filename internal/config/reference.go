@@ -32,6 +32,8 @@ type AgentChoice struct {
 	Keys    []string
 	// Verify are the commands that run the repository's tests (init finds them from its files).
 	Verify []string
+	// Documents is where the documents go, which init asks besides ("": the default).
+	Documents DocumentsMode
 }
 
 // Reference is the annotated configuration with every key at its default, except the agent's choice.
@@ -39,6 +41,9 @@ type AgentChoice struct {
 func Reference(a AgentChoice) []byte {
 	if a.Preset == "" {
 		a.Preset = Default().Agent.Preset
+	}
+	if a.Documents == "" {
+		a.Documents = Default().Documents
 	}
 	var b bytes.Buffer
 	if err := reference.Execute(&b, a); err != nil {

@@ -154,3 +154,11 @@ func sortedKeys(m map[string]string) []string {
 const FixStep = "(the fix step)"
 
 var _ GitHub = (*ghapi.Client)(nil)
+
+// Documents says where the research, plan and reviews are committed (documents:).
+func Documents(cfg config.Config) Finding {
+	if cfg.Documents == config.DocumentsSeparate {
+		return ok("documents: separate: the research, plan and reviews are committed on ralph's own branch %sdocs/<N>, linked from the issue and the pull request; the pull request holds only the code", cfg.BranchPrefix)
+	}
+	return ok("documents: branch: the research, plan and reviews are committed on the issue's branch, so they are in the pull request and land with the merge (documents: separate keeps them out)")
+}

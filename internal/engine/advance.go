@@ -184,6 +184,13 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 			e.Log.Warnf("#%d: removing the agent's copy: %v", ic.n, cerr)
 		}
 	}
+	if ic.docs != nil {
+		for _, u := range ic.docs.Unverified {
+			res.Unverified = append(res.Unverified, u.SHA+": "+u.Reason)
+			e.Log.Warnf("#%d: GitHub did not verify ralph's commit %s (%s)", ic.n, u.SHA, u.Reason)
+		}
+		_ = ic.docs.Close()
+	}
 	if err == nil && ic.state != "" {
 		err = e.writer(ic).flush(ctx)
 	}

@@ -73,6 +73,7 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 		rec.FailedStep = workflow.Implement
 		rec.Branch, rec.Base, rec.Slug, rec.Date = "ralph/1-"+strings.Repeat("s", 200), "main", strings.Repeat("s", 200), "2026-11-28"
 		rec.Head, rec.CIDigest = strings.Repeat("a", 40), strings.Repeat("a", 64)
+		rec.Docs, rec.DocsHead = "ralph/docs/"+strings.Repeat("9", 19), strings.Repeat("a", 40)
 		rec.PRURL = "https://github.com/octo/widgets/pull/1"
 		rec.Phases = rec.Phases[:maxPhasesKept]
 		rec.Children = rec.Children[:maxChildrenKept]

@@ -89,24 +89,30 @@ func (d Document) step(ic *issue, check func(doc string) error) docStep {
 }
 
 // document runs a document step: the agent writes the document, check accepts it, ralph commits it with the
-// step's key and pushes it, and posts it. A rerun after a crash finds the commit on the branch and the comment
-// on the issue by that key, and repeats neither.
+// step's key and pushes it (on the issue's branch, or on ralph's documents branch: docs.go), and posts it.
+// A rerun after a crash finds the commit on the branch and the comment on the issue by that key, and
+// repeats neither.
 func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
 	key := r.ic.rec.stepKey(st.kind)
-	_, found, err := committedStep(ctx, r.ic, ws, key)
+	// into is where the document is committed: the issue's branch (ws), or ralph's documents branch.
+	into, err := r.docsFor(ctx, ws, key, st.rel)
+	if err != nil {
+		return "", Artifact{}, err
+	}
+	_, found, err := committedStep(ctx, r.ic, into, key)
 	if err != nil {
 		return "", Artifact{}, err
 	}
 	var doc string
 	if found {
-		r.log.Infof("#%d: %s is already on the branch (an earlier run stopped before recording it); using it", r.ic.n, key)
-		if doc, err = ws.Committed(ctx, st.rel); err != nil {
+		r.log.Infof("#%d: %s is already on the branch %s (an earlier run stopped before recording it); using it", r.ic.n, key, into.Branch)
+		if doc, err = into.Committed(ctx, st.rel); err != nil {
 			return "", Artifact{}, err
 		}
 	} else if doc, err = r.writeDoc(ctx, ws, st.command, st.rel, d); err != nil {
 		var be *budgetError
 		if doc != "" && errors.As(err, &be) {
-			r.keepDocument(ctx, ws, st, key, doc, be)
+			r.keepDocument(ctx, into, st, key, doc, be)
 		}
 		return "", Artifact{}, err
 	}
@@ -116,11 +122,12 @@ func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Worksp
 		}
 	}
 	if !found {
-		if err := r.commitDoc(ctx, ws, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
+		if err := r.commitDoc(ctx, into, st.rel, doc, st.subject+"\n\n"+trailerKey+": "+key); err != nil {
 			return "", Artifact{}, err
 		}
 	}
-	art, err := r.postArtifact(ctx, st.header, key, st.rel, doc)
+	keptApart(rec, into, ws)
+	art, err := r.postArtifact(ctx, st.header, key, into.Branch, st.rel, doc)
 	if err != nil {
 		return "", Artifact{}, err
 	}
@@ -135,13 +142,13 @@ func artifactMarker(key string) string {
 }
 
 // postArtifact posts (or, when a crashed run already posted it, edits) the document's comment.
-func (r *runner) postArtifact(ctx context.Context, header, key, rel, doc string) (Artifact, error) {
-	url := r.gh.BlobURL(r.ic.rec.Branch, rel)
+func (r *runner) postArtifact(ctx context.Context, header, key, branch, rel, doc string) (Artifact, error) {
+	url := r.gh.BlobURL(branch, rel)
 	marker := artifactMarker(key)
 	// The document is the agent's: quoted in a fence it cannot close, where nothing of it renders (no link,
 	// image, HTML, reference or mention); the file's link shows it rendered, as the repository holds it.
 	body := fmt.Sprintf("%s\n\nFile: [`%s`](%s) on branch `%s` (rendered there)\n\n<details open><summary>Document</summary>\n\n%s\n\n</details>",
-		header, rel, url, r.ic.rec.Branch, fence("markdown", strings.TrimRight(truncate(doc, 60000), "\n")))
+		header, rel, url, branch, fence("markdown", strings.TrimRight(truncate(doc, 60000), "\n")))
 	cm, err := r.w.upsertComment(ctx, marker, body)
 	if err != nil {
 		return Artifact{Path: rel, URL: url}, err
@@ -178,7 +185,7 @@ func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st d
 		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
 		return
 	}
-	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(r.ic.rec.Branch, st.rel), r.ic.rec.Branch)
+	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(ws.Branch, st.rel), ws.Branch)
 	if whole {
 		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // fail records a failed step (settleFailure says how). Its writes use a context of their own, so that they
@@ -52,12 +53,13 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 // stopped, so no finished work is lost. Nothing else is ever pushed: not the agent's own commits, whatever
 // their messages say, and not a ref the agent moved.
 func (e *Engine) pushCommitted(ctx context.Context, ic *issue) {
-	ws := ic.ws
-	if ws == nil || ws.Built() == "" {
-		return
-	}
-	if err := push(ctx, ic, ws); err != nil {
-		e.Log.Warnf("#%d: pushing the work committed before the stop: %v", ic.n, err)
+	for _, ws := range []*workspace.Workspace{ic.ws, ic.docs} {
+		if ws == nil || ws.Built() == "" {
+			continue
+		}
+		if err := push(ctx, ic, ws); err != nil {
+			e.Log.Warnf("#%d: pushing the work committed before the stop: %v", ic.n, err)
+		}
 	}
 }
 

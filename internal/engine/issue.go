@@ -22,6 +22,7 @@ type issue struct {
 	trusted  map[string]bool      // logins whose permission this run has checked
 	takeover string               // the stale lock holder this run took over from
 	ws       *workspace.Workspace // the agent's copy of the step, once made
+	docs     *workspace.Workspace // ralph's documents branch, when the issue's documents are kept there
 	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
 	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
 	// once, at most refusedMax; refusedMore counts the others (network.go).

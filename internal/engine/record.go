@@ -54,6 +54,11 @@ type Record struct {
 	Attempt *Attempt `json:"attempt,omitempty"`
 
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
+	// Docs is ralph's documents branch, where the issue's documents are kept apart from its branch
+	// (documents: separate; "" when they are on the issue's branch); DocsHead is the commit ralph last made
+	// there, the only one it reads its documents at (docs.go).
+	Docs     string `json:"docs,omitempty"`
+	DocsHead string `json:"docs_head,omitempty"`
 	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which
 	// (by number, as strings for JSON); ChildStates is what the parent last saw of them.
 	Children    []int             `json:"children,omitempty"`
@@ -309,6 +314,18 @@ func (r Record) check(cfg config.Config) error {
 	}
 	if r.Head != "" && !isCommitID(r.Head) {
 		return fmt.Errorf("its head %q is not a commit id", r.Head)
+	}
+	// The documents branch and its commit are arguments of ralph's git, and ralph pushes to the branch.
+	if r.Docs != "" {
+		switch {
+		case !strings.HasPrefix(r.Docs, cfg.BranchPrefix) || r.Docs == r.Branch || r.Docs == r.Base || (cfg.BaseBranch != "" && r.Docs == cfg.BaseBranch):
+			return fmt.Errorf("its documents branch %q is not one of ralph's own", r.Docs)
+		case !validBranch(r.Docs):
+			return fmt.Errorf("its documents branch %q is not a branch name ralph makes", r.Docs)
+		}
+	}
+	if r.DocsHead != "" && !isCommitID(r.DocsHead) {
+		return fmt.Errorf("its documents head %q is not a commit id", r.DocsHead)
 	}
 	if a := r.Attempt; a != nil && (a.Reserved < 0 || a.Reserved != a.Reserved) {
 		return errors.New("its attempt reserves a negative amount")

@@ -179,29 +179,33 @@ func TestParseRecord(t *testing.T) {
 func TestRecordCheck(t *testing.T) {
 	cfg := config.Default()
 	ok := Record{Version: 1, State: workflow.InProgress, Branch: "ralph/1-x", Base: "main", Slug: "x", Date: "2025-01-02",
-		Phases: []Phase{{Title: "a", SHA: strings.Repeat("0", 40)}}, Children: []int{2}}
+		Phases: []Phase{{Title: "a", SHA: strings.Repeat("0", 40)}}, Children: []int{2}, Docs: "ralph/docs/1", DocsHead: strings.Repeat("0", 40)}
 	if err := ok.check(cfg); err != nil {
 		t.Fatalf("a record of ralph's is refused: %v", err)
 	}
 	for name, change := range map[string]func(*Record){
-		"branch is main":                func(r *Record) { r.Branch = "main" },
-		"branch is the base":            func(r *Record) { r.Branch, r.Base = "ralph/x", "ralph/x" },
-		"branch is the prefix":          func(r *Record) { r.Branch = "ralph/" },
-		"branch outside the prefix":     func(r *Record) { r.Branch = "feature/1-x" },
-		"branch climbs":                 func(r *Record) { r.Branch = "ralph/../main" },
-		"branch is an option":           func(r *Record) { r.Branch = "ralph/1 --force" },
-		"base is an option":             func(r *Record) { r.Base = "-x" },
-		"state unknown":                 func(r *Record) { r.State = "merged-by-ralph" },
-		"no state":                      func(r *Record) { r.State = "" },
-		"before unknown":                func(r *Record) { r.Before = "x" },
-		"phase commit not a commit":     func(r *Record) { r.Phases[0].SHA = "main" },
-		"negative pull request":         func(r *Record) { r.PR = -1 },
-		"sub-issue not a number":        func(r *Record) { r.Children = []int{0} },
-		"branch is the configured base": func(r *Record) { r.Branch = "ralph/base" },
-		"slug climbs":                   func(r *Record) { r.Slug = "x/../../../../root/notes" },
-		"slug is a path":                func(r *Record) { r.Slug = "/etc/x" },
-		"date climbs":                   func(r *Record) { r.Date = "../../../../tmp" },
-		"phase title holds a NUL":       func(r *Record) { r.Phases[0].Title = "a\x00b" },
+		"branch is main":                  func(r *Record) { r.Branch = "main" },
+		"branch is the base":              func(r *Record) { r.Branch, r.Base = "ralph/x", "ralph/x" },
+		"branch is the prefix":            func(r *Record) { r.Branch = "ralph/" },
+		"branch outside the prefix":       func(r *Record) { r.Branch = "feature/1-x" },
+		"branch climbs":                   func(r *Record) { r.Branch = "ralph/../main" },
+		"branch is an option":             func(r *Record) { r.Branch = "ralph/1 --force" },
+		"base is an option":               func(r *Record) { r.Base = "-x" },
+		"state unknown":                   func(r *Record) { r.State = "merged-by-ralph" },
+		"no state":                        func(r *Record) { r.State = "" },
+		"before unknown":                  func(r *Record) { r.Before = "x" },
+		"phase commit not a commit":       func(r *Record) { r.Phases[0].SHA = "main" },
+		"negative pull request":           func(r *Record) { r.PR = -1 },
+		"sub-issue not a number":          func(r *Record) { r.Children = []int{0} },
+		"branch is the configured base":   func(r *Record) { r.Branch = "ralph/base" },
+		"slug climbs":                     func(r *Record) { r.Slug = "x/../../../../root/notes" },
+		"slug is a path":                  func(r *Record) { r.Slug = "/etc/x" },
+		"date climbs":                     func(r *Record) { r.Date = "../../../../tmp" },
+		"phase title holds a NUL":         func(r *Record) { r.Phases[0].Title = "a\x00b" },
+		"documents branch is the base":    func(r *Record) { r.Docs = "main" },
+		"documents branch is the issue's": func(r *Record) { r.Docs = r.Branch },
+		"documents branch is an option":   func(r *Record) { r.Docs = "ralph/docs/1 --force" },
+		"documents head is an option":     func(r *Record) { r.Docs, r.DocsHead = "ralph/docs/1", "--output=/tmp/x" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := ok.clone()

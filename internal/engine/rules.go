@@ -47,17 +47,40 @@ func (e *Engine) ruleWork(ic *issue) rules.Work {
 }
 
 // RuleWork is what ralph does on issue n's branch (rec names it), for the repository's rules to judge: the
-// branch, the commit messages it writes, the files it writes itself (its documents), and how it signs.
+// branch, the commit messages it writes, the files it writes itself (its documents, unless they are kept
+// apart: DocsRuleWork), and how it signs.
 func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
-	w := rules.Work{Branch: rec.Branch, Prefix: cfg.BranchPrefix, Signed: s.Signed, Signing: s.How}
+	w := ruleWork(cfg, s, rec.Branch)
+	if !separateDocs(rec, cfg) {
+		w = withDocuments(w, n, title, rec)
+	}
+	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", n, Inert(title), trailerKey))
+	return w
+}
+
+// DocsRuleWork is what ralph does on issue n's documents branch, when its documents are kept apart
+// (documents: separate): ok is false when they are on the issue's branch.
+func DocsRuleWork(cfg config.Config, s Signing, n int, title string, rec Record) (w rules.Work, ok bool) {
+	if !separateDocs(rec, cfg) {
+		return rules.Work{}, false
+	}
+	return withDocuments(ruleWork(cfg, s, docsBranch(rec, cfg, n)), n, title, rec), true
+}
+
+func ruleWork(cfg config.Config, s Signing, branch string) rules.Work {
+	w := rules.Work{Branch: branch, Prefix: cfg.BranchPrefix, Signed: s.Signed, Signing: s.How}
 	if w.Signing == "" {
 		w.Signing = "ralph's commits are made with git and not signed"
 	}
+	return w
+}
+
+// withDocuments adds the documents' commits and files to w.
+func withDocuments(w rules.Work, n int, title string, rec Record) rules.Work {
 	for _, d := range []Document{researchDocument, planDocument, reviewDocument, selfReviewDocument} {
 		w.Messages = append(w.Messages, d.subject(n, title)+"\n\n"+trailerKey+": "+d.Kind)
 		w.Paths = append(w.Paths, d.path(n, rec))
 	}
-	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", n, Inert(title), trailerKey))
 	return w
 }
 
@@ -74,20 +97,30 @@ func (e *Engine) checkRules(ctx context.Context, ic *issue, st *Step) error {
 	if !ok || !st.Agent(e.Config) || (st.Doc != nil && st.Doc.Folder == "") || ic.rec.Branch == "" {
 		return nil
 	}
-	if ic.rec.Head != "" && !ic.rec.RulesRefused {
-		return nil
-	}
-	rs, err := rr.BranchRules(ctx, ic.rec.Branch)
-	if err != nil {
-		e.Log.Warnf("#%d: reading the repository's rules for %s: %v (a push they refuse is reported when it happens)", ic.n, ic.rec.Branch, err)
-		return nil
-	}
-	if bad := rules.Refusals(rules.Judge(rs, e.ruleWork(ic))); len(bad) > 0 {
-		for i := range bad {
-			// The rule's parameters and source are others' text: rendered inert wherever they are shown.
-			bad[i].Why, bad[i].Rule.Source = inert.String(bad[i].Why), inert.String(bad[i].Rule.Source)
+	var works []rules.Work
+	if docs, apart := DocsRuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec); apart && st.Doc != nil {
+		// A document step of an issue whose documents are kept apart pushes to the documents branch alone:
+		// both branches' rules are read before its first document there, so that a rule that would refuse
+		// the phases stops the issue before any agent runs.
+		if ic.rec.DocsHead == "" || ic.rec.RulesRefused {
+			works = []rules.Work{docs, e.ruleWork(ic)}
 		}
-		return &RulesError{Issue: ic.n, Branch: ic.rec.Branch, Refused: bad}
+	} else if ic.rec.Head == "" || ic.rec.RulesRefused {
+		works = []rules.Work{e.ruleWork(ic)}
+	}
+	for _, w := range works {
+		rs, err := rr.BranchRules(ctx, w.Branch)
+		if err != nil {
+			e.Log.Warnf("#%d: reading the repository's rules for %s: %v (a push they refuse is reported when it happens)", ic.n, w.Branch, err)
+			continue
+		}
+		if bad := rules.Refusals(rules.Judge(rs, w)); len(bad) > 0 {
+			for i := range bad {
+				// The rule's parameters and source are others' text: rendered inert wherever they are shown.
+				bad[i].Why, bad[i].Rule.Source = inert.String(bad[i].Why), inert.String(bad[i].Rule.Source)
+			}
+			return &RulesError{Issue: ic.n, Branch: w.Branch, Refused: bad}
+		}
 	}
 	return nil
 }

@@ -65,13 +65,18 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 // Links are the web links the status comment shows.
 type Links struct {
 	Branch string
-	Run    string
+	// Docs is ralph's documents branch, when the documents are kept apart (docs.go).
+	Docs string
+	Run  string
 }
 
 func (w writer) links() Links {
 	l := Links{Run: w.runURL}
 	if w.ic.rec.Branch != "" && w.ic.rec.Base != "" {
 		l.Branch = w.gh.TreeURL(w.ic.rec.Branch)
+	}
+	if w.ic.rec.Docs != "" {
+		l.Docs = w.gh.TreeURL(w.ic.rec.Docs)
 	}
 	return l
 }
@@ -143,6 +148,14 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			fmt.Fprintf(&b, "- Branch: [%s](%s)\n", ownCode(rec.Branch), link(links.Branch))
 		} else {
 			fmt.Fprintf(&b, "- Branch: %s\n", ownCode(rec.Branch))
+		}
+	}
+	if rec.Docs != "" {
+		// Kept apart (documents: separate): out of the pull request, on ralph's own branch.
+		if links.Docs != "" {
+			fmt.Fprintf(&b, "- Documents: [%s](%s) (kept out of the pull request)\n", ownCode(rec.Docs), link(links.Docs))
+		} else {
+			fmt.Fprintf(&b, "- Documents: %s (kept out of the pull request)\n", ownCode(rec.Docs))
 		}
 	}
 	for _, doc := range Documents() {

@@ -100,6 +100,9 @@ func pullBody(n int, title string, rec Record) string {
 		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, Inert(p.Title), short(p.SHA))
 	}
 	b.WriteString("\n## Documents\n\n")
+	if rec.Docs != "" {
+		fmt.Fprintf(&b, "Kept out of this pull request, on ralph's branch %s:\n\n", ownCode(rec.Docs))
+	}
 	for _, doc := range Documents() {
 		a, ok := rec.Artifacts[doc.Kind]
 		if !ok || a.URL == "" {

@@ -42,6 +42,9 @@ func (r *runner) checkout(ctx context.Context) (*workspace.Workspace, error) {
 	}
 	r.ic.ws = ws
 	r.seedBuildCache(ws)
+	if err := r.openDocs(ctx); err != nil {
+		return nil, err
+	}
 	return ws, nil
 }
 
@@ -237,20 +240,25 @@ func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 			for i, r := range rej.Rules {
 				quoted[i] = "`" + Inert(r) + "`"
 			}
-			return &StepError{Step: "push", Reason: fmt.Sprintf("GitHub refused the push to %s: it breaks the repository's rules (GH013): %s; the same push meets the same rules, so change the ruleset or ralph's settings (`gh ralph doctor` lists the rules and what ralph needs of each), then retry", ic.rec.Branch, strings.Join(quoted, ", ")), Err: err}
+			return &StepError{Step: "push", Reason: fmt.Sprintf("GitHub refused the push to %s: it breaks the repository's rules (GH013): %s; the same push meets the same rules, so change the ruleset or ralph's settings (`gh ralph doctor` lists the rules and what ralph needs of each), then retry", ws.Branch, strings.Join(quoted, ", ")), Err: err}
 		}
 		if errors.As(err, &rej) {
-			return &StepError{Step: "push", Reason: fmt.Sprintf("the push to %s was refused (the branch moved, or a rule forbids it)", ic.rec.Branch), Err: err}
+			return &StepError{Step: "push", Reason: fmt.Sprintf("the push to %s was refused (the branch moved, or a rule forbids it)", ws.Branch), Err: err}
 		}
-		return fmt.Errorf("pushing %s: %w", ic.rec.Branch, err)
+		return fmt.Errorf("pushing %s: %w", ws.Branch, err)
 	}
 	return nil
 }
 
 // readBranchFile reads an earlier document from ralph's repository at the commit the step began from
-// (never from the agent's copy); "" when it is not there.
+// (never from the agent's copy), or, when the issue's documents are kept apart, at ralph's last commit on
+// its documents branch; "" when it is not there.
 func (r *runner) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
-	doc, err := ws.Committed(ctx, rel)
+	read := ws.Committed
+	if r.ic.docs != nil {
+		read = r.ic.docs.Own // kept apart: at ralph's last commit there (docs.go)
+	}
+	doc, err := read(ctx, rel)
 	if err != nil {
 		r.log.Warnf("reading %s: %v", rel, err)
 	}

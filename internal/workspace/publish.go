@@ -109,7 +109,7 @@ func (w *Workspace) publish(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := repo.KeepRef(ctx, keptRef(w.issue), parent); err != nil {
+	if err := repo.KeepRef(ctx, w.keptRef(), parent); err != nil {
 		return err
 	}
 	w.head, w.built = parent, parent

@@ -122,6 +122,9 @@ type Workspace struct {
 	known map[string]known // the files ralph wrote into the copy, as it left them
 	// Unverified are the commits ralph published in this step that GitHub did not verify.
 	Unverified []Unverified
+	// kept is where ralph's repository keeps the last commit it built on the branch ("": keptRef(issue));
+	// own is, on a documents branch, the commit ralph last made there as its record says (documents.go).
+	kept, own string
 }
 
 // Prepare gives the agent of issue a fresh area at the tip of branch (or at base when the branch does not
@@ -218,7 +221,7 @@ func (w *Workspace) FindStep(ctx context.Context, key, value string) (string, bo
 	if err != nil || found || w.head != w.Start {
 		return sha, found, err
 	}
-	kept, parent, ok, err := w.store.repo.KeptRef(ctx, keptRef(w.issue))
+	kept, parent, ok, err := w.store.repo.KeptRef(ctx, w.keptRef())
 	if err != nil || !ok || parent != w.Start {
 		return "", false, err
 	}
@@ -238,6 +241,14 @@ func (w *Workspace) FindStep(ctx context.Context, key, value string) (string, bo
 
 // keptRef is where ralph's own repository keeps the last commit it built for issue (never pushed as such).
 func keptRef(issue int) string { return "refs/ralph-kept/" + strconv.Itoa(issue) }
+
+// keptRef is where ralph's repository keeps the last commit it built on this workspace's branch.
+func (w *Workspace) keptRef() string {
+	if w.kept != "" {
+		return w.kept
+	}
+	return keptRef(w.issue)
+}
 
 // Diff is the branch's change against the base, as pushed.
 func (w *Workspace) Diff(ctx context.Context) (string, error) {
@@ -279,7 +290,7 @@ func (w *Workspace) commit(ctx context.Context, tree, msg string, author git.Sig
 	}
 	w.head, w.built = sha, sha
 	// Kept before it is pushed: a push that fails leaves it for the next run (FindStep).
-	if err := w.store.repo.KeepRef(ctx, keptRef(w.issue), sha); err != nil {
+	if err := w.store.repo.KeepRef(ctx, w.keptRef(), sha); err != nil {
 		return "", err
 	}
 	return sha, nil
