@@ -197,6 +197,25 @@ type Engine struct {
 	// OnState, when set, is told of every state change after the labels have moved (a project board
 	// mirrors it). Its error is logged as a warning: it never fails or undoes a step.
 	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
+
+	// steps is the workflow's table, built by New from the steps' declarations.
+	steps *table
+}
+
+// New is an engine with e's dependencies and the workflow's table, built from the steps' declarations
+// (steps.go).
+func New(e Engine) *Engine {
+	e.steps = newTable(workflowSteps(), commands())
+	return &e
+}
+
+// table is the engine's table of steps: the one New built, or, for an Engine not built by New (a test's
+// that runs no step), the workflow's.
+func (e *Engine) table() *table {
+	if e.steps != nil {
+		return e.steps
+	}
+	return newTable(workflowSteps(), commands())
 }
 
 // Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);

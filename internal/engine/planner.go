@@ -75,6 +75,10 @@ type Decision struct {
 // Next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
 func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
+	return newTable(workflowSteps(), commands()).next(n, rec, enrolled, f, c)
+}
+
+func (t *table) next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 	p := Decision{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
 	if p.State == "" {
 		if !enrolled {
@@ -94,7 +98,7 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 		p.Wait = Finished
 		return p
 	}
-	p.Step, p.Running = stepFrom(p.State, rec, c)
+	p.Step, p.Running = t.from(p.State, rec, c)
 	if p.Step == nil {
 		return p
 	}

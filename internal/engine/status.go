@@ -17,7 +17,7 @@ func (w writer) saveStatus(ctx context.Context) error {
 
 // saveRecord writes rec as the status comment, whatever the issue's record in this run is.
 func (w writer) saveRecord(ctx context.Context, rec Record) error {
-	body, _ := fitStatus(w.ic.n, rec, w.cfg, w.links())
+	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links())
 	if w.ic.status != nil {
 		if w.ic.status.Body == body {
 			return nil
@@ -79,6 +79,10 @@ func (w writer) links() Links {
 // RenderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
 // person can do, the workflow diagram, and the hidden record.
 func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
+	return newTable(workflowSteps(), commands()).renderStatus(n, rec, cfg, links)
+}
+
+func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## ralph: %s\n\n", rec.State.Title())
 	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
@@ -89,7 +93,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	}
 
 	b.WriteString("### Steps\n\n")
-	for _, it := range checklist(rec, cfg) {
+	for _, it := range t.checklist(rec, cfg) {
 		mark := " "
 		if it.done {
 			mark = "x"
@@ -145,7 +149,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			fmt.Fprintf(&b, "- Branch: %s\n", ownCode(rec.Branch))
 		}
 	}
-	for _, doc := range Documents() {
+	for _, doc := range t.documents() {
 		a, ok := rec.Artifacts[doc.Kind]
 		if !ok {
 			continue
@@ -196,9 +200,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	b.WriteString(refusedSection(rec))
 	b.WriteString(usageSection(rec, cfg))
 
-	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", Next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
+	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", t.next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
 
-	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
+	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(t.flow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.
 	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
 }

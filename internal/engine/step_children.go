@@ -14,8 +14,8 @@ import (
 // The children step: a parent split into sub-issues is not implemented itself; it follows them, to In Review
 // when all are In Review or Done, to Done when all are Done, and starts those whose blockers are done.
 
-func childrenStep(from workflow.State) Step {
-	return Step{Name: workflow.Children, From: from, When: isParent, Agent: never, Do: (*runner).children,
+func childrenStep(from workflow.State, to ...workflow.State) Step {
+	return Step{Name: workflow.Children, From: from, To: to, Guard: Guard{"a parent", isParent}, Agent: never, Do: (*runner).children,
 		Waits: func(Record, config.Config) Wait { return WaitSubIssues },
 		Describe: func(from, to workflow.State, rec Record) string {
 			if from != to {

@@ -2,25 +2,34 @@ package engine
 
 import "github.com/ralph-dev/gh-ralph/internal/workflow"
 
-// The workflow's steps, in the order the planner tries them: each row is defined in its own file
-// (step_*.go), and named here once.
-
-func init() {
-	// The rows name their run functions, which reach the table (restartState): so the table is put
-	// together here rather than in its declaration, which Go would refuse as a cycle.
-	steps = []Step{
+// workflowSteps are the workflow's steps, in the order the planner tries them: each row is declared in its
+// own file (step_*.go), and named here once. New builds the engine's table from them; nothing keeps them in
+// a package variable, so a test may build a table of its own.
+func workflowSteps() []Step {
+	return []Step{
 		triageStep(),
 		researchStep(),
 		planStep(),
 		reviewStep(),
 		// A parent split into sub-issues is not implemented itself: it follows its sub-issues.
-		childrenStep(workflow.InProgress),
-		childrenStep(workflow.InReview),
+		childrenStep(workflow.InProgress, workflow.InReview, workflow.Done),
+		childrenStep(workflow.InReview, workflow.Done),
 		// After the pull request: a fix round's phase (before implement, which takes any phase left).
 		fixStep(),
 		implementStep(),
 		selfReviewStep(),
 		pullRequestStep(),
 		mergeStep(),
+	}
+}
+
+// commands are the moves that are no step's: enrolling (first: an issue meets it first), then a person's
+// approval, rejection and request for a fix. Escalate and Retry are the workflow's rules (workflow.NewTable).
+func commands() []workflow.Declaration {
+	return []workflow.Declaration{
+		{Event: workflow.Enroll, To: []workflow.State{workflow.Backlog, workflow.ResearchNeeded, workflow.ReadyForPlan}},
+		{Event: workflow.Approve, From: workflow.PlanInReview, To: []workflow.State{workflow.InProgress}},
+		{Event: workflow.Reject, From: workflow.PlanInReview, To: []workflow.State{workflow.ReadyForPlan, workflow.HumanNeeded}},
+		{Event: workflow.Fix, From: workflow.InReview, To: []workflow.State{workflow.InProgress}},
 	}
 }

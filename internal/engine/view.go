@@ -270,8 +270,9 @@ func startsFrom(from, running workflow.State) bool {
 	if running.Kind() != workflow.Lock {
 		return false
 	}
-	for _, t := range workflow.Transitions() {
-		if t.Event == workflow.Start && t.To == running && (t.From == from || from == "" && workflow.Check("", workflow.Enroll, t.From) == nil) {
+	flow := newTable(workflowSteps(), commands()).flow
+	for _, t := range flow.Transitions() {
+		if t.Event == workflow.Start && t.To == running && (t.From == from || from == "" && flow.Check("", workflow.Enroll, t.From) == nil) {
 			return true
 		}
 	}
