@@ -31,7 +31,7 @@ func Parse(file string, data []byte) (Config, error) {
 // errors.
 var (
 	topKeys = []string{
-		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
+		"review", "triage", "research", "self_review", "security_review", "max_iterations", "max_failures", "max_phases",
 		"base_branch", "branch_prefix", "draft_pr", "chain", "workflow", "protected_paths", "verify",
 		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget", "network",
 	}
@@ -201,6 +201,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			c.Research, err = p.boolean(n, f.path)
 		case "self_review":
 			c.SelfReview, err = p.boolean(n, f.path)
+		case "security_review":
+			c.SecurityReview, err = p.boolean(n, f.path)
 		case "max_iterations":
 			c.MaxIterations, err = p.count(n, f.path)
 		case "max_failures":

@@ -18,6 +18,7 @@ func workflowSteps() []Step {
 		fixStep(),
 		implementStep(),
 		selfReviewStep(),
+		securityReviewStep(),
 		pullRequestStep(),
 		mergeStep(),
 	}

@@ -25,6 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var allEvents = []workflow.Event{
 	workflow.Enroll, workflow.Triage, workflow.Research, workflow.Plan, workflow.Review, workflow.Implement, workflow.SelfReview, workflow.PR, workflow.Merge,
 	workflow.Start, workflow.Abort, workflow.Approve, workflow.Reject, workflow.Retry, workflow.Escalate, workflow.Children, workflow.Fix,
+	SecurityReview,
 }
 
 // specTable is SPEC §1 written a second way: (from, event) → the states it may
@@ -41,7 +42,7 @@ var specTable = map[workflow.State]map[workflow.Event][]workflow.State{
 		workflow.Approve: {workflow.InProgress},
 		workflow.Reject:  {workflow.ReadyForPlan, workflow.HumanNeeded},
 	},
-	workflow.InProgress: {workflow.Implement: {workflow.InProgress}, workflow.SelfReview: {workflow.InProgress}, workflow.PR: {workflow.InReview}, workflow.Children: {workflow.InReview, workflow.Done}, workflow.Fix: {workflow.InProgress}},
+	workflow.InProgress: {workflow.Implement: {workflow.InProgress}, workflow.SelfReview: {workflow.InProgress}, SecurityReview: {workflow.InProgress}, workflow.PR: {workflow.InReview}, workflow.Children: {workflow.InReview, workflow.Done}, workflow.Fix: {workflow.InProgress}},
 	workflow.InReview:   {workflow.Merge: {workflow.Done, workflow.HumanNeeded}, workflow.Children: {workflow.Done}, workflow.Fix: {workflow.InProgress}},
 }
 
@@ -82,8 +83,8 @@ func TestTransitionsMatchSpec(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Transitions() differs from SPEC §1 (-want +got):\n%s", diff)
 	}
-	if n := len(want); n != 44 {
-		t.Errorf("the SPEC table has %d rows, this test expected 44: check specTable", n)
+	if n := len(want); n != 45 {
+		t.Errorf("the SPEC table has %d rows, this test expected 45: check specTable", n)
 	}
 }
 
@@ -120,8 +121,8 @@ func TestCheckRefusesEverythingElse(t *testing.T) {
 			}
 		}
 	}
-	// 13 states × 19 events × 13 states, minus the allowed rows.
-	if wantRefused := 13*19*13 - len(want); refused != wantRefused {
+	// 13 states × 20 events × 13 states, minus the allowed rows.
+	if wantRefused := 13*20*13 - len(want); refused != wantRefused {
 		t.Errorf("swept %d refused triples, want %d", refused, wantRefused)
 	}
 }
