@@ -74,21 +74,15 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
 		ic.trusted = map[string]bool{login: true}
 	}
-	if err := r.people.findStatus(ctx, ic); err != nil {
+	found, err := r.people.find(ctx, ic, r.cfg)
+	if err != nil {
 		return nil, err
 	}
-	if ic.status != nil {
-		rec, ok, err := ParseRecord(ic.status.Body)
-		if err == nil && !ok {
-			err = errors.New("it holds no record")
+	if ic.status = found.Status; ic.status != nil {
+		if found.Unusable != nil {
+			return nil, r.unreadable(ctx, ic, found.Unusable)
 		}
-		if err == nil {
-			err = rec.check(r.cfg)
-		}
-		if err != nil {
-			return nil, r.unreadable(ctx, ic, err)
-		}
-		ic.rec = rec
+		ic.rec = found.Record
 		foldAttempt(ic)
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
