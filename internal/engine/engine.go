@@ -202,21 +202,8 @@ type Engine struct {
 	steps *table
 }
 
-// New is an engine with e's dependencies and the workflow's table, built from the steps' declarations
-// (steps.go).
-func New(e Engine) *Engine {
-	e.steps = newTable(workflowSteps(), commands())
-	return &e
-}
-
-// table is the engine's table of steps: the one New built, or, for an Engine not built by New (a test's
-// that runs no step), the workflow's.
-func (e *Engine) table() *table {
-	if e.steps != nil {
-		return e.steps
-	}
-	return newTable(workflowSteps(), commands())
-}
+// table is the engine's table of steps, the one New built: an Engine that takes steps is built by New.
+func (e *Engine) table() *table { return e.steps }
 
 // Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
 // *ledger.Ledger implements it.

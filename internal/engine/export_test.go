@@ -52,5 +52,5 @@ func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
 func AddProbeStep(e *Engine) {
 	rows := workflowSteps()
 	i := slices.IndexFunc(rows, func(s Step) bool { return s.Name == workflow.Merge })
-	e.steps = newTable(slices.Insert(rows, i, probeStep()), commands())
+	e.steps = newTable(slices.Insert(rows, i, probeStep()), commandMoves())
 }

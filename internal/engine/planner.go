@@ -72,12 +72,8 @@ type Decision struct {
 	config config.Config
 }
 
-// Next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
+// next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
-func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
-	return newTable(workflowSteps(), commands()).next(n, rec, enrolled, f, c)
-}
-
 func (t *table) next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 	p := Decision{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
 	if p.State == "" {

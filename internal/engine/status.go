@@ -76,12 +76,8 @@ func (w writer) links() Links {
 	return l
 }
 
-// RenderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
+// renderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
 // person can do, the workflow diagram, and the hidden record.
-func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
-	return newTable(workflowSteps(), commands()).renderStatus(n, rec, cfg, links)
-}
-
 func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## ralph: %s\n\n", rec.State.Title())

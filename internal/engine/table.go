@@ -120,9 +120,6 @@ func newTable(rows []Step, commands []workflow.Declaration) *table {
 	return &table{steps: rows, flow: workflow.NewTable(decls)}
 }
 
-// Steps is the workflow's table of steps, in the order the planner tries them.
-func Steps() []Step { return workflowSteps() }
-
 // from is the step an issue in state s takes under its record and config c: the first matching row
 // whose From (or, for a lock state, Running) is s. running says s is the step's lock state.
 func (t *table) from(s workflow.State, rec Record, c config.Config) (st *Step, running bool) {
@@ -170,24 +167,13 @@ func (t *table) restartState(s workflow.State) workflow.State {
 	return s
 }
 
-// Documents are the kinds of document the steps write, in the workflow's order.
-func Documents() []Document { return newTable(workflowSteps(), commands()).documents() }
-
+// documents are the kinds of document the steps write, in the workflow's order.
 func (t *table) documents() []Document {
 	var out []Document
 	for _, r := range t.steps {
 		if r.Doc != nil && (len(out) == 0 || out[len(out)-1].Kind != r.Doc.Kind) {
 			out = append(out, *r.Doc)
 		}
-	}
-	return out
-}
-
-// DocumentKinds are the record's artifact keys, in the workflow's order.
-func DocumentKinds() []string {
-	var out []string
-	for _, d := range Documents() {
-		out = append(out, d.Kind)
 	}
 	return out
 }

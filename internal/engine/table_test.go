@@ -10,7 +10,7 @@ import (
 // TestTableAgreesWithTransitions: every row's moves are moves the workflow allows, so the engine can chain
 // them: a step that has a lock state can enter it from where it starts and leave it by its own event.
 func TestTableAgreesWithTransitions(t *testing.T) {
-	for _, st := range Steps() {
+	for _, st := range workflowSteps() {
 		if st.Do == nil || st.Agent == nil {
 			t.Errorf("step %s has no function or no agent rule", st.Name)
 		}
@@ -143,4 +143,4 @@ func TestFixStepTakesAFixRoundsPhase(t *testing.T) {
 }
 
 // testTable is the workflow's table, as New builds it.
-func testTable() *table { return newTable(workflowSteps(), commands()) }
+func testTable() *table { return newTable(workflowSteps(), commandMoves()) }

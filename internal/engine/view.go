@@ -152,7 +152,7 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 	}
 	states := workflow.StatesFromLabels(is.LabelNames())
 	switch {
-	case len(states) == 1 && startsFrom(v.State, states[0]):
+	case len(states) == 1 && workflowTable().startsFrom(v.State, states[0]):
 		// The label a step puts on while it runs: expected, not a disagreement (the lock says whether a run
 		// holds the issue now).
 		v.Running = states[0]
@@ -266,13 +266,12 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 
 // startsFrom says whether running is the state a step takes the issue to from the record's state when it
 // starts (from "", the one the enrollment puts it in, in the same run).
-func startsFrom(from, running workflow.State) bool {
+func (t *table) startsFrom(from, running workflow.State) bool {
 	if running.Kind() != workflow.Lock {
 		return false
 	}
-	flow := newTable(workflowSteps(), commands()).flow
-	for _, t := range flow.Transitions() {
-		if t.Event == workflow.Start && t.To == running && (t.From == from || from == "" && flow.Check("", workflow.Enroll, t.From) == nil) {
+	for _, tr := range t.flow.Transitions() {
+		if tr.Event == workflow.Start && tr.To == running && (tr.From == from || from == "" && t.flow.Check("", workflow.Enroll, tr.From) == nil) {
 			return true
 		}
 	}
