@@ -144,3 +144,24 @@ func TestFixStepTakesAFixRoundsPhase(t *testing.T) {
 
 // testTable is the workflow's table, as New builds it.
 func testTable() *table { return newTable(workflowSteps(), commandMoves()) }
+
+// TestSecurityReviewRetry: a person's retry after a closed pull request has the new pull request's branch
+// security-reviewed again; a fix round's retry keeps the verdict (its pull request stays).
+func TestSecurityReviewRetry(t *testing.T) {
+	t.Parallel()
+	st := testTable().named(SecurityReview)
+	passed := func() Record {
+		return Record{PR: 2, Artifacts: map[string]Artifact{securityDocument.Kind: {Path: "p", Verdict: "PASS"}}}
+	}
+	rec := passed()
+	st.Retry(&rec, config.Default())
+	if got := rec.Artifacts[securityDocument.Kind]; got.Verdict != "" || got.Path != "p" {
+		t.Errorf("after a closed pull request's retry: %+v, want the verdict forgotten", got)
+	}
+	rec = passed()
+	rec.Fix = &FixRound{Cause: FixReview}
+	st.Retry(&rec, config.Default())
+	if got := rec.Artifacts[securityDocument.Kind].Verdict; got != "PASS" {
+		t.Errorf("after a fix round's retry: verdict %q, want PASS kept", got)
+	}
+}
