@@ -149,7 +149,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 	}
 	unsigned := d.Author
 	unsigned.Sign = nil
-	eng = &engine.Engine{
+	eng = engine.New(engine.Engine{
 		GitHub:     d.GitHub,
 		Workspaces: store,
 		Sandbox:    sb,
@@ -174,7 +174,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		// through ralph's repository (refs/ralph/budget/day).
 		ModelTransport: d.Transport,
 		Checkpoint:     d.Checkpoint,
-	}
+	})
 	if store != nil {
 		eng.Ledger = &ledger.Ledger{Repo: store.Repo(), Author: unsigned, Now: d.Now}
 	}

@@ -71,6 +71,8 @@ type Config struct {
 	Triage     bool       // triage
 	Research   bool       // research
 	SelfReview bool       // self_review
+	// SecurityReview: the agent reviews the branch's diff for security before the pull request opens.
+	SecurityReview bool // security_review
 	// MaxIterations bounds plan and self-review send-backs before Human
 	// Needed; at least 1.
 	MaxIterations int // max_iterations

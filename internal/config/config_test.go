@@ -79,6 +79,7 @@ review: interactive
 triage: true
 research: false
 self_review: false
+security_review: true
 max_iterations: 5
 max_failures: 4
 max_phases: 8
@@ -128,6 +129,7 @@ network:
 				Triage:         true,
 				Research:       false,
 				SelfReview:     false,
+				SecurityReview: true,
 				MaxIterations:  5,
 				MaxFailures:    4,
 				MaxPhases:      8,
@@ -337,7 +339,7 @@ func TestParseBad(t *testing.T) {
 			name: "unknown top-level key with nothing close",
 			yaml: "labels: [a]\n",
 			line: 1, column: 1, key: "labels",
-			msg: "unknown key (known top-level keys: review, triage, research, self_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, documents, chain, workflow, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
+			msg: "unknown key (known top-level keys: review, triage, research, self_review, security_review, max_iterations, max_failures, max_phases, base_branch, branch_prefix, draft_pr, documents, chain, workflow, protected_paths, verify, agent, sweep, split, ci, allowed_bots, lock_lease, project, gateway, budget, network)",
 		},
 		{
 			name: "workflow is a path, not a file name",

@@ -72,7 +72,7 @@ func Problems(err error) []*Error {
 // errors.
 var (
 	topKeys = []string{
-		"review", "triage", "research", "self_review", "max_iterations", "max_failures", "max_phases",
+		"review", "triage", "research", "self_review", "security_review", "max_iterations", "max_failures", "max_phases",
 		"base_branch", "branch_prefix", "draft_pr", "documents", "chain", "workflow", "protected_paths", "verify",
 		"agent", "sweep", "split", "ci", "allowed_bots", "lock_lease", "project", "gateway", "budget", "network",
 	}
@@ -348,6 +348,8 @@ func (p *parser) top(m *yaml.Node, c *Config) error {
 			c.Research, err = p.boolean(n, f.path)
 		case "self_review":
 			c.SelfReview, err = p.boolean(n, f.path)
+		case "security_review":
+			c.SecurityReview, err = p.boolean(n, f.path)
 		case "max_iterations":
 			c.MaxIterations, err = p.count(n, f.path)
 		case "max_failures":

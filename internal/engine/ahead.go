@@ -98,8 +98,8 @@ func (e *Engine) unrecorded(ctx context.Context, ic *issue, from workflow.State,
 	why := cutBytes(Inert(werr.Error()), 300)
 	reason := fmt.Sprintf("ralph could not record the outcome of the %s step (GitHub answered: %s); the agent's attempt is counted as a failure and its budget as spent.", ic.step, why)
 	rec := ic.ahead.clone()
-	if err := workflow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err == nil || ic.state == workflow.HumanNeeded {
-		rec.Before, rec.Reason, rec.State = restartState(from), reason, workflow.HumanNeeded
+	if err := e.table().flow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err == nil || ic.state == workflow.HumanNeeded {
+		rec.Before, rec.Reason, rec.State = e.table().restartState(from), reason, workflow.HumanNeeded
 		if serr := w.saveRecord(ctx, rec); serr == nil {
 			ic.rec = rec
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
 
@@ -141,7 +142,7 @@ func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context
 }
 
 // ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
-// are passed over (and reported once, by findStatus, for the status marker).
+// are passed over (and reported once, by find, for the status marker).
 func (p people) ownComment(ctx context.Context, ic *issue, match func(body string) bool) (int, error) {
 	for i, c := range ic.comments {
 		if !match(c.Body) {
@@ -158,25 +159,16 @@ func (p people) ownComment(ctx context.Context, ic *issue, match func(body strin
 	return -1, nil
 }
 
-// findStatus sets ic.status to ralph's status comment, and names in the log every other comment that
-// starts with the status marker: ralph neither believes nor edits those.
-func (p people) findStatus(ctx context.Context, ic *issue) error {
-	for i, c := range ic.comments {
-		if !isStatus(c.Body) {
-			continue
-		}
-		ok, err := p.authored(ctx, ic, c)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !ok:
-			p.log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", ic.n, c.User.Login, c.HTMLURL)
-		case ic.status == nil:
-			ic.status = &ic.comments[i]
-		}
+// find is Find for an issue this run has read, with this run's word on who wrote what; the comments Find
+// passes over are named in the log: ralph neither believes nor edits those.
+func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (Found, error) {
+	f, err := Find(ctx, ic.comments, cfg, func(ctx context.Context, u ghapi.User) (bool, error) {
+		return p.authored(ctx, ic, ghapi.Comment{User: u})
+	})
+	for _, c := range f.Ignored {
+		p.log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", ic.n, c.User.Login, c.HTMLURL)
 	}
-	return nil
+	return f, err
 }
 
 // OnceIdentity asks who at most once (until it answers): a token's account does not change during a run.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
 
@@ -74,10 +75,11 @@ func TestFindStatusSkipsOthers(t *testing.T) {
 		{ID: 2, Body: "hello", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 		{ID: 3, Body: StatusMarker + "\nralph's", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 	}}
-	if err := e.people().findStatus(context.Background(), ic); err != nil {
+	f, err := e.people().find(context.Background(), ic, config.Default())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if ic.status == nil || ic.status.ID != 3 {
-		t.Errorf("status = %+v, want comment 3", ic.status)
+	if f.Status == nil || f.Status.ID != 3 || len(f.Ignored) != 1 || f.Ignored[0].ID != 1 {
+		t.Errorf("status = %+v, ignored %+v, want comment 3, and 1 ignored", f.Status, f.Ignored)
 	}
 }

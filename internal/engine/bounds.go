@@ -190,12 +190,12 @@ func keepSteps(all []Done) []Done {
 // fitStatus renders the status comment of rec within MaxBody: rec bounded, and, should that still be too
 // long (phases of long titles quoting many characters JSON escapes), with less of its history and shorter
 // titles of done phases, down to a form whose size the bounds fix. The record it holds is the one returned.
-func fitStatus(n int, rec Record, cfg config.Config, links Links) (string, Record) {
+func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links) (string, Record) {
 	rec = rec.bounded()
-	body := RenderStatus(n, rec, cfg, links)
+	body := t.renderStatus(n, rec, cfg, links)
 	for level := 1; chars(body) > MaxBody-bodyRoom && level <= 3; level++ {
 		rec = compacted(rec, level)
-		body = RenderStatus(n, rec, cfg, links)
+		body = t.renderStatus(n, rec, cfg, links)
 	}
 	return body, rec
 }

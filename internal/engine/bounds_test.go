@@ -94,6 +94,7 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 			rec.Artifacts[d.Kind] = Artifact{Verdict: strings.Repeat(c, 30000)}
 		}
 		rec.Rounds = map[string]int{}
+		steps := workflowSteps()
 		for _, st := range steps {
 			rec.Rounds[string(st.Name)] = 1 << 40
 		}
@@ -131,7 +132,7 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 		}
 		rec.Last = &rec.History[len(rec.History)-1]
 		cfg := config.Default()
-		body, kept := fitStatus(1, rec, cfg, Links{Branch: "https://github.com/octo/widgets/tree/" + rec.Branch, Run: "https://github.com/octo/widgets/actions/runs/1"})
+		body, kept := fitStatus(newTable(workflowSteps(), commandMoves()), 1, rec, cfg, Links{Branch: "https://github.com/octo/widgets/tree/" + rec.Branch, Run: "https://github.com/octo/widgets/actions/runs/1"})
 		if got := chars(body); got > MaxBody-bodyRoom {
 			t.Errorf("%q: the status comment is %d characters, more than %d", c, got, MaxBody-bodyRoom)
 			kv := reflect.ValueOf(kept)
@@ -165,7 +166,7 @@ func TestBodiesFit(t *testing.T) {
 	for i := range rec.Phases {
 		rec.Phases[i].Title = strings.Repeat("<", maxPhaseTitle)
 	}
-	if got := chars(pullBody(1, huge, rec)); got > MaxBody {
+	if got := chars(pullBody(1, huge, rec, Documents())); got > MaxBody {
 		t.Errorf("the pull request's body is %d characters", got)
 	}
 }

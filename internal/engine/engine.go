@@ -197,7 +197,13 @@ type Engine struct {
 	// OnState, when set, is told of every state change after the labels have moved (a project board
 	// mirrors it). Its error is logged as a warning: it never fails or undoes a step.
 	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
+
+	// steps is the workflow's table, built by New from the steps' declarations.
+	steps *table
 }
+
+// table is the engine's table of steps, the one New built: an Engine that takes steps is built by New.
+func (e *Engine) table() *table { return e.steps }
 
 // Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
 // *ledger.Ledger implements it.

@@ -43,7 +43,7 @@ func Slug(title string) string {
 func (r reader) enroll(ic *issue) error {
 	to := FirstState(r.cfg)
 	r.fillRecord(ic)
-	if err := workflow.Check("", workflow.Enroll, to); err != nil {
+	if err := r.steps.flow.Check("", workflow.Enroll, to); err != nil {
 		return err
 	}
 	ic.state, ic.rec.State = to, to
@@ -56,7 +56,7 @@ func (r reader) enroll(ic *issue) error {
 // record of ralph's explains: nothing says which, if any, is right.
 func (r reader) confused(ctx context.Context, ic *issue) error {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
-	notices, err := escalate(&ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
+	notices, err := r.steps.escalate(&ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"slices"
-	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -21,7 +20,7 @@ var probeDocument = Document{Kind: "probe", Title: "Probe", Header: "## Probe", 
 
 func probeStep() Step {
 	return Step{Name: probeEvent, From: workflow.InReview, Agent: always, Doc: &probeDocument,
-		When: func(rec Record, _ config.Config) bool { return rec.Artifacts[probeDocument.Kind].Path == "" },
+		Guard: Guard{"no probe yet", func(rec Record, _ config.Config) bool { return rec.Artifacts[probeDocument.Kind].Path == "" }},
 		Describe: func(from, to workflow.State, rec Record) string {
 			return "probe: wrote " + rec.Artifacts[probeDocument.Kind].Path
 		},
@@ -48,11 +47,10 @@ func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
 	return Outcome{}, nil // the issue stays In Review
 }
 
-// AddProbeStep puts the probe's row into the table, before the merge step, for one test that must not run in
-// parallel with others (the table is the package's).
-func AddProbeStep(t *testing.T) {
-	saved := steps
-	i := slices.IndexFunc(steps, func(s Step) bool { return s.Name == workflow.Merge })
-	steps = slices.Insert(slices.Clone(steps), i, probeStep())
-	t.Cleanup(func() { steps = saved })
+// AddProbeStep puts the probe's row into e's table, before the merge step: the table is e's own, so the
+// test that does it runs in parallel with the others.
+func AddProbeStep(e *Engine) {
+	rows := workflowSteps()
+	i := slices.IndexFunc(rows, func(s Step) bool { return s.Name == workflow.Merge })
+	e.steps = newTable(slices.Insert(rows, i, probeStep()), commandMoves())
 }

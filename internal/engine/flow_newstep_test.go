@@ -11,12 +11,13 @@ import (
 )
 
 // TestFlowANewStepIsOneRow: a step added as one row and its run function (export_test.go's probe) is taken
-// by the planner, recorded, and listed wherever ralph lists steps and documents, with no other edit. Not
-// parallel: it changes the package's table for its duration.
+// by the planner, recorded, and listed wherever the engine lists steps and documents, with no other edit. The
+// table is the engine's own (built by New), so the test changes nothing another test reads.
 func TestFlowANewStepIsOneRow(t *testing.T) {
-	engine.AddProbeStep(t)
+	t.Parallel()
 	const probePath = "thoughts/shared/probes/" + day + "-GH-0001-parse-widgets.md"
 	h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
+	engine.AddProbeStep(h.eng)
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InReview, 6)
 
@@ -43,8 +44,8 @@ func TestFlowANewStepIsOneRow(t *testing.T) {
 			t.Errorf("the status comment does not hold %q:\n%s", want, status)
 		}
 	}
-	if got := engine.DocumentKinds(); !slices.Contains(got, "probe") {
-		t.Errorf("DocumentKinds() = %v, want the probe's among them", got)
+	if got := engine.DocumentKinds(); slices.Contains(got, "probe") {
+		t.Errorf("DocumentKinds() = %v: the probe is this engine's alone, not the workflow's", got)
 	}
 	rec := h.gh.record(t, n)
 	if a := rec.Artifacts["probe"]; a.Path != probePath || a.Comment == "" {

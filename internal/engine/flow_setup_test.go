@@ -97,13 +97,13 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	if sb.Separate {
 		h.agent.owner = [2]int{sb.UID, sb.GID}
 	}
-	h.eng = &engine.Engine{
+	h.eng = engine.New(engine.Engine{
 		GitHub: h.gh, Workspaces: store, Sandbox: sb, Agent: h.agent, Config: cfg, Prompts: prompts.New(""),
 		Lock: h.lock, Log: h.log, AgentEnv: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
 		Origin: engine.Origin{URL: repoURL + "/actions/runs/77", Label: "Actions run 77"},
 		Author: git.Signature{Name: "ralph", Email: "ralph@example.com"},
 		Now:    func() time.Time { return today },
-	}
+	})
 	return h
 }
 

@@ -51,7 +51,7 @@ type Notice struct{ Key, Body string }
 
 // next says whether the issue now waits for people, or has a step ralph can run right away.
 func (e *Engine) next(ic *issue) (paused, cont bool) {
-	p := Next(ic.n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
+	p := e.table().next(ic.n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
 	return p.Paused(), p.Now()
 }
 

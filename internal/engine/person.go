@@ -163,10 +163,10 @@ func retrial(n int, login string) personal {
 		if !to.Valid() || to == workflow.HumanNeeded {
 			to = FirstState(r.cfg)
 		}
-		to = restartState(to)
+		to = r.w.steps.restartState(to)
 		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
 		rec.CIDigest = "" // a person looked: the same failure may be fixed again
-		for _, st := range steps {
+		for _, st := range r.w.steps.steps {
 			if st.From == to && st.Retry != nil {
 				st.Retry(rec, r.cfg) // what each step that starts there clears for a person's retry
 			}
@@ -245,7 +245,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
 	out.Record = &draft
-	st, err := settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
+	st, err := e.table().settle(ic.rec, settling{Step: workflow.Event(act), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
 		err = e.writer(ic).write(context.WithoutCancel(ctx), st)
 	}

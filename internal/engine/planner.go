@@ -72,9 +72,9 @@ type Decision struct {
 	config config.Config
 }
 
-// Next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
+// next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
-func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
+func (t *table) next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 	p := Decision{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
 	if p.State == "" {
 		if !enrolled {
@@ -94,7 +94,7 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 		p.Wait = Finished
 		return p
 	}
-	p.Step, p.Running = stepFrom(p.State, rec, c)
+	p.Step, p.Running = t.from(p.State, rec, c)
 	if p.Step == nil {
 		return p
 	}

@@ -34,10 +34,11 @@ type reader struct {
 	now    func() time.Time
 	runURL string
 	writer func(ic *issue) writer
+	steps  *table
 }
 
 func (e *Engine) reader() reader {
-	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people(), dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.writer}
+	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people(), dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.writer, steps: e.table()}
 }
 
 // load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
@@ -73,21 +74,15 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
 		ic.trusted = map[string]bool{login: true}
 	}
-	if err := r.people.findStatus(ctx, ic); err != nil {
+	found, err := r.people.find(ctx, ic, r.cfg)
+	if err != nil {
 		return nil, err
 	}
-	if ic.status != nil {
-		rec, ok, err := ParseRecord(ic.status.Body)
-		if err == nil && !ok {
-			err = errors.New("it holds no record")
+	if ic.status = found.Status; ic.status != nil {
+		if found.Unusable != nil {
+			return nil, r.unreadable(ctx, ic, found.Unusable)
 		}
-		if err == nil {
-			err = rec.check(r.cfg)
-		}
-		if err != nil {
-			return nil, r.unreadable(ctx, ic, err)
-		}
-		ic.rec = rec
+		ic.rec = found.Record
 		foldAttempt(ic)
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
@@ -122,11 +117,11 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 	if a := ic.unrecorded; a != nil && len(states) == 1 && states[0] == workflow.HumanNeeded {
 		// The run that started the agent could not record the outcome and asked for a person with the
 		// label alone (ahead.go): the issue waits for them.
-		ic.state, ic.rec.State, ic.rec.Before = workflow.HumanNeeded, workflow.HumanNeeded, restartState(rec)
+		ic.state, ic.rec.State, ic.rec.Before = workflow.HumanNeeded, workflow.HumanNeeded, r.steps.restartState(rec)
 		ic.rec.Reason = fmt.Sprintf("ralph could not record the outcome of the %s step; the agent's attempt is counted as a failure.", a.Step)
 		return nil
 	}
-	if ralphsOwn(ic.rec, states) {
+	if r.steps.ralphsOwn(ic.rec, states) {
 		// A run stopped between its writes: the label shows a move of ralph's own that the record has
 		// settled (a step under way, or its outcome recorded and the label not yet moved).
 		r.log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
@@ -142,18 +137,18 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
 // lock state of the step the record calls for, or where the last recorded run started from.
-func ralphsOwn(rec Record, states []workflow.State) bool {
+func (t *table) ralphsOwn(rec Record, states []workflow.State) bool {
 	if len(states) != 1 {
 		return false
 	}
 	label := states[0]
-	for _, r := range steps {
+	for _, r := range t.steps {
 		if r.From == rec.State && r.Running != "" && r.Running == label {
 			return true
 		}
 	}
 	last := rec.Last
-	return last != nil && last.To == rec.State && (last.From == label || running(last.Step) == label)
+	return last != nil && last.To == rec.State && (last.From == label || t.running(last.Step) == label)
 }
 
 // repairNote says, in the status comment, what was wrong with the labels and what ralph did.

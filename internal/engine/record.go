@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -308,8 +309,10 @@ func (r Record) check(cfg config.Config) error {
 		if controlInTitle(p.Title) {
 			return fmt.Errorf("phase %d's title holds a control character", i+1)
 		}
-		if p.Doc != "" && p.Doc != r.Artifacts[selfReviewDocument.Kind].Path {
-			return fmt.Errorf("phase %d's document %q is not the self-review's", i+1, p.Doc)
+		// A fix phase reads the review that sent the branch back (the self-review's, the security review's): a
+		// document ralph wrote and recorded, nothing else of the branch.
+		if p.Doc != "" && !slices.ContainsFunc(slices.Collect(maps.Values(r.Artifacts)), func(a Artifact) bool { return a.Path == p.Doc }) {
+			return fmt.Errorf("phase %d's document %q is not a review ralph recorded", i+1, p.Doc)
 		}
 	}
 	if r.Head != "" && !isCommitID(r.Head) {

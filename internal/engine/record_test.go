@@ -183,6 +183,14 @@ func TestRecordCheck(t *testing.T) {
 	if err := ok.check(cfg); err != nil {
 		t.Fatalf("a record of ralph's is refused: %v", err)
 	}
+	for _, kind := range []string{"self-review", "security-review"} {
+		fix := ok.clone()
+		fix.Artifacts = map[string]Artifact{kind: {Path: "thoughts/shared/reviews/2025-01-02-GH-0001-x-" + kind + ".md"}}
+		fix.Phases = append(fix.Phases, Phase{Title: "Address it", Fix: true, Doc: fix.Artifacts[kind].Path})
+		if err := fix.check(cfg); err != nil {
+			t.Errorf("a fix phase reading the %s is refused: %v", kind, err)
+		}
+	}
 	for name, change := range map[string]func(*Record){
 		"branch is main":                  func(r *Record) { r.Branch = "main" },
 		"branch is the base":              func(r *Record) { r.Branch, r.Base = "ralph/x", "ralph/x" },
@@ -206,6 +214,10 @@ func TestRecordCheck(t *testing.T) {
 		"documents branch is the issue's": func(r *Record) { r.Docs = r.Branch },
 		"documents branch is an option":   func(r *Record) { r.Docs = "ralph/docs/1 --force" },
 		"documents head is an option":     func(r *Record) { r.Docs, r.DocsHead = "ralph/docs/1", "--output=/tmp/x" },
+		"phase reads no recorded document": func(r *Record) {
+			r.Artifacts = map[string]Artifact{"self-review": {Path: "thoughts/shared/reviews/a.md"}}
+			r.Phases[0].Doc = "README.md"
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := ok.clone()

@@ -80,7 +80,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		}
 		return res, nil
 	}
-	s, err := settle(ic.rec, settling{Step: st.Name, From: from, State: ic.state, Out: out,
+	s, err := e.table().settle(ic.rec, settling{Step: st.Name, Row: st, From: from, State: ic.state, Out: out,
 		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover, Refused: ic.refused})
 	if err == nil {
 		if err = e.writer(ic).write(ctx, s); err != nil {
@@ -102,7 +102,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 // sub-issue before its first step).
 func (e *Engine) decide(ctx context.Context, ic *issue) (Decision, error) {
 	f := Facts{Closed: ic.gh.State == "closed"}
-	p := Next(ic.n, ic.rec, true, f, e.Config)
+	p := e.table().next(ic.n, ic.rec, true, f, e.Config)
 	if !p.AskBlockers {
 		return p, nil
 	}
@@ -111,7 +111,7 @@ func (e *Engine) decide(ctx context.Context, ic *issue) (Decision, error) {
 		return p, err
 	}
 	f.Blockers = open
-	return Next(ic.n, ic.rec, true, f, e.Config), nil
+	return e.table().next(ic.n, ic.rec, true, f, e.Config), nil
 }
 
 // begin moves the issue into the step's lock state.
@@ -119,7 +119,7 @@ func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) error {
 	if st.Running == "" || ic.state == st.Running {
 		return nil
 	}
-	if err := workflow.Check(ic.state, workflow.Start, st.Running); err != nil {
+	if err := e.table().flow.Check(ic.state, workflow.Start, st.Running); err != nil {
 		return err
 	}
 	return e.writer(ic).setState(ctx, st.Running)

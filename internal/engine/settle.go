@@ -41,6 +41,9 @@ type settling struct {
 	From  workflow.State // where the run found the issue
 	State workflow.State // where the issue is now: the step's lock state, or From
 	Out   Outcome        // Out.Record is the record as the step left it; nil: unchanged
+	// Row is the step's declaration (nil for a person's command): the step may move the issue only to a
+	// state it declares.
+	Row *Step
 	// By is the person whose command this is ("" for a step): a command is no step of the checklist.
 	By       string
 	At       time.Time
@@ -53,7 +56,7 @@ type settling struct {
 
 // settle is what a step (or a person's command) that completed with s.Out makes of rec. Out.Wait is not
 // settled: nothing is recorded of a step that found nothing to do.
-func settle(rec Record, s settling) (settled, error) {
+func (t *table) settle(rec Record, s settling) (settled, error) {
 	if s.Out.Record != nil {
 		rec = s.Out.Record.clone()
 	} else {
@@ -65,7 +68,10 @@ func settle(rec Record, s settling) (settled, error) {
 	if to == "" {
 		to = s.State // staying is no move: nothing to check
 	} else if out.Person == nil {
-		if err := workflow.Check(s.State, s.Step, to); err != nil {
+		if s.Row != nil && !s.Row.may(to) {
+			return w, &workflow.TransitionError{From: s.State, Event: s.Step, To: to}
+		}
+		if err := t.flow.Check(s.State, s.Step, to); err != nil {
 			return w, err
 		}
 	}
@@ -74,7 +80,7 @@ func settle(rec Record, s settling) (settled, error) {
 	}
 	if p := out.Person; p != nil {
 		body := fmt.Sprintf("### ralph needs a person\n\n%s %s", Inert(p.Reason), p.Advice)
-		n, err := escalate(&rec, s.State, p.Before, p.Reason, "human", body)
+		n, err := t.escalate(&rec, s.State, p.Before, p.Reason, "human", body)
 		if err != nil {
 			return w, err
 		}
@@ -88,7 +94,7 @@ func settle(rec Record, s settling) (settled, error) {
 	if s.By != "" {
 		msg = fmt.Sprintf("@%s: %s (%s → %s)", s.By, s.Step, s.From.Title(), to.Title())
 	} else {
-		msg = describe(s.Step, s.From, to, rec)
+		msg = t.describe(s.Step, s.From, to, rec)
 		if to != workflow.HumanNeeded {
 			rec.FailedStep, rec.Failures, rec.RulesRefused = "", 0, false
 			rec.Steps = append(rec.Steps, Done{Step: s.Step, Note: msg})
@@ -111,9 +117,9 @@ func (w *settled) close(rec Record, to workflow.State, run Entry) {
 // escalate makes Human Needed where rec goes, remembering where the issue was (before) and why, with body
 // posted once as the notice "<key> <run>" (none when body is ""). It is the one way ralph asks for a person:
 // a step's escalation, too many failures, a budget reached, labels no record explains.
-func escalate(rec *Record, state, before workflow.State, reason, key, body string) ([]Notice, error) {
+func (t *table) escalate(rec *Record, state, before workflow.State, reason, key, body string) ([]Notice, error) {
 	// An issue being enrolled ("": labels no record explains) goes to a person without a transition of its own.
-	if err := workflow.Check(state, workflow.Escalate, workflow.HumanNeeded); err != nil && state != "" {
+	if err := t.flow.Check(state, workflow.Escalate, workflow.HumanNeeded); err != nil && state != "" {
 		return nil, err
 	}
 	rec.Before, rec.Reason = before, reason
@@ -155,12 +161,12 @@ type failed struct {
 // gone with it). The issue goes back to where the step started; the failure is counted, and the issue goes
 // to a person when the same step has now failed max_failures times in a row. A step stopped at a budget
 // goes to a person at once, and an interrupted run is recorded but not counted.
-func settleFailure(rec Record, f failing) (failed, error) {
+func (t *table) settleFailure(rec Record, f failing) (failed, error) {
 	rec = rec.clone()
 	var w failed
-	start := restartState(f.From)
+	start := t.restartState(f.From)
 	if f.State != start {
-		if err := workflow.Check(f.State, workflow.Abort, start); err != nil {
+		if err := t.flow.Check(f.State, workflow.Abort, start); err != nil {
 			return w, err
 		}
 	}
@@ -170,7 +176,7 @@ func settleFailure(rec Record, f failing) (failed, error) {
 	switch {
 	case errors.As(serr, &be):
 		reason := budgetReason(f.Issue, be)
-		n, err := escalate(&rec, f.State, start, reason, "budget "+string(ev), "### ralph: the model budget is reached, a person is needed\n\n"+reason)
+		n, err := t.escalate(&rec, f.State, start, reason, "budget "+string(ev), "### ralph: the model budget is reached, a person is needed\n\n"+reason)
 		if err != nil {
 			return w, err
 		}
@@ -206,7 +212,7 @@ func settleFailure(rec Record, f failing) (failed, error) {
 		}
 		body := fmt.Sprintf("### ralph: %s failed, a person is needed\n\n%s\n\n%s\nWhat was produced before the failure is kept on the branch `%s`. Fix the cause (the issue, the config, the agent), then say `/ralph retry` (or run `gh ralph retry %d`) to go on from %s.",
 			ev, reason, detail(serr), rec.Branch, f.Issue, start.Title())
-		n, err := escalate(&rec, f.State, start, reason, key, f.Redact(body))
+		n, err := t.escalate(&rec, f.State, start, reason, key, f.Redact(body))
 		if err != nil {
 			return w, err
 		}

@@ -35,7 +35,7 @@ func TestSettle(t *testing.T) {
 	}{
 		{
 			name: "a step moves the issue and counts for the checklist; its failures are forgotten",
-			in: settling{Step: workflow.Plan, From: workflow.ReadyForPlan, State: workflow.PlanInProgress,
+			in: settling{Step: workflow.Plan, Row: testTable().named(workflow.Plan), From: workflow.ReadyForPlan, State: workflow.PlanInProgress,
 				Out: Outcome{To: workflow.PlanInReview, Record: &draft, Labels: map[string]bool{"z": true, "a": false}}},
 			to: workflow.PlanInReview, msg: "plan: Ready for Plan → Plan in Review",
 			labels: []labelChange{{"a", false}, {"z", true}}, steps: 1, phases: 1,
@@ -67,12 +67,19 @@ func TestSettle(t *testing.T) {
 			in:         settling{Step: workflow.Plan, From: workflow.ReadyForPlan, State: workflow.PlanInProgress, Out: Outcome{To: workflow.Done}},
 			wantErrSub: "plan",
 		},
+		{
+			// The workflow lets triage end in Done; this declaration does not: the declaration is what holds.
+			name: "a move outside the step's declared set is refused, even where the workflow has it",
+			in: settling{Step: workflow.Triage, Row: &Step{Name: workflow.Triage, From: workflow.Backlog, To: []workflow.State{workflow.ResearchNeeded}},
+				From: workflow.Backlog, State: workflow.Backlog, Out: Outcome{To: workflow.Done}},
+			wantErrSub: `"triage" cannot move an issue from Backlog to Done`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.At, tt.in.URL = settleAt, "https://run"
 			before := base.clone()
-			got, err := settle(base, tt.in)
+			got, err := testTable().settle(base, tt.in)
 			if diff := cmp.Diff(before, base); diff != "" {
 				t.Fatalf("settle changed the record it was given (-before +after):\n%s", diff)
 			}
@@ -159,7 +166,7 @@ func TestSettleFailure(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Issue, tt.f.At, tt.f.Redact = 7, settleAt, redact
-			got, err := settleFailure(tt.rec, tt.f)
+			got, err := testTable().settleFailure(tt.rec, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ func (w writer) saveStatus(ctx context.Context) error {
 
 // saveRecord writes rec as the status comment, whatever the issue's record in this run is.
 func (w writer) saveRecord(ctx context.Context, rec Record) error {
-	body, _ := fitStatus(w.ic.n, rec, w.cfg, w.links())
+	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links())
 	if w.ic.status != nil {
 		if w.ic.status.Body == body {
 			return nil
@@ -81,9 +81,9 @@ func (w writer) links() Links {
 	return l
 }
 
-// RenderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
+// renderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
 // person can do, the workflow diagram, and the hidden record.
-func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
+func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## ralph: %s\n\n", rec.State.Title())
 	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
@@ -94,7 +94,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	}
 
 	b.WriteString("### Steps\n\n")
-	for _, it := range checklist(rec, cfg) {
+	for _, it := range t.checklist(rec, cfg) {
 		mark := " "
 		if it.done {
 			mark = "x"
@@ -158,7 +158,7 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 			fmt.Fprintf(&b, "- Documents: %s (kept out of the pull request)\n", ownCode(rec.Docs))
 		}
 	}
-	for _, doc := range Documents() {
+	for _, doc := range t.documents() {
 		a, ok := rec.Artifacts[doc.Kind]
 		if !ok {
 			continue
@@ -209,9 +209,9 @@ func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
 	b.WriteString(refusedSection(rec))
 	b.WriteString(usageSection(rec, cfg))
 
-	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", Next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
+	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", t.next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
 
-	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(workflow.Mermaid(rec.State)))
+	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(t.flow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.
 	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
 }

@@ -14,8 +14,8 @@ import (
 // The children step: a parent split into sub-issues is not implemented itself; it follows them, to In Review
 // when all are In Review or Done, to Done when all are Done, and starts those whose blockers are done.
 
-func childrenStep(from workflow.State) Step {
-	return Step{Name: workflow.Children, From: from, When: isParent, Agent: never, Do: (*runner).children,
+func childrenStep(from workflow.State, to ...workflow.State) Step {
+	return Step{Name: workflow.Children, From: from, To: to, Guard: Guard{"a parent", isParent}, Agent: never, Do: (*runner).children,
 		Waits: func(Record, config.Config) Wait { return WaitSubIssues },
 		Describe: func(from, to workflow.State, rec Record) string {
 			if from != to {
@@ -41,18 +41,19 @@ func (r *runner) childState(ctx context.Context, k ghapi.Issue) (workflow.State,
 		return "", fmt.Errorf("reading the record of sub-issue #%d: %w", k.Number, err)
 	}
 	child := &issue{n: k.Number, gh: k, comments: comments, trusted: r.ic.trusted}
-	if err := r.people.findStatus(ctx, child); err != nil {
+	found, err := r.people.find(ctx, child, r.cfg)
+	if err != nil {
 		return "", err
 	}
 	r.ic.trusted = child.trusted
-	if child.status == nil {
+	if found.Status == nil {
 		return "", nil
 	}
-	rec, _, err := ParseRecord(child.status.Body)
-	if err != nil {
-		r.log.Warnf("#%d: sub-issue #%d: %v", r.ic.n, k.Number, err)
+	if found.Unusable != nil {
+		r.log.Warnf("#%d: sub-issue #%d: %v", r.ic.n, k.Number, found.Unusable)
 		return "", nil
 	}
+	rec := found.Record
 	if rec.State != s {
 		r.log.Warnf("#%d: sub-issue #%d's label says %s, its record %s: the record counts", r.ic.n, k.Number, s.Title(), rec.State.Title())
 	}

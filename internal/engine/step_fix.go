@@ -27,7 +27,8 @@ import (
 // phase answered and asks the reviewer to look again.
 
 func fixStep() Step {
-	return Step{Name: workflow.Fix, From: workflow.InProgress, Running: workflow.InProgress, When: fixing, Agent: always,
+	return Step{Name: workflow.Fix, From: workflow.InProgress, Running: workflow.InProgress,
+		Guard: Guard{"fix round", fixing}, To: []workflow.State{workflow.InProgress}, Agent: always,
 		Phased: true, Do: (*runner).fixPhase,
 		Describe: func(_, _ workflow.State, rec Record) string {
 			return fmt.Sprintf("fix phase %d of %d done", rec.phasesDone(), len(rec.Phases))

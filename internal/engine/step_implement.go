@@ -12,7 +12,8 @@ import (
 // pushes them.
 
 func implementStep() Step {
-	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress, When: phaseLeft, Agent: always,
+	return Step{Name: workflow.Implement, From: workflow.InProgress, Running: workflow.InProgress,
+		Guard: Guard{"phases left", phaseLeft}, To: []workflow.State{workflow.InProgress}, Agent: always,
 		Phased: true, Do: (*runner).implement,
 		Describe: func(_, _ workflow.State, rec Record) string {
 			return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))

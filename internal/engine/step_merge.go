@@ -12,7 +12,8 @@ import (
 // The merge step: ralph watches the pull request it opened until people merge or close it.
 
 func mergeStep() Step {
-	return Step{Name: workflow.Merge, From: workflow.InReview, Agent: never, Do: (*runner).merge,
+	return Step{Name: workflow.Merge, From: workflow.InReview,
+		To: []workflow.State{workflow.Done, workflow.HumanNeeded}, Agent: never, Do: (*runner).merge,
 		Waits: func(Record, config.Config) Wait { return WaitPullRequest },
 		Check: func(rec Record, _ config.Config) []checkItem {
 			return []checkItem{{rec.State == workflow.Done, "Merged"}}

@@ -19,7 +19,8 @@ import (
 var planDocument = Document{Kind: "plan", Title: "Plan", Header: "## Implementation Plan", Folder: "plans"}
 
 func planStep() Step {
-	return Step{Name: workflow.Plan, From: workflow.ReadyForPlan, Running: workflow.PlanInProgress, Agent: always,
+	return Step{Name: workflow.Plan, From: workflow.ReadyForPlan, Running: workflow.PlanInProgress,
+		To: []workflow.State{workflow.PlanInReview}, Agent: always,
 		Doc: &planDocument, Do: (*runner).plan,
 		Retry: func(rec *Record, c config.Config) {
 			if rec.PlanIterations >= c.MaxIterations {

@@ -14,7 +14,8 @@ import (
 // The pr step: ralph opens the pull request from the branch.
 
 func pullRequestStep() Step {
-	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress, Agent: never, Do: (*runner).pullRequest,
+	return Step{Name: workflow.PR, From: workflow.InProgress, Running: workflow.InProgress,
+		To: []workflow.State{workflow.InReview}, Agent: never, Do: (*runner).pullRequest,
 		Retry: func(rec *Record, _ config.Config) {
 			if rec.Fix != nil {
 				return // a fix round's pull request stays (the fix step's Retry)
@@ -57,7 +58,7 @@ func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) 
 	if pr == nil || pr.State != "open" {
 		created, err := r.gh.CreatePull(ctx, ghapi.NewPull{
 			Title: fmt.Sprintf("%s (#%d)", Inert(r.ic.gh.Title), r.ic.n),
-			Body:  pullBody(r.ic.n, r.ic.gh.Title, *rec),
+			Body:  pullBody(r.ic.n, r.ic.gh.Title, *rec, r.w.steps.documents()),
 			Head:  rec.Branch,
 			Base:  rec.Base,
 			Draft: r.cfg.DraftPR,
@@ -92,7 +93,7 @@ func (r *runner) pullRequest(ctx context.Context, rec *Record) (Outcome, error) 
 	return Outcome{To: workflow.InReview}, nil
 }
 
-func pullBody(n int, title string, rec Record) string {
+func pullBody(n int, title string, rec Record, docs []Document) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Summary\n\nThis pull request resolves #%d, %s, in %s planned, reviewed and implemented by ralph.\n\n", n, Inert(title), plural(len(rec.Phases), "phase", "phases"))
 	b.WriteString("## Phases\n\n")
@@ -103,7 +104,7 @@ func pullBody(n int, title string, rec Record) string {
 	if rec.Docs != "" {
 		fmt.Fprintf(&b, "Kept out of this pull request, on ralph's branch %s:\n\n", ownCode(rec.Docs))
 	}
-	for _, doc := range Documents() {
+	for _, doc := range docs {
 		a, ok := rec.Artifacts[doc.Kind]
 		if !ok || a.URL == "" {
 			continue // the documents that are files on the branch: the triage is a comment

@@ -12,7 +12,8 @@ import (
 var researchDocument = Document{Kind: "research", Title: "Research", Header: "## Research Document", Folder: "research"}
 
 func researchStep() Step {
-	return Step{Name: workflow.Research, From: workflow.ResearchNeeded, Running: workflow.ResearchInProgress, Agent: always,
+	return Step{Name: workflow.Research, From: workflow.ResearchNeeded, Running: workflow.ResearchInProgress,
+		To: []workflow.State{workflow.ReadyForPlan}, Agent: always,
 		Doc: &researchDocument, Do: (*runner).research,
 		Check: func(rec Record, c config.Config) []checkItem {
 			if !c.Research {

@@ -17,6 +17,7 @@ var reviewDocument = Document{Kind: "review", Title: "Plan review", Header: "## 
 
 func reviewStep() Step {
 	return Step{Name: workflow.Review, From: workflow.PlanInReview,
+		To:     []workflow.State{workflow.InProgress, workflow.ReadyForPlan, workflow.HumanNeeded},
 		Agent:  func(c config.Config) bool { return c.Review != config.ReviewSkip },
 		Person: func(c config.Config) bool { return c.Review == config.ReviewInteractive },
 		// A skipped review writes no document (see review).

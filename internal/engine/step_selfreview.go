@@ -13,7 +13,8 @@ import (
 var selfReviewDocument = Document{Kind: "self-review", Title: "Self-review", Header: "## Self-Review", Folder: "reviews", Suffix: "-self-review"}
 
 func selfReviewStep() Step {
-	return Step{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress, When: selfReviewDue, Agent: always,
+	return Step{Name: workflow.SelfReview, From: workflow.InProgress, Running: workflow.InProgress,
+		Guard: Guard{"self-review due", selfReviewDue}, To: []workflow.State{workflow.InProgress}, Agent: always,
 		Doc: &selfReviewDocument, Do: (*runner).selfReview,
 		Retry: func(rec *Record, c config.Config) {
 			if rec.ReviewIterations >= c.MaxIterations {

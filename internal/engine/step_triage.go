@@ -17,7 +17,9 @@ import (
 var triageDocument = Document{Kind: "triage", Title: "Triage"}
 
 func triageStep() Step {
-	return Step{Name: workflow.Triage, From: workflow.Backlog, Agent: always, Doc: &triageDocument, Do: (*runner).triage,
+	return Step{Name: workflow.Triage, From: workflow.Backlog,
+		To:    []workflow.State{workflow.ResearchNeeded, workflow.ReadyForPlan, workflow.Done, workflow.Canceled, workflow.InProgress},
+		Agent: always, Doc: &triageDocument, Do: (*runner).triage,
 		Waits: func(rec Record, _ config.Config) Wait {
 			if rec.Split != nil && rec.Split.ApprovedBy == "" {
 				return WaitSplit

@@ -3,21 +3,25 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// Step is one step of ralph's workflow: one row of the table below, defined in its own file (step_*.go) with
-// its run function beside it. A run takes one step: the planner (planner.go) picks the row, the engine moves
-// the issue into the row's Running state, calls Run on a draft of the record, and settles the Outcome it
-// returns (settle.go). Everything that lists steps or documents (the status comment's checklist and links,
-// the pull request's body, gh ralph status, the planner's waits) reads the rows.
+// Step is one step of ralph's workflow, declared once in its own file (step_*.go) with its run function
+// beside it: the state it runs from, the state while it runs, a named guard, the states it may move the
+// issue to, whether it runs the agent, its document, whether it is phased. The legal transitions
+// (workflow.Table) are derived from the declarations, and the engine's table is built from them by New. A
+// run takes one step: the planner (planner.go) picks the row, the engine moves the issue into the row's
+// Running state, calls Do on a draft of the record, and settles the Outcome it returns (settle.go), which
+// refuses a move outside To. Everything that lists steps or documents (the status comment's checklist and
+// links, the pull request's body, gh ralph status, the planner's waits) reads the rows.
 //
-// Adding a step is one file, step_<name>.go, that defines its row and its Run (and, when it runs the agent,
-// one template, internal/prompts/templates/<command>.md); the row is then named once in steps.go, where its
-// place among the rows says which step an issue takes first.
+// Adding a step is one file, step_<name>.go, that declares its row and defines its Do (and, when it runs the
+// agent, one template, internal/prompts/templates/<command>.md); the row is then named once in steps.go,
+// where its place among the rows says which step an issue takes first.
 type Step struct {
 	Name workflow.Event
 	// From is the state the step starts from.
@@ -25,9 +29,12 @@ type Step struct {
 	// Running is the state while the step runs (its lock state, shown by the label); "" when the issue
 	// stays in From.
 	Running workflow.State
-	// When, when set, must hold of the record for the step to be the one From calls for (several steps
-	// start from In Progress); the first row whose From and When match is the step.
-	When func(rec Record, c config.Config) bool
+	// Guard, when set, must hold of the record for the step to be the one From calls for (several steps
+	// start from In Progress); the first row whose From and Guard match is the step. Its name is drawn
+	// in the workflow's diagram.
+	Guard Guard
+	// To are the states the step may move the issue to; settle refuses any other.
+	To []workflow.State
 	// Agent says whether the step runs the agent under config c.
 	Agent func(c config.Config) bool
 	// Person says whether, under config c, the step is a person's to take: the issue waits for them.
@@ -51,6 +58,23 @@ type Step struct {
 	// step changes of it counts once settled (settle.go), and not at all when the step fails.
 	Do func(r *runner, ctx context.Context, rec *Record) (Outcome, error)
 }
+
+// Guard is a named condition on the record and the config: the name is what the workflow's diagram shows.
+type Guard struct {
+	Name  string
+	Holds func(rec Record, c config.Config) bool
+}
+
+// holds says whether the guard lets the step run (no guard: always).
+func (g Guard) holds(rec Record, c config.Config) bool { return g.Holds == nil || g.Holds(rec, c) }
+
+// declaration is what the workflow knows of the step.
+func (s Step) declaration() workflow.Declaration {
+	return workflow.Declaration{Event: s.Name, From: s.From, Running: s.Running, Guard: s.Guard.Name, To: s.To}
+}
+
+// may says whether the step may move the issue to s.
+func (s Step) may(to workflow.State) bool { return slices.Contains(s.To, to) }
 
 // Document is the kind of document a step writes: its place in the record's artifacts, its comment, its
 // file on the issue's branch.
@@ -76,48 +100,57 @@ func (d Document) subject(n int, title string) string {
 	return fmt.Sprintf("ralph: %s for #%d %s", strings.ToLower(d.Title), n, Inert(title))
 }
 
-var (
-	always = func(config.Config) bool { return true }
-	never  = func(config.Config) bool { return false }
-)
+func always(config.Config) bool { return true }
+func never(config.Config) bool  { return false }
 
-// steps is the workflow, in the order the planner tries the rows (steps.go puts them in).
-var steps []Step
+// table is the workflow's steps, in the order the planner tries them, and the legal moves derived from
+// them and from the commands' declarations. New builds it; everything of the engine that lists steps reads it.
+type table struct {
+	steps []Step
+	flow  workflow.Table
+}
 
-// Steps is the workflow's table of steps, in the order the planner tries them.
-func Steps() []Step { return append([]Step(nil), steps...) }
+// newTable is the table of rows, with the moves of commands (people's and enrolling) besides.
+func newTable(rows []Step, commands []workflow.Declaration) *table {
+	decls := slices.Clone(commands[:1]) // enrolling comes first, as an issue meets it
+	for _, r := range rows {
+		decls = append(decls, r.declaration())
+	}
+	decls = append(decls, commands[1:]...)
+	return &table{steps: rows, flow: workflow.NewTable(decls)}
+}
 
-// stepFrom is the step an issue in state s takes under its record and config c: the first matching row
+// from is the step an issue in state s takes under its record and config c: the first matching row
 // whose From (or, for a lock state, Running) is s. running says s is the step's lock state.
-func stepFrom(s workflow.State, rec Record, c config.Config) (st *Step, running bool) {
-	for i := range steps {
-		r := &steps[i]
-		if r.From != s || (r.When != nil && !r.When(rec, c)) {
+func (t *table) from(s workflow.State, rec Record, c config.Config) (st *Step, running bool) {
+	for i := range t.steps {
+		r := &t.steps[i]
+		if r.From != s || !r.Guard.holds(rec, c) {
 			continue
 		}
 		return r, false
 	}
-	for i := range steps {
-		if r := &steps[i]; r.Running == s && r.Running != r.From {
+	for i := range t.steps {
+		if r := &t.steps[i]; r.Running == s && r.Running != r.From {
 			return r, true
 		}
 	}
 	return nil, false
 }
 
-// stepNamed is the row of step ev (the first, for children); nil when ev is no step.
-func stepNamed(ev workflow.Event) *Step {
-	for i := range steps {
-		if steps[i].Name == ev {
-			return &steps[i]
+// named is the row of step ev (the first, for children); nil when ev is no step.
+func (t *table) named(ev workflow.Event) *Step {
+	for i := range t.steps {
+		if t.steps[i].Name == ev {
+			return &t.steps[i]
 		}
 	}
 	return nil
 }
 
 // running is the state an issue is in while step ev runs ("" when it stays where it was).
-func running(ev workflow.Event) workflow.State {
-	if st := stepNamed(ev); st != nil {
+func (t *table) running(ev workflow.Event) workflow.State {
+	if st := t.named(ev); st != nil {
 		return st.Running
 	}
 	return ""
@@ -125,8 +158,8 @@ func running(ev workflow.Event) workflow.State {
 
 // restartState is the state a step starts from: for a lock state (a taken-over or failed step), the
 // waiting state of the step that holds it.
-func restartState(s workflow.State) workflow.State {
-	for _, r := range steps {
+func (t *table) restartState(s workflow.State) workflow.State {
+	for _, r := range t.steps {
 		if r.Running == s && r.Running != r.From {
 			return r.From
 		}
@@ -134,10 +167,10 @@ func restartState(s workflow.State) workflow.State {
 	return s
 }
 
-// Documents are the kinds of document the steps write, in the workflow's order.
-func Documents() []Document {
+// documents are the kinds of document the steps write, in the workflow's order.
+func (t *table) documents() []Document {
 	var out []Document
-	for _, r := range steps {
+	for _, r := range t.steps {
 		if r.Doc != nil && (len(out) == 0 || out[len(out)-1].Kind != r.Doc.Kind) {
 			out = append(out, *r.Doc)
 		}
@@ -145,18 +178,9 @@ func Documents() []Document {
 	return out
 }
 
-// DocumentKinds are the record's artifact keys, in the workflow's order.
-func DocumentKinds() []string {
-	var out []string
-	for _, d := range Documents() {
-		out = append(out, d.Kind)
-	}
-	return out
-}
-
 // describe says what a completed step ev did.
-func describe(ev workflow.Event, from, to workflow.State, rec Record) string {
-	for _, r := range steps {
+func (t *table) describe(ev workflow.Event, from, to workflow.State, rec Record) string {
+	for _, r := range t.steps {
 		if r.Name != ev || r.Describe == nil {
 			continue
 		}
@@ -176,9 +200,9 @@ type checkItem struct {
 }
 
 // checklist is the status comment's list of steps, each as its row shows itself.
-func checklist(rec Record, cfg config.Config) []checkItem {
+func (t *table) checklist(rec Record, cfg config.Config) []checkItem {
 	var items []checkItem
-	for _, r := range steps {
+	for _, r := range t.steps {
 		if r.Check != nil {
 			items = append(items, r.Check(rec, cfg)...)
 		}

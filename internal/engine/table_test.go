@@ -10,7 +10,7 @@ import (
 // TestTableAgreesWithTransitions: every row's moves are moves the workflow allows, so the engine can chain
 // them: a step that has a lock state can enter it from where it starts and leave it by its own event.
 func TestTableAgreesWithTransitions(t *testing.T) {
-	for _, st := range Steps() {
+	for _, st := range workflowSteps() {
 		if st.Do == nil || st.Agent == nil {
 			t.Errorf("step %s has no function or no agent rule", st.Name)
 		}
@@ -18,7 +18,7 @@ func TestTableAgreesWithTransitions(t *testing.T) {
 			t.Errorf("step %s starts from %q, not a state", st.Name, st.From)
 		}
 		if st.Running != "" && st.Running != st.From {
-			if err := workflow.Check(st.From, workflow.Start, st.Running); err != nil {
+			if err := testTable().flow.Check(st.From, workflow.Start, st.Running); err != nil {
 				t.Errorf("step %s cannot enter its lock state: %v", st.Name, err)
 			}
 			if st.Running.Kind() != workflow.Lock {
@@ -30,7 +30,7 @@ func TestTableAgreesWithTransitions(t *testing.T) {
 			where = st.Running
 		}
 		leaves := false
-		for _, tr := range workflow.Transitions() {
+		for _, tr := range testTable().flow.Transitions() {
 			leaves = leaves || (tr.From == where && tr.Event == st.Name)
 		}
 		if !leaves {
@@ -64,12 +64,12 @@ func TestEveryStateHasItsStep(t *testing.T) {
 		}
 		var got workflow.Event
 		if s != workflow.HumanNeeded && s.Kind() != workflow.Terminal {
-			st, running := stepFrom(s, Record{State: s}, cfg)
+			st, running := testTable().from(s, Record{State: s}, cfg)
 			if st != nil {
 				got = st.Name
 			}
 			if running != (s.Kind() == workflow.Lock) {
-				t.Errorf("stepFrom(%s) running = %v", s, running)
+				t.Errorf("testTable().from(%s) running = %v", s, running)
 			}
 		}
 		if got != ev {
@@ -86,12 +86,12 @@ func TestRestartState(t *testing.T) {
 		workflow.PlanInReview:       workflow.PlanInReview,
 		workflow.Backlog:            workflow.Backlog,
 	} {
-		if got := restartState(s); got != want {
-			t.Errorf("restartState(%s) = %s, want %s", s, got, want)
+		if got := testTable().restartState(s); got != want {
+			t.Errorf("testTable().restartState(%s) = %s, want %s", s, got, want)
 		}
 	}
-	if running(workflow.Research) != workflow.ResearchInProgress || running(workflow.Merge) != "" || running("bogus") != "" {
-		t.Error("running() disagrees with the table")
+	if testTable().running(workflow.Research) != workflow.ResearchInProgress || testTable().running(workflow.Merge) != "" || testTable().running("bogus") != "" {
+		t.Error("testTable().running() disagrees with the table")
 	}
 }
 
@@ -101,15 +101,15 @@ func TestStepAgent(t *testing.T) {
 		workflow.Triage: true, workflow.Research: true, workflow.Plan: true, workflow.Review: true,
 		workflow.Implement: true, workflow.SelfReview: true, workflow.PR: false, workflow.Merge: false, workflow.Children: false,
 	} {
-		if got := stepNamed(ev).Agent(cfg); got != want {
+		if got := testTable().named(ev).Agent(cfg); got != want {
 			t.Errorf("%s runs the agent: %v, want %v", ev, got, want)
 		}
 	}
 	cfg.Review = config.ReviewSkip
-	if stepNamed(workflow.Review).Agent(cfg) {
+	if testTable().named(workflow.Review).Agent(cfg) {
 		t.Error("review: skip runs the agent")
 	}
-	if stepNamed("bogus") != nil {
+	if testTable().named("bogus") != nil {
 		t.Error("stepNamed found a step that does not exist")
 	}
 }
@@ -134,10 +134,34 @@ func TestFixStepTakesAFixRoundsPhase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, _ := stepFrom(workflow.InProgress, tt.rec, cfg)
+			st, _ := testTable().from(workflow.InProgress, tt.rec, cfg)
 			if st == nil || st.Name != tt.want {
 				t.Errorf("stepFrom = %v, want %s", st, tt.want)
 			}
 		})
+	}
+}
+
+// testTable is the workflow's table, as New builds it.
+func testTable() *table { return newTable(workflowSteps(), commandMoves()) }
+
+// TestSecurityReviewRetry: a person's retry after a closed pull request has the new pull request's branch
+// security-reviewed again; a fix round's retry keeps the verdict (its pull request stays).
+func TestSecurityReviewRetry(t *testing.T) {
+	t.Parallel()
+	st := testTable().named(SecurityReview)
+	passed := func() Record {
+		return Record{PR: 2, Artifacts: map[string]Artifact{securityDocument.Kind: {Path: "p", Verdict: "PASS"}}}
+	}
+	rec := passed()
+	st.Retry(&rec, config.Default())
+	if got := rec.Artifacts[securityDocument.Kind]; got.Verdict != "" || got.Path != "p" {
+		t.Errorf("after a closed pull request's retry: %+v, want the verdict forgotten", got)
+	}
+	rec = passed()
+	rec.Fix = &FixRound{Cause: FixReview}
+	st.Retry(&rec, config.Default())
+	if got := rec.Artifacts[securityDocument.Kind].Verdict; got != "PASS" {
+		t.Errorf("after a fix round's retry: verdict %q, want PASS kept", got)
 	}
 }

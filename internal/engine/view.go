@@ -152,7 +152,7 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 	}
 	states := workflow.StatesFromLabels(is.LabelNames())
 	switch {
-	case len(states) == 1 && startsFrom(v.State, states[0]):
+	case len(states) == 1 && workflowTable().startsFrom(v.State, states[0]):
 		// The label a step puts on while it runs: expected, not a disagreement (the lock says whether a run
 		// holds the issue now).
 		v.Running = states[0]
@@ -266,12 +266,12 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 
 // startsFrom says whether running is the state a step takes the issue to from the record's state when it
 // starts (from "", the one the enrollment puts it in, in the same run).
-func startsFrom(from, running workflow.State) bool {
+func (t *table) startsFrom(from, running workflow.State) bool {
 	if running.Kind() != workflow.Lock {
 		return false
 	}
-	for _, t := range workflow.Transitions() {
-		if t.Event == workflow.Start && t.To == running && (t.From == from || from == "" && workflow.Check("", workflow.Enroll, t.From) == nil) {
+	for _, tr := range t.flow.Transitions() {
+		if tr.Event == workflow.Start && tr.To == running && (tr.From == from || from == "" && t.flow.Check("", workflow.Enroll, tr.From) == nil) {
 			return true
 		}
 	}
@@ -284,31 +284,11 @@ func startsFrom(from, running workflow.State) bool {
 func FindRecord(ctx context.Context, gh StatusReader, cfg config.Config, n int, comments []ghapi.Comment) (Record, bool, []string, error) {
 	may := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
 	identity := OnceIdentity(gh.Viewer)
-	var warns []string
-	for _, c := range comments {
-		if !isStatus(c.Body) {
-			continue
-		}
-		own, err := WroteRecord(ctx, c.User, may, identity)
-		if err != nil {
-			return Record{}, false, nil, fmt.Errorf("checking who wrote a status comment of #%d: %w", n, err)
-		}
-		if !own {
-			warns = append(warns, fmt.Sprintf("ignored a comment by @%s that starts with ralph's status marker: only ralph's own record counts", c.User.Login))
-			continue
-		}
-		rec, ok, err := ParseRecord(c.Body)
-		if err == nil && ok {
-			if cerr := rec.check(cfg); cerr != nil {
-				return Record{}, false, append(warns, "ralph cannot use the record of its status comment: "+cerr.Error()), nil
-			}
-		}
-		if err != nil {
-			warns = append(warns, err.Error())
-		}
-		return rec, ok, warns, nil
+	f, err := Find(ctx, comments, cfg, func(ctx context.Context, u ghapi.User) (bool, error) { return WroteRecord(ctx, u, may, identity) })
+	if err != nil {
+		return Record{}, false, nil, fmt.Errorf("#%d: %w", n, err)
 	}
-	return Record{}, false, warns, nil
+	return f.Record, f.Has(), f.Warnings(), nil
 }
 
 // ReadRecords reads each issue's record (none: not in the map): one request per issue (its comments), a few

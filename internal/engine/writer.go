@@ -20,8 +20,9 @@ type writer struct {
 	// stop, when set, is called between two writes (Engine.Checkpoint).
 	stop    func(name string)
 	onState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
+	steps   *table
 }
 
 func (e *Engine) writer(ic *issue) writer {
-	return writer{ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState}
+	return writer{ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState, steps: e.table()}
 }

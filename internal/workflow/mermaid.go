@@ -7,13 +7,14 @@ import (
 )
 
 // Mermaid returns a Mermaid stateDiagram-v2 of the workflow, drawn from
-// Transitions so that the picture cannot drift from what Check allows. Each
-// From→To pair is one edge, labelled with every event that makes that move.
+// the table so that the picture cannot drift from what Check allows. Each
+// From→To pair is one edge, labelled with every event that makes that move
+// (with its guard's name, when the move is declared under one).
 // current is highlighted; "" or an invalid state highlights nothing.
 //
 // The result is the diagram body without the ```mermaid fences, ending in a
 // newline, ready to put inside a fenced block of an issue comment.
-func Mermaid(current State) string {
+func (t Table) Mermaid(current State) string {
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")
 	// State ids are CamelCase because Mermaid ids cannot hold "-" or spaces;
@@ -25,13 +26,13 @@ func Mermaid(current State) string {
 	type pair struct{ from, to State }
 	var pairs []pair
 	events := map[pair][]string{}
-	for _, t := range Transitions() {
-		p := pair{t.From, t.To}
+	for _, tr := range t.moves {
+		p := pair{tr.From, tr.To}
 		if _, seen := events[p]; !seen {
 			pairs = append(pairs, p)
 		}
-		if !slices.Contains(events[p], string(t.Event)) {
-			events[p] = append(events[p], string(t.Event))
+		if l := t.label(tr); !slices.Contains(events[p], l) {
+			events[p] = append(events[p], l)
 		}
 	}
 	for _, p := range pairs {

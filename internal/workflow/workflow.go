@@ -1,5 +1,6 @@
 // Package workflow is ralph's workflow as data: the states an issue can be in,
-// the events that move it, and the one table of allowed transitions that the
+// the events that move it, and the table of allowed transitions, derived from
+// the declarations of the engine's steps (Declaration, NewTable), that the
 // engine checks and the Mermaid diagram is drawn from. It does no I/O.
 package workflow
 
@@ -196,94 +197,6 @@ const (
 	// the issue back to work, with a fix phase, on the same branch and pull request.
 	Fix Event = "fix"
 )
-
-// Transition is one allowed move. From is "" only for Enroll: the issue was
-// not in the workflow before.
-type Transition struct {
-	From  State
-	Event Event
-	To    State
-}
-
-// Transitions returns the whole table of allowed moves, in a fixed order:
-// grouped by event, in the order an issue meets them. It returns a new slice on
-// every call, so a caller may change it.
-//
-// The Escalate and Retry rows are written out rather than generated so that
-// the table reads as the complete list; the tests check them against the rule
-// (Escalate: from every non-terminal state but Human Needed; Retry: to every
-// non-terminal state but Human Needed and the lock states).
-func Transitions() []Transition {
-	return []Transition{
-		{"", Enroll, Backlog},
-		{"", Enroll, ResearchNeeded},
-		{"", Enroll, ReadyForPlan},
-
-		{Backlog, Triage, ResearchNeeded},
-		{Backlog, Triage, ReadyForPlan},
-		{Backlog, Triage, Done},
-		{Backlog, Triage, Canceled},
-		// Split into sub-issues: the parent waits In Progress for its children.
-		{Backlog, Triage, InProgress},
-
-		{ResearchNeeded, Start, ResearchInProgress},
-		{ReadyForPlan, Start, PlanInProgress},
-
-		{ResearchInProgress, Research, ReadyForPlan},
-		{PlanInProgress, Plan, PlanInReview},
-
-		{ResearchInProgress, Abort, ResearchNeeded},
-		{PlanInProgress, Abort, ReadyForPlan},
-
-		{PlanInReview, Review, InProgress},
-		{PlanInReview, Review, ReadyForPlan},
-		{PlanInReview, Review, HumanNeeded},
-		{PlanInReview, Approve, InProgress},
-		{PlanInReview, Reject, ReadyForPlan},
-		{PlanInReview, Reject, HumanNeeded},
-
-		{InProgress, Implement, InProgress},
-		{InProgress, PR, InReview},
-		{InProgress, SelfReview, InProgress},
-
-		{InReview, Merge, Done},
-		{InReview, Merge, HumanNeeded},
-		{InReview, Fix, InProgress},
-		{InProgress, Fix, InProgress},
-
-		{InProgress, Children, InReview},
-		{InProgress, Children, Done},
-		{InReview, Children, Done},
-
-		{Backlog, Escalate, HumanNeeded},
-		{ResearchNeeded, Escalate, HumanNeeded},
-		{ResearchInProgress, Escalate, HumanNeeded},
-		{ReadyForPlan, Escalate, HumanNeeded},
-		{PlanInProgress, Escalate, HumanNeeded},
-		{PlanInReview, Escalate, HumanNeeded},
-		{InProgress, Escalate, HumanNeeded},
-		{InReview, Escalate, HumanNeeded},
-
-		{HumanNeeded, Retry, Backlog},
-		{HumanNeeded, Retry, ResearchNeeded},
-		{HumanNeeded, Retry, ReadyForPlan},
-		{HumanNeeded, Retry, PlanInReview},
-		{HumanNeeded, Retry, InProgress},
-		{HumanNeeded, Retry, InReview},
-	}
-}
-
-// Check returns nil if ev may move an issue from from to to, and a
-// *TransitionError otherwise.
-func Check(from State, ev Event, to State) error {
-	want := Transition{from, ev, to}
-	for _, t := range Transitions() {
-		if t == want {
-			return nil
-		}
-	}
-	return &TransitionError{From: from, Event: ev, To: to}
-}
 
 // TransitionError is a move that is not in the table. The engine branches on
 // it to tell a bug or a race (someone changed the labels) from other failures.

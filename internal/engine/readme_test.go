@@ -1,4 +1,4 @@
-package workflow
+package engine
 
 import (
 	"os"
@@ -19,7 +19,7 @@ func TestReadmeDiagram(t *testing.T) {
 	}
 	rest := readme[start+len("```mermaid\n"):]
 	end := strings.Index(rest, "```")
-	if got, want := strings.TrimSpace(rest[:end]), strings.TrimSpace(Mermaid("")); got != want {
-		t.Errorf("README.md's diagram differs from workflow.Mermaid(\"\"); paste this in:\n%s", want)
+	if got, want := strings.TrimSpace(rest[:end]), strings.TrimSpace(testTable().flow.Mermaid("")); got != want {
+		t.Errorf("README.md's diagram differs from the table's Mermaid(\"\"); paste this in:\n%s", want)
 	}
 }
