@@ -46,7 +46,9 @@ and its status comment. Nothing is written (the comment /ralph status refreshes 
 
 Without: the pipeline — every enrolled open issue by state, with what the agent has cost it so
 far, and warnings for issues that have been in one state longer than --stale, issues in a lock
-state for over an hour (a run that stopped without finishing), and issues that need a person.
+state for over an hour (a run that stopped without finishing), issues that need a person, and
+issues whose ralph:build label someone without write access added (no sweep takes them until someone
+with write access runs gh ralph enroll N).
 
 On a terminal the output is a table; otherwise it is stable tab-separated text. --json FIELDS,
 --jq and --template work as in gh (--json alone lists the fields). usage is what the agent

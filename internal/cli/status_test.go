@@ -35,6 +35,8 @@ func (e *testEnv) state(n int) workflow.State {
 
 // pipeline seeds the issues the status tests read: one per interesting case.
 func pipeline(e *testEnv) {
+	// mona enrolls the issues: someone who may drive ralph (TestStatusUnowned is someone who may not).
+	e.srv.SetPermission("mona", "write")
 	e.srv.CreateIssue("mona", "Not for ralph", "")                             // 1: not enrolled
 	e.srv.CreateIssue("mona", "Add a --verbose flag", "", workflow.LabelBuild) // 2: enrolled, not started
 	n3 := e.srv.CreateIssue("mona", "Speed up the parser", "", workflow.LabelBuild, workflow.InProgress.Label())
@@ -372,5 +374,52 @@ func TestStatusJSONPrintsNoEscapesOfOthers(t *testing.T) {
 	}
 	if got := e.stdout.String(); !strings.Contains(got, "\x1b[") {
 		t.Errorf("the template's colour was lost: %q", got)
+	}
+}
+
+// TestStatusUnowned: an issue whose ralph:build someone without write access added waits for a writer, as
+// every sweep passes it over: status says why and what to do, in its text, its --json next and warnings,
+// and the pipeline; once a writer's enroll added the label again, it says none of it.
+func TestStatusUnowned(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.asUser("octocat")
+	e.srv.SetPermission("octocat", "write")
+	e.srv.SetTokenLogin("octocat")
+	e.srv.SetPermission("mallory", "triage")
+	n := e.srv.CreateIssue("mallory", "Mine", "")
+	e.srv.AddLabel(n, workflow.LabelBuild, "mallory")
+	e.srv.AddLabel(n, workflow.ReadyForPlan.Label(), githubtest.BotLogin)
+	seedStatus(e, n, engine.Record{Branch: "ralph/1-mine", Base: "main"})
+	why := fmt.Sprintf("ralph:build was added by @mallory, who may not drive ralph: no sweep takes #%d until someone with write access runs gh ralph enroll %d", n, n)
+
+	if code := e.run("status", fmt.Sprint(n)); code != 0 || !strings.Contains(e.stdout.String(), "warning\t"+why) ||
+		!strings.Contains(e.stdout.String(), fmt.Sprintf("next\ta person with write access: ralph:build was added by @mallory, who may not drive ralph, so no sweep takes it; gh ralph enroll %d", n)) {
+		t.Errorf("status %d: exit %d\n%s%s", n, code, e.stdout, e.stderr)
+	}
+	if code := e.run("status", fmt.Sprint(n), "--json", "next,warnings"); code != 0 {
+		t.Fatalf("status --json: exit %d: %s", code, e.stderr)
+	}
+	var got struct {
+		Next     string   `json:"next"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.Next, "a person with write access:") || !strings.Contains(strings.Join(got.Warnings, "\n"), why) {
+		t.Errorf("status --json next,warnings = %+v", got)
+	}
+	if code := e.run("status"); code != 0 || !strings.Contains(e.stdout.String(), "a writer (enroll)") || !strings.Contains(e.stderr.String(), "warning: #1 "+why) {
+		t.Errorf("status (the pipeline): exit %d\n%s%s", code, e.stdout, e.stderr)
+	}
+
+	if code := e.run("enroll", fmt.Sprint(n)); code != 0 {
+		t.Fatalf("enroll: exit %d: %s", code, e.stderr)
+	}
+	for _, args := range [][]string{{"status", fmt.Sprint(n)}, {"status"}} {
+		if code := e.run(args...); code != 0 || strings.Contains(e.stdout.String()+e.stderr.String(), "may not drive ralph") || strings.Contains(e.stdout.String(), "a writer") {
+			t.Errorf("%s after a writer's enroll: exit %d\n%s%s", strings.Join(args, " "), code, e.stdout, e.stderr)
+		}
 	}
 }
