@@ -136,7 +136,8 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("--json (-want +got):\n%s", diff)
 	}
 
-	// #6 shows the label its first step puts on while it runs; no run holds it.
+	// #6 shows the label its first step puts on while it runs, but no run holds it: nothing runs, as the
+	// text says (it has no running line).
 	if code := e.run("status", "6", "--json", "state,running,lock"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -144,7 +145,7 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.stdout.String()), &six); err != nil {
 		t.Fatalf("%v: %s", err, e.stdout)
 	}
-	if diff := cmp.Diff(map[string]any{"state": "", "running": "research-in-progress", "lock": nil}, six); diff != "" {
+	if diff := cmp.Diff(map[string]any{"state": "", "running": nil, "lock": nil}, six); diff != "" {
 		t.Errorf("--json of a running label (-want +got):\n%s", diff)
 	}
 
@@ -420,6 +421,51 @@ func TestStatusUnowned(t *testing.T) {
 	for _, args := range [][]string{{"status", fmt.Sprint(n)}, {"status"}} {
 		if code := e.run(args...); code != 0 || strings.Contains(e.stdout.String()+e.stderr.String(), "may not drive ralph") || strings.Contains(e.stdout.String(), "a writer") {
 			t.Errorf("%s after a writer's enroll: exit %d\n%s%s", strings.Join(args, " "), code, e.stdout, e.stderr)
+		}
+	}
+}
+
+// TestStatusRunningAgrees: the text's running line and --json running are one value: a live run that holds
+// the issue before its step put the running label on shows the step it takes in both; a running label that
+// no run holds shows in neither.
+func TestStatusRunningAgrees(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	pipeline(e)
+	e.now = clock
+	n := e.srv.CreateIssue("mona", "Plan it", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
+	seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-plan-it", n), Base: "main"})
+	lk := &lock.Locker{Refs: lock.RESTRefs{API: e.client()}, Lease: time.Hour, Now: func() time.Time { return clock },
+		Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 99, User: "mona"}, Alive: func(int) bool { return true }}
+	lease, err := lk.Acquire(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lease.Release(context.Background()) })
+	for _, tt := range []struct {
+		issue int
+		want  any // --json running
+	}{
+		{n, "plan-in-progress"},
+		{6, nil}, // Research in Progress on, no run holds it
+	} {
+		if code := e.run("status", fmt.Sprint(tt.issue)); code != 0 {
+			t.Fatalf("status %d: exit %d: %s", tt.issue, code, e.stderr)
+		}
+		text := e.stdout.String()
+		if code := e.run("status", fmt.Sprint(tt.issue), "--json", "running"); code != 0 {
+			t.Fatalf("status %d --json running: exit %d: %s", tt.issue, code, e.stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got["running"] != tt.want {
+			t.Errorf("status %d --json running = %v, want %v", tt.issue, got["running"], tt.want)
+		}
+		line := strings.Contains(text, "\nrunning\t")
+		if line != (tt.want != nil) || tt.want != nil && !strings.Contains(text, "running\tPlan in Progress, by") {
+			t.Errorf("status %d (--json running %v) says:\n%s", tt.issue, tt.want, text)
 		}
 	}
 }
