@@ -89,6 +89,19 @@ JSON fields of the pipeline: number, title, url, state, ready, since, updatedAt,
 	}
 	cmd.Flags().DurationVar(&opts.Stale, "stale", 72*time.Hour, "Warn about issues in one state for longer than `duration`")
 	addJSONFlags(cmd, &opts.Exporter, union(issueFields, pipelineFields))
+	// --json with no fields lists those of the form asked for, one issue's or the pipeline's, as gh lists a
+	// command's: the arguments parsed before the flag say which.
+	both := cmd.FlagErrorFunc()
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c != cmd || !strings.Contains(err.Error(), "flag needs an argument: --json") {
+			return both(c, err)
+		}
+		fields := pipelineFields
+		if len(c.Flags().Args()) > 0 {
+			fields = issueFields
+		}
+		return &jsonFieldsError{fields: slices.Sorted(slices.Values(fields))}
+	})
 	cmd.ValidArgsFunction = issueCompletion(f)
 	addRepoFlag(cmd)
 	return cmd

@@ -469,3 +469,33 @@ func TestStatusRunningAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusJSONFieldsList: --json with no fields lists, in gh's words, the fields of the form asked for:
+// one issue's, or the pipeline's, not both mixed.
+func TestStatusJSONFieldsList(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	for _, tt := range []struct {
+		args       []string
+		want, also []string // fields listed; fields of the other form, not listed
+	}{
+		{[]string{"status", "--json"}, pipelineFields, []string{"lock", "phase", "running"}},
+		{[]string{"status", "3", "--json"}, issueFields, []string{"ready", "since"}},
+	} {
+		code := e.run(tt.args...)
+		got := e.stderr.String()
+		if code != ExitUsage || !strings.HasPrefix(got, "Specify one or more comma-separated fields for `--json`:\n") {
+			t.Errorf("%v: exit %d, stderr %q; want gh's list of fields", tt.args, code, got)
+		}
+		for _, f := range tt.want {
+			if !strings.Contains(got, "\n  "+f+"\n") {
+				t.Errorf("%v does not list %s:\n%s", tt.args, f, got)
+			}
+		}
+		for _, f := range tt.also {
+			if strings.Contains(got, "\n  "+f+"\n") {
+				t.Errorf("%v lists %s, a field of the other form:\n%s", tt.args, f, got)
+			}
+		}
+	}
+}
