@@ -173,3 +173,46 @@ func TestFirstHourBadTokenBeforeGit(t *testing.T) {
 		check(t, "gh ralph advance", e.cli(binary, "advance", itoa(n)), git)
 	})
 }
+
+// TestFirstHourBoundaryOnlyWithAgent: the agent's boundary, one long line, is said in a run whose agent
+// runs, once, and not in a run where no agent runs (the issue waits at a gate).
+func TestFirstHourBoundaryOnlyWithAgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: interactive\n"))
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	r := e.label(n, maintainer) // the plan step: its agent runs
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.wantState(n, workflow.PlanInReview)
+	if got := strings.Count(r.stdout, "the agent runs as "); got != 1 {
+		t.Errorf("a run whose agent ran said its boundary %d times, want once:\n%s", got, r.stdout)
+	}
+	r = e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n)}), nil)
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "the agent runs as ") {
+		t.Errorf("a run in which no agent ran (the issue waits for a person) said the agent's boundary:\n%s", r.stdout)
+	}
+}
+
+// The same through gh ralph advance: once for the step whose agent runs, not at all at the gate.
+func TestFirstHourBoundaryOnlyWithAgentCLI(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, agentConfig(t)+"research: false\nreview: interactive\n")
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	r := e.cli(binary, "advance", itoa(n)) // enrolls it, and the plan step's agent runs
+	if r.exit != 0 {
+		t.Fatalf("advance: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.wantState(n, workflow.PlanInReview)
+	if got := strings.Count(r.stderr, "the agent runs as "); got != 1 {
+		t.Errorf("advance whose agent ran said its boundary %d times, want once:\n%s", got, r.stderr)
+	}
+	r = e.cli(binary, "advance", itoa(n))
+	if strings.Contains(r.stdout+r.stderr, "the agent runs as ") {
+		t.Errorf("advance at a gate (exit %d), where no agent runs, said the agent's boundary:\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+}

@@ -219,9 +219,11 @@ func (r *runner) run(ctx context.Context) error {
 		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
 			break
 		}
-		if err := r.preflight(ctx, cfg, sb); err != nil {
+		boundary, err := r.preflight(ctx, cfg, sb)
+		if err != nil {
 			return err
 		}
+		eng.Agent = compose.Announced(eng.Agent, r.a.Infof, boundary)
 	}
 	switch trig.Command {
 	case CmdSweep:

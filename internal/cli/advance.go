@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
@@ -148,9 +149,15 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 		if err != nil {
 			return err
 		}
+		var boundary []string
 		for _, line := range info {
+			if compose.BoundaryLine(line) {
+				boundary = append(boundary, line) // said when the agent first runs
+				continue
+			}
 			log.Infof("%s", line)
 		}
+		eng.Agent = compose.Announced(eng.Agent, log.Infof, boundary)
 	} else if eng.AgentErr != nil {
 		log.Warnf("%v", eng.AgentErr)
 	}
