@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -141,6 +142,10 @@ func advanceRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error {
 	eng, err := s.engineFor(ctx, log, opts.DryRun, true)
 	if err != nil {
 		return err
+	}
+	// No chain follows a step taken here: the status comment says so when no sweep would take the issue.
+	eng.Labeler = func(ctx context.Context, is ghapi.Issue) (bool, string, error) {
+		return engine.Unowned(ctx, s.gh, eng.Auth, is, nil)
 	}
 	if !opts.DryRun {
 		// Before the issue is locked or changed: a missing CLI or API key, or a boundary that cannot be
