@@ -63,7 +63,7 @@ func BenchmarkCostPaths(b *testing.B) {
 			for _, c := range costs {
 				// The signed commit has a budget of its own (signedBudget); the rules are read once, by the run
 				// that creates the branch.
-				signed, rules := 0, 0
+				signed, rules, token := 0, 0, 0
 				for _, ep := range c.endpoints {
 					if signedCost(ep) {
 						signed++
@@ -71,6 +71,12 @@ func BenchmarkCostPaths(b *testing.B) {
 					if rulesCost(ep) {
 						rules++
 					}
+					if tokenCheckCost(ep) {
+						token++
+					}
+				}
+				if token > 1 {
+					b.Errorf("%s: %s checked the token %d times: %s", p.name, c.step, token, strings.Join(c.endpoints, ", "))
 				}
 				if signed > signedBudget {
 					b.Errorf("%s: %s made %d signed commits, over the budget of %d: %s", p.name, c.step, signed, signedBudget, strings.Join(c.endpoints, ", "))
@@ -79,7 +85,7 @@ func BenchmarkCostPaths(b *testing.B) {
 					b.Errorf("%s: %s read the rules %d times: only the runs before ralph first pushes to the branch read them: %s", p.name, c.step, rules, strings.Join(c.endpoints, ", "))
 				}
 				created = created || signed > 0
-				c.rest -= signed + rules
+				c.rest -= signed + rules + token
 				if c.steps == 2 {
 					// A person's command and the step it runs, in one run.
 					if c.rest+c.graphql > stepBudget+writeAheadBudget+commandBudget {

@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
@@ -104,5 +106,113 @@ func TestFirstHourStatusSummary(t *testing.T) {
 	}
 	if !strings.Contains(r.summary, "replied on the issue with where it is") || strings.Contains(r.summary, "| — | — |") {
 		t.Errorf("the status run's summary:\n%s", r.summary)
+	}
+}
+
+// TestFirstHourBadTokenBeforeGit: a token GitHub refuses is said as bad credentials, exit 4, before ralph's
+// git meets it, through every entry of the Action (a label, a comment command, a dispatch, a sweep) and
+// gh ralph advance: the server counts the git requests, and there must be none (git would only say it
+// cannot prompt for a user name).
+func TestFirstHourBadTokenBeforeGit(t *testing.T) {
+	t.Parallel()
+	counting := func(srv *githubtest.Server) *atomic.Int32 {
+		var seen atomic.Int32
+		srv.GitFaults(func(string, *http.Request) githubtest.GitFault {
+			seen.Add(1)
+			return githubtest.GitFault{}
+		})
+		return &seen
+	}
+	check := func(t *testing.T, what string, r result, git *atomic.Int32) {
+		t.Helper()
+		out := r.stdout + r.stderr
+		if r.exit != 4 || !strings.Contains(out, "Bad credentials") || strings.Contains(out, "could not read Username") {
+			t.Errorf("%s with a refused token: exit %d, want 4 and bad credentials:\n%s", what, r.exit, out)
+		}
+		if k := git.Load(); k != 0 {
+			t.Errorf("%s with a refused token reached git (%d requests) before GitHub's API refused it:\n%s", what, k, out)
+		}
+	}
+
+	t.Run("action", func(t *testing.T) {
+		t.Parallel()
+		e := newEnvWith(t, baseConfig(t, ""), githubtest.Options{GitHTTP: true})
+		n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+		e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+		// A good token's run first: the issue has a record and a step to take, so each entry below would
+		// go on to its git work.
+		if r := e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n)}), nil); r.exit != 0 {
+			t.Fatalf("a good token's run: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+		}
+		git := counting(e.srv)
+		bad := runOpts{env: map[string]string{"INPUT_TOKEN": "not-a-token"}}
+		for _, tt := range []struct {
+			what    string
+			event   string
+			payload any
+		}{
+			{"a label event", "issues", labeledEvent(t, n, workflow.LabelBuild, maintainer)},
+			{"a comment command", "issue_comment", commentEvent(t, n, "/ralph retry", maintainer)},
+			{"a dispatch", "workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n)})},
+			{"a sweep", "schedule", map[string]any{"schedule": "17 * * * *"}},
+		} {
+			check(t, tt.what, e.start(tt.event, tt.payload, nil, bad).wait(), git)
+		}
+	})
+
+	t.Run("advance", func(t *testing.T) {
+		t.Parallel()
+		srv := githubtest.New(t, githubtest.Options{TLS: true, GitHTTP: true})
+		vars := cliVars(t, srv)
+		e := newCLIEnvOn(t, srv, agentConfig(t), vars)
+		e.git(e.work, "remote", "set-url", "origin", srv.GitURL())
+		n := srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+		srv.AddLabel(n, workflow.LabelBuild, maintainer)
+		git := counting(srv)
+		e.vars["GH_ENTERPRISE_TOKEN"] = "not-a-token"
+		check(t, "gh ralph advance", e.cli(binary, "advance", itoa(n)), git)
+	})
+}
+
+// TestFirstHourBoundaryOnlyWithAgent: the agent's boundary, one long line, is said in a run whose agent
+// runs, once, and not in a run where no agent runs (the issue waits at a gate).
+func TestFirstHourBoundaryOnlyWithAgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: interactive\n"))
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	r := e.label(n, maintainer) // the plan step: its agent runs
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.wantState(n, workflow.PlanInReview)
+	if got := strings.Count(r.stdout, "the agent runs as "); got != 1 {
+		t.Errorf("a run whose agent ran said its boundary %d times, want once:\n%s", got, r.stdout)
+	}
+	r = e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n)}), nil)
+	if r.exit != 0 {
+		t.Fatalf("exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "the agent runs as ") {
+		t.Errorf("a run in which no agent ran (the issue waits for a person) said the agent's boundary:\n%s", r.stdout)
+	}
+}
+
+// The same through gh ralph advance: once for the step whose agent runs, not at all at the gate.
+func TestFirstHourBoundaryOnlyWithAgentCLI(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, agentConfig(t)+"research: false\nreview: interactive\n")
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Say hello.")
+	e.srv.AddLabel(n, workflow.LabelBuild, maintainer)
+	r := e.cli(binary, "advance", itoa(n)) // enrolls it, and the plan step's agent runs
+	if r.exit != 0 {
+		t.Fatalf("advance: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.wantState(n, workflow.PlanInReview)
+	if got := strings.Count(r.stderr, "the agent runs as "); got != 1 {
+		t.Errorf("advance whose agent ran said its boundary %d times, want once:\n%s", got, r.stderr)
+	}
+	r = e.cli(binary, "advance", itoa(n))
+	if strings.Contains(r.stdout+r.stderr, "the agent runs as ") {
+		t.Errorf("advance at a gate (exit %d), where no agent runs, said the agent's boundary:\n%s%s", r.exit, r.stdout, r.stderr)
 	}
 }

@@ -116,3 +116,34 @@ func TestStatusInvalidConfig(t *testing.T) {
 		statusGolden(t, e, tt.golden, r)
 	}
 }
+
+// gh ralph advance on an issue whose ralph:build someone without write access added takes the step, and
+// the status comment it writes says that the issue then waits for a writer (no sweep takes it, and no chain
+// follows a step taken here), not that ralph goes on by itself; once the person's enroll made the label
+// theirs, the next step's comment says ralph goes on by itself.
+func TestStatusCommentOutsiderLabel(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, agentConfig(t))
+	e.srv.SetTokenLogin(maintainer) // the person's own token: what gh ralph writes is theirs
+	e.srv.SetPermission("mallory", "triage")
+	n := e.srv.CreateIssue("mallory", "Add a greeting", "Say hello.")
+	e.srv.AddLabel(n, workflow.LabelBuild, "mallory")
+	if r := e.cli(binary, "advance", fmt.Sprint(n)); r.exit != 0 {
+		t.Fatalf("advance: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	e.wantState(n, workflow.ReadyForPlan)
+	body := e.statusComment(n)
+	if !strings.Contains(body, "ralph waits: `ralph:build` was added by `@mallory`, who may not drive ralph") ||
+		!strings.Contains(body, fmt.Sprintf("`gh ralph enroll %d`", n)) || strings.Contains(body, "on its own") {
+		t.Errorf("the status comment of an issue no sweep takes:\n%s", body)
+	}
+	if r := e.cli(binary, "enroll", fmt.Sprint(n)); r.exit != 0 {
+		t.Fatalf("enroll: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if r := e.cli(binary, "advance", fmt.Sprint(n)); r.exit != 0 {
+		t.Fatalf("advance: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if body := e.statusComment(n); !strings.Contains(body, "### What you can do\n\nNothing: ralph ") || strings.Contains(body, "may not drive ralph") {
+		t.Errorf("the status comment once the person's enroll made the label theirs:\n%s", body)
+	}
+}

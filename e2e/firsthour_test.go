@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -63,6 +64,9 @@ func TestFirstHour(t *testing.T) {
 	// A fixed clock: the texts hold times.
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 	srv, dir, ca := privateCAHost(t, now)
+	// The person's own token: a maintainer's, whose label ralph's sweeps take.
+	srv.SetTokenLogin(maintainer)
+	srv.SetPermission(maintainer, "admin")
 	// Where the agent's CLI gets installed: a place every user may run it from, as npm install -g's
 	// /usr/local is (as root, the agent runs as a user of its own).
 	bin := filepath.Join(controlDir(t), "bin")
@@ -209,12 +213,28 @@ func TestFirstHour(t *testing.T) {
 	}
 	r = run(cmds[6], "")
 	check(cmds[6], "6-status.golden", r, 0)
+
+	// 8. An issue someone without write access labeled: no sweep takes it, status says why and what to do,
+	// and the person's enroll makes the label theirs.
+	srv.SetPermission("mallory", "triage")
+	m := srv.CreateIssue("mallory", "Add a farewell", "Say goodbye.")
+	srv.AddLabel(m, workflow.LabelBuild, "mallory")
+	r = run("gh ralph status", "")
+	check("gh ralph status", "7-status-outsider.golden", r, 0)
+	if !strings.Contains(r.stderr, "ralph:build was added by @mallory, who may not drive ralph") || !strings.Contains(r.stdout, "a writer (enroll)") {
+		t.Errorf("status does not say why #%d waits:\n%s%s", m, r.stdout, r.stderr)
+	}
+	r = run(fmt.Sprintf("gh ralph enroll %d", m), "")
+	check(fmt.Sprintf("gh ralph enroll %d", m), "8-enroll-outsider.golden", r, 0)
+	if r := run("gh ralph status", ""); r.exit != 0 || strings.Contains(r.stdout+r.stderr, "may not drive ralph") {
+		t.Errorf("status after the maintainer's enroll: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
 	if r := run("gh ralph version", ""); r.exit != 0 || !strings.HasPrefix(r.stdout, "gh ralph version ") {
 		t.Errorf("gh ralph version: exit %d: %s%s", r.exit, r.stdout, r.stderr)
 	}
 
-	// 8. Shell completion of gh ralph, as README and completion --help say to set it up: the commands, and
-	// the enrolled issue, which gh ralph asks GitHub for through gh.
+	// 9. Shell completion of gh ralph, as README and completion --help say to set it up: the commands, and
+	// the enrolled issues, which gh ralph asks GitHub for through gh.
 	if _, err := os.Stat(bashCompletionLib); err != nil {
 		t.Logf("bash-completion is not installed (%s): completion not tried", bashCompletionLib)
 		return
@@ -224,7 +244,7 @@ func TestFirstHour(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = run("bash --noprofile --norc "+script, "gh ralph adv\ngh ralph advance \n")
-	for _, want := range []string{"gh ralph adv -> advance\n", "gh ralph advance  -> 1\n"} {
+	for _, want := range []string{"gh ralph adv -> advance\n", "gh ralph advance  -> 1 2\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("completion: want %q\n%s%s", want, r.stdout, r.stderr)
 		}

@@ -343,3 +343,30 @@ func TestFixPersonPushedFirst(t *testing.T) {
 		t.Errorf("pull requests %+v, want the same one", pulls)
 	}
 }
+
+// A fix asked for by the pull request's own author (ralph ran with their token, which opened it) does not
+// ask them to review again: GitHub refuses a review request from a pull request's author (422). The
+// author comes with the query that reads the review threads, at no request of its own.
+func TestFixByThePullsAuthor(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "research: false\nreview: skip\n"))
+	e.srv.SetTokenLogin(maintainer) // a person's own token: ralph's pull request is theirs
+	n, pr := e.inReview()
+	if pr.Author != maintainer {
+		t.Fatalf("ralph's pull request is by %q, want %s", pr.Author, maintainer)
+	}
+	before := len(e.srv.Requests())
+	if r := e.run("issue_comment", commentEvent(t, n, "/ralph fix rename the file", maintainer), nil); r.exit != 0 {
+		t.Fatalf("exit %d\n%s", r.exit, r.stdout)
+	}
+	e.chain(5)
+	e.wantState(n, workflow.InReview)
+	for _, q := range e.srv.Requests()[before:] {
+		if strings.HasSuffix(q.Path, "/requested_reviewers") {
+			t.Errorf("ralph asked the pull request's author for a review: %s %s (status %d)", q.Method, q.Path, q.Status)
+		}
+	}
+	if rec := e.recordOf(n); rec.ReviewRounds != 1 {
+		t.Errorf("review rounds %d, want the fix done", rec.ReviewRounds)
+	}
+}

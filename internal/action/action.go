@@ -192,6 +192,15 @@ func (r *runner) run(ctx context.Context) error {
 	if ev.Inputs.ProjectToken != "" {
 		a.AddMask(ev.Inputs.ProjectToken)
 	}
+	// A run whose first act on GitHub is a git push (its lock) asks GitHub about the token first: a token
+	// GitHub refuses is then said as bad credentials (exit 4), not as git's "could not read Username". The
+	// others start with a request of the API (a person's permission, the list of a sweep).
+	switch trig.Command {
+	case CmdEnroll, CmdAdvance, CmdMerge, CmdFinish, CmdFix:
+		if err := gh.CheckToken(ctx); err != nil {
+			return fmt.Errorf("checking the token: %w", err)
+		}
+	}
 	eng, cleanup, err := compose.Build(ctx, r.door(gh, cfg, transport))
 	if err != nil {
 		return err
@@ -211,9 +220,11 @@ func (r *runner) run(ctx context.Context) error {
 		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
 			break
 		}
-		if err := r.preflight(ctx, cfg, sb); err != nil {
+		boundary, err := r.preflight(ctx, cfg, sb)
+		if err != nil {
 			return err
 		}
+		eng.Agent = compose.Announced(eng.Agent, r.a.Infof, boundary)
 	}
 	switch trig.Command {
 	case CmdSweep:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -18,15 +19,20 @@ import (
 const dockerSocket = "/var/run/docker.sock"
 
 // preflight makes sure, before any issue is locked or changed, that the agent can run and cannot reach
-// what is the runner's; it says in the log what the boundary is.
-func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Config) error {
+// what is the runner's. It returns the lines that say what the boundary is, for the log when the agent
+// first runs (compose.Announced); the others it says now.
+func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Config) (boundary []string, err error) {
 	if sb.Separate && r.ev.InActions {
 		if err := r.seal(sb); err != nil {
-			return fmt.Errorf("the agent's boundary cannot be set up, so ralph left the issue alone: %w", err)
+			return nil, fmt.Errorf("the agent's boundary cannot be set up, so ralph left the issue alone: %w", err)
 		}
 	}
 	info, err := doctor.Start(ctx, cfg, r.env.Environ, sb, r.chainWorkflow(cfg), doctor.InAction)
 	for _, line := range info {
+		if compose.BoundaryLine(line) {
+			boundary = append(boundary, line)
+			continue
+		}
 		r.a.Infof("%s", line)
 	}
 	var se *doctor.StartError
@@ -36,7 +42,7 @@ func (r *runner) preflight(ctx context.Context, cfg config.Config, sb sandbox.Co
 		}
 		r.a.Errorf("the agent cannot run here, so ralph left the issue alone: %d problem(s) above; nothing on the issue changed", len(se.Problems))
 	}
-	return err
+	return boundary, err
 }
 
 // chainWorkflow is workflowFile with the workflow the chain dispatches found (doctor.ResolveChain): a

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -159,6 +161,10 @@ func advanceSteps(ctx context.Context, f *Factory, opts *AdvanceOptions, out *st
 	if err != nil {
 		return err
 	}
+	// No chain follows a step taken here: the status comment says so when no sweep would take the issue.
+	eng.Labeler = func(ctx context.Context, is ghapi.Issue) (bool, string, error) {
+		return engine.Unowned(ctx, s.gh, eng.Auth, is, nil)
+	}
 	if !opts.DryRun {
 		// Before the issue is locked or changed: a missing CLI or API key, or a boundary that cannot be
 		// set up, is said here and counts no failure.
@@ -166,9 +172,15 @@ func advanceSteps(ctx context.Context, f *Factory, opts *AdvanceOptions, out *st
 		if err != nil {
 			return err
 		}
+		var boundary []string
 		for _, line := range info {
+			if compose.BoundaryLine(line) {
+				boundary = append(boundary, line) // said when the agent first runs
+				continue
+			}
 			log.Infof("%s", line)
 		}
+		eng.Agent = compose.Announced(eng.Agent, log.Infof, boundary)
 	} else if eng.AgentErr != nil {
 		log.Warnf("%v", eng.AgentErr)
 	}

@@ -43,6 +43,11 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 - git: ralph's own git (no git config of yours; the system's CAs and SSL_CERT_FILE's, as its API
   client) reads the checkout's origin with the token it pushes with.
 
+The checks are grouped by door: both doors (the config, the labels, the rules), the Action (the
+workflow, its secrets, the Actions settings) and this machine (the agent's CLI and key, your token,
+your git). What only this machine lacks, and settings or secrets only an admin can read, are
+warnings (!): someone who uses the Action alone, or is no admin, can reach a clean result.
+
 The Action runs the checks that cost no request at the start of every run, before it writes
 anything. Exit status: 0 when nothing is wrong, 1 when something is, 4 when you are not logged in.`,
 		Example: `  $ gh ralph doctor
@@ -94,11 +99,11 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	findings = append(findings, doctor.Documents(cfg))
 	wf, err := doctor.FindWorkflow(root)
 	if err != nil {
-		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix the workflow's YAML (actionlint shows where)"})
+		findings = append(findings, doctor.Finding{Problem: true, Msg: err.Error(), Fix: "fix the workflow's YAML (actionlint shows where)", Door: doctor.Action})
 	} else {
 		doctor.ResolveChain(root, wf, cfg)
 		doctor.ResolveWorkflowRun(root, wf)
-		findings = append(findings, doctor.WorkflowFile(wf, cfg)...)
+		findings = append(findings, doctor.For(doctor.Action, doctor.WorkflowFile(wf, cfg))...)
 	}
 	// As gh ralph advance would run the agent here (it runs as you; as root, as a user of its own, who may
 	// run what is open to every user and the toolchains under your home): the boundary advance's own check
@@ -107,7 +112,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	if cfgErr == nil {
 		// What this machine lacks to run steps here (the agent's CLI, its key, the boundary) matters to gh
 		// ralph advance only: for someone who uses the Action alone it is a warning, not a problem.
-		for _, fd := range doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here) {
+		for _, fd := range doctor.For(doctor.Machine, doctor.Agent(ctx, cfg, f.Environ(), sb, doctor.Here)) {
 			if fd.Problem {
 				const only = "needed for gh ralph advance on this machine; the Action checks its own runner before each step"
 				fd.Problem, fd.Warn = false, true
@@ -133,12 +138,30 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	if err != nil {
 		return err
 	}
-	findings = append(findings, doctor.Remote(ctx, runner, root, git.Auth{Token: s.pushToken(ctx, root)}))
+	findings = append(findings, doctor.For(doctor.Machine, []doctor.Finding{doctor.Remote(ctx, runner, root, git.Auth{Token: s.pushToken(ctx, root)})})...)
 	closeRunner()
-	// A finding quotes what is in the checkout (a workflow file's name, a value of its YAML) and on GitHub:
-	// it reaches the terminal inert, with ralph's own colour only.
-	for _, fd := range findings {
-		fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(inert.String(fd.String())))
+	// Each door's checks under its heading, so that someone who uses one door alone reads what is theirs. A
+	// finding quotes what is in the checkout (a workflow file's name, a value of its YAML) and on GitHub: it
+	// reaches the terminal inert, with ralph's own colour only.
+	var byDoor []string
+	for i, d := range doctor.Doors() {
+		if i > 0 {
+			fmt.Fprintln(f.Stdout)
+		}
+		fmt.Fprintln(f.Stdout, colorizer(f.Color).bold(d.Title()))
+		k := 0
+		for _, fd := range findings {
+			if fd.Door != d {
+				continue
+			}
+			fmt.Fprintln(f.Stdout, colorizer(f.Color).marked(inert.String(fd.String())))
+			if fd.Problem {
+				k++
+			}
+		}
+		if k > 0 {
+			byDoor = append(byDoor, fmt.Sprintf("%d for %s", k, d.Name()))
+		}
 	}
 	problems := len(doctor.Problems(findings))
 	warnings := 0
@@ -154,7 +177,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(f.Stderr, "%d problem%s found in %s; run gh ralph doctor again once fixed\n", problems, agent.Plural(problems), s.fullName())
+	fmt.Fprintf(f.Stderr, "%d problem%s found in %s (%s); run gh ralph doctor again once fixed\n", problems, agent.Plural(problems), s.fullName(), strings.Join(byDoor, ", "))
 	return &silentExit{code: ExitError}
 }
 
@@ -170,7 +193,7 @@ func (s *session) rules(ctx context.Context, root string, cfg config.Config) []d
 	// An example issue's branch and documents (the date in their names is not what rules look at).
 	rec := engine.Record{Branch: cfg.BranchPrefix + "1-example", Date: "2026-01-01", Slug: "example"}
 	sig := readSigning(ctx, root)
-	fs := append([]doctor.Finding{sig.finding()}, doctor.Rules(ctx, s.gh, engine.RuleWork(cfg, sig.engine(), 1, "Example", rec), base)...)
+	fs := append(doctor.For(doctor.Machine, []doctor.Finding{sig.finding()}), doctor.Rules(ctx, s.gh, engine.RuleWork(cfg, sig.engine(), 1, "Example", rec), base)...)
 	if docs, apart := engine.DocsRuleWork(cfg, sig.engine(), 1, "Example", rec); apart {
 		// The documents branch is one of ralph's branches too, where its documents are judged.
 		fs = append(fs, doctor.Rules(ctx, s.gh, docs, "")...)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/doctor"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
 
@@ -123,32 +124,58 @@ func TestDoctorPrintsNoEscapesOfOthers(t *testing.T) {
 	}
 }
 
-// Someone without admin rights cannot read the repository's Actions settings: doctor warns of it (an admin
-// can check them) and still finds the setup ready, rather than a problem no one in their place can fix.
+// Someone without admin rights cannot read the repository's Actions settings nor list its secrets, and
+// someone who uses the Action alone has no agent CLI or key on their machine: doctor warns of each (an
+// admin can check the settings; the machine's lacks matter to gh ralph advance only), under the heading of
+// the door it concerns, and still finds the setup ready, rather than a problem no one in their place can
+// fix.
 func TestDoctorNotAdmin(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e.env["PATH"] = bin + ":/usr/bin:/bin"
-	e.env["ANTHROPIC_API_KEY"] = "sk-local"
-	if code := e.run("init", "--agent", "claude"); code != 0 {
-		t.Fatalf("init: exit %d: %s", code, e.stderr)
-	}
-	e.srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
-	e.srv.SetSecret("ANTHROPIC_API_KEY", "sk-repo")
-	e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		if !strings.Contains(r.URL.Path, "/actions/permissions") {
-			return false
+	for _, local := range []bool{true, false} {
+		e := newTestEnv(t)
+		bin := t.TempDir()
+		if local {
+			if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			e.env["ANTHROPIC_API_KEY"] = "sk-local"
 		}
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte(`{"message":"Must have admin rights to Repository.","status":"403"}`))
-		return true
-	})
-	if code := e.run("doctor"); code != 0 || !strings.Contains(e.stdout.String(), "! cannot read") || strings.Contains(e.stdout.String(), "X ") {
-		t.Errorf("doctor as a non-admin: exit %d\n%s%s", code, e.stdout, e.stderr)
+		e.env["PATH"] = bin + ":/usr/bin:/bin"
+		if code := e.run("init", "--agent", "claude"); code != 0 {
+			t.Fatalf("init: exit %d: %s", code, e.stderr)
+		}
+		e.srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
+		e.srv.SetSecret("ANTHROPIC_API_KEY", "sk-repo")
+		e.srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if !strings.Contains(r.URL.Path, "/actions/permissions") && !strings.HasSuffix(r.URL.Path, "/actions/secrets") {
+				return false
+			}
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"message":"Must have admin rights to Repository.","status":"403"}`))
+			return true
+		})
+		code := e.run("doctor")
+		out := e.stdout.String()
+		if code != 0 || strings.Contains(out, "X ") {
+			t.Errorf("doctor as a non-admin (CLI here: %v): exit %d\n%s%s", local, code, out, e.stderr)
+		}
+		// Each warning under its door's heading.
+		action, machine := strings.Index(out, doctor.Action.Title()), strings.Index(out, doctor.Machine.Title())
+		if both := strings.Index(out, doctor.Both.Title()); both != 0 || action < both || machine < action {
+			t.Fatalf("doctor's headings are not both doors, the Action, this machine, in that order:\n%s", out)
+		}
+		for _, w := range []string{"! cannot read the repository's Actions permissions", "! cannot read the Actions token's default permissions", "! cannot list the repository's secrets"} {
+			if i := strings.Index(out, w); i < action || i > machine {
+				t.Errorf("(CLI here: %v) %q is not among the Action's checks:\n%s", local, w, out)
+			}
+		}
+		if !local {
+			for _, w := range []string{"! claude is not installed", "! agent.env passes ANTHROPIC_API_KEY through, but it is not set here"} {
+				if i := strings.Index(out, w); i < machine {
+					t.Errorf("%q is not among this machine's checks:\n%s", w, out)
+				}
+			}
+		}
 	}
 }
 

@@ -23,14 +23,19 @@ type exporter struct {
 	Template string
 }
 
-// jsonFieldsError lists the fields --json takes; Exit prints it as a usage error.
+// jsonFieldsError lists the fields --json takes, after msg when there is one; Exit prints it as a usage
+// error.
 type jsonFieldsError struct {
 	msg    string
 	fields []string
 }
 
 func (e *jsonFieldsError) Error() string {
-	return e.msg + "\n\nSpecify one or more comma-separated fields for `--json`:\n  " + strings.Join(e.fields, "\n  ")
+	list := "Specify one or more comma-separated fields for `--json`:\n  " + strings.Join(e.fields, "\n  ")
+	if e.msg == "" {
+		return list // gh's own words, when --json was given no fields
+	}
+	return e.msg + "\n\n" + list
 }
 
 // addJSONFlags adds the three flags to cmd; fields are the names --json accepts.
@@ -44,7 +49,7 @@ func addJSONFlags(cmd *cobra.Command, exp *exporter, fields []string) {
 	})
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if c == cmd && strings.Contains(err.Error(), "flag needs an argument: --json") {
-			return &jsonFieldsError{msg: "--json needs fields", fields: fields}
+			return &jsonFieldsError{fields: fields}
 		}
 		// The root's, found when the error happens: cmd has no parent yet when its flags are added.
 		if p := cmd.Parent(); p != nil {
@@ -59,7 +64,7 @@ func addJSONFlags(cmd *cobra.Command, exp *exporter, fields []string) {
 func (e *exporter) check(cmd *cobra.Command, fields []string) error {
 	if len(e.Fields) == 0 {
 		if cmd.Flags().Changed("json") {
-			return &jsonFieldsError{msg: "--json needs fields", fields: slices.Sorted(slices.Values(fields))}
+			return &jsonFieldsError{fields: slices.Sorted(slices.Values(fields))}
 		}
 		if e.JQ != "" {
 			return flagErrorf(cmd, "cannot use `--jq` without specifying `--json`")

@@ -46,7 +46,9 @@ and its status comment. Nothing is written (the comment /ralph status refreshes 
 
 Without: the pipeline — every enrolled open issue by state, with what the agent has cost it so
 far, and warnings for issues that have been in one state longer than --stale, issues in a lock
-state for over an hour (a run that stopped without finishing), and issues that need a person.
+state for over an hour (a run that stopped without finishing), issues that need a person, and
+issues whose ralph:build label someone without write access added (no sweep takes them until someone
+with write access runs gh ralph enroll N).
 
 On a terminal the output is a table; otherwise it is stable tab-separated text. --json FIELDS,
 --jq and --template work as in gh (--json alone lists the fields). usage is what the agent
@@ -87,6 +89,19 @@ JSON fields of the pipeline: number, title, url, state, ready, since, updatedAt,
 	}
 	cmd.Flags().DurationVar(&opts.Stale, "stale", 72*time.Hour, "Warn about issues in one state for longer than `duration`")
 	addJSONFlags(cmd, &opts.Exporter, union(issueFields, pipelineFields))
+	// --json with no fields lists those of the form asked for, one issue's or the pipeline's, as gh lists a
+	// command's: the arguments parsed before the flag say which.
+	both := cmd.FlagErrorFunc()
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c != cmd || !strings.Contains(err.Error(), "flag needs an argument: --json") {
+			return both(c, err)
+		}
+		fields := pipelineFields
+		if len(c.Flags().Args()) > 0 {
+			fields = issueFields
+		}
+		return &jsonFieldsError{fields: slices.Sorted(slices.Values(fields))}
+	})
 	cmd.ValidArgsFunction = issueCompletion(f)
 	addRepoFlag(cmd)
 	return cmd
@@ -224,10 +239,10 @@ func shortCount(n int) string {
 // fields is every --json field of one issue.
 func (st *issueStatus) fields() map[string]any {
 	rec := st.Record
-	// The state label a step shows while it runs (lock says whether a run holds the issue); null: none.
+	// The step under way, as the text's running line says it; null: none.
 	var running any
-	if st.Running != "" {
-		running = string(st.Running)
+	if r := st.running(); r != "" {
+		running = string(r)
 	}
 	var pr any
 	if rec.PR != 0 {
@@ -280,6 +295,30 @@ func fixesJSON(rec engine.Record, maxChecks int) map[string]any {
 	return map[string]any{"reviews": rec.ReviewRounds, "checks": rec.CIFixes, "maxChecks": maxChecks, "pending": rec.Fix != nil, "phases": phases}
 }
 
+// running is the step under way, the one value behind the text's running line and --json running: the
+// state its label shows (Research in Progress) while a live run holds the issue, or, before that run put
+// the label on, the one its step puts on from the record's state; "" when no live run holds the issue (a
+// running label alone is a warning of the view's) or its step cannot be told (the lock line says who
+// holds it).
+func (st *issueStatus) running() workflow.State {
+	if st.Lock == nil || st.Lock.Expired {
+		return ""
+	}
+	if st.Running != "" {
+		return st.Running
+	}
+	from := st.State
+	if from == "" {
+		from = engine.FirstState(st.Config)
+	}
+	for _, t := range engine.Transitions() {
+		if t.Event == workflow.Start && t.From == from {
+			return t.To
+		}
+	}
+	return ""
+}
+
 // print writes the issue's status: aligned for people on a terminal, "key<TAB>value" lines otherwise.
 func (st *issueStatus) print(w io.Writer, tty, color bool) {
 	rec := st.Record
@@ -301,14 +340,10 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		state += " (issue closed)"
 	}
 	addColored("state", state, func(s string) string { return c.state(st.State, s) })
-	running := st.Lock != nil && !st.Lock.Expired
-	if running {
+	held := st.Lock != nil && !st.Lock.Expired
+	if r := st.running(); r != "" {
 		// A run holds the issue: its step is under way (its label, Research in Progress, is expected).
-		what := "a step"
-		if st.Running != "" {
-			what = st.Running.Title()
-		}
-		v := fmt.Sprintf("%s, by %s", what, st.Lock.Holder)
+		v := fmt.Sprintf("%s, by %s", r.Title(), st.Lock.Holder)
 		if !st.Lock.Since.IsZero() {
 			v += " since " + st.Lock.Since.UTC().Format("15:04 UTC")
 		}
@@ -385,7 +420,7 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 		}
 		add("agent usage", v)
 	}
-	if running {
+	if held {
 		add("next", fmt.Sprintf("the run under way ends its step; gh ralph status %d then says what follows", st.Number))
 	} else {
 		add("next", st.Next(st.Config))

@@ -35,6 +35,8 @@ func (e *testEnv) state(n int) workflow.State {
 
 // pipeline seeds the issues the status tests read: one per interesting case.
 func pipeline(e *testEnv) {
+	// mona enrolls the issues: someone who may drive ralph (TestStatusUnowned is someone who may not).
+	e.srv.SetPermission("mona", "write")
 	e.srv.CreateIssue("mona", "Not for ralph", "")                             // 1: not enrolled
 	e.srv.CreateIssue("mona", "Add a --verbose flag", "", workflow.LabelBuild) // 2: enrolled, not started
 	n3 := e.srv.CreateIssue("mona", "Speed up the parser", "", workflow.LabelBuild, workflow.InProgress.Label())
@@ -134,7 +136,8 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("--json (-want +got):\n%s", diff)
 	}
 
-	// #6 shows the label its first step puts on while it runs; no run holds it.
+	// #6 shows the label its first step puts on while it runs, but no run holds it: nothing runs, as the
+	// text says (it has no running line).
 	if code := e.run("status", "6", "--json", "state,running,lock"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -142,7 +145,7 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.stdout.String()), &six); err != nil {
 		t.Fatalf("%v: %s", err, e.stdout)
 	}
-	if diff := cmp.Diff(map[string]any{"state": "", "running": "research-in-progress", "lock": nil}, six); diff != "" {
+	if diff := cmp.Diff(map[string]any{"state": "", "running": nil, "lock": nil}, six); diff != "" {
 		t.Errorf("--json of a running label (-want +got):\n%s", diff)
 	}
 
@@ -372,5 +375,127 @@ func TestStatusJSONPrintsNoEscapesOfOthers(t *testing.T) {
 	}
 	if got := e.stdout.String(); !strings.Contains(got, "\x1b[") {
 		t.Errorf("the template's colour was lost: %q", got)
+	}
+}
+
+// TestStatusUnowned: an issue whose ralph:build someone without write access added waits for a writer, as
+// every sweep passes it over: status says why and what to do, in its text, its --json next and warnings,
+// and the pipeline; once a writer's enroll added the label again, it says none of it.
+func TestStatusUnowned(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.asUser("octocat")
+	e.srv.SetPermission("octocat", "write")
+	e.srv.SetTokenLogin("octocat")
+	e.srv.SetPermission("mallory", "triage")
+	n := e.srv.CreateIssue("mallory", "Mine", "")
+	e.srv.AddLabel(n, workflow.LabelBuild, "mallory")
+	e.srv.AddLabel(n, workflow.ReadyForPlan.Label(), githubtest.BotLogin)
+	seedStatus(e, n, engine.Record{Branch: "ralph/1-mine", Base: "main"})
+	why := fmt.Sprintf("ralph:build was added by @mallory, who may not drive ralph: no sweep takes #%d until someone with write access runs gh ralph enroll %d", n, n)
+
+	if code := e.run("status", fmt.Sprint(n)); code != 0 || !strings.Contains(e.stdout.String(), "warning\t"+why) ||
+		!strings.Contains(e.stdout.String(), fmt.Sprintf("next\ta person with write access: ralph:build was added by @mallory, who may not drive ralph, so no sweep takes it; gh ralph enroll %d", n)) {
+		t.Errorf("status %d: exit %d\n%s%s", n, code, e.stdout, e.stderr)
+	}
+	if code := e.run("status", fmt.Sprint(n), "--json", "next,warnings"); code != 0 {
+		t.Fatalf("status --json: exit %d: %s", code, e.stderr)
+	}
+	var got struct {
+		Next     string   `json:"next"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.Next, "a person with write access:") || !strings.Contains(strings.Join(got.Warnings, "\n"), why) {
+		t.Errorf("status --json next,warnings = %+v", got)
+	}
+	if code := e.run("status"); code != 0 || !strings.Contains(e.stdout.String(), "a writer (enroll)") || !strings.Contains(e.stderr.String(), "warning: #1 "+why) {
+		t.Errorf("status (the pipeline): exit %d\n%s%s", code, e.stdout, e.stderr)
+	}
+
+	if code := e.run("enroll", fmt.Sprint(n)); code != 0 {
+		t.Fatalf("enroll: exit %d: %s", code, e.stderr)
+	}
+	for _, args := range [][]string{{"status", fmt.Sprint(n)}, {"status"}} {
+		if code := e.run(args...); code != 0 || strings.Contains(e.stdout.String()+e.stderr.String(), "may not drive ralph") || strings.Contains(e.stdout.String(), "a writer") {
+			t.Errorf("%s after a writer's enroll: exit %d\n%s%s", strings.Join(args, " "), code, e.stdout, e.stderr)
+		}
+	}
+}
+
+// TestStatusRunningAgrees: the text's running line and --json running are one value: a live run that holds
+// the issue before its step put the running label on shows the step it takes in both; a running label that
+// no run holds shows in neither.
+func TestStatusRunningAgrees(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	pipeline(e)
+	e.now = clock
+	n := e.srv.CreateIssue("mona", "Plan it", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
+	seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-plan-it", n), Base: "main"})
+	lk := &lock.Locker{Refs: lock.RESTRefs{API: e.client()}, Lease: time.Hour, Now: func() time.Time { return clock },
+		Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 99, User: "mona"}, Alive: func(int) bool { return true }}
+	lease, err := lk.Acquire(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lease.Release(context.Background()) })
+	for _, tt := range []struct {
+		issue int
+		want  any // --json running
+	}{
+		{n, "plan-in-progress"},
+		{6, nil}, // Research in Progress on, no run holds it
+	} {
+		if code := e.run("status", fmt.Sprint(tt.issue)); code != 0 {
+			t.Fatalf("status %d: exit %d: %s", tt.issue, code, e.stderr)
+		}
+		text := e.stdout.String()
+		if code := e.run("status", fmt.Sprint(tt.issue), "--json", "running"); code != 0 {
+			t.Fatalf("status %d --json running: exit %d: %s", tt.issue, code, e.stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got["running"] != tt.want {
+			t.Errorf("status %d --json running = %v, want %v", tt.issue, got["running"], tt.want)
+		}
+		line := strings.Contains(text, "\nrunning\t")
+		if line != (tt.want != nil) || tt.want != nil && !strings.Contains(text, "running\tPlan in Progress, by") {
+			t.Errorf("status %d (--json running %v) says:\n%s", tt.issue, tt.want, text)
+		}
+	}
+}
+
+// TestStatusJSONFieldsList: --json with no fields lists, in gh's words, the fields of the form asked for:
+// one issue's, or the pipeline's, not both mixed.
+func TestStatusJSONFieldsList(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	for _, tt := range []struct {
+		args       []string
+		want, also []string // fields listed; fields of the other form, not listed
+	}{
+		{[]string{"status", "--json"}, pipelineFields, []string{"lock", "phase", "running"}},
+		{[]string{"status", "3", "--json"}, issueFields, []string{"ready", "since"}},
+	} {
+		code := e.run(tt.args...)
+		got := e.stderr.String()
+		if code != ExitUsage || !strings.HasPrefix(got, "Specify one or more comma-separated fields for `--json`:\n") {
+			t.Errorf("%v: exit %d, stderr %q; want gh's list of fields", tt.args, code, got)
+		}
+		for _, f := range tt.want {
+			if !strings.Contains(got, "\n  "+f+"\n") {
+				t.Errorf("%v does not list %s:\n%s", tt.args, f, got)
+			}
+		}
+		for _, f := range tt.also {
+			if strings.Contains(got, "\n  "+f+"\n") {
+				t.Errorf("%v lists %s, a field of the other form:\n%s", tt.args, f, got)
+			}
+		}
 	}
 }

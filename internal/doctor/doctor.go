@@ -25,6 +25,56 @@ type Finding struct {
 	Warn bool
 	Msg  string
 	Fix  string
+	// Door is whom the check is for: both doors, the Action, or gh ralph on this machine.
+	Door Door
+}
+
+// Door is a way ralph runs, as doctor groups its checks: someone who uses one door alone reads the checks
+// of that door and of both.
+type Door int
+
+const (
+	// Both: the config, the labels, the repository's rules: what every run needs, wherever it runs.
+	Both Door = iota
+	// Action: the workflow, its secrets and GitHub's Actions settings: what ralph's steps in GitHub Actions
+	// need.
+	Action
+	// Machine: the agent's CLI and key, your token, your git's signing and reach: what gh ralph needs on
+	// this machine (advance runs steps here; enroll, approve and the rest write as you).
+	Machine
+)
+
+// Doors are the doors in the order doctor prints their checks.
+func Doors() []Door { return []Door{Both, Action, Machine} }
+
+// Title is the heading doctor prints over a door's checks.
+func (d Door) Title() string {
+	switch d {
+	case Action:
+		return "The Action (ralph's steps in GitHub Actions):"
+	case Machine:
+		return "This machine (gh ralph advance runs steps here; enroll, approve and the rest write as you):"
+	}
+	return "Both doors (the Action and gh ralph on this machine):"
+}
+
+// Name is the door in a few words ("the Action").
+func (d Door) Name() string {
+	switch d {
+	case Action:
+		return "the Action"
+	case Machine:
+		return "this machine"
+	}
+	return "both doors"
+}
+
+// For is fs, each for door d.
+func For(d Door, fs []Finding) []Finding {
+	for i := range fs {
+		fs[i].Door = d
+	}
+	return fs
 }
 
 // String is the finding on one line: "✓ msg", "! msg: fix" or "X msg: fix".

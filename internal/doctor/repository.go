@@ -57,9 +57,6 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 	default:
 		fs = append(fs, ok("your token can push to %s", full))
 	}
-	if f, ok := Registries(access.Private, cfg); ok {
-		fs = append(fs, f)
-	}
 	if access.Scopes != nil {
 		if !slices.Contains(access.Scopes, "workflow") {
 			fs = append(fs, problem("your token lacks the workflow scope, which pushing .github/workflows/ralph.yml needs", "gh auth refresh -s workflow"))
@@ -67,6 +64,10 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 		if cfg.Project != nil && !slices.Contains(access.Scopes, "project") {
 			fs = append(fs, problem("your token lacks the project scope, which the board of project: needs", "gh auth refresh -s project"))
 		}
+	}
+	fs = For(Machine, fs)
+	if f, ok := Registries(access.Private, cfg); ok {
+		fs = append(fs, f)
 	}
 	have, err := gh.Labels(ctx)
 	if err != nil {
@@ -91,21 +92,23 @@ func Repository(ctx context.Context, gh GitHub, cfg config.Config, wf *Workflow)
 			fs = append(fs, ok("all %d of ralph's labels exist", len(LabelNames())))
 		}
 	}
+	var action []Finding
 	if wf != nil {
 		w, err := gh.Workflow(ctx, wf.File())
 		switch {
 		case errors.Is(err, ghapi.ErrNotFound):
-			fs = append(fs, problem(wf.Path+" is not on the default branch on GitHub, so nothing runs it", "commit and push it to the default branch"))
+			action = append(action, problem(wf.Path+" is not on the default branch on GitHub, so nothing runs it", "commit and push it to the default branch"))
 		case err != nil:
-			fs = append(fs, problem("reading the workflow "+wf.File()+": "+err.Error(), ""))
+			action = append(action, problem("reading the workflow "+wf.File()+": "+err.Error(), ""))
 		case w.State != "active":
-			fs = append(fs, problem(fmt.Sprintf("the workflow %s is %s", wf.Path, strings.ReplaceAll(w.State, "_", " ")), "gh workflow enable "+wf.File()))
+			action = append(action, problem(fmt.Sprintf("the workflow %s is %s", wf.Path, strings.ReplaceAll(w.State, "_", " ")), "gh workflow enable "+wf.File()))
 		default:
-			fs = append(fs, ok("%s is active on GitHub", wf.Path))
+			action = append(action, ok("%s is active on GitHub", wf.Path))
 		}
-		fs = append(fs, secrets(ctx, gh, wf)...)
+		action = append(action, secrets(ctx, gh, wf)...)
 	}
-	return append(fs, Settings(ctx, gh, wf)...), nil
+	action = append(action, Settings(ctx, gh, wf)...)
+	return append(fs, For(Action, action)...), nil
 }
 
 // Registries suggests, for a private repository whose agent reaches every package registry, narrowing
@@ -195,6 +198,12 @@ func secrets(ctx context.Context, gh GitHub, wf *Workflow) []Finding {
 		return nil
 	}
 	names, err := gh.SecretNames(ctx)
+	var api *ghapi.Error
+	if errors.As(err, &api) && (api.Status == 403 || api.Status == 404) {
+		// Not a problem of the setup: GitHub lists the secrets only to those who may manage them.
+		return []Finding{{Warn: true, Msg: "cannot list the repository's secrets (GitHub lists them only to people who may manage them)",
+			Fix: "ask an admin to check that " + setPhrase(sortedKeys(want)) + " (gh secret list)"}}
+	}
 	if err != nil {
 		return []Finding{problem("listing the repository's secrets: "+err.Error(), "check that "+setPhrase(sortedKeys(want))+" (gh secret list)")}
 	}

@@ -174,6 +174,12 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 		case <-ctx.Done():
 		}
 	}()
+	if e.Labeler != nil && ic.enrollable() {
+		var lerr error
+		if ic.unowned, ic.labeler, lerr = e.Labeler(ctx, ic.gh); lerr != nil {
+			e.Log.Warnf("#%d: %v", ic.n, lerr)
+		}
+	}
 	res, err := e.step(ctx, ic)
 	if ic.ws != nil {
 		for _, u := range ic.ws.Unverified {

@@ -190,12 +190,13 @@ func keepSteps(all []Done) []Done {
 // fitStatus renders the status comment of rec within MaxBody: rec bounded, and, should that still be too
 // long (phases of long titles quoting many characters JSON escapes), with less of its history and shorter
 // titles of done phases, down to a form whose size the bounds fix. The record it holds is the one returned.
-func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links) (string, Record) {
+// f is what the run knows of the issue besides its record (Facts.Unowned).
+func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Facts) (string, Record) {
 	rec = rec.bounded()
-	body := t.renderStatus(n, rec, cfg, links)
+	body := t.renderStatus(n, rec, cfg, links, f)
 	for level := 1; chars(body) > MaxBody-bodyRoom && level <= 3; level++ {
 		rec = compacted(rec, level)
-		body = t.renderStatus(n, rec, cfg, links)
+		body = t.renderStatus(n, rec, cfg, links, f)
 	}
 	return body, rec
 }

@@ -132,7 +132,7 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 		}
 		rec.Last = &rec.History[len(rec.History)-1]
 		cfg := config.Default()
-		body, kept := fitStatus(newTable(workflowSteps(), commandMoves()), 1, rec, cfg, Links{Branch: "https://github.com/octo/widgets/tree/" + rec.Branch, Run: "https://github.com/octo/widgets/actions/runs/1"})
+		body, kept := fitStatus(newTable(workflowSteps(), commandMoves()), 1, rec, cfg, Links{Branch: "https://github.com/octo/widgets/tree/" + rec.Branch, Run: "https://github.com/octo/widgets/actions/runs/1"}, Facts{})
 		if got := chars(body); got > MaxBody-bodyRoom {
 			t.Errorf("%q: the status comment is %d characters, more than %d", c, got, MaxBody-bodyRoom)
 			kv := reflect.ValueOf(kept)

@@ -197,6 +197,11 @@ type Engine struct {
 	// OnState, when set, is told of every state change after the labels have moved (a project board
 	// mirrors it). Its error is logged as a warning: it never fails or undoes a step.
 	OnState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
+	// Labeler, when set, is asked before a step whether ralph:build on the issue counts for nobody (Unowned),
+	// so that the status comment the step writes says the issue waits for a writer instead of that ralph
+	// goes on by itself. gh ralph advance sets it: no chain follows its step, a sweep must. Its error is
+	// logged as a warning.
+	Labeler func(ctx context.Context, is ghapi.Issue) (unowned bool, who string, err error)
 
 	// steps is the workflow's table, built by New from the steps' declarations.
 	steps *table

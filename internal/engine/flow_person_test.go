@@ -100,6 +100,42 @@ func TestFlowStatus(t *testing.T) {
 	}
 }
 
+// TestFlowStatusUnowned: a status comment refreshed on an issue whose ralph:build was last added by someone
+// who may not drive ralph says the issue waits for a writer and what they do, not that ralph goes on by
+// itself; once a writer added the label again, it says ralph goes on.
+func TestFlowStatusUnowned(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	n := h.enrolled("Parse widgets")
+	h.advance(n)
+	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
+	h.gh.mu.Lock()
+	h.gh.labeler[n] = "mallory"
+	h.gh.mu.Unlock()
+	if _, err := h.eng.Status(ctx, n, false); err != nil {
+		t.Fatal(err)
+	}
+	body := h.gh.statusBody(n)
+	for _, want := range []string{"ralph waits: `ralph:build` was added by `@mallory`, who may not drive ralph", "`gh ralph enroll 1`"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("status comment of an issue labeled by mallory lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "on its own") {
+		t.Errorf("status comment of an issue no sweep takes says ralph goes on by itself:\n%s", body)
+	}
+	h.gh.mu.Lock()
+	h.gh.labeler[n] = "alice"
+	h.gh.mu.Unlock()
+	if _, err := h.eng.Status(ctx, n, false); err != nil {
+		t.Fatal(err)
+	}
+	if body := h.gh.statusBody(n); !strings.Contains(body, "on its own") || strings.Contains(body, "mallory") {
+		t.Errorf("status comment once a writer labeled the issue:\n%s", body)
+	}
+}
+
 // TestFlowOnState: OnState hears of every state change; its error is a warning, never a failure.
 func TestFlowOnState(t *testing.T) {
 	t.Parallel()

@@ -33,6 +33,10 @@ type issue struct {
 	step       workflow.Event
 	ahead      *Record
 	unrecorded *Attempt
+	// unowned: ralph:build counts for nobody (Unowned; labeler added it), as far as this run asked (only
+	// a refresh of the status comment asks): the comment then says the issue waits for a writer.
+	unowned bool
+	labeler string
 }
 
 // enrollable says whether an issue ralph holds no record of may be enrolled: it carries ralph:build. A state

@@ -16,6 +16,10 @@ type Facts struct {
 	// Blockers are the open issues that block it, once read; nil: not read (the plan says when they
 	// matter, see Decision.AskBlockers).
 	Blockers []int
+	// Unowned: ralph:build was last added by someone who may not drive ralph (Labeler; "" when no event
+	// says who), so no sweep takes the issue. Only a reader that asked GitHub (Unowned) sets it.
+	Unowned bool
+	Labeler string
 }
 
 // Wait is what an issue waits for when no step of ralph's can move it now.
@@ -41,6 +45,10 @@ const (
 	// WaitSplit: the triage's split waits for a person's approval before any sub-issue is created
 	// (split.approve); the issue stays in Backlog.
 	WaitSplit
+	// WaitWriter: a step of ralph's could run, but ralph:build was added by someone who may not drive
+	// ralph (Facts.Unowned), so no sweep takes the issue: a writer's gh ralph enroll N, or the label added
+	// again by one, does.
+	WaitWriter
 )
 
 // Decision is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
@@ -70,11 +78,23 @@ type Decision struct {
 	Reason string
 	Before workflow.State
 	config config.Config
+	// Labeler is who added ralph:build when the issue waits for a writer (WaitWriter); "" when no event
+	// says who.
+	Labeler string
 }
 
 // next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
 func (t *table) next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
+	p := t.plan(n, rec, enrolled, f, c)
+	if f.Unowned && p.State != "" && p.Wait == NoWait && p.Step != nil && !p.Running {
+		p.Wait, p.Labeler = WaitWriter, f.Labeler
+	}
+	return p
+}
+
+// plan is next before it looks at who added ralph:build (Facts.Unowned).
+func (t *table) plan(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 	p := Decision{N: n, State: rec.State, Reason: rec.Reason, Before: rec.Before, config: c}
 	if p.State == "" {
 		if !enrolled {
@@ -180,6 +200,8 @@ func (p Decision) Describe() string {
 	switch {
 	case p.State == "":
 		return "nothing: the issue is not enrolled (add the ralph:build label)"
+	case p.Wait == WaitWriter:
+		return fmt.Sprintf("a person with write access: %s, so no sweep takes it; gh ralph enroll %d adds the label again as theirs (or they add it again), or gh ralph advance %d runs the step now", p.unownedWhy(func(s string) string { return s }), n, n)
 	case p.Enroll:
 		return fmt.Sprintf("enrollment: the next run puts it in %s (gh ralph advance %d)", p.State.Title(), n)
 	}
@@ -218,6 +240,8 @@ func (p Decision) Short() string {
 	switch {
 	case p.State == "":
 		return "nothing"
+	case p.Wait == WaitWriter:
+		return "a writer (enroll)"
 	case p.Enroll:
 		return "enroll"
 	}
@@ -256,6 +280,8 @@ func (p Decision) Actions() string {
 		return fmt.Sprintf("Read the triage above: it splits this issue into %d sub-issues, and none is created yet. Comment `/ralph approve` to create them, or `/ralph reject <why>` to have the issue triaged again (or `gh ralph approve %d` / `gh ralph reject %d --reason …`).", p.SplitParts, n, n)
 	case WaitPullRequest:
 		return "Review and merge the pull request. Closing it without merging hands the issue back to a person."
+	case WaitWriter:
+		return fmt.Sprintf("ralph waits: %s, so ralph's sweeps pass this issue over. Someone with write access runs `gh ralph enroll %d` (or takes the label off and adds it again) to have ralph take it from there, or `gh ralph advance %d` to run the next step now.", p.unownedWhy(func(s string) string { return "`" + s + "`" }), n, n)
 	case Finished:
 		if p.State == workflow.Done {
 			return "Nothing: the work is merged."
@@ -266,6 +292,15 @@ func (p Decision) Actions() string {
 		return p.Step.Help(n)
 	}
 	return fmt.Sprintf("Nothing: ralph takes the next step on its own. Comment `/ralph status` to refresh this comment, or run `gh ralph advance %d` to run the next step now.", n)
+}
+
+// unownedWhy says who added ralph:build to an issue that waits for a writer (WaitWriter), code marking
+// names (in a comment, a code span: a login there is written as itself, and notifies no one).
+func (p Decision) unownedWhy(code func(string) string) string {
+	if p.Labeler == "" {
+		return fmt.Sprintf("no event says who added %s", code(workflow.LabelBuild))
+	}
+	return fmt.Sprintf("%s was added by %s, who may not drive ralph", code(workflow.LabelBuild), code("@"+p.Labeler))
 }
 
 func issueList(ns []int) string {

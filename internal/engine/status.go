@@ -17,7 +17,7 @@ func (w writer) saveStatus(ctx context.Context) error {
 
 // saveRecord writes rec as the status comment, whatever the issue's record in this run is.
 func (w writer) saveRecord(ctx context.Context, rec Record) error {
-	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links())
+	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links(), Facts{Unowned: w.ic.unowned, Labeler: w.ic.labeler})
 	if w.ic.status != nil {
 		if w.ic.status.Body == body {
 			return nil
@@ -49,6 +49,15 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 	}
 	if ic.state == "" {
 		return Record{}, inputErrorf("#%d is not enrolled: add the %s label to start", n, workflow.LabelBuild)
+	}
+	// Who added ralph:build matters when a step could run now: no sweep takes an issue whose label counts
+	// for nobody, and the comment must not say ralph goes on by itself.
+	if lb, ok := e.GitHub.(LabelerReader); ok && ic.enrollable() && ic.gh.State == "open" {
+		if d := Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config); d.Now() && !d.Running {
+			if ic.unowned, ic.labeler, err = Unowned(ctx, lb, e.Auth, ic.gh, ic.trusted); err != nil {
+				return ic.rec, err
+			}
+		}
 	}
 	if e.DryRun {
 		return ic.rec, nil
@@ -83,7 +92,7 @@ func (w writer) links() Links {
 
 // renderStatus renders the status comment: state at a glance, checklist, phases, links, last run, what a
 // person can do, the workflow diagram, and the hidden record.
-func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links) string {
+func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links, f Facts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## ralph: %s\n\n", rec.State.Title())
 	if rec.State == workflow.HumanNeeded && rec.Reason != "" {
@@ -209,7 +218,7 @@ func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links) 
 	b.WriteString(refusedSection(rec))
 	b.WriteString(usageSection(rec, cfg))
 
-	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", t.next(n, rec, true, Facts{Blockers: []int{}}, cfg).Actions())
+	fmt.Fprintf(&b, "\n### What you can do\n\n%s\n", t.next(n, rec, true, Facts{Blockers: []int{}, Unowned: f.Unowned, Labeler: f.Labeler}, cfg).Actions())
 
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(t.flow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.

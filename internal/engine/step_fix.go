@@ -133,7 +133,7 @@ func readAnswers(doc string, threads int) map[string]string {
 // review requests, and failed checks with their logs. The real client has all of it.
 type Reviews interface {
 	UnresolvedReviewThreads(ctx context.Context, pr int) ([]ghapi.ReviewThread, error)
-	ReviewThreads(ctx context.Context, pr int) ([]ghapi.ReviewThread, error)
+	PullReviewThreads(ctx context.Context, pr int) (author string, threads []ghapi.ReviewThread, err error)
 	ReplyToReviewComment(ctx context.Context, pr int, commentID int64, body string) (ghapi.ReviewComment, error)
 	RequestReview(ctx context.Context, pr int, logins ...string) error
 	FailedChecks(ctx context.Context, sha string, pr ghapi.PullChecks, opts ghapi.TailOptions) ([]ghapi.FailedCheck, error)
@@ -394,7 +394,8 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 			sha, title = p.SHA, p.Title
 		}
 	}
-	answered, err := r.answered(ctx, rv, rec.PR, sha, f.Threads)
+	ask := f.By != "" && !strings.HasSuffix(f.By, "[bot]")
+	author, answered, err := r.answered(ctx, rv, rec.PR, sha, f.Threads, ask)
 	if err != nil {
 		return err
 	}
@@ -411,7 +412,9 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 			r.log.Warnf("#%d: replying on the review thread of comment %d: %v", r.ic.n, id, err)
 		}
 	}
-	if f.By != "" && !strings.HasSuffix(f.By, "[bot]") {
+	// GitHub refuses to ask the pull request's author (422): the person who asked for the fix with the
+	// token that opened it (a person's own, on their machine) is told in the threads, not asked again.
+	if ask && !strings.EqualFold(f.By, author) {
 		if err := rv.RequestReview(ctx, rec.PR, f.By); err != nil {
 			r.log.Warnf("#%d: asking @%s to review #%d again: %v", r.ic.n, f.By, rec.PR, err)
 		}
@@ -420,16 +423,20 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 }
 
 // answered lists, of the threads (by their first comment), those in which ralph has replied naming sha:
-// a reply of ralph's own account (or of someone ralph believes), starting as ralph's replies do.
-func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, threads []int64) (map[int64]bool, error) {
-	if len(threads) == 0 || sha == "" {
-		return nil, nil
+// a reply of ralph's own account (or of someone ralph believes), starting as ralph's replies do. The same
+// query says who authored the pull request, asked for with needAuthor even when there is no thread to read.
+func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, threads []int64, needAuthor bool) (author string, out map[int64]bool, err error) {
+	if (len(threads) == 0 || sha == "") && !needAuthor {
+		return "", nil, nil
 	}
-	all, err := rv.ReviewThreads(ctx, pr)
+	author, all, err := rv.PullReviewThreads(ctx, pr)
 	if err != nil {
-		return nil, fmt.Errorf("reading the review threads of #%d before replying: %w", pr, err)
+		return "", nil, fmt.Errorf("reading the review threads of #%d before replying: %w", pr, err)
 	}
-	out := map[int64]bool{}
+	if len(threads) == 0 || sha == "" {
+		return author, nil, nil
+	}
+	out = map[int64]bool{}
 	for _, th := range all {
 		if len(th.Comments) == 0 || !slices.Contains(threads, th.Comments[0].ID) {
 			continue
@@ -440,7 +447,7 @@ func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, t
 			}
 			own, err := r.people.authored(ctx, r.ic, ghapi.Comment{User: ghapi.User{Login: c.Author}})
 			if err != nil {
-				return nil, err
+				return "", nil, err
 			}
 			if own {
 				out[th.Comments[0].ID] = true
@@ -448,7 +455,7 @@ func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, t
 			}
 		}
 	}
-	return out, nil
+	return author, out, nil
 }
 
 // requiredFirst orders failing checks so that those the base's rules require (required_status_checks) come

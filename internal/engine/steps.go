@@ -58,7 +58,7 @@ func Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 
 // RenderStatus renders issue n's status comment for rec under cfg (see renderStatus).
 func RenderStatus(n int, rec Record, cfg config.Config, links Links) string {
-	return workflowTable().renderStatus(n, rec, cfg, links)
+	return workflowTable().renderStatus(n, rec, cfg, links, Facts{})
 }
 
 // Documents are the kinds of document the steps write, in the workflow's order.
@@ -72,3 +72,6 @@ func DocumentKinds() []string {
 	}
 	return out
 }
+
+// Transitions are the workflow's legal moves, derived from the steps' declarations.
+func Transitions() []workflow.Transition { return workflowTable().flow.Transitions() }

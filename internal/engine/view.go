@@ -27,6 +27,7 @@ type StatusReader interface {
 	IssueWithComments(ctx context.Context, n int) (ghapi.Issue, []ghapi.Comment, error)
 	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
 	Permission(ctx context.Context, login string) (string, error)
+	LabeledBy(ctx context.Context, n int, label string) (string, error)
 	Viewer(ctx context.Context) (string, error)
 	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
 	GetRef(ctx context.Context, ref string) (ghapi.Ref, error)
@@ -62,6 +63,10 @@ type IssueView struct {
 	// it over the record's state: no disagreement with the record. Whether a run holds the issue now, Lock
 	// says.
 	Running workflow.State
+	// Unowned: ralph:build counts for nobody (Unowned; Labeler added it), so no sweep takes the issue.
+	// Read only when a step of ralph's could run now.
+	Unowned bool
+	Labeler string
 	// Warnings are what a person should look at: comments and labels ralph does not believe, a person
 	// needed, a stale lock, an issue stuck in a state.
 	Warnings []string
@@ -117,7 +122,7 @@ func (v IssueView) Phases() PhaseProgress {
 
 // Next says what happens next, and who does it: the planner decides, as it does for a run.
 func (v IssueView) Next(cfg config.Config) string {
-	return Next(v.Number, v.Record, true, Facts{Closed: !v.Open}, cfg).Describe()
+	return Next(v.Number, v.Record, true, Facts{Closed: !v.Open, Unowned: v.Unowned, Labeler: v.Labeler}, cfg).Describe()
 }
 
 // ReadView reads issue n: one request for the issue with its comments, the permission checks that say
@@ -168,6 +173,16 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the label %s says a step runs, but no run holds the issue; the next run puts the label back and takes the step", v.Running.Label()))
 	}
 	v.Warnings = append(v.Warnings, stateWarnings(v.State, v.Since, w)...)
+	// Who added ralph:build matters only to a sweep: when the issue has a step ralph could take now.
+	if d := Next(n, v.Record, true, Facts{Closed: !v.Open}, cfg); d.Now() && !d.Running && v.Lock == nil && slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+		auth := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}
+		if v.Unowned, v.Labeler, err = Unowned(ctx, gh, auth, is, nil); err != nil {
+			return nil, err
+		}
+		if v.Unowned {
+			v.Warnings = append(v.Warnings, unownedWarning(n, v.Labeler))
+		}
+	}
 	return v, nil
 }
 
@@ -214,6 +229,10 @@ type Row struct {
 	Record   *Record // nil: none yet
 	Since    time.Time
 	Warnings []string
+	// Unowned: ralph:build counts for nobody (Unowned; Labeler added it), so no sweep takes the issue.
+	// Read only for a ready issue.
+	Unowned bool
+	Labeler string
 }
 
 // Next is who or what moves the issue next: the planner decides, from ralph's record (from the state label,
@@ -223,11 +242,12 @@ func (r Row) Next(cfg config.Config) string {
 	if r.Record != nil {
 		rec = *r.Record
 	}
-	return Next(r.Issue.Number, rec, true, Facts{Blockers: []int{}}, cfg).Short()
+	return Next(r.Issue.Number, rec, true, Facts{Blockers: []int{}, Unowned: r.Unowned, Labeler: r.Labeler}, cfg).Short()
 }
 
 // ReadPipeline reads every enrolled open issue with its record, in workflow order (then oldest first):
-// one request for the list, one per issue for its comments.
+// one request for the list, one per issue for its comments, and, for each issue a sweep would consider,
+// one for who added ralph:build (with one permission check per person).
 func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Watch) ([]Row, error) {
 	issues, err := gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
 	if err != nil {
@@ -238,6 +258,8 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 		return nil, err
 	}
 	rows := make([]Row, 0, len(issues))
+	trusted := map[string]bool{}
+	auth := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}
 	for _, is := range issues {
 		r := Row{Issue: is, Ready: Ready(is.LabelNames(), cfg), Record: recs[is.Number], Since: is.UpdatedAt}
 		states := workflow.StatesFromLabels(is.LabelNames())
@@ -254,6 +276,14 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 			}
 		}
 		r.Warnings = append(r.Warnings, stateWarnings(r.State, r.Since, w)...)
+		if r.Ready {
+			if r.Unowned, r.Labeler, err = Unowned(ctx, gh, auth, is, trusted); err != nil {
+				return nil, err
+			}
+			if r.Unowned {
+				r.Warnings = append(r.Warnings, unownedWarning(is.Number, r.Labeler))
+			}
+		}
 		rows = append(rows, r)
 	}
 	order := map[workflow.State]int{"": -1}

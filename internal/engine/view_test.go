@@ -13,11 +13,12 @@ import (
 )
 
 // viewGitHub is a StatusReader over one issue's comments and labels; alice has write access. lock is the
-// message of the issue's lock commit ("": nobody holds it).
+// message of the issue's lock commit ("": nobody holds it); labeler added ralph:build.
 type viewGitHub struct {
 	comments []ghapi.Comment
 	labels   []string
 	lock     string
+	labeler  string
 }
 
 func (g viewGitHub) IssueWithComments(context.Context, int) (ghapi.Issue, []ghapi.Comment, error) {
@@ -34,7 +35,8 @@ func (viewGitHub) Permission(_ context.Context, login string) (string, error) {
 	}
 	return "read", nil
 }
-func (viewGitHub) Viewer(context.Context) (string, error) { return "ralph-app[bot]", nil }
+func (g viewGitHub) LabeledBy(context.Context, int, string) (string, error) { return g.labeler, nil }
+func (viewGitHub) Viewer(context.Context) (string, error)                   { return "ralph-app[bot]", nil }
 func (viewGitHub) Issues(context.Context, ghapi.IssueFilter) ([]ghapi.Issue, error) {
 	return []ghapi.Issue{{Number: 7, State: "open"}}, nil
 }
@@ -108,6 +110,50 @@ func TestReadView(t *testing.T) {
 	recs, err := ReadRecords(context.Background(), gh, cfg, []ghapi.Issue{{Number: 7}})
 	if err != nil || recs[7] == nil || recs[7].State != workflow.InProgress {
 		t.Errorf("ReadRecords = %v, %v", recs, err)
+	}
+}
+
+// TestReadViewUnowned: an issue with a step to take whose ralph:build was added by someone without write
+// access (or by no one an event names) waits for a writer, and status says so and what to do; added by a
+// writer, nothing is said. At a gate, who added the label does not matter and is not asked.
+func TestReadViewUnowned(t *testing.T) {
+	cfg := config.Default()
+	rec := Record{State: workflow.ReadyForPlan, Branch: cfg.BranchPrefix + "7-x", Base: "main", Reason: "stuck", Before: workflow.ReadyForPlan}
+	body := RenderStatus(7, rec, cfg, Links{})
+	for _, tt := range []struct {
+		labeler string
+		state   workflow.State
+		want    string
+	}{
+		{"mallory", workflow.ReadyForPlan, "ralph:build was added by @mallory, who may not drive ralph: no sweep takes #7 until someone with write access runs gh ralph enroll 7"},
+		{"", workflow.ReadyForPlan, "no event says who added ralph:build: no sweep takes #7"},
+		{"alice", workflow.ReadyForPlan, ""},
+		{"mallory", workflow.HumanNeeded, ""},
+	} {
+		r := rec
+		r.State = tt.state
+		if tt.state != rec.State {
+			body = RenderStatus(7, r, cfg, Links{})
+		}
+		gh := viewGitHub{labeler: tt.labeler, labels: []string{workflow.LabelBuild, tt.state.Label()},
+			comments: []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: body}}}
+		v, err := ReadView(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warns, next := strings.Join(v.Warnings, "\n"), v.Next(cfg)
+		if tt.want == "" {
+			if v.Unowned || strings.Contains(warns, "may not drive") || strings.Contains(next, "write access") {
+				t.Errorf("labeled by %q in %s: warnings %q, next %q; want nothing about who labeled it", tt.labeler, tt.state, warns, next)
+			}
+			continue
+		}
+		if !strings.Contains(warns, tt.want) {
+			t.Errorf("labeled by %q: warnings %q, want %q", tt.labeler, warns, tt.want)
+		}
+		if !strings.HasPrefix(next, "a person with write access:") || !strings.Contains(next, "gh ralph enroll 7") {
+			t.Errorf("labeled by %q: next %q, want a writer's enroll", tt.labeler, next)
+		}
 	}
 }
 

@@ -55,6 +55,7 @@ type ReviewComment struct {
 const reviewThreadsQuery = `query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
+      author { __typename login }
       reviewThreads(first: 50, after: $after) {
         pageInfo { hasNextPage endCursor }
         nodes {
@@ -128,14 +129,21 @@ func (c *Client) graphQL(ctx context.Context, query string, vars map[string]any,
 // ReviewThreads lists every review thread of pull request pr, resolved or not, each with all its comments
 // in order, in one GraphQL query per 50 threads (and one per further 100 comments of a long thread).
 func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]ReviewThread, error) {
+	_, threads, err := c.PullReviewThreads(ctx, pr)
+	return threads, err
+}
+
+// PullReviewThreads is ReviewThreads with, from the same query, the login of the pull request's author, as
+// REST names it ("" when GitHub names none: a deleted account), whom GitHub refuses to ask for a review.
+func (c *Client) PullReviewThreads(ctx context.Context, pr int) (author string, threads []ReviewThread, err error) {
 	what := fmt.Sprintf("reading the review threads of pull request #%d", pr)
-	var threads []ReviewThread
 	var after any
 	for {
 		var out struct {
 			Data struct {
 				Repository *struct {
 					PullRequest *struct {
+						Author        *gqlActor `json:"author"`
 						ReviewThreads struct {
 							PageInfo struct {
 								HasNextPage bool   `json:"hasNextPage"`
@@ -150,24 +158,27 @@ func (c *Client) ReviewThreads(ctx context.Context, pr int) ([]ReviewThread, err
 		}
 		vars := map[string]any{"owner": c.owner, "name": c.repo, "number": pr, "after": after}
 		if err := c.graphQL(ctx, reviewThreadsQuery, vars, &out); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if err := out.Errors.err(what); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if out.Data.Repository == nil || out.Data.Repository.PullRequest == nil {
-			return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+			return "", nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+		}
+		if a := out.Data.Repository.PullRequest.Author; a != nil {
+			author = a.user().Login // a bot's with "[bot]", as REST and events name it
 		}
 		page := out.Data.Repository.PullRequest.ReviewThreads
 		for _, g := range page.Nodes {
 			th, err := c.thread(ctx, g)
 			if err != nil {
-				return nil, err
+				return "", nil, err
 			}
 			threads = append(threads, th)
 		}
 		if !page.PageInfo.HasNextPage {
-			return threads, nil
+			return author, threads, nil
 		}
 		after = page.PageInfo.EndCursor
 	}

@@ -72,6 +72,10 @@ func TestReviewThreads(t *testing.T) {
 	if err != nil || len(all) != 3 || !all[0].Resolved {
 		t.Errorf("ReviewThreads = %d threads (first resolved: %v), %v; want 3, the first resolved", len(all), len(all) > 0 && all[0].Resolved, err)
 	}
+	// The same query names the pull request's author (ralph's token's account opened it).
+	if author, threads, err := c.PullReviewThreads(ctx, pr); err != nil || author != srv.TokenLogin() || len(threads) != 3 {
+		t.Errorf("PullReviewThreads = %q, %d threads, %v; want %q and 3", author, len(threads), err, srv.TokenLogin())
+	}
 	if _, err := c.ReviewThreads(ctx, 99); !errors.Is(err, ghapi.ErrNotFound) {
 		t.Errorf("threads of a missing pull request: %v, want ErrNotFound", err)
 	}

@@ -38,3 +38,15 @@ func (c *Client) Viewer(ctx context.Context) (string, error) {
 	}
 	return out.Data.Viewer.Login, nil
 }
+
+// CheckToken asks GitHub whether it takes the token (GET /rate_limit, which GitHub does not count against
+// the rate limit) and returns the refusal (IsAuth) when it does not; any other answer passes (an Enterprise
+// server without rate limits answers 404), and the run meets it where it matters. Asked before ralph's git
+// uses the token: git would only say that it cannot prompt for a user name.
+func (c *Client) CheckToken(ctx context.Context) error {
+	_, err := c.do(ctx, http.MethodGet, c.endpoints.API+"/rate_limit", nil, nil)
+	if IsAuth(err) {
+		return err
+	}
+	return nil
+}
