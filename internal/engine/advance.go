@@ -174,6 +174,7 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 		case <-ctx.Done():
 		}
 	}()
+	e.goesOn(ctx, ic)
 	res, err := e.step(ctx, ic)
 	if ic.ws != nil {
 		for _, u := range ic.ws.Unverified {
