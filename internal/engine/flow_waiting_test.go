@@ -122,3 +122,21 @@ func TestFlowLostFinish(t *testing.T) {
 		t.Errorf("the status comment does not say the run to finish plan was not started:\n%s", body)
 	}
 }
+
+// TestFlowLostAtGate: an issue whose next move is a person's (review: interactive) waits for no sweep: a
+// lost dispatch leaves neither the record's waiting nor a mark.
+func TestFlowLostAtGate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.Research, c.Review = false, config.ReviewInteractive })
+	n := h.enrolled("Parse widgets")
+	h.advance(n) // plan: Plan in Review, for a person
+	if err := h.eng.Lost(context.Background(), n, "", false); err != nil {
+		t.Fatal(err)
+	}
+	if w := h.gh.record(t, n).Waiting; w != nil {
+		t.Errorf("record's waiting = %+v at a person's gate, want none", w)
+	}
+	if out, _ := h.originGit("for-each-ref", "refs/ralph/waiting/"); out != "" {
+		t.Errorf("an issue at a person's gate was left marked: %q", out)
+	}
+}

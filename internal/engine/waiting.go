@@ -51,8 +51,11 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	}
 	defer release()
 	w := SweepWait{Since: e.now(), Step: step, Finish: finish}
+	// The mark first: it is git's, and holds when GitHub's API refuses the record's write as it refused
+	// the dispatch.
 	var errs []error
-	if err := e.markWaiting(ctx, n, w); err != nil {
+	mark, err := e.markWaiting(ctx, n, w)
+	if err != nil {
 		errs = append(errs, fmt.Errorf("marking #%d for the next sweep: %w", n, err))
 	}
 	ic, err := e.reader().load(ctx, n, "")
@@ -61,7 +64,13 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	}
 	p := Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
 	if ic.state == "" || !p.Takes() {
-		return errors.Join(errs...) // nothing of ralph's to take: the sweep passes it over
+		// Nothing of ralph's to take (a person's turn, or done): nothing waits for a sweep.
+		if mark != "" {
+			if err := e.ForgetWaiting(ctx, n, mark); err != nil {
+				errs = append(errs, fmt.Errorf("deleting the mark of #%d, which has no step to take: %w", n, err))
+			}
+		}
+		return errors.Join(errs...)
 	}
 	if w.Step == "" {
 		w.Step = p.Step.Name
@@ -81,20 +90,19 @@ func (e *Engine) waitingRefs() *lock.GitRefs {
 	return &lock.GitRefs{Repo: e.Workspaces.Repo(), Author: e.Author}
 }
 
-// markWaiting points issue n's mark at a commit that says what waits and since when.
-func (e *Engine) markWaiting(ctx context.Context, n int, w SweepWait) error {
+// markWaiting points issue n's mark at a commit that says what waits and since when, and says which.
+func (e *Engine) markWaiting(ctx context.Context, n int, w SweepWait) (string, error) {
 	refs := e.waitingRefs()
 	if refs == nil {
-		return nil
+		return "", nil
 	}
 	ref := waitingRef(n)
 	parent, _, _, err := refs.Read(ctx, ref)
 	if err != nil {
-		return err
+		return "", err
 	}
 	msg := fmt.Sprintf("ralph: #%d waits for a sweep\n\nstep: %s\nfinish: %t\nsince: %s\n", n, w.Step, w.Finish, w.Since.Format(time.RFC3339))
-	_, err = refs.Swap(ctx, ref, parent, msg)
-	return err
+	return refs.Swap(ctx, ref, parent, msg)
 }
 
 // WaitingIssues lists the issues marked as waiting for a sweep, with the commit each mark is at: one git
