@@ -335,10 +335,13 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 // lost records that issue n's run (to take step, or to finish it) was not started, for the next sweep
 // (engine.Lost), and says so.
 func (r *runner) lost(ctx context.Context, eng *engine.Engine, n int, step workflow.Event, finish bool) []error {
-	if err := eng.Lost(ctx, n, step, finish); err != nil {
+	waits, err := eng.Lost(ctx, n, step, finish)
+	if err != nil {
 		return []error{fmt.Errorf("#%d: its run was not started, and recording that it waits for the next sweep failed: %w", n, err)}
 	}
-	r.a.Warningf("#%d: its run was not started; its record says so, and the next sweep takes it first", n)
+	if waits {
+		r.a.Warningf("#%d: its run was not started; its record says so, and the next sweep takes it first", n)
+	}
 	return nil
 }
 

@@ -25,8 +25,8 @@ func TestFlowLostDispatch(t *testing.T) {
 	older := h.enrolled("Parse gadgets") // ready, and older: a sweep's oldest-first order picks it first
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // research: Ready for Plan; the run's dispatch of the plan is then lost
-	if err := h.eng.Lost(ctx, n, "", false); err != nil {
-		t.Fatalf("Lost: %v", err)
+	if waits, err := h.eng.Lost(ctx, n, "", false); err != nil || !waits {
+		t.Fatalf("Lost = %v, %v; want it waiting", waits, err)
 	}
 	rec := h.gh.record(t, n)
 	want := &engine.SweepWait{Since: today, Step: workflow.Plan}
@@ -95,8 +95,8 @@ func TestFlowLostDispatch(t *testing.T) {
 	h.lock.mu.Lock()
 	h.lock.held = map[int]string{other: "Actions run 9"}
 	h.lock.mu.Unlock()
-	if err := h.eng.Lost(ctx, other, "", false); err != nil {
-		t.Fatalf("Lost of a held issue: %v", err)
+	if waits, err := h.eng.Lost(ctx, other, "", false); err != nil || waits {
+		t.Fatalf("Lost of a held issue = %v, %v; want nothing waiting", waits, err)
 	}
 	if rec := h.gh.record(t, other); rec.Waiting != nil {
 		t.Errorf("a held issue's record says it waits: %+v", rec.Waiting)
@@ -112,8 +112,8 @@ func TestFlowLostFinish(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.Research = false })
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // plan: Plan in Review
-	if err := h.eng.Lost(context.Background(), n, workflow.Plan, true); err != nil {
-		t.Fatal(err)
+	if waits, err := h.eng.Lost(context.Background(), n, workflow.Plan, true); err != nil || !waits {
+		t.Fatalf("Lost = %v, %v; want it waiting", waits, err)
 	}
 	if w := h.gh.record(t, n).Waiting; w == nil || w.Step != workflow.Plan || !w.Finish {
 		t.Errorf("record's waiting = %+v, want the run to finish plan", w)
@@ -130,8 +130,8 @@ func TestFlowLostAtGate(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.Research, c.Review = false, config.ReviewInteractive })
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // plan: Plan in Review, for a person
-	if err := h.eng.Lost(context.Background(), n, "", false); err != nil {
-		t.Fatal(err)
+	if waits, err := h.eng.Lost(context.Background(), n, "", false); err != nil || waits {
+		t.Fatalf("Lost at a person's gate = %v, %v; want nothing waiting", waits, err)
 	}
 	if w := h.gh.record(t, n).Waiting; w != nil {
 		t.Errorf("record's waiting = %+v at a person's gate, want none", w)

@@ -31,12 +31,13 @@ func waitingRef(n int) string { return waitingPrefix + strconv.Itoa(n) }
 // a step GitHub failed. Under the issue's lock (a run that holds it goes on with the issue: nothing
 // waits), it marks the issue for the next sweep and writes the record's Waiting. Two git round trips and
 // two requests, on this path only; the API's part is bounded in time, as GitHub may be refusing it too.
-func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bool) error {
+// waits is false when nothing waits for a sweep: a run holds the issue, or its next move is not ralph's.
+func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bool) (waits bool, err error) {
 	if err := checkNumber(n); err != nil {
-		return err
+		return false, err
 	}
 	if e.DryRun {
-		return nil
+		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
@@ -45,9 +46,9 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 		var held *HeldError
 		if errors.As(err, &held) {
 			e.Log.Infof("#%d is held by %s, which goes on with it: it does not wait for a sweep", n, held.Holder)
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("locking #%d: %w", n, err)
+		return true, fmt.Errorf("locking #%d: %w", n, err)
 	}
 	defer release()
 	w := SweepWait{Since: e.now(), Step: step, Finish: finish}
@@ -60,7 +61,7 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	}
 	ic, err := e.reader().load(ctx, n, "")
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("reading #%d to record that it waits: %w", n, err))...)
+		return true, errors.Join(append(errs, fmt.Errorf("reading #%d to record that it waits: %w", n, err))...)
 	}
 	p := Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
 	if ic.state == "" || !p.Takes() {
@@ -70,7 +71,7 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 				errs = append(errs, fmt.Errorf("deleting the mark of #%d, which has no step to take: %w", n, err))
 			}
 		}
-		return errors.Join(errs...)
+		return false, errors.Join(errs...)
 	}
 	if w.Step == "" {
 		w.Step = p.Step.Name
@@ -79,7 +80,7 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	if err := e.writer(ic).saveStatus(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("recording that #%d waits for a sweep: %w", n, err))
 	}
-	return errors.Join(errs...)
+	return true, errors.Join(errs...)
 }
 
 // waitingRefs keeps the marks with git, from ralph's repository; nil when the engine has none.
