@@ -331,6 +331,11 @@ func TestStatusWaiting(t *testing.T) {
 		t.Errorf("status: exit %d, want the line %q:\n%s", code, line, e.stdout)
 	}
 
+	// The pipeline warns of it too (off a terminal, on stderr).
+	if code := e.run("status"); code != 0 || !strings.Contains(e.stderr.String(), fmt.Sprintf("warning: #%d The next step (plan) was not started. The next sweep takes it first.", n)) {
+		t.Errorf("status (the pipeline): exit %d, want a warning that #%d waits:\n%s%s", code, n, e.stdout, e.stderr)
+	}
+
 	other := e.srv.CreateIssue("mona", "Make it smaller", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
 	seedStatus(e, other, engine.Record{})
 	if code := e.run("status", fmt.Sprint(other), "--json", "waiting"); code != 0 || strings.TrimSpace(e.stdout.String()) != `{"waiting":null}` {
