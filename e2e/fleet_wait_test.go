@@ -93,3 +93,29 @@ func TestSweepTakesLostDispatchFirst(t *testing.T) {
 		t.Errorf("ralph's marks after the sweep took #%d: %q", n, got)
 	}
 }
+
+// gh ralph sweep takes what a scheduled sweep takes, in its order: an issue ralph marked as waiting for a
+// sweep (refs/ralph/waiting/<N>, here pushed by hand, as only someone with write access can) before an older
+// ready one; it deletes the mark of the issue it takes.
+func TestCLISweepTakesMarkedFirst(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, agentConfig(t))
+	older := e.srv.CreateIssue(maintainer, "Add a farewell", "Please.", workflow.LabelBuild)
+	n := e.srv.CreateIssue(maintainer, "Add a greeting", "Please.", workflow.LabelBuild)
+	main := strings.TrimSpace(e.git("", "--git-dir", e.srv.BareRepo, "rev-parse", "refs/heads/main"))
+	mark := fmt.Sprintf("refs/ralph/waiting/%d", n)
+	e.git("", "--git-dir", e.srv.BareRepo, "update-ref", mark, main)
+	r := e.cli(binary, "sweep", "--max", "1")
+	if r.exit != 0 {
+		t.Fatalf("gh ralph sweep: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+	if got := workflow.StatesFromLabels(e.srv.Labels(n)); len(got) != 1 || got[0] != workflow.ReadyForPlan {
+		t.Errorf("#%d (marked) is %v after the sweep, want Ready for Plan\n%s%s", n, got, r.stdout, r.stderr)
+	}
+	if got := workflow.StatesFromLabels(e.srv.Labels(older)); len(got) != 0 {
+		t.Errorf("the sweep (max 1) took the older #%d: %v", older, got)
+	}
+	if e.gitOK("", "--git-dir", e.srv.BareRepo, "rev-parse", "--verify", "--quiet", mark) {
+		t.Errorf("the mark of #%d is left after the sweep took it", n)
+	}
+}
