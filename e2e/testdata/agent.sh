@@ -12,7 +12,9 @@ echo $$ > "$ctl/agent.pid"
 id -u > "$ctl/agent.uid"
 echo "$RALPH_COMMAND $RALPH_ISSUE ${RALPH_PHASE:-} ${RALPH_PHASES:-}" >> "$ctl/invocations"
 count=$(wc -l < "$ctl/invocations" | tr -d ' ')
-cp "$RALPH_PROMPT_FILE" "$ctl/prompt-$count-$RALPH_COMMAND.md"
+# Not cp, which gives the copy the prompt file's mode (0644): the agent of a run at the same time, another
+# user, may count the same invocation and must be able to write over it.
+cat "$RALPH_PROMPT_FILE" > "$ctl/prompt-$count-$RALPH_COMMAND.md"
 # The prompt must also arrive on standard input.
 cat > "$ctl/stdin-$count"
 echo "agent: working on $RALPH_COMMAND for #$RALPH_ISSUE"

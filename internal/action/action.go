@@ -184,7 +184,12 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	gh, err := ghapi.New(ghapi.Options{Endpoints: ev.Endpoints, Token: token, Owner: owner, Repo: repo, Transport: transport})
+	opts := ghapi.Options{Endpoints: ev.Endpoints, Token: token, Owner: owner, Repo: repo, Transport: transport}
+	if ev.LimitWait > 0 {
+		opts.Retry = ghapi.DefaultRetry
+		opts.Retry.Limits = ev.LimitWait
+	}
+	gh, err := ghapi.New(opts)
 	if err != nil {
 		return err
 	}
@@ -302,9 +307,11 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 			case ferr != nil:
 				errs = append(errs, fmt.Errorf("#%d: GitHub failed for a while, and the runs that finish its step could not be counted, so none is dispatched: the next sweep or `/ralph retry` goes on: %w", n, ferr))
 				finish = ""
+				errs = append(errs, r.lost(ctx, eng, n, res.Step, true)...)
 			case !ok:
 				errs = append(errs, fmt.Errorf("#%d: GitHub failed %d runs in a row on this step; no run is dispatched again: the next sweep or `/ralph retry` goes on", n, runs+1))
 				finish = ""
+				errs = append(errs, r.lost(ctx, eng, n, res.Step, true)...)
 			default:
 				what := "the step"
 				if undone != nil {
@@ -316,17 +323,38 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 		}
 		for _, m := range next {
 			var derr error
-			if m == n && finish != "" {
+			finishing := m == n && finish != ""
+			if finishing {
 				derr = r.dispatchCommand(ctx, gh, m, CmdFinish)
 			} else {
 				derr = r.dispatch(ctx, gh, m)
 			}
 			if derr != nil {
 				errs = append(errs, derr)
+				// The dispatch is lost (GitHub refused it past ralph's wait, or failed it): the issue's
+				// record says so, and the next sweep takes it first.
+				step := workflow.Event("")
+				if finishing {
+					step = res.Step
+				}
+				errs = append(errs, r.lost(ctx, eng, m, step, finishing)...)
 			}
 		}
 	}
 	return errs
+}
+
+// lost records that issue n's run (to take step, or to finish it) was not started, for the next sweep
+// (engine.Lost), and says so.
+func (r *runner) lost(ctx context.Context, eng *engine.Engine, n int, step workflow.Event, finish bool) []error {
+	waits, err := eng.Lost(ctx, n, step, finish)
+	if err != nil {
+		return []error{fmt.Errorf("#%d: its run was not started, and recording that it waits for the next sweep failed: %w", n, err)}
+	}
+	if waits {
+		r.a.Warningf("#%d: its run was not started; its record says so, and the next sweep takes it first", n)
+	}
+	return nil
 }
 
 // carried is what a run carries to the run that finishes it: a person's command (or a review's, or failed

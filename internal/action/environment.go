@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
@@ -38,7 +39,10 @@ type Environment struct {
 	ReadOnly []string
 	// CrashAt is RALPH_TEST_CRASH_AT, the end-to-end tests' seam (see Run).
 	CrashAt string
-	Inputs  Inputs
+	// LimitWait is RALPH_TEST_LIMIT_WAIT (a Go duration), the end-to-end tests' seam: how long a request
+	// waits for GitHub's rate limits, instead of ghapi.LimitWait; 0: that.
+	LimitWait time.Duration
+	Inputs    Inputs
 }
 
 // Inputs are the action's inputs (INPUT_*), trimmed as go-githubactions' GetInput trims them.
@@ -78,5 +82,8 @@ func ReadEnvironment(getenv func(string) string) Environment {
 	// Unset or not a number: not an Actions run (a local holder, no run link).
 	e.RunID, _ = strconv.ParseInt(getenv("GITHUB_RUN_ID"), 10, 64)
 	e.RunAttempt, _ = strconv.Atoi(getenv("GITHUB_RUN_ATTEMPT"))
+	if d, err := time.ParseDuration(getenv("RALPH_TEST_LIMIT_WAIT")); err == nil && d > 0 {
+		e.LimitWait = d
+	}
 	return e
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
@@ -36,9 +37,29 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		}
 		return engine.ChainRuns(runs, r.chainPath()), nil
 	}
+	// The issues whose last run's dispatch was lost, by ralph's marks (one git ls-remote): taken first.
+	var marks map[int]string
+	opts.Waiting = func(ctx context.Context) (map[int]bool, error) {
+		m, err := eng.WaitingIssues(ctx)
+		if err != nil {
+			return nil, err
+		}
+		marks = m
+		waiting := map[int]bool{}
+		for n := range m {
+			waiting[n] = true
+		}
+		return waiting, nil
+	}
 	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
 	if err != nil {
 		return err
+	}
+	if len(sw.Waited) > 0 {
+		r.a.Infof("sweep: taking first %v, whose last run's dispatch GitHub did not take", sw.Waited)
+	}
+	if !r.dryRun {
+		r.forgetMarks(ctx, eng, marks, sw)
 	}
 	var errs []error
 	for _, s := range sw.Skipped {
@@ -73,6 +94,20 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
+}
+
+// forgetMarks deletes the marks of the issues this sweep takes (their runs start now, here or in the
+// matrix job) and of those no longer open and enrolled. A mark left on an issue taken elsewhere meanwhile
+// is deleted by the run that goes on with it, as its record says, or by the sweep that next takes it.
+func (r *runner) forgetMarks(ctx context.Context, eng *engine.Engine, marks map[int]string, sw engine.Sweep) {
+	for n, sha := range marks {
+		if !slices.Contains(sw.Waited, n) && slices.Contains(sw.Open, n) {
+			continue
+		}
+		if err := eng.ForgetWaiting(ctx, n, sha); err != nil {
+			r.a.Warningf("sweep: deleting the mark of #%d, which waited for a sweep (the next sweep tries again): %v", n, err)
+		}
+	}
 }
 
 // plural is "1 phase", "2 phases": n and the word for it.

@@ -30,7 +30,7 @@ type StatusOptions struct {
 
 // The fields `status N --json` and `status --json` take.
 var (
-	issueFields    = []string{"number", "title", "url", "open", "state", "running", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "fixes", "warnings"}
+	issueFields    = []string{"number", "title", "url", "open", "state", "running", "phase", "lock", "iterations", "failures", "artifacts", "branch", "pullRequest", "lastRun", "next", "reason", "updatedAt", "usage", "fixes", "waiting", "warnings"}
 	pipelineFields = []string{"number", "title", "url", "state", "ready", "since", "updatedAt", "usage", "warnings"}
 )
 
@@ -280,7 +280,18 @@ func (st *issueStatus) fields() map[string]any {
 		"next": st.Next(st.Config), "reason": rec.Reason, "updatedAt": st.UpdatedAt, "usage": usage, "warnings": warnings,
 		// The rounds after the pull request (the fix step).
 		"fixes": fixesJSON(rec, st.Config.CI.MaxFixes),
+		// A run whose dispatch was lost: the issue waits for the next sweep; null: none.
+		"waiting": waitingJSON(rec.Waiting),
 	}
+}
+
+// waitingJSON is --json waiting: since when the issue waits for a sweep, and the step whose run was not
+// started (finish: the run that was to finish it); nil when it does not wait.
+func waitingJSON(w *engine.SweepWait) any {
+	if w == nil {
+		return nil
+	}
+	return map[string]any{"since": w.Since, "step": w.Step, "finish": w.Finish}
 }
 
 // fixesJSON is --json fixes: the rounds after the pull request (the fix step), reviews answered, checks
@@ -406,6 +417,9 @@ func (st *issueStatus) print(w io.Writer, tty, color bool) {
 			v += " " + l.URL
 		}
 		add("last run", v)
+	}
+	if w := rec.Waiting; w != nil {
+		addColored("waiting", fmt.Sprintf("%s GitHub did not take its dispatch (%s); the next sweep takes #%d first", w.Headline(), w.Since.UTC().Format("2006-01-02 15:04 UTC"), st.Number), c.warn)
 	}
 	if rec.Reason != "" && st.State == workflow.HumanNeeded {
 		add("reason", oneLine(rec.Reason))

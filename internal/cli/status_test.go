@@ -310,6 +310,42 @@ func TestStatusJSONFixes(t *testing.T) {
 	}
 }
 
+// gh ralph status of an issue whose run's dispatch was lost: text and --json say that the next step was
+// not started, since when, and that the next sweep takes it first; --json waiting is null otherwise.
+func TestStatusWaiting(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
+	since := time.Date(2026, 11, 28, 12, 40, 0, 0, time.UTC)
+	seedStatus(e, n, engine.Record{Waiting: &engine.SweepWait{Since: since, Step: workflow.Plan}})
+	if code := e.run("status", fmt.Sprint(n), "--json", "waiting"); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(e.stdout.String()), &got); err != nil {
+		t.Fatalf("%v: %s", err, e.stdout)
+	}
+	want := map[string]any{"waiting": map[string]any{"since": "2026-11-28T12:40:00Z", "step": "plan", "finish": false}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("--json waiting (-want +got):\n%s", diff)
+	}
+	line := fmt.Sprintf("waiting\tThe next step (plan) was not started. GitHub did not take its dispatch (2026-11-28 12:40 UTC); the next sweep takes #%d first\n", n)
+	if code := e.run("status", fmt.Sprint(n)); code != 0 || !strings.Contains(e.stdout.String(), line) {
+		t.Errorf("status: exit %d, want the line %q:\n%s", code, line, e.stdout)
+	}
+
+	// The pipeline warns of it too (off a terminal, on stderr).
+	if code := e.run("status"); code != 0 || !strings.Contains(e.stderr.String(), fmt.Sprintf("warning: #%d The next step (plan) was not started. The next sweep takes it first.", n)) {
+		t.Errorf("status (the pipeline): exit %d, want a warning that #%d waits:\n%s%s", code, n, e.stdout, e.stderr)
+	}
+
+	other := e.srv.CreateIssue("mona", "Make it smaller", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
+	seedStatus(e, other, engine.Record{})
+	if code := e.run("status", fmt.Sprint(other), "--json", "waiting"); code != 0 || strings.TrimSpace(e.stdout.String()) != `{"waiting":null}` {
+		t.Errorf("--json waiting of an issue that does not wait: exit %d, %s", code, e.stdout)
+	}
+}
+
 // SECURITY: what status prints that others wrote (an issue's title, a run's message) reaches a terminal, or a pipe that ends on one, with no control
 // character or escape sequence the terminal would act on; only ralph's own colours are escape codes.
 func TestStatusPrintsNoEscapesOfOthers(t *testing.T) {

@@ -97,12 +97,30 @@ func sweepSteps(ctx context.Context, f *Factory, opts *SweepOptions, out *stepOu
 		Auth:       engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
 		TrustedBot: "github-actions[bot]",
 	}
+	// The issues whose last run's dispatch was lost, by ralph's marks (one git ls-remote): taken first,
+	// as a scheduled sweep takes them.
+	var marks map[int]string
 	if eng != nil {
 		compose.SweepLocks(eng, &sweepOpts)
+		sweepOpts.Waiting = func(ctx context.Context) (map[int]bool, error) {
+			m, err := eng.WaitingIssues(ctx)
+			marks = m
+			waiting := map[int]bool{}
+			for n := range m {
+				waiting[n] = true
+			}
+			return waiting, err
+		}
 	}
 	sw, err := engine.SweepCandidates(ctx, s.gh, cfg, sweepOpts)
 	if err != nil {
 		return err
+	}
+	for _, n := range sw.Waited {
+		// Its run starts now, here.
+		if err := eng.ForgetWaiting(ctx, n, marks[n]); err != nil {
+			fmt.Fprintf(f.Stderr, "%s deleting the mark of #%d, which waited for a sweep: %v\n", colorizer(f.ErrColor).warn("warning:"), n, err)
+		}
 	}
 	picked, skipped, looked := sw.Picked, sw.Skipped, sw.Looked
 	var errs []error

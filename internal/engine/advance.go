@@ -180,6 +180,7 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 			e.Log.Warnf("#%d: %v", ic.n, lerr)
 		}
 	}
+	e.goesOn(ctx, ic)
 	res, err := e.step(ctx, ic)
 	if ic.ws != nil {
 		for _, u := range ic.ws.Unverified {

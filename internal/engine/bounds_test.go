@@ -89,6 +89,7 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 			rec.ChildDeps[strings.Repeat("9", 6)+string(rune('a'+i%26))+strings.Repeat("z", i/26)] = deps
 		}
 		rec.Attempt.Step = workflow.Implement
+		rec.Waiting.Step = workflow.Implement // a step's name: check refuses any other
 		rec.Artifacts = map[string]Artifact{}
 		for _, d := range Documents() {
 			rec.Artifacts[d.Kind] = Artifact{Verdict: strings.Repeat(c, 30000)}

@@ -97,6 +97,9 @@ type Record struct {
 	Last    *Entry  `json:"last,omitempty"`
 	History []Entry `json:"history,omitempty"`
 	Steps   []Done  `json:"done,omitempty"` // steps completed, in order (for the checklist)
+	// Waiting says that a run ended without the run that goes on with the issue: GitHub did not take its
+	// dispatch (waiting.go). The next sweep takes the issue first; the next run of the issue clears it.
+	Waiting *SweepWait `json:"waiting,omitempty"`
 	// Usage is the total of every run's agent usage.
 	Usage *agent.Usage `json:"usage,omitempty"`
 	// Refused are the hosts ralph's network proxy refused the issue's agent and verify commands, each
@@ -113,6 +116,16 @@ type PendingSplit struct {
 	Parts  int    `json:"parts"`
 	// ApprovedBy is the person who approved it; "" while it waits.
 	ApprovedBy string `json:"approved_by,omitempty"`
+}
+
+// SweepWait is a run of the issue whose dispatch GitHub did not take: the issue waits for the next sweep.
+type SweepWait struct {
+	// Since is when the dispatch was given up.
+	Since time.Time `json:"since"`
+	// Step is the step the run was to take ("" when not known).
+	Step workflow.Event `json:"step,omitempty"`
+	// Finish: the run was to finish a step that GitHub failed (engine/finish.go), not to take the next.
+	Finish bool `json:"finish,omitempty"`
 }
 
 // Attempt is a step whose agent ralph started, as recorded before it started.
@@ -332,6 +345,9 @@ func (r Record) check(cfg config.Config) error {
 	}
 	if a := r.Attempt; a != nil && (a.Reserved < 0 || a.Reserved != a.Reserved) {
 		return errors.New("its attempt reserves a negative amount")
+	}
+	if w := r.Waiting; w != nil && w.Step != "" && workflowTable().named(w.Step) == nil {
+		return fmt.Errorf("its waiting step %q is not one of ralph's", w.Step)
 	}
 	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 || r.CIFixes < 0 || r.ReviewRounds < 0 {
 		return errors.New("it holds a negative number")

@@ -101,6 +101,9 @@ func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links, 
 	if rec.Repair != "" {
 		fmt.Fprintf(&b, "> [!NOTE]\n> **Labels repaired.** %s\n\n", Inert(rec.Repair))
 	}
+	if w := rec.Waiting; w != nil {
+		fmt.Fprintf(&b, "> [!NOTE]\n> **%s** %s\n\n", Inert(w.Headline()), w.Detail(n))
+	}
 
 	b.WriteString("### Steps\n\n")
 	for _, it := range t.checklist(rec, cfg) {

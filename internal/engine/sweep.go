@@ -40,6 +40,9 @@ type Sweep struct {
 	Looked  int       // enrolled open issues listed
 	Open    []int     // their numbers
 	Close   int       // issues looked at closely (locks, dependencies, who enrolled them)
+	// Waited are the picked issues that waited for a sweep (their last run's dispatch was lost): they
+	// come first in Picked.
+	Waited []int
 }
 
 // SweepOptions tune a sweep.
@@ -52,6 +55,9 @@ type SweepOptions struct {
 	// Chains lists the issues a run of whose chain is queued or running (one request for them all, see
 	// ChainRuns): a sweep passes over them at no further cost. nil: none is known.
 	Chains func(ctx context.Context) (map[int]bool, error)
+	// Waiting lists the issues whose last run's dispatch GitHub did not take (one git ls-remote, see
+	// Engine.WaitingIssues): the sweep takes them first. Asked only when some issue is ready. nil: none.
+	Waiting func(ctx context.Context) (map[int]bool, error)
 	// TrustedBot is the account ralph itself acts as (the Actions token's bot); a sub-issue ralph created
 	// and enrolled counts as enrolled by whoever enrolled its parent, which a sweep already checked.
 	TrustedBot string
@@ -59,8 +65,8 @@ type SweepOptions struct {
 
 // SweepCandidates lists enrolled open issues that have a step ralph can run now: not at a gate, not terminal,
 // not held by a live lock, not blocked by an open issue, and enrolled by someone who may drive ralph.
-// Issues with a priority label come first (priority:critical, high, medium, low, or a number, lowest first),
-// then the oldest.
+// Issues whose last run's dispatch was lost (opts.Waiting) come first, then issues with a priority label
+// (priority:critical, high, medium, low, or a number, lowest first), then the oldest.
 func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts SweepOptions) (Sweep, error) {
 	var sw Sweep
 	open, err := gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
@@ -82,6 +88,14 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		return sw, nil
 	}
 	slices.SortStableFunc(ready, func(a, b ghapi.Issue) int { return priority(a) - priority(b) })
+	var waiting map[int]bool
+	if opts.Waiting != nil {
+		if waiting, err = opts.Waiting(ctx); err != nil {
+			return sw, fmt.Errorf("listing the issues that wait for a sweep: %w", err)
+		}
+		// They were under way when their run's dispatch was lost: before those not started yet.
+		slices.SortStableFunc(ready, func(a, b ghapi.Issue) int { return rank(waiting[b.Number]) - rank(waiting[a.Number]) })
+	}
 
 	locked, err := lockedIssues(ctx, gh, opts)
 	if err != nil {
@@ -171,8 +185,18 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 			}
 		}
 		sw.Picked = append(sw.Picked, is.Number)
+		if waiting[is.Number] {
+			sw.Waited = append(sw.Waited, is.Number)
+		}
 	}
 	return sw, nil
+}
+
+func rank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // RunTitle is the title a run of ralph's workflow on one issue has (its run-name, as examples/ralph.yml and

@@ -284,6 +284,9 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 				r.Warnings = append(r.Warnings, unownedWarning(is.Number, r.Labeler))
 			}
 		}
+		if r.Record != nil && r.Record.Waiting != nil {
+			r.Warnings = append(r.Warnings, r.Record.Waiting.Headline()+" The next sweep takes it first.")
+		}
 		rows = append(rows, r)
 	}
 	order := map[workflow.State]int{"": -1}
