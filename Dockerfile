@@ -1,5 +1,5 @@
 # The ralph GitHub Action's images: one static Go binary with git and CA certificates (the target slim, for
-# preset: command), and one image per agent (the targets claude, codex, gemini, copilot and opencode) holding that agent's CLI
+# preset: command), and one image per agent (the targets claude, codex, gemini, copilot, opencode and pi) holding that agent's CLI
 # only, for the platform it is built for only. The release workflow publishes each for linux/amd64 and
 # linux/arm64 to ghcr.io/ralph-dev/gh-ralph:<VERSION>[-<agent>], which action.yml and <agent>/action.yml
 # name. The steps are in script/image.sh, which CI runs without a container engine too.
@@ -44,6 +44,16 @@ FROM fetch AS cli-opencode
 ARG TARGETARCH
 RUN image.sh cli opencode "$TARGETARCH" /out
 
+# pi's packages are installed by npm from the lockfile in script/agents/pi (each checked against its
+# integrity, no package's scripts run), on the build machine's platform too, for the target's.
+FROM --platform=$BUILDPLATFORM node:22-bookworm-slim AS fetch-npm
+COPY script/image.sh /usr/local/bin/image.sh
+COPY script/agents/ /usr/local/bin/agents/
+
+FROM fetch-npm AS cli-pi
+ARG TARGETARCH
+RUN image.sh cli pi "$TARGETARCH" /out
+
 # Every image: Debian's git and CA certificates, and ralph, in one layer (what the system step removes of
 # Debian's base is not in it). This is the slim image.
 FROM debian:bookworm-slim AS system
@@ -83,3 +93,8 @@ COPY --from=cli-copilot /out/ /ralph/
 # opencode: one native binary.
 FROM slim AS opencode
 COPY --from=cli-opencode /out/ /ralph/
+
+# pi: JavaScript with its node_modules, run by Node.js (the binary alone, as for Gemini's).
+FROM slim AS pi
+COPY --from=node /usr/local/bin/node /ralph/bin/node
+COPY --from=cli-pi /out/ /ralph/

@@ -8,10 +8,11 @@
 #                                        needs no GitHub of ralph's own, which is a quarter of the binary)
 #   script/image.sh system               install what every image needs from Debian, and remove what it does
 #                                        not (as root, in the image)
-#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex, gemini, copilot or opencode) for linux/ARCH (amd64 or
-#                                        arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent> for
-#                                        what it needs besides. Only that platform's files, checked against the
-#                                        integrity pinned below; nothing of it runs here (no npm, no scripts).
+#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex, gemini, copilot, opencode or pi) for linux/ARCH
+#                                        (amd64 or arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent>
+#                                        for what it needs besides. Only that platform's files, checked against
+#                                        the integrity pinned below; nothing of it runs here (no scripts; npm
+#                                        only for pi, whose packages a lockfile pins).
 #   script/image.sh agents               print the agents that have an image, one a line
 #   script/image.sh packages             print the npm packages of the CLIs, one a line
 set -euo pipefail
@@ -19,9 +20,16 @@ set -euo pipefail
 # The agent CLIs of the presets (internal/preset, whose test checks these lists against it), at the versions
 # the presets were proven with (README: "Installing the CLIs"). Claude Code, Codex, Copilot CLI and opencode
 # publish one package per platform holding a native binary (no Node.js needed); the Gemini CLI is JavaScript, run by the node of the image's node stage.
-# Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in.
-agents=(claude codex gemini copilot opencode)
-npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18)
+# Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in. pi is
+# JavaScript too, run by the same node, but of about 190 packages: script/agents/pi/package-lock.json pins
+# each (its sha512 integrity, from the npm registry), and `npm ci` installs them, checking every tarball.
+agents=(claude codex gemini copilot opencode pi)
+npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18 @mariozechner/pi-coding-agent@0.73.1)
+# The agents installed from a lockfile (script/agents/<agent>/package-lock.json), per platform.
+declare -A lockfile=(
+  [pi/amd64]=agents/pi
+  [pi/arm64]=agents/pi
+)
 declare -A tarball=(
   [claude/amd64]=@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz
   [claude/arm64]=@anthropic-ai/claude-code-linux-arm64/-/claude-code-linux-arm64-2.1.330.tgz
@@ -66,6 +74,32 @@ fetch() {
   fi
   tar -xzf "$dir/cli.tgz" -C "$dir" --no-same-owner
   rm "$dir/cli.tgz"
+}
+
+# install_locked AGENT ARCH DIR: the packages of AGENT's lockfile for linux/ARCH, installed into
+# DIR/node_modules by npm ci: every tarball from the npm registry, checked against the lockfile's integrity
+# (npm refuses a package without it), the optional packages of other platforms left out, no package's
+# scripts run. The lockfile is checked first: each package has a sha512 integrity and comes from the
+# registry.
+install_locked() {
+  local src cpu
+  src="$(dirname "$0")/${lockfile[$1/$2]}"
+  case "$2" in amd64) cpu=x64 ;; arm64) cpu=arm64 ;; esac
+  local bad
+  bad="$(node -e '
+    const lock = require(process.argv[1]);
+    for (const [k, p] of Object.entries(lock.packages)) {
+      if (k === "") continue;
+      if (!/^sha512-/.test(p.integrity || "") || !(p.resolved || "").startsWith("https://registry.npmjs.org/")) console.log(k);
+    }' "$(realpath "$src/package-lock.json")")"
+  if [ -n "$bad" ]; then
+    echo "script/image.sh: $src/package-lock.json: these packages have no sha512 integrity or do not come from https://registry.npmjs.org/: $bad" >&2
+    exit 1
+  fi
+  cp "$src/package.json" "$src/package-lock.json" "$3/"
+  (cd "$3" && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --no-update-notifier --os=linux --cpu="$cpu" \
+    --registry="$registry" --cache="$3/.npm" --loglevel=error >/dev/null)
+  rm -rf "$3/.npm" "$3/node_modules/.package-lock.json"
 }
 
 case "${1:-}" in
@@ -127,7 +161,11 @@ cli)
   out="${4:?usage: script/image.sh cli AGENT ARCH OUT}"
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
-  fetch "$agent" "$arch" "$tmp"
+  if [ -n "${lockfile[$agent/$arch]:-}" ]; then
+    install_locked "$agent" "$arch" "$tmp"
+  else
+    fetch "$agent" "$arch" "$tmp"
+  fi
   rm -rf "$out/lib/$agent" "$out/bin/$agent"
   mkdir -p "$out/bin" "$out/lib"
   case "$agent" in
@@ -161,6 +199,15 @@ cli)
   opencode)
     # One native binary (glibc, its runtime inside), which is the whole CLI.
     install -m 0755 "$tmp/package/bin/opencode" "$out/bin/opencode"
+    ;;
+  pi)
+    # JavaScript with its node_modules, run by node. The program is a module beside node_modules that
+    # imports pi's own entry point: the directory of the program ralph runs is what the agent may read.
+    mkdir -p "$out/lib/pi"
+    mv "$tmp/node_modules" "$out/lib/pi/node_modules"
+    printf '#!/usr/bin/env node\nimport "./node_modules/@mariozechner/pi-coding-agent/dist/cli.js";\n' >"$out/lib/pi/pi.mjs"
+    chmod 0755 "$out/lib/pi/pi.mjs"
+    ln -s ../lib/pi/pi.mjs "$out/bin/pi"
     ;;
   esac
   chmod -R a+rX "$out"

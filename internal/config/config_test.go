@@ -1032,6 +1032,11 @@ func TestAgentConfigProtected(t *testing.T) {
 		{copilot, ".github/CODEOWNERS", ""},
 		{Config{Agent: Agent{Preset: "command"}, ProtectedPaths: []string{}}, "opencode.json", ""},
 		{Config{Agent: Agent{Preset: "claude"}, ProtectedPaths: []string{}}, ".claude/settings.json", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, ".pi/settings.json", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, ".pi/extensions/steer.ts", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, ".agents/skills/x/SKILL.md", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, "src/.pi.go", ""},
+		{Config{Agent: Agent{Preset: "opencode"}, ProtectedPaths: []string{}}, ".pi/settings.json", ""},
 	}
 	for _, tt := range tests {
 		if got := tt.cfg.ProtectedBy(tt.path); got != tt.want {
