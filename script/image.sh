@@ -82,9 +82,8 @@ fetch() {
 # scripts run. The lockfile is checked first: each package has a sha512 integrity and comes from the
 # registry.
 install_locked() {
-  local src cpu
+  local src
   src="$(dirname "$0")/${lockfile[$1/$2]}"
-  case "$2" in amd64) cpu=x64 ;; arm64) cpu=arm64 ;; esac
   local bad
   bad="$(node -e '
     const lock = require(process.argv[1]);
@@ -161,6 +160,7 @@ cli)
   out="${4:?usage: script/image.sh cli AGENT ARCH OUT}"
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
+  case "$arch" in amd64) cpu=x64 ;; arm64) cpu=arm64 ;; *) cpu="" ;; esac
   if [ -n "${lockfile[$agent/$arch]:-}" ]; then
     install_locked "$agent" "$arch" "$tmp"
   else
@@ -203,6 +203,10 @@ cli)
   pi)
     # JavaScript with its node_modules, run by node. The program is a module beside node_modules that
     # imports pi's own entry point: the directory of the program ralph runs is what the agent may read.
+    # Left out: source maps and type declarations (node loads neither), and koffi's libraries for other
+    # systems than this one (pi loads koffi on Windows only).
+    find "$tmp/node_modules" -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
+    find "$tmp/node_modules/koffi/build/koffi" -mindepth 1 -maxdepth 1 ! -name "linux_${cpu}" -exec rm -rf {} +
     mkdir -p "$out/lib/pi"
     mv "$tmp/node_modules" "$out/lib/pi/node_modules"
     printf '#!/usr/bin/env node\nimport "./node_modules/@mariozechner/pi-coding-agent/dist/cli.js";\n' >"$out/lib/pi/pi.mjs"
