@@ -319,3 +319,52 @@ func TestImageCLIIntegrity(t *testing.T) {
 		t.Errorf("fetched %q, want each platform's own package %q", asked, want)
 	}
 }
+
+// TestImageCLIIntegrityLocked: pi's packages, installed by npm ci from script/agents/pi's lockfile, are each
+// checked against the lockfile's integrity: a registry that serves another tarball in place of every
+// package is refused, for each platform, and nothing is installed.
+func TestImageCLIIntegrityLocked(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	var body bytes.Buffer
+	gz := gzip.NewWriter(&body)
+	tw := tar.NewWriter(gz)
+	evil := []byte(`{"name":"evil","version":"1.0.0","scripts":{"postinstall":"echo pwned"}}`)
+	if err := tw.WriteHeader(&tar.Header{Name: "package/package.json", Mode: 0o644, Size: int64(len(evil))}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write(evil)
+	tw.Close()
+	gz.Close()
+	var asked []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		w.Write(body.Bytes())
+	}))
+	defer srv.Close()
+	for _, arch := range []string{"amd64", "arm64"} {
+		out := t.TempDir()
+		cmd := exec.Command("../script/image.sh", "cli", "pi", arch, out)
+		cmd.Env = append(os.Environ(), "RALPH_NPM_REGISTRY="+srv.URL+"/", "npm_config_cache="+t.TempDir(), "npm_config_fetch_retries=0") // npm would retry each refused tarball for minutes
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("%s: script/image.sh cli pi took tarballs that are not the pinned ones:\n%s", arch, b)
+		}
+		if !strings.Contains(string(b), "EINTEGRITY") {
+			t.Errorf("%s: the refusal does not say why: %s", arch, b)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) != 0 {
+			t.Errorf("%s: %d entries left in the CLI's directory after the refusal", arch, len(entries))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) == 0 || !strings.HasSuffix(asked[0], ".tgz") {
+		t.Errorf("the registry was asked for %q, want the lockfile's tarballs", asked)
+	}
+}
