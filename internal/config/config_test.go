@@ -186,6 +186,11 @@ network:
 			}),
 		},
 		{
+			name: "without the gateway, pi's own cost",
+			yaml: "gateway:\n  enabled: false\nagent:\n  preset: pi\n  max_cost: 1\n",
+			want: with(func(c *Config) { c.Gateway.Enabled, c.Agent.Preset, c.Agent.MaxCost = false, "pi", 1 }),
+		},
+		{
 			name: "a preset's model, turns, arguments and cost",
 			yaml: "agent:\n  preset: claude\n  model: claude-sonnet-4-5\n  max_turns: 40\n  args: [\"--effort\", high]\n  max_cost: 2.5\n",
 			want: func() Config {
