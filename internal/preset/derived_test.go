@@ -124,7 +124,7 @@ func TestRepositoryFilesFollowTheList(t *testing.T) {
 			}
 		}
 		for _, want := range []struct{ file, text, in string }{
-			{"Dockerfile", " AS cli-" + p.Name + "\n", dockerfile},
+			{"Dockerfile", "FROM fetch AS cli-" + p.Name + "\n", dockerfile},
 			{"Dockerfile", "RUN image.sh cli " + p.Name + ` "$TARGETARCH" /out`, dockerfile},
 			{"Dockerfile", "FROM slim AS " + p.Name + "\n", dockerfile},
 			{"Dockerfile", "COPY --from=cli-" + p.Name + " /out/ /ralph/", dockerfile},
