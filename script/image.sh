@@ -26,7 +26,10 @@ set -euo pipefail
 # run by a node and an npm pinned below too, for the machine that builds (not the image's).
 agents=(claude codex gemini copilot opencode pi)
 npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18 @mariozechner/pi-coding-agent@0.73.1)
-# The agents installed from a lockfile (script/agents/<agent>/package-lock.json), per platform.
+# The agents installed from a lockfile (script/agents/<agent>/package-lock.json), per platform. To move one
+# to another version: set it in its package.json and the preset, then, in its directory, `npm install
+# --package-lock-only --ignore-scripts --registry=https://registry.npmjs.org/
+# --omit-lockfile-registry-resolved=false` (internal/preset's TestLockfilesPinEveryPackage checks the result).
 declare -A lockfile=(
   [pi/amd64]=agents/pi
   [pi/arm64]=agents/pi
