@@ -58,11 +58,12 @@ func TestPiParserFailures(t *testing.T) {
 }
 
 // With the gateway, pi's HOME gets a models.json pointing its anthropic provider at the gateway, in place of
-// one an earlier run left (a gateway of another port); without it, nothing is written.
+// one an earlier run left (a gateway of another port), and pi reads it there (no other agent directory) with
+// the gateway's key (no OAuth token of agent.env's); without the gateway, nothing is written.
 func TestPiModelsJSONWithGateway(t *testing.T) {
 	t.Parallel()
 	bin := t.TempDir()
-	script := "#!/bin/sh\necho \"models: $(cat \"$HOME/.pi/agent/models.json\" 2>/dev/null)\"\necho \"oauth: [$ANTHROPIC_OAUTH_TOKEN]\"\n"
+	script := "#!/bin/sh\necho \"models: $(cat \"$HOME/.pi/agent/models.json\" 2>/dev/null)\"\necho \"oauth: [$ANTHROPIC_OAUTH_TOKEN] dir: [$PI_CODING_AGENT_DIR]\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "pi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +79,12 @@ func TestPiModelsJSONWithGateway(t *testing.T) {
 	if err := os.WriteFile(stale, []byte(`{"providers":{"anthropic":{"baseUrl":"http://127.0.0.1:1"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_OAUTH_TOKEN=oat"}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_OAUTH_TOKEN=oat", "PI_CODING_AGENT_DIR=/elsewhere"}
 	inv, out := newInvocation(t)
 	inv.Env = env
 	inv.Gateway = &Gateway{Vendor: gateway.Anthropic, URL: "http://127.0.0.1:9", Key: "k", KeyName: "ANTHROPIC_API_KEY"}
 	_, _ = runner.Run(context.Background(), inv)
-	for _, w := range []string{`models: {"providers":{"anthropic":{"baseUrl":"http://127.0.0.1:9"}}}`, "oauth: []"} {
+	for _, w := range []string{`models: {"providers":{"anthropic":{"baseUrl":"http://127.0.0.1:9"}}}`, "oauth: [] dir: []"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("with the gateway, pi got no %q:\n%s", w, out)
 		}

@@ -49,8 +49,8 @@ func piArgs(s Settings) []string {
 	return []string{"-p", "--mode", "json", "--no-session", "--offline", "--model", model}
 }
 
-// piGatewayEnv empties the variable pi prefers to the API key (an Anthropic OAuth token), and turns off its
-// telemetry.
+// piGatewayEnv empties the variable pi prefers to the API key (an Anthropic OAuth token) and the one that
+// would move its agent directory away from the models.json ralph writes, and turns off its telemetry.
 func piGatewayEnv(Gateway) []string {
 	return []string{"ANTHROPIC_OAUTH_TOKEN=", "PI_OFFLINE=1", "PI_TELEMETRY=0", "PI_CODING_AGENT_DIR="}
 }
