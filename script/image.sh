@@ -125,7 +125,11 @@ install_locked() {
     exit 1
   fi
   cp "$src/package.json" "$src/package-lock.json" "$3/"
-  (cd "$3" && PATH="$3/tool/node/package/bin:$PATH" "${npm[@]}" ci --ignore-scripts --omit=dev --no-audit --no-fund --no-update-notifier --os=linux --cpu="$cpu" \
+  # node trusts its own CA certificates only: give it the system's too, which curl trusted above (a build
+  # machine may reach the registry through a proxy of its own).
+  local ca="${NODE_EXTRA_CA_CERTS:-}"
+  if [ -z "$ca" ] && [ -s /etc/ssl/certs/ca-certificates.crt ]; then ca=/etc/ssl/certs/ca-certificates.crt; fi
+  (cd "$3" && NODE_EXTRA_CA_CERTS="$ca" PATH="$3/tool/node/package/bin:$PATH" "${npm[@]}" ci --ignore-scripts --omit=dev --no-audit --no-fund --no-update-notifier --os=linux --cpu="$cpu" \
     --registry="$registry" --cache="$3/.npm" --loglevel=error >/dev/null)
   rm -rf "$3/.npm" "$3/tool" "$3/node_modules/.package-lock.json"
 }
