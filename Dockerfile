@@ -1,5 +1,5 @@
 # The ralph GitHub Action's images: one static Go binary with git and CA certificates (the target slim, for
-# preset: command), and one image per agent (the targets claude, codex, gemini, copilot and opencode) holding that agent's CLI
+# preset: command), and one image per agent (the targets claude, codex, gemini, copilot, opencode and pi) holding that agent's CLI
 # only, for the platform it is built for only. The release workflow publishes each for linux/amd64 and
 # linux/arm64 to ghcr.io/ralph-dev/gh-ralph:<VERSION>[-<agent>], which action.yml and <agent>/action.yml
 # name. The steps are in script/image.sh, which CI runs without a container engine too.
@@ -23,6 +23,7 @@ RUN GOARCH="$TARGETARCH" RALPH_VERSION="$RALPH_VERSION" RALPH_COMMIT="$RALPH_COM
 # of it runs), for the target's platform; only the image being built fetches its own.
 FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS fetch
 COPY script/image.sh /usr/local/bin/image.sh
+COPY script/agents/ /usr/local/bin/agents/
 
 FROM fetch AS cli-claude
 ARG TARGETARCH
@@ -43,6 +44,12 @@ RUN image.sh cli copilot "$TARGETARCH" /out
 FROM fetch AS cli-opencode
 ARG TARGETARCH
 RUN image.sh cli opencode "$TARGETARCH" /out
+
+# pi's packages: npm ci of the lockfile in script/agents/pi (each tarball checked against its integrity,
+# no package's scripts run), by a pinned node and npm of the build machine's platform.
+FROM fetch AS cli-pi
+ARG TARGETARCH
+RUN image.sh cli pi "$TARGETARCH" /out
 
 # Every image: Debian's git and CA certificates, and ralph, in one layer (what the system step removes of
 # Debian's base is not in it). This is the slim image.
@@ -83,3 +90,8 @@ COPY --from=cli-copilot /out/ /ralph/
 # opencode: one native binary.
 FROM slim AS opencode
 COPY --from=cli-opencode /out/ /ralph/
+
+# pi: JavaScript with its node_modules, run by Node.js (the binary alone, as for Gemini's).
+FROM slim AS pi
+COPY --from=node /usr/local/bin/node /ralph/bin/node
+COPY --from=cli-pi /out/ /ralph/

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"debug/buildinfo"
 	"debug/elf"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -317,5 +318,78 @@ func TestImageCLIIntegrity(t *testing.T) {
 	want := []string{"/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz", "/@anthropic-ai/claude-code-linux-arm64/-/claude-code-linux-arm64-2.1.330.tgz"}
 	if !slices.Equal(asked, want) {
 		t.Errorf("fetched %q, want each platform's own package %q", asked, want)
+	}
+}
+
+// TestImageCLIIntegrityLocked: pi's packages, installed by npm ci from script/agents/pi's lockfile, are each
+// checked against the lockfile's integrity: a registry that serves another tarball in place of every
+// package is refused, for each platform, and nothing is installed. The node and npm that install them are
+// the real registry's (the test skips when it is out of reach).
+func TestImageCLIIntegrityLocked(t *testing.T) {
+	t.Parallel()
+	var body bytes.Buffer
+	gz := gzip.NewWriter(&body)
+	tw := tar.NewWriter(gz)
+	evil := []byte(`{"name":"evil","version":"1.0.0","scripts":{"postinstall":"echo pwned"}}`)
+	if err := tw.WriteHeader(&tar.Header{Name: "package/package.json", Mode: 0o644, Size: int64(len(evil))}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write(evil)
+	tw.Close()
+	gz.Close()
+	tools := map[string][]byte{}
+	var asked []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if b, ok := tools[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		asked = append(asked, r.URL.Path)
+		w.Write(body.Bytes())
+	}))
+	defer srv.Close()
+	// The pinned node and npm, as script/image.sh names them, fetched from the real registry.
+	image, err := os.ReadFile("../script/image.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`\[(?:node/\w+|npm)\]=(\S+\.tgz)`).FindAllStringSubmatch(string(image), -1) {
+		resp, err := http.Get("https://registry.npmjs.org/" + m[1])
+		if err != nil {
+			t.Skipf("the npm registry is out of reach: %v", err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Skipf("the npm registry is out of reach: %s %v", resp.Status, err)
+		}
+		tools["/"+m[1]] = b
+	}
+	if len(tools) != 3 {
+		t.Fatalf("script/image.sh pins %d tarballs of node and npm, want 3", len(tools))
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		out := t.TempDir()
+		cmd := exec.Command("../script/image.sh", "cli", "pi", arch, out)
+		// npm would retry each refused tarball for minutes.
+		cmd.Env = append(os.Environ(), "RALPH_NPM_REGISTRY="+srv.URL, "npm_config_fetch_retries=0")
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("%s: script/image.sh cli pi took tarballs that are not the pinned ones:\n%s", arch, b)
+		}
+		if !strings.Contains(string(b), "EINTEGRITY") {
+			t.Errorf("%s: the refusal does not say why: %s", arch, b)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) != 0 {
+			t.Errorf("%s: %d entries left in the CLI's directory after the refusal", arch, len(entries))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) == 0 || !strings.HasSuffix(asked[0], ".tgz") {
+		t.Errorf("the registry was asked for %q, want the lockfile's tarballs", asked)
 	}
 }

@@ -16,6 +16,7 @@
 #      ralph's first line (README: "What a step costs").
 # Where no engine can start (not root, no apt, dockerd fails) it says so and exits 0; once one runs, any
 # failure fails. RALPH_CONTAINER_KEEP=1 keeps the engine's data (under $RALPH_CONTAINER_DIR) for a rerun.
+# RALPH_CONTAINER_AGENTS="pi codex" tests those agents' images only (and the slim image), not all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -148,6 +149,17 @@ phase "build (BuildKit, as the release does)"
 version="$(cat VERSION)"
 # The agents' images are those of script/image.sh agents (internal/preset's list, which its test checks).
 mapfile -t agents < <(script/image.sh agents)
+if [ -n "${RALPH_CONTAINER_AGENTS:-}" ]; then
+  chosen=()
+  for a in ${RALPH_CONTAINER_AGENTS//,/ }; do
+    if ! printf '%s\n' "${agents[@]}" | grep -qx -- "$a"; then
+      echo "container-test: RALPH_CONTAINER_AGENTS names $a, which has no image (agents: ${agents[*]})" >&2
+      exit 2
+    fi
+    chosen+=("$a")
+  done
+  agents=("${chosen[@]}")
+fi
 targets=(slim "${agents[@]}")
 # build PLATFORM TARGET TAG: the Dockerfile's TARGET for PLATFORM, as the release builds it.
 build() {
@@ -181,7 +193,7 @@ for target in "${agents[@]}"; do
     { echo "$target --version in ralph-ci:$target failed: $got" >&2; exit 1; }
   echo "ralph-ci:$target: $target --version: $got"
   for other in "${agents[@]}" node npm; do
-    case "$target/$other" in "$target/$target" | gemini/node) continue ;; esac
+    case "$target/$other" in "$target/$target" | gemini/node | pi/node) continue ;; esac
     if docker run --rm --network none --entrypoint sh "ralph-ci:$target" -c "command -v $other" >/dev/null 2>&1; then
       echo "ralph-ci:$target holds $other too" >&2
       exit 1

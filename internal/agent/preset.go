@@ -37,6 +37,7 @@ var parsers = map[preset.Stream]func(model string) eventParser{
 	preset.GeminiStreamJSON: func(m string) eventParser { return &geminiParser{model: m} },
 	preset.CopilotJSONL:     func(m string) eventParser { return &copilotParser{model: m} },
 	preset.OpencodeJSONL:    func(m string) eventParser { return &opencodeParser{model: m} },
+	preset.PiJSONL:          func(m string) eventParser { return &piParser{model: m} },
 }
 
 // newPreset builds the invocation of a preset from the config. agent.command, when set, replaces the
@@ -71,6 +72,7 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 		return Result{}, fmt.Errorf("preset %q prints %q, which ralph has no parser for", d.Name, d.Stream)
 	}
 	argv, lim := p.Argv, p.Limits
+	var gatewayHome []preset.File
 	if d.InBoundary != nil && inv.Boundary != nil && inv.Boundary.Enforced() {
 		argv = d.InBoundary(argv)
 	}
@@ -81,6 +83,9 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 		pg := preset.Gateway{URL: g.URL, Key: g.Key, KeyVar: EnvGatewayKey, Model: p.Model, WebSearch: slices.Contains(g.ServerTools, gateway.WebSearch)}
 		if d.GatewayArgs != nil {
 			argv = append(argv, d.GatewayArgs(pg)...)
+		}
+		if d.GatewayHome != nil {
+			gatewayHome = d.GatewayHome(pg)
 		}
 		if d.GatewayEnv != nil {
 			withEnv := *g
@@ -96,6 +101,9 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	if err := writeHome(d, inv); err != nil {
 		return Result{}, fmt.Errorf("preparing the agent's HOME for %s: %w", d.Title, err)
+	}
+	if err := replaceInHome(gatewayHome, inv); err != nil {
+		return Result{}, fmt.Errorf("pointing %s at ralph's model gateway: %w", d.Title, err)
 	}
 	return process{argv: argv, grace: p.Grace, parser: newParser(p.Model), limits: lim}.run(ctx, inv)
 }
@@ -155,6 +163,71 @@ func writeHome(d preset.Preset, inv Invocation) error {
 				if err := os.Lchown(p, uid, gid); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// replaceInHome writes files in the agent's HOME in place of whatever is there (preset.Preset.GatewayHome):
+// through an os.Root of the HOME, so that nothing an earlier agent left there (a symlink out of it, say)
+// leads the write anywhere else, and each file is removed and created anew rather than written through.
+// They are the agent's, as the rest of its HOME is.
+func replaceInHome(files []preset.File, inv Invocation) error {
+	if len(files) == 0 {
+		return nil
+	}
+	home := Getenv(inv.Env, "HOME")
+	if home == "" {
+		return fmt.Errorf("the agent has no HOME to write %s in", files[0].Path)
+	}
+	root, err := os.OpenRoot(home)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	uid, gid, chown := -1, -1, false
+	if inv.Boundary != nil {
+		uid, gid, chown = inv.Boundary.Agent()
+	}
+	if info, err := root.Stat("."); err == nil {
+		if st, ok := info.Sys().(*syscall.Stat_t); !chown && ok && int(st.Uid) != os.Geteuid() {
+			uid, gid, chown = int(st.Uid), int(st.Gid), true
+		}
+	}
+	for _, f := range files {
+		rel := filepath.FromSlash(f.Path)
+		var dirs []string
+		for dir := filepath.Dir(rel); dir != "."; dir = filepath.Dir(dir) {
+			dirs = append([]string{dir}, dirs...)
+		}
+		for _, dir := range dirs {
+			if err := root.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+				return err
+			}
+			if chown {
+				if err := root.Lchown(dir, uid, gid); err != nil {
+					return err
+				}
+			}
+		}
+		if err := root.RemoveAll(rel); err != nil {
+			return err
+		}
+		w, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = w.WriteString(f.Content)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if chown {
+			if err := root.Lchown(rel, uid, gid); err != nil {
+				return err
 			}
 		}
 	}

@@ -22,6 +22,11 @@ func TestStreamLimits(t *testing.T) {
 {"type":"assistant","message":{"id":"msg_1","content":[{"type":"tool_use","name":"Bash","input":{"command":"make"}}]}}
 {"type":"result","subtype":"success","num_turns":1,"total_cost_usd":3.5,"usage":{"input_tokens":10,"output_tokens":2}}
 `
+	pi := `{"type":"turn_start"}
+{"type":"message_start","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5"}}
+{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","name":"bash","arguments":{"command":"make"}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":800,"output":50,"cacheRead":200,"cacheWrite":0,"cost":{"total":0.00321}},"stopReason":"toolUse"}}
+{"type":"tool_execution_start","toolName":"bash","args":{"command":"make"}}
+`
 	tests := []struct {
 		name      string
 		parser    eventParser
@@ -39,6 +44,12 @@ func TestStreamLimits(t *testing.T) {
 			name: "claude over max_cost", parser: &claudeParser{}, limits: limits{MaxCost: 1}, events: claude,
 			want:      Usage{Turns: 1, InputTokens: 10, OutputTokens: 2, CostUSD: 3.5, Model: "claude-sonnet-4-5", OverBudget: true},
 			wantLines: []string{"claude: started (claude-sonnet-4-5)", "$ make", "claude: success"},
+		},
+		{
+			// pi prices its answers itself: without the gateway, that is what agent.max_cost holds to.
+			name: "pi over max_cost", parser: &piParser{}, limits: limits{MaxCost: 0.003}, events: pi,
+			want:      Usage{Turns: 1, InputTokens: 1000, CacheReadTokens: 200, OutputTokens: 50, CostUSD: 0.00321, Model: "anthropic/claude-sonnet-4-5", OverBudget: true},
+			wantLines: []string{"pi: started (anthropic/claude-sonnet-4-5)", "$ make"},
 		},
 	}
 	for _, tt := range tests {

@@ -69,8 +69,8 @@ issue, least-privilege permissions) and .github/ralph.yml (every setting with it
 comment), create ralph's labels with their colours and descriptions, and check the repository's
 Actions settings that ralph needs, saying what to change and where.
 
-init asks which agent runs the steps (claude, codex, gemini, copilot, opencode, or a command of your
-own), or takes --agent. For a preset it passes the CLI's API key to the agent (agent.env and the
+init asks which agent runs the steps (claude, codex, gemini, copilot, opencode, pi, or a command of
+your own), or takes --agent. For a preset it passes the CLI's API key to the agent (agent.env and the
 workflow's env), and offers to store it as a repository secret with gh secret set (--set-secret:
 without asking).
 

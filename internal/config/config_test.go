@@ -192,6 +192,11 @@ network:
 			}),
 		},
 		{
+			name: "without the gateway, pi's own cost",
+			yaml: "gateway:\n  enabled: false\nagent:\n  preset: pi\n  max_cost: 1\n",
+			want: with(func(c *Config) { c.Gateway.Enabled, c.Agent.Preset, c.Agent.MaxCost = false, "pi", 1 }),
+		},
+		{
 			name: "a preset's model, turns, arguments and cost",
 			yaml: "agent:\n  preset: claude\n  model: claude-sonnet-4-5\n  max_turns: 40\n  args: [\"--effort\", high]\n  max_cost: 2.5\n",
 			want: func() Config {
@@ -1124,6 +1129,11 @@ func TestAgentConfigProtected(t *testing.T) {
 		{copilot, ".github/CODEOWNERS", ""},
 		{Config{Agent: Agent{Preset: "command"}, ProtectedPaths: []string{}}, "opencode.json", ""},
 		{Config{Agent: Agent{Preset: "claude"}, ProtectedPaths: []string{}}, ".claude/settings.json", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, ".pi/settings.json", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, ".pi/extensions/steer.ts", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, ".agents/skills/x/SKILL.md", ByAgent},
+		{Config{Agent: Agent{Preset: "pi"}, ProtectedPaths: []string{}}, "src/.pi.go", ""},
+		{Config{Agent: Agent{Preset: "opencode"}, ProtectedPaths: []string{}}, ".pi/settings.json", ""},
 	}
 	for _, tt := range tests {
 		if got := tt.cfg.ProtectedBy(tt.path); got != tt.want {

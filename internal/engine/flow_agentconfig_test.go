@@ -22,6 +22,8 @@ func TestFlowPhaseWritingAgentConfigRefused(t *testing.T) {
 		{"opencode", ".opencode/plugin/steer.ts"},
 		{"copilot", ".github/agents/implementer.agent.md"},
 		{"copilot", ".github/copilot-instructions.md"},
+		{"pi", ".pi/extensions/steer.ts"},
+		{"pi", ".agents/skills/approve/SKILL.md"},
 	} {
 		t.Run(tt.preset+" "+tt.path, func(t *testing.T) {
 			t.Parallel()

@@ -1,6 +1,7 @@
 package preset
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -224,4 +225,93 @@ func lineDiff(got, want string) string {
 		}
 	}
 	return ""
+}
+
+// A CLI installed from a lockfile (script/image.sh's lockfile=(…), for pi) is pinned whole: the lockfile's
+// package is the preset's at its version, and every package in it has a sha512 integrity and comes from
+// the npm registry, so that npm ci can fetch nothing else.
+func TestLockfilesPinEveryPackage(t *testing.T) {
+	t.Parallel()
+	image := repoFile(t, "script/image.sh")
+	m := regexp.MustCompile(`(?ms)^declare -A lockfile=\((.*?)^\)`).FindStringSubmatch(image)
+	if m == nil {
+		t.Fatal("script/image.sh has no lockfile=(…)")
+	}
+	dirs := map[string]string{}
+	for _, e := range regexp.MustCompile(`\[([a-z]+)/(amd64|arm64)\]=(\S+)`).FindAllStringSubmatch(m[1], -1) {
+		dirs[e[1]] = e[3]
+	}
+	if len(dirs) == 0 {
+		t.Fatal("script/image.sh's lockfile=(…) names no agent")
+	}
+	for name, dir := range dirs {
+		p, ok := Lookup(name)
+		if !ok {
+			t.Errorf("script/image.sh installs %s from a lockfile, which is no preset", name)
+			continue
+		}
+		for _, problem := range lockProblems(repoFile(t, "script/"+dir+"/package.json"), repoFile(t, "script/"+dir+"/package-lock.json"), p) {
+			t.Errorf("script/%s: %s", dir, problem)
+		}
+	}
+}
+
+// lockProblems are what keeps a package.json and its lockfile from pinning preset p whole.
+func lockProblems(packageJSON, lockJSON string, p Preset) []string {
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	var lock struct {
+		LockfileVersion int `json:"lockfileVersion"`
+		Packages        map[string]struct {
+			Version   string `json:"version"`
+			Resolved  string `json:"resolved"`
+			Integrity string `json:"integrity"`
+			Link      bool   `json:"link"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal([]byte(packageJSON), &pkg); err != nil {
+		return []string{"package.json: " + err.Error()}
+	}
+	if err := json.Unmarshal([]byte(lockJSON), &lock); err != nil {
+		return []string{"package-lock.json: " + err.Error()}
+	}
+	var out []string
+	if got := pkg.Dependencies[p.Package]; got != p.Version || len(pkg.Dependencies) != 1 {
+		out = append(out, fmt.Sprintf("package.json depends on %v, want %s at exactly %s alone", pkg.Dependencies, p.Package, p.Version))
+	}
+	if lock.LockfileVersion < 2 {
+		out = append(out, fmt.Sprintf("package-lock.json is of version %d, which npm ci reads without integrity per package", lock.LockfileVersion))
+	}
+	if got := lock.Packages["node_modules/"+p.Package].Version; got != p.Version {
+		out = append(out, fmt.Sprintf("package-lock.json has %s at %q, want %s (run npm install --package-lock-only there)", p.Package, got, p.Version))
+	}
+	for key, e := range lock.Packages {
+		if key == "" {
+			continue
+		}
+		if e.Link || !strings.HasPrefix(e.Integrity, "sha512-") || !strings.HasPrefix(e.Resolved, "https://registry.npmjs.org/") {
+			out = append(out, fmt.Sprintf("%s is not pinned: resolved %q, integrity %q, link %v", key, e.Resolved, e.Integrity, e.Link))
+		}
+	}
+	return out
+}
+
+func TestLockProblems(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("pi")
+	ok := `{"lockfileVersion":3,"packages":{"":{},"node_modules/` + p.Package + `":{"version":"` + p.Version + `","resolved":"https://registry.npmjs.org/x.tgz","integrity":"sha512-AA=="}`
+	if got := lockProblems(`{"dependencies":{"`+p.Package+`":"`+p.Version+`"}}`, ok+`}}`, p); len(got) != 0 {
+		t.Errorf("a whole lockfile: %q", got)
+	}
+	for _, bad := range []struct{ pkg, lock, want string }{
+		{`{"dependencies":{"` + p.Package + `":"^` + p.Version + `"}}`, ok + `}}`, "package.json depends on"},
+		{`{"dependencies":{"` + p.Package + `":"` + p.Version + `"}}`, ok + `,"node_modules/a":{"resolved":"https://registry.npmjs.org/a.tgz","integrity":"sha1-AA=="}}}`, "node_modules/a is not pinned"},
+		{`{"dependencies":{"` + p.Package + `":"` + p.Version + `"}}`, ok + `,"node_modules/b":{"resolved":"https://example.com/b.tgz","integrity":"sha512-AA=="}}}`, "node_modules/b is not pinned"},
+		{`{"dependencies":{"` + p.Package + `":"` + p.Version + `"}}`, ok + `,"node_modules/c":{"link":true}}}`, "node_modules/c is not pinned"},
+	} {
+		if got := strings.Join(lockProblems(bad.pkg, bad.lock, p), "; "); !strings.Contains(got, bad.want) {
+			t.Errorf("lockProblems = %q, want %q", got, bad.want)
+		}
+	}
 }

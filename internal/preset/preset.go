@@ -30,6 +30,10 @@ type Preset struct {
 	// GatewayEnv are the variables (NAME=value) that point it at ralph's gateway beyond its vendor's base
 	// URL and key variables (nil: none); ralph drops the agent.env values of these names.
 	GatewayEnv func(Gateway) []string
+	// GatewayHome are files it needs in its HOME to reach ralph's gateway, for a CLI that reads the
+	// vendor's URL from no variable (nil: none): written, in place of what is there, each time it runs
+	// with the gateway.
+	GatewayHome func(Gateway) []File
 	// Stream is the format of what it prints, which picks the parser of its events.
 	Stream Stream
 	// ReportsCost is true when it reports its own cost, so that agent.max_cost holds without the gateway.
@@ -81,6 +85,7 @@ const (
 	GeminiStreamJSON Stream = "gemini-stream-json" // Gemini CLI's --output-format stream-json
 	CopilotJSONL     Stream = "copilot-jsonl"      // Copilot CLI's --output-format json
 	OpencodeJSONL    Stream = "opencode-jsonl"     // opencode run --format json
+	PiJSONL          Stream = "pi-jsonl"           // pi -p --mode json
 )
 
 // Vendor is a model API ralph's gateway serves.
@@ -126,7 +131,7 @@ func VendorOf(name string) (Vendor, bool) {
 }
 
 // List are the presets, in the order ralph offers them.
-func List() []Preset { return []Preset{claude(), codex(), gemini(), copilot(), opencode()} }
+func List() []Preset { return []Preset{claude(), codex(), gemini(), copilot(), opencode(), pi()} }
 
 // Names are the presets' names, in List's order.
 func Names() []string {

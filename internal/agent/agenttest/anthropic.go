@@ -7,7 +7,7 @@
 // tool_use block's input), message_delta (stop_reason and usage.output_tokens), message_stop.
 //
 // The script: when the conversation's last user message carries no tool_result, the model answers with a
-// tool_use of the CLI's file-writing tool (Claude Code's Write, Copilot CLI's create, opencode's write), asking it to write the artifact; after the tool_result it
+// tool_use of the CLI's file-writing tool (Claude Code's Write, Copilot CLI's create, opencode's and pi's write), asking it to write the artifact; after the tool_result it
 // answers with a short text and end_turn. Requests without tools (Claude Code's side requests, such as
 // titles) get a short text and are not counted as turns.
 package agenttest
@@ -74,7 +74,10 @@ type anthropicRequest struct {
 		Content json.RawMessage `json:"content"` // a string or a list of blocks
 	} `json:"messages"`
 	Tools []struct {
-		Name string `json:"name"`
+		Name        string `json:"name"`
+		InputSchema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"input_schema"`
 	} `json:"tools"`
 }
 
@@ -98,7 +101,7 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The file-writing tool: Claude Code's Write (file_path, content), Copilot CLI's create (path,
-	// file_text), or opencode's write (filePath, content).
+	// file_text), opencode's write (filePath, content) or pi's write (path, content).
 	tool, pathField, textField := "", "", ""
 	for _, t := range req.Tools {
 		switch t.Name {
@@ -108,6 +111,9 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 			tool, pathField, textField = t.Name, "path", "file_text"
 		case "write":
 			tool, pathField, textField = t.Name, "filePath", "content"
+			if _, ok := t.InputSchema.Properties["filePath"]; !ok {
+				pathField = "path"
+			}
 		}
 	}
 	if tool == "" {
