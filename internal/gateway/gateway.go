@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,13 @@ func (t Tokens) add(u Tokens, sign int) Tokens {
 // Total is input plus output: what a token budget counts.
 func (t Tokens) Total() int { return t.Input + t.Output }
 
+// Spent is what one vendor's API was asked and billed in a run.
+type Spent struct {
+	Tokens
+	Requests int
+	CostUSD  float64
+}
+
 // Usage is what the gateway metered of one run.
 type Usage struct {
 	Tokens
@@ -59,6 +67,9 @@ type Usage struct {
 	// Unmetered counts the answers whose usage could not be read; each was counted as the worst its request
 	// could bill (its body as input, its maximum output, at the dearest prices).
 	Unmetered int
+	// Vendors splits the requests, tokens and cost by the vendor that served them, for a run whose agent
+	// talks to several (Options.More); the figures above are their sums.
+	Vendors map[Vendor]Spent
 }
 
 // Limit is one budget for a run: a cost in US dollars, a number of tokens, or both (zero: none). Name says
@@ -104,6 +115,52 @@ type Options struct {
 	// Betas are the beta features (anthropic-beta, openai-beta values) the agent may ask for besides
 	// those ralph knows (gateway.betas); a request that asks for any other is refused.
 	Betas []string
+	// More are the other vendors the run's agent may reach, for a CLI that picks its vendor per model
+	// (opencode): each is served under the path /<vendor> of the same gateway (VendorURL), with its own
+	// upstream, key, allow-lists and prices, and metered into the same usage, under the same Limits.
+	More []API
+}
+
+// API is one more vendor a gateway serves (Options.More).
+type API struct {
+	Vendor     Vendor
+	Upstream   string // DefaultUpstream when ""
+	Credential Credential
+	Prices     Prices // nil: the vendor's defaults
+}
+
+// door is one vendor's API as the gateway serves it: the first at the root, the others under /<vendor>.
+type door struct {
+	vendor   Vendor
+	prefix   string // "" for Options.Vendor, "/<vendor>" for the others
+	spec     spec
+	allow    allowList
+	upstream *url.URL
+	cred     Credential
+	prices   Prices
+	dearest  Price // the price of an unknown model, and of an answer's worst case
+}
+
+func newDoor(a API, betas []string) (*door, error) {
+	sp, err := specOf(a.Vendor)
+	if err != nil {
+		return nil, err
+	}
+	if a.Credential.Value == "" {
+		return nil, fmt.Errorf("model gateway: no %s key: set %s in ralph's environment", a.Vendor, strings.Join(a.Vendor.CredentialNames(), " or "))
+	}
+	raw := a.Upstream
+	if raw == "" {
+		raw = a.Vendor.DefaultUpstream()
+	}
+	up, err := url.Parse(raw)
+	if err != nil || (up.Scheme != "https" && up.Scheme != "http") || up.Host == "" {
+		return nil, fmt.Errorf("model gateway: upstream %q is not an http(s) URL", raw)
+	}
+	if a.Prices == nil {
+		a.Prices = DefaultPrices(a.Vendor)
+	}
+	return &door{vendor: a.Vendor, spec: sp, allow: newAllowList(a.Vendor, betas), upstream: up, cred: a.Credential, prices: a.Prices, dearest: a.Prices.Dearest()}, nil
 }
 
 // DefaultMaxRequests lets a CLI's side requests and a few sub-agents run alongside its main loop, and
@@ -116,11 +173,9 @@ const maxConns = 64
 
 // Gateway is one run's gateway, serving on loopback until Close.
 type Gateway struct {
-	opts     Options
-	spec     spec
-	allow    allowList
-	upstream *url.URL
-	key      string
+	opts  Options
+	doors []*door // Options.Vendor's first
+	key   string
 	proxy    *httputil.ReverseProxy
 	srv      *http.Server
 	ln       net.Listener
@@ -136,12 +191,11 @@ type Gateway struct {
 	cut     context.CancelFunc
 	serving sync.WaitGroup // requests being served, until Close
 
-	dearest Price // the price of an unknown model, and of an answer's worst case
-
 	mu       sync.Mutex
 	closed   bool
 	usage    Usage
 	calls    [len(ServerTools)]int
+	vendors  map[Vendor]Spent
 	unpriced map[string]bool
 	stop     *Stop
 	refused  []string // what was refused, one line each, for the log
@@ -168,23 +222,22 @@ func Start(opts Options) (*Gateway, error) {
 
 // New makes a gateway without serving it (Start serves it; a test may serve it its own way).
 func New(opts Options) (*Gateway, error) {
-	sp, err := specOf(opts.Vendor)
+	first, err := newDoor(API{Vendor: opts.Vendor, Upstream: opts.Upstream, Credential: opts.Credential, Prices: opts.Prices}, opts.Betas)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Credential.Value == "" {
-		return nil, fmt.Errorf("model gateway: no %s key: set %s in ralph's environment", opts.Vendor, strings.Join(opts.Vendor.CredentialNames(), " or "))
-	}
-	raw := opts.Upstream
-	if raw == "" {
-		raw = opts.Vendor.DefaultUpstream()
-	}
-	up, err := url.Parse(raw)
-	if err != nil || (up.Scheme != "https" && up.Scheme != "http") || up.Host == "" {
-		return nil, fmt.Errorf("model gateway: upstream %q is not an http(s) URL", raw)
-	}
-	if opts.Prices == nil {
-		opts.Prices = DefaultPrices(opts.Vendor)
+	opts.Prices = first.prices
+	doors := []*door{first}
+	for _, a := range opts.More {
+		if slices.ContainsFunc(doors, func(d *door) bool { return d.vendor == a.Vendor }) {
+			return nil, fmt.Errorf("model gateway: the %s API is served twice", a.Vendor)
+		}
+		d, err := newDoor(a, opts.Betas)
+		if err != nil {
+			return nil, err
+		}
+		d.prefix = "/" + string(a.Vendor)
+		doors = append(doors, d)
 	}
 	key := make([]byte, 24)
 	if _, err := rand.Read(key); err != nil {
@@ -193,8 +246,8 @@ func New(opts Options) (*Gateway, error) {
 	if opts.MaxRequests <= 0 {
 		opts.MaxRequests = DefaultMaxRequests
 	}
-	g := &Gateway{opts: opts, spec: sp, allow: newAllowList(opts.Vendor, opts.Betas), upstream: up, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{},
-		slots: make(chan struct{}, opts.MaxRequests), bodies: make(chan struct{}, 2*opts.MaxRequests), dearest: opts.Prices.Dearest()}
+	g := &Gateway{opts: opts, doors: doors, key: "ralph-gw-" + hex.EncodeToString(key), unpriced: map[string]bool{}, vendors: map[Vendor]Spent{},
+		slots: make(chan struct{}, opts.MaxRequests), bodies: make(chan struct{}, 2*opts.MaxRequests)}
 	g.answers, g.cut = context.WithCancel(context.Background())
 	transport := opts.Transport
 	if transport == nil {
@@ -211,8 +264,12 @@ func New(opts Options) (*Gateway, error) {
 		ErrorLog:       log.New(io.Discard, "", 0),
 		ModifyResponse: g.meterResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			g.note("could not reach %s for %s %s: %v", g.upstream.Host, r.Method, r.URL.Path, err)
-			g.refuse(w, http.StatusBadGateway, codeUpstream, "ralph's model gateway could not reach the model API: "+err.Error())
+			d := g.doors[0]
+			if f, ok := r.Context().Value(routeKey{}).(forwarded); ok {
+				d = f.door
+			}
+			g.note("could not reach %s for %s %s: %v", d.upstream.Host, r.Method, r.URL.Path, err)
+			d.refuse(w, http.StatusBadGateway, codeUpstream, "ralph's model gateway could not reach the model API: "+err.Error())
 		},
 	}
 	return g, nil
@@ -228,6 +285,17 @@ func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 
 // URL is the gateway's base URL, which the agent uses in place of the vendor's.
 func (g *Gateway) URL() string { return "http://" + g.ln.Addr().String() }
+
+// VendorURL is the base URL of vendor's API through the gateway: URL for Options.Vendor, URL/<vendor>
+// for one of Options.More; "" for a vendor it does not serve.
+func (g *Gateway) VendorURL(v Vendor) string {
+	for _, d := range g.doors {
+		if d.vendor == v {
+			return g.URL() + d.prefix
+		}
+	}
+	return ""
+}
 
 // Key is the key the agent presents: it is good for this gateway only, which lives as long as the run.
 func (g *Gateway) Key() string { return g.key }
@@ -247,6 +315,12 @@ func (g *Gateway) Usage() Usage {
 				u.ToolCalls = map[ServerTool]int{}
 			}
 			u.ToolCalls[ServerTools[i]] = n
+		}
+	}
+	if len(g.doors) > 1 {
+		u.Vendors = map[Vendor]Spent{}
+		for _, d := range g.doors {
+			u.Vendors[d.vendor] = g.vendors[d.vendor]
 		}
 	}
 	return u
@@ -308,20 +382,21 @@ func (g *Gateway) note(format string, args ...any) {
 // ServeHTTP checks the run's key, the path, the request and the budget, then forwards the request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	what := r.Method + " " + shownPath(r.URL.Path)
+	d := g.door(r)
 	if !g.authorized(r) {
 		g.note("refused %s: not the run's key", what)
-		g.refuse(w, http.StatusUnauthorized, codeKey, "ralph's model gateway: this key is not good here")
+		d.refuse(w, http.StatusUnauthorized, codeKey, "ralph's model gateway: this key is not good here")
 		return
 	}
-	rt, ok := g.route(r)
+	rt, ok := d.route(r)
 	if !ok {
 		g.note("refused %s: not a model API path ralph forwards", what)
-		g.refuse(w, http.StatusForbidden, codePath, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.opts.Vendor, r.Method, r.URL.Path))
+		d.refuse(w, http.StatusForbidden, codePath, fmt.Sprintf("ralph's model gateway forwards only the %s model API; %s %s is refused", g.served(), r.Method, r.URL.Path))
 		return
 	}
-	if why := g.allow.header(r.Header); why != "" {
+	if why := d.allow.header(r.Header); why != "" {
 		g.note("refused %s: %s", what, why)
-		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
+		d.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
 		return
 	}
 	g.mu.Lock()
@@ -331,7 +406,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.mu.Unlock()
 	if closed {
-		g.refuse(w, http.StatusServiceUnavailable, codeKey, "ralph's model gateway is closed: the run is over")
+		d.refuse(w, http.StatusServiceUnavailable, codeKey, "ralph's model gateway is closed: the run is over")
 		return
 	}
 	defer g.serving.Done()
@@ -350,24 +425,24 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// read of it would then cut the connection to the vendor, and the answer streaming on it.
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
 	if err != nil {
-		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway could not read the request: "+err.Error())
+		d.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway could not read the request: "+err.Error())
 		return
 	}
 	if len(body) > maxRequest {
 		g.note("refused %s: a request over %d MiB", what, maxRequest>>20)
-		g.refuse(w, http.StatusRequestEntityTooLarge, codeRequest, fmt.Sprintf("ralph's model gateway takes requests of at most %d MiB", maxRequest>>20))
+		d.refuse(w, http.StatusRequestEntityTooLarge, codeRequest, fmt.Sprintf("ralph's model gateway takes requests of at most %d MiB", maxRequest>>20))
 		return
 	}
 	// What the gateway reads is what the vendor reads: a body in another encoding is not.
 	if enc := r.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		g.note("refused %s: a request body in the encoding %s", what, quoted(enc))
-		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway takes request bodies without a Content-Encoding; send the JSON as it is")
+		d.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway takes request bodies without a Content-Encoding; send the JSON as it is")
 		return
 	}
-	a, why := g.inspect(rt, body)
+	a, why := g.inspect(d, rt, body)
 	if why != "" {
 		g.note("refused %s: %s", what, why)
-		g.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
+		d.refuse(w, http.StatusBadRequest, codeRequest, "ralph's model gateway refuses this request: "+why)
 		return
 	}
 	if rt.metered {
@@ -392,13 +467,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if hit == nil {
 			g.usage.Requests++
+			s := g.vendors[d.vendor]
+			s.Requests++
+			g.vendors[d.vendor] = s
 		}
 		spent := g.usage
 		g.mu.Unlock()
 		if hit != nil {
 			g.note("refused %s: the %s budget is reached", what, hit.Name)
 			msg := fmt.Sprintf("ralph: budget reached, no more model requests in this step: %s (this step has spent $%.4f, %d tokens)", hit.Why, spent.CostUSD, spent.Total())
-			g.refuse(w, http.StatusBadRequest, codeBudget, msg)
+			d.refuse(w, http.StatusBadRequest, codeBudget, msg)
 			return
 		}
 	}
@@ -407,7 +485,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("Transfer-Encoding")
 	// The request to the vendor outlives the agent's: an answer the agent leaves is still read to its end
 	// (meter.Close), for its usage, until the gateway closes.
-	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), routeKey{}, forwarded{rt, a, r.Method + " " + r.URL.Path}))
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), routeKey{}, forwarded{rt, d, a, r.Method + " " + r.URL.Path}))
 	defer cancel()
 	defer context.AfterFunc(g.answers, cancel)()
 	g.proxy.ServeHTTP(w, r.WithContext(ctx))
@@ -430,6 +508,7 @@ type routeKey struct{}
 
 type forwarded struct {
 	route
+	door *door
 	ask  ask
 	what string // method and path, for the log
 }
@@ -448,14 +527,35 @@ func (g *Gateway) authorized(r *http.Request) bool {
 	return false
 }
 
+// door is the vendor a request's path is for: the one whose prefix it starts with (the prefix followed by
+// a slash), or Options.Vendor's.
+func (g *Gateway) door(r *http.Request) *door {
+	for _, d := range g.doors[1:] {
+		if strings.HasPrefix(r.URL.Path, d.prefix+"/") {
+			return d
+		}
+	}
+	return g.doors[0]
+}
+
+// served names the vendors the gateway serves, for refusals.
+func (g *Gateway) served() string {
+	var names []string
+	for _, d := range g.doors {
+		names = append(names, string(d.vendor))
+	}
+	return strings.Join(names, " and ")
+}
+
 // route is the request's route, when the gateway forwards it. The path must be plain: an escaped
 // character (an encoded slash, say) could mean another path to the vendor than the one checked here.
-func (g *Gateway) route(r *http.Request) (route, bool) {
+func (d *door) route(r *http.Request) (route, bool) {
 	if r.URL.RawPath != "" || strings.Contains(r.URL.Path, "..") {
 		return route{}, false
 	}
-	for _, rt := range g.spec.routes {
-		if r.Method == rt.method && rt.path.MatchString(r.URL.Path) {
+	path := strings.TrimPrefix(r.URL.Path, d.prefix)
+	for _, rt := range d.spec.routes {
+		if r.Method == rt.method && rt.path.MatchString(path) {
 			return rt, true
 		}
 	}
@@ -465,14 +565,18 @@ func (g *Gateway) route(r *http.Request) (route, bool) {
 // rewrite makes the request to the vendor: the upstream URL, only the query parameters the API takes,
 // and the real key in place of anything the agent sent to identify itself.
 func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
+	d := pr.In.Context().Value(routeKey{}).(forwarded).door
 	q := url.Values{}
 	in := pr.In.URL.Query()
-	for _, k := range g.spec.query {
+	for _, k := range d.spec.query {
 		if v, ok := in[k]; ok {
 			q[k] = v
 		}
 	}
-	pr.SetURL(g.upstream)
+	// The vendor's path, without the prefix the gateway serves it under.
+	pr.Out.URL.Path = strings.TrimPrefix(pr.In.URL.Path, d.prefix)
+	pr.Out.URL.RawPath = ""
+	pr.SetURL(d.upstream)
 	pr.Out.URL.RawQuery = q.Encode()
 	h := pr.Out.Header
 	for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie", "Proxy-Authorization", "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip"} {
@@ -481,12 +585,12 @@ func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
 	// The gateway reads what streams back: let the transport ask for gzip and decompress it, rather than
 	// pass through an encoding the meter cannot read.
 	h.Del("Accept-Encoding")
-	g.spec.credential(h, g.opts.Credential)
+	d.spec.credential(h, d.cred)
 }
 
 // refuse answers with an error in the vendor's own shape, which its CLI shows.
-func (g *Gateway) refuse(w http.ResponseWriter, status int, code, msg string) {
+func (d *door) refuse(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(g.spec.errorBody(status, code, msg))
+	_, _ = w.Write(d.spec.errorBody(status, code, msg))
 }

@@ -394,7 +394,7 @@ func TestNew(t *testing.T) {
 		}
 	}
 	g, err := New(Options{Vendor: Gemini, Credential: Credential{"GEMINI_API_KEY", "y"}})
-	if err != nil || g.upstream.String() != "https://generativelanguage.googleapis.com" || !strings.HasPrefix(g.Key(), "ralph-gw-") {
+	if err != nil || g.doors[0].upstream.String() != "https://generativelanguage.googleapis.com" || !strings.HasPrefix(g.Key(), "ralph-gw-") {
 		t.Errorf("New = %v, %v", g, err)
 	}
 	h, _ := New(Options{Vendor: Gemini, Credential: Credential{"GEMINI_API_KEY", "y"}})

@@ -118,7 +118,7 @@ func (m *meter) event(line []byte) {
 	if !bytes.Contains(data, []byte(`usage`)) && !bytes.Contains(data, []byte(`"model`)) {
 		return // a text delta: most of a stream
 	}
-	m.g.spec.event(data, &m.r)
+	m.f.door.spec.event(data, &m.r)
 	m.g.update(m)
 }
 
@@ -135,7 +135,7 @@ func (m *meter) end() {
 	case m.over:
 		m.g.note("a model response over %d MiB could not be metered", maxBody>>20)
 	default:
-		m.g.spec.json(m.body.Bytes(), &m.r)
+		m.f.door.spec.json(m.body.Bytes(), &m.r)
 	}
 	if m.billed && !m.r.final {
 		// The answer ended without its usage (cut short, or in a shape ralph does not know): it is counted
@@ -147,7 +147,7 @@ func (m *meter) end() {
 	m.g.update(m)
 	if m.r.worst {
 		m.g.note("the answer to %s gave no usage ralph could read: counted as the worst it could bill, %d tokens in and %d out at the dearest prices ($%.4f)",
-			m.f.what, m.r.Input, m.r.Output, m.g.cost(m.r))
+			m.f.what, m.r.Input, m.r.Output, m.f.door.cost(m.r))
 	}
 }
 
@@ -158,8 +158,14 @@ func (g *Gateway) update(m *meter) {
 	if m.r == m.counted {
 		return
 	}
+	d := m.f.door
 	g.usage.Tokens = g.usage.Tokens.add(m.counted.Tokens, -1).add(m.r.Tokens, 1)
-	g.usage.CostUSD += g.cost(m.r) - g.cost(m.counted)
+	cost := d.cost(m.r) - d.cost(m.counted)
+	g.usage.CostUSD += cost
+	s := g.vendors[d.vendor]
+	s.Tokens = s.Tokens.add(m.counted.Tokens, -1).add(m.r.Tokens, 1)
+	s.CostUSD += cost
+	g.vendors[d.vendor] = s
 	for i := range g.calls {
 		g.calls[i] += m.r.calls[i] - m.counted.calls[i]
 	}
@@ -170,7 +176,7 @@ func (g *Gateway) update(m *meter) {
 		g.usage.Model = m.r.model
 	}
 	if !m.r.worst && m.r.Tokens != (Tokens{}) {
-		if _, _, known := g.opts.Prices.For(m.r.model); !known {
+		if _, _, known := d.prices.For(m.r.model); !known {
 			g.unpriced[m.r.model] = true
 		}
 	}
@@ -180,11 +186,11 @@ func (g *Gateway) update(m *meter) {
 // cost is what a reading costs: its tokens and its server tools' uses at its model's prices, or, counted as
 // a worst case, its tokens at the dearest prices (every prompt token at the dearest of the input and cache
 // prices).
-func (g *Gateway) cost(r reading) float64 {
+func (dr *door) cost(r reading) float64 {
 	if r.worst {
-		d := g.dearest
+		d := dr.dearest
 		in := max(d.Input, d.CacheWrite, d.CacheRead)
-		if g.opts.Vendor == Anthropic {
+		if dr.vendor == Anthropic {
 			in = max(in, hourWritePrice(d))
 		}
 		return (float64(r.Input)*in + float64(r.Output)*d.Output) / 1e6
@@ -192,7 +198,7 @@ func (g *Gateway) cost(r reading) float64 {
 	if r.Tokens == (Tokens{}) && r.calls == [len(ServerTools)]int{} {
 		return 0
 	}
-	p, _, _ := g.opts.Prices.For(r.model)
+	p, _, _ := dr.prices.For(r.model)
 	c := p.Cost(r.Tokens)
 	// The cache writes for an hour, which Cost priced as five minutes' ones.
 	c += float64(r.hourWrites) * (hourWritePrice(p) - p.CacheWrite) / 1e6

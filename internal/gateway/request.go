@@ -345,27 +345,27 @@ func geminiRequest(m map[string]json.RawMessage, c *checker) ask {
 // inspect reads a request's body: a JSON object, which a model request must also ask nothing the gateway
 // cannot meter. It returns what the answer can cost at most, or why the request is refused (a sentence
 // that follows "refuses this request: ").
-func (g *Gateway) inspect(rt route, body []byte) (ask, string) {
+func (g *Gateway) inspect(d *door, rt route, body []byte) (ask, string) {
 	var name func(string) string
-	if g.opts.Vendor == Gemini {
+	if d.vendor == Gemini {
 		name = geminiName
 	}
 	m, err := object(body, name)
 	if err != nil {
-		return ask{}, fmt.Sprintf("its body is not the JSON object the %s API takes (%v)", g.opts.Vendor, err)
+		return ask{}, fmt.Sprintf("its body is not the JSON object the %s API takes (%v)", d.vendor, err)
 	}
 	if !rt.metered {
 		return ask{}, ""
 	}
-	c := &checker{vendor: g.opts.Vendor, allowed: map[ServerTool]bool{}}
+	c := &checker{vendor: d.vendor, allowed: map[ServerTool]bool{}}
 	for _, t := range g.opts.ServerTools {
 		c.allowed[t] = true
 	}
-	g.allow.member(m, c)
-	if g.opts.Vendor == Anthropic {
+	d.allow.member(m, c)
+	if d.vendor == Anthropic {
 		anthropicEdits(m, c)
 	}
-	a := g.spec.request(m, c)
+	a := d.spec.request(m, c)
 	a.input += len(body)
 	return a, c.why
 }
