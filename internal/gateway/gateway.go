@@ -176,9 +176,9 @@ type Gateway struct {
 	opts  Options
 	doors []*door // Options.Vendor's first
 	key   string
-	proxy    *httputil.ReverseProxy
-	srv      *http.Server
-	ln       net.Listener
+	proxy *httputil.ReverseProxy
+	srv   *http.Server
+	ln    net.Listener
 
 	// slots hold one token per model request in flight, until its answer is metered to its end.
 	slots chan struct{}
