@@ -21,6 +21,10 @@ type Gateway struct {
 	// ServerTools are the tools the vendor runs that the gateway forwards (gateway.server_tools): a CLI that
 	// asks for one on every request by default is told not to, unless it is allowed.
 	ServerTools []gateway.ServerTool
+	// More are the other vendors the gateway serves for this run (a preset's that picks its vendor per
+	// model, opencode), each at URL/<vendor>: their base-URL variables point there and their key
+	// variables hold the gateway's key, like Vendor's.
+	More []gateway.Vendor
 	// presetEnv are the preset's own variables pointing it at the gateway (preset.Preset.GatewayEnv).
 	presetEnv []string
 }
@@ -38,13 +42,16 @@ const (
 // and its key under the name the real key has (and the vendor's first key name, which SDKs read).
 func (g *Gateway) env(base []string) []string {
 	drop := map[string]bool{EnvGatewayURL: true, EnvGatewayKey: true, EnvGatewayVendor: true}
-	for _, n := range g.Vendor.CredentialNames() {
-		drop[n] = true
+	for _, v := range append([]gateway.Vendor{g.Vendor}, g.More...) {
+		for _, n := range v.CredentialNames() {
+			drop[n] = true
+		}
+		pv, _ := preset.VendorOf(string(v))
+		for _, b := range pv.BaseURLs {
+			drop[b.Var] = true
+		}
 	}
 	vendor, _ := preset.VendorOf(string(g.Vendor))
-	for _, b := range vendor.BaseURLs {
-		drop[b.Var] = true
-	}
 	for _, kv := range g.presetEnv {
 		k, _, _ := strings.Cut(kv, "=")
 		drop[k] = true
@@ -70,6 +77,13 @@ func (g *Gateway) env(base []string) []string {
 	}
 	for _, n := range names {
 		env = append(env, n+"="+g.Key)
+	}
+	for _, v := range g.More {
+		pv, _ := preset.VendorOf(string(v))
+		for _, b := range pv.BaseURLs {
+			env = append(env, b.Var+"="+g.URL+"/"+string(v)+b.Suffix)
+		}
+		env = append(env, v.CredentialNames()[0]+"="+g.Key)
 	}
 	return append(env, g.presetEnv...)
 }
@@ -108,7 +122,7 @@ func PreflightGateway(c config.Config, env []string) error {
 		return fmt.Errorf("the agent cannot run here, so ralph left the issue alone: ralph's model gateway needs the %s key in ralph's environment, as %s (from a secret, in the workflow step's env); ralph keeps it, and the agent gets a key of the gateway's, good for one run",
 			v, strings.Join(v.CredentialNames(), " or "))
 	}
-	if _, err := gateway.New(gateway.Options{Vendor: v, Upstream: c.Gateway.Upstream, Credential: cred}); err != nil {
+	if _, err := gateway.New(gateway.Options{Vendor: v, Upstream: c.GatewayUpstream(string(v)), Credential: cred}); err != nil {
 		return fmt.Errorf("the agent cannot run here, so ralph left the issue alone: %w", err)
 	}
 	return nil

@@ -37,6 +37,12 @@ func TestGatewayEnv(t *testing.T) {
 			"PATH=/bin", "ANTHROPIC_API_KEY=sk-real", "CLAUDE_CODE_OAUTH_TOKEN=oat-real", "ANTHROPIC_BASE_URL=https://elsewhere", "LANG=C",
 			"RALPH_GATEWAY_URL=http://127.0.0.1:9", "RALPH_GATEWAY_KEY=k", "RALPH_GATEWAY_VENDOR=openai",
 			"OPENAI_BASE_URL=http://127.0.0.1:9/v1", "OPENAI_API_KEY=k", "CODEX_API_KEY=k"}},
+		// A CLI that talks to two vendors (opencode) holds neither's key: each is the gateway's, each base
+		// URL the gateway's for that vendor.
+		{"two vendors", Gateway{Vendor: gateway.Anthropic, URL: "http://127.0.0.1:9", Key: "k", KeyName: "ANTHROPIC_API_KEY", More: []gateway.Vendor{gateway.OpenAI}}, []string{
+			"PATH=/bin", "LANG=C",
+			"RALPH_GATEWAY_URL=http://127.0.0.1:9", "RALPH_GATEWAY_KEY=k", "RALPH_GATEWAY_VENDOR=anthropic",
+			"ANTHROPIC_BASE_URL=http://127.0.0.1:9", "ANTHROPIC_API_KEY=k", "OPENAI_BASE_URL=http://127.0.0.1:9/openai/v1", "OPENAI_API_KEY=k"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, tt.gw.env(base)); diff != "" {

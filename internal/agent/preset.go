@@ -80,7 +80,15 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 		// The gateway meters the cost and refuses requests past agent.max_cost itself: the CLI's own
 		// claim of its cost would be a second limit, counted otherwise.
 		argv, lim.MaxCost = withoutFlag(argv, "--max-budget-usd"), 0
-		pg := preset.Gateway{URL: g.URL, Key: g.Key, KeyVar: EnvGatewayKey, Model: p.Model, WebSearch: slices.Contains(g.ServerTools, gateway.WebSearch)}
+		pg := preset.Gateway{URL: g.URL, Key: g.Key, KeyVar: EnvGatewayKey, Model: p.Model, WebSearch: slices.Contains(g.ServerTools, gateway.WebSearch),
+			URLs: map[string]string{string(g.Vendor): g.URL}}
+		// The preset's other vendors are served under /<vendor>, or refused there when ralph holds no key
+		// for them: the CLI is pointed at the gateway for each, never at the vendor.
+		for _, v := range append([]string{d.Vendor}, d.More...) {
+			if v != string(g.Vendor) {
+				pg.URLs[v] = g.URL + "/" + v
+			}
+		}
 		if d.GatewayArgs != nil {
 			argv = append(argv, d.GatewayArgs(pg)...)
 		}

@@ -1172,3 +1172,72 @@ func TestProtectedManyStars(t *testing.T) {
 		t.Fatal("Protected takes too long with many **")
 	}
 }
+
+// opencode picks its vendor per model: agent.model's provider picks the vendor ralph's gateway serves
+// first, the preset's other vendor is served besides, and a provider the gateway does not reach is refused.
+func TestOpencodeVendors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		model      string
+		vendor     string
+		more       []string
+		wantErrHas string
+	}{
+		{"", "anthropic", []string{"openai"}, ""},
+		{"claude-haiku-4-5", "anthropic", []string{"openai"}, ""},
+		{"anthropic/claude-sonnet-4-5", "anthropic", []string{"openai"}, ""},
+		{"openai/gpt-5.1-codex", "openai", []string{"anthropic"}, ""},
+		{"openrouter/openai/gpt-5", "", nil, `names the provider "openrouter", which opencode does not reach through ralph's model gateway: write anthropic/<model> or openai/<model>`},
+	} {
+		yml := "agent:\n  preset: opencode\n"
+		if tt.model != "" {
+			yml += "  model: " + tt.model + "\n"
+		}
+		c, err := Parse(".github/ralph.yml", []byte(yml))
+		if tt.wantErrHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErrHas) || !strings.Contains(err.Error(), ":3:") {
+				t.Errorf("model %q: err = %v, want one at line 3 saying %s", tt.model, err, tt.wantErrHas)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("model %q: %v", tt.model, err)
+		}
+		if got := c.GatewayVendor(); got != tt.vendor {
+			t.Errorf("model %q: GatewayVendor = %q, want %q", tt.model, got, tt.vendor)
+		}
+		if diff := cmp.Diff(tt.more, c.GatewayMore()); diff != "" {
+			t.Errorf("model %q: GatewayMore (-want +got):\n%s", tt.model, diff)
+		}
+	}
+	// Other presets stay single-vendor.
+	c, err := Parse(".github/ralph.yml", []byte("agent:\n  preset: claude\n  model: openai/gpt-5\n"))
+	if err != nil || c.GatewayVendor() != "anthropic" || c.GatewayMore() != nil {
+		t.Errorf("claude: %v, vendor %q, more %v", err, c.GatewayVendor(), c.GatewayMore())
+	}
+}
+
+// gateway.upstreams names each vendor's upstream; the main vendor falls back to gateway.upstream.
+func TestGatewayUpstreams(t *testing.T) {
+	t.Parallel()
+	c, err := Parse(".github/ralph.yml", []byte("agent:\n  preset: opencode\ngateway:\n  upstream: http://127.0.0.1:1/a\n  upstreams:\n    openai: http://127.0.0.1:2/o\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.GatewayUpstream("anthropic"); got != "http://127.0.0.1:1/a" {
+		t.Errorf("anthropic upstream = %q", got)
+	}
+	if got := c.GatewayUpstream("openai"); got != "http://127.0.0.1:2/o" {
+		t.Errorf("openai upstream = %q", got)
+	}
+	for yml, want := range map[string]string{
+		"gateway:\n  upstreams:\n    mistral: http://x\n":       "mistral",
+		"gateway:\n  upstreams:\n    openai: ftp://x\n":         "must be an http or https URL",
+		"gateway:\n  upstreams: [http://x]\n":                   "must be a mapping of vendors",
+		"gateway:\n  upstreams:\n    openai: http://u:p@x/v1\n": "must not carry a user or password",
+	} {
+		if _, err := Parse(".github/ralph.yml", []byte(yml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want one saying %s", yml, err, want)
+		}
+	}
+}

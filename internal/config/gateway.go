@@ -24,6 +24,9 @@ type Gateway struct {
 	// Upstream is the vendor API's base URL the gateway forwards to ("" = the vendor's public host): a
 	// proxy of your own, an enterprise endpoint, or a scripted model in tests.
 	Upstream string // upstream
+	// Upstreams are the base URLs of each vendor by name, for a preset whose CLI talks to several
+	// (opencode: anthropic and openai); a vendor's entry here comes before Upstream.
+	Upstreams map[string]string // upstreams
 	// ServerTools are the tools the model's vendor runs itself and bills apart (web_search, web_fetch,
 	// code_execution, file_search, mcp) that the agent may ask for; the gateway refuses any other, and
 	// prices these per use. Default: none.
@@ -60,7 +63,7 @@ type Budget struct {
 // The keys of the gateway: and budget: sections (the vendors and the presets that speak them are
 // package preset's).
 var (
-	gatewayKeys = []string{"enabled", "vendor", "upstream", "server_tools", "betas", "prices"}
+	gatewayKeys = []string{"enabled", "vendor", "upstream", "upstreams", "server_tools", "betas", "prices"}
 	// betaName is a beta feature's name, as the vendors' beta headers list them.
 	betaName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._=-]{0,99}$`)
 	// serverTools are the names of gateway.server_tools (the gateway's ServerTools).
@@ -75,15 +78,45 @@ func (c Config) GatewayVendor() string {
 		return ""
 	}
 	if p, ok := preset.Lookup(c.Agent.Preset); ok {
-		return p.Vendor
+		return p.VendorFor(c.Agent.Model)
 	}
 	return c.Gateway.Vendor
 }
 
-// PresetVendor is the model API a preset's CLI speaks ("" for preset command), gateway or not.
+// GatewayUpstream is the base URL ralph's gateway forwards vendor's requests to: gateway.upstreams' entry
+// for it, gateway.upstream for the main vendor, else "" (the vendor's public host).
+func (c Config) GatewayUpstream(vendor string) string {
+	if u := c.Gateway.Upstreams[vendor]; u != "" {
+		return u
+	}
+	if vendor == c.GatewayVendor() {
+		return c.Gateway.Upstream
+	}
+	return ""
+}
+
+// GatewayMore are the other model APIs ralph's gateway serves the agent besides GatewayVendor, for a
+// preset whose CLI picks its vendor per model (opencode): each is served when ralph holds its key.
+func (c Config) GatewayMore() []string {
+	v := c.GatewayVendor()
+	p, ok := preset.Lookup(c.Agent.Preset)
+	if v == "" || !ok {
+		return nil
+	}
+	var out []string
+	for _, o := range append([]string{p.Vendor}, p.More...) {
+		if o != v {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// PresetVendor is the model API a preset's CLI speaks for agent.model ("" for preset command), gateway
+// or not.
 func (c Config) PresetVendor() string {
 	p, _ := preset.Lookup(c.Agent.Preset)
-	return p.Vendor
+	return p.VendorFor(c.Agent.Model)
 }
 
 func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
@@ -106,6 +139,25 @@ func (p *parser) gateway(n *yaml.Node, section string, g *Gateway) error {
 				if why := checkUpstream(g.Upstream); why != "" {
 					err = p.errorf(f.value, f.path, "%q %s", g.Upstream, why)
 				}
+			}
+		case "upstreams":
+			g.Upstreams = map[string]string{}
+			if n := f.value; !isNull(n) && n.Kind != yaml.MappingNode {
+				err = p.errorf(n, f.path, "must be a mapping of vendors (%s) to URLs", strings.Join(preset.VendorNames(), ", "))
+				break
+			}
+			for _, u := range p.fields(f.value, f.path, preset.VendorNames()) {
+				s, err := p.str(u.value, u.path)
+				if err == nil {
+					if why := checkUpstream(s); why != "" {
+						err = p.errorf(u.value, u.path, "%q %s", s, why)
+					}
+				}
+				if err != nil {
+					p.report(err)
+					continue
+				}
+				g.Upstreams[u.name] = s
 			}
 		case "server_tools":
 			g.ServerTools, err = p.list(f.value, f.path, func(item *yaml.Node, key, s string) error {
@@ -253,6 +305,17 @@ func (p *parser) checkGateway(c *Config, at map[string]*yaml.Node) error {
 	if n, ok := at["gateway.vendor"]; ok {
 		if pr, ok := preset.Lookup(c.Agent.Preset); ok && c.Gateway.Vendor != pr.Vendor {
 			return p.errorf(n, "gateway.vendor", "preset %s speaks %s; gateway.vendor applies to preset command", c.Agent.Preset, pr.Vendor)
+		}
+	}
+	if pr, ok := preset.Lookup(c.Agent.Preset); ok && len(pr.More) > 0 && vendor != "" {
+		n, set := at["agent.model"]
+		if prov, _, ok := strings.Cut(c.Agent.Model, "/"); set && ok && pr.VendorFor(c.Agent.Model) != prov {
+			var forms []string
+			for _, v := range append([]string{pr.Vendor}, pr.More...) {
+				forms = append(forms, v+"/<model>")
+			}
+			return p.errorf(n, "agent.model", "names the provider %q, which %s does not reach through ralph's model gateway: write %s",
+				prov, pr.Title, preset.Join(forms, "or"))
 		}
 	}
 	why := "needs ralph's model gateway, which meters what the agent spends"

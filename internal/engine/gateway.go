@@ -37,6 +37,16 @@ func (r *runner) agentEnv(ws *workspace.Workspace) []string {
 		if ok {
 			secrets = append(append([]string(nil), secrets...), cred.Value)
 		}
+		// The preset's other vendors' keys too: the agent reaches them through the gateway, or not at all.
+		for _, m := range r.cfg.GatewayMore() {
+			mv := gateway.Vendor(m)
+			for _, n := range mv.CredentialNames() {
+				delete(extra, n)
+			}
+			if c, ok := agent.ModelCredential(mv, r.baseEnv, r.cfg.Agent.Env); ok {
+				secrets = append(append([]string(nil), secrets...), c.Value)
+			}
+		}
 	}
 	env := agent.Environ(r.baseEnv, secrets, extra)
 	env = append(env, stepCaches(r.baseEnv, r.cfg.Agent.Env, ws.Home, r.agentReads)...)
@@ -75,13 +85,27 @@ func (r *runner) openGateway(ctx context.Context, command string) (*gateway.Gate
 	for _, t := range r.cfg.Gateway.ServerTools {
 		tools = append(tools, gateway.ServerTool(t))
 	}
-	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: r.cfg.Gateway.Upstream, Credential: cred, Prices: gateway.DefaultPrices(v).With(overrides),
-		Limits: limits, Transport: r.modelTransport, ServerTools: tools, Betas: r.cfg.Gateway.Betas})
+	// The preset's other vendors (opencode's) whose key ralph holds are served besides, under the same
+	// budget.
+	var more []gateway.API
+	var served []gateway.Vendor
+	for _, m := range r.cfg.GatewayMore() {
+		mv := gateway.Vendor(m)
+		if c, ok := agent.ModelCredential(mv, r.baseEnv, r.cfg.Agent.Env); ok {
+			more = append(more, gateway.API{Vendor: mv, Credential: c, Prices: gateway.DefaultPrices(mv).With(overrides), Upstream: r.cfg.GatewayUpstream(m)})
+			served = append(served, mv)
+		}
+	}
+	gw, err := gateway.Start(gateway.Options{Vendor: v, Upstream: r.cfg.GatewayUpstream(string(v)), Credential: cred, Prices: gateway.DefaultPrices(v).With(overrides),
+		Limits: limits, Transport: r.modelTransport, ServerTools: tools, Betas: r.cfg.Gateway.Betas, More: more})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting ralph's model gateway: %w", err)
 	}
 	r.log.Infof("the agent reaches the %s API through ralph's model gateway at %s%s", v, gw.URL(), describeLimits(limits))
-	return gw, &agent.Gateway{Vendor: v, URL: gw.URL(), Key: gw.Key(), KeyName: cred.Name, ServerTools: tools}, nil
+	for _, m := range served {
+		r.log.Infof("the agent reaches the %s API through ralph's model gateway at %s, metered into the same budget", m, gw.VendorURL(m))
+	}
+	return gw, &agent.Gateway{Vendor: v, URL: gw.URL(), Key: gw.Key(), KeyName: cred.Name, ServerTools: tools, More: served}, nil
 }
 
 // closeGateway ends the run's gateway (its key is good for nothing after), makes the gateway's figures

@@ -12,9 +12,11 @@ func opencode() Preset {
 		Program: "opencode",
 		Package: "opencode-ai",
 		Version: "1.18.18",
-		// Through ralph's gateway opencode's anthropic provider is the one it reaches.
+		// opencode picks its provider per model: through ralph's gateway its anthropic and openai providers
+		// are the ones it reaches, the main model's vendor from agent.model's prefix (anthropic by default).
 		Vendor:     "anthropic",
-		KeyVars:    []string{"ANTHROPIC_API_KEY"},
+		More:       []string{"openai"},
+		KeyVars:    []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
 		Args:       opencodeArgs,
 		GatewayEnv: opencodeGatewayEnv,
 		Stream:     OpencodeJSONL,
@@ -45,13 +47,19 @@ func opencodeArgs(s Settings) []string {
 }
 
 // opencodeGatewayEnv gives opencode a config (OPENCODE_CONFIG_CONTENT, which it merges over its others)
-// whose anthropic provider is ralph's gateway with the gateway's key (its SDK wants the URL with /v1), and
-// turns off its fetching of the model list and its updates.
+// whose anthropic and openai providers are ralph's gateway, each at its vendor's URL there, with the
+// gateway's key (their SDKs want the URL with /v1), and turns off its fetching of the model list and its
+// updates. The providers are listed in enabled_providers, so that no other (one the repository's
+// opencode.json adds, say) is reachable with a key of its own.
 func opencodeGatewayEnv(g Gateway) []string {
-	cfg, _ := json.Marshal(map[string]any{
-		"provider": map[string]any{"anthropic": map[string]any{"options": map[string]string{"baseURL": g.URL + "/v1", "apiKey": g.Key}}},
-		"share":    "disabled",
-	})
+	providers := map[string]any{}
+	var enabled []string
+	p := opencode()
+	for _, v := range append([]string{p.Vendor}, p.More...) {
+		providers[v] = map[string]any{"options": map[string]string{"baseURL": g.URLs[v] + "/v1", "apiKey": g.Key}}
+		enabled = append(enabled, v)
+	}
+	cfg, _ := json.Marshal(map[string]any{"provider": providers, "enabled_providers": enabled, "share": "disabled"})
 	return []string{
 		"OPENCODE_CONFIG_CONTENT=" + string(cfg),
 		"OPENCODE_DISABLE_MODELS_FETCH=1",

@@ -6,6 +6,7 @@ package preset
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,10 @@ type Preset struct {
 	Package string // the npm package
 	Version string // the version it was proven with, which script/image.sh pins (with its integrity)
 	Vendor  string // the model API it speaks: one of Vendors
+	// More are the other model APIs its CLI can talk to, for a CLI that picks its provider per model
+	// (opencode): agent.model "<vendor>/<model>" picks the vendor of the main model (VendorFor), and
+	// ralph's gateway serves each of them whose key ralph holds, all metered into the run's one budget.
+	More []string
 	// KeyVars are the variables its CLI reads its API key from; the first is the one ralph suggests (gh
 	// ralph init passes it through in agent.env and stores it as a secret of that name).
 	KeyVars []string
@@ -53,6 +58,15 @@ type Preset struct {
 	ConfigPaths []string
 }
 
+// VendorFor is the vendor of model: the one its "<vendor>/" prefix names when that is one of the
+// preset's, else Vendor.
+func (p Preset) VendorFor(model string) string {
+	if v, _, ok := strings.Cut(model, "/"); ok && slices.Contains(p.More, v) {
+		return v
+	}
+	return p.Vendor
+}
+
 // Settings are the agent: settings a preset's arguments take.
 type Settings struct {
 	Model    string  // agent.model
@@ -67,6 +81,9 @@ type Gateway struct {
 	KeyVar    string // the variable holding the gateway's key
 	Model     string // agent.model
 	WebSearch bool   // gateway.server_tools allows the vendor's web search
+	// URLs are the base URLs of each of the preset's vendors through the gateway (Vendor and More), for a
+	// CLI that talks to several; a vendor ralph holds no key for is there too, and the gateway refuses it.
+	URLs map[string]string
 }
 
 // File is a file of the agent's HOME.
@@ -171,8 +188,15 @@ func Check(p Preset) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("preset %q leaves out %s: every preset declares them", p.Name, strings.Join(missing, ", "))
 	}
-	if _, ok := VendorOf(p.Vendor); !ok {
-		return fmt.Errorf("preset %q speaks vendor %q, which is not one of %s", p.Name, p.Vendor, strings.Join(VendorNames(), ", "))
+	for _, v := range append([]string{p.Vendor}, p.More...) {
+		if _, ok := VendorOf(v); !ok {
+			return fmt.Errorf("preset %q speaks vendor %q, which is not one of %s", p.Name, v, strings.Join(VendorNames(), ", "))
+		}
+	}
+	for i, v := range p.More {
+		if v == p.Vendor || slices.Contains(p.More[:i], v) {
+			return fmt.Errorf("preset %q names vendor %q twice", p.Name, v)
+		}
 	}
 	for _, f := range p.Home {
 		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
