@@ -51,7 +51,7 @@ var (
 	anthropicHeaders = []string{"Anthropic-Version", "Anthropic-Beta", "Anthropic-Dangerous-Direct-Browser-Access",
 		"X-App", "X-Claude-Code-Session-Id", "X-Session-Id", "X-Session-Affinity", "X-Initiator", "X-Interaction-Type"}
 	openaiHeaders = []string{"Openai-Beta", "Originator", "Session-Id", "Thread-Id", "X-Client-Request-Id",
-		"X-Codex-Window-Id", "X-Codex-Turn-Metadata", "X-Codex-Beta-Features"}
+		"X-Codex-Window-Id", "X-Codex-Turn-Metadata", "X-Codex-Beta-Features", "X-Session-Id", "X-Session-Affinity"}
 	geminiHeaders = []string{"X-Goog-Api-Client", "X-Gemini-Api-Privileged-User-Id"}
 )
 

@@ -36,7 +36,7 @@ func send(t *testing.T, g *Gateway, path, body string, header http.Header) (int,
 }
 
 // What the presets' CLIs send, as captured from their requests through the gateway (Claude Code 2.1,
-// Copilot CLI's Anthropic SDK, opencode 1.18, Codex 0.169, Gemini CLI 0.61), passes: every header and
+// Copilot CLI's Anthropic SDK, opencode 1.18 on Anthropic and OpenAI models, Codex 0.169, Gemini CLI 0.61), passes: every header and
 // member the lists hold is one a real CLI sent.
 func TestTheCLIsRequestsPass(t *testing.T) {
 	t.Parallel()
@@ -75,6 +75,14 @@ func TestTheCLIsRequestsPass(t *testing.T) {
 			"X-Session-Id":       {"ses_1"},
 			"X-Session-Affinity": {"ses_1"},
 		}, `{"model":"claude-sonnet-4-5","max_tokens":8192,"stream":true,"system":[],"messages":[],"tools":[],"tool_choice":{"type":"auto"}}`},
+		// opencode 1.18 on an OpenAI model: its openai provider speaks the Responses API.
+		{"opencode on openai", OpenAI, "/v1/responses", http.Header{
+			"Originator":         {"opencode"},
+			"Session-Id":         {"ses_1"},
+			"X-Session-Id":       {"ses_1"},
+			"X-Session-Affinity": {"ses_1"},
+			"Accept":             {"*/*"},
+		}, `{"model":"gpt-5.2","input":[],"text":{"verbosity":"low"},"store":false,"include":["reasoning.encrypted_content"],"prompt_cache_key":"ses_1","reasoning":{"effort":"medium","summary":"auto"},"tools":[],"tool_choice":"auto","stream":true}`},
 		{"codex", OpenAI, "/v1/responses", http.Header{
 			"Originator":            {"codex_exec"},
 			"Session-Id":            {"s"},

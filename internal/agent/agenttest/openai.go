@@ -6,9 +6,12 @@ package agenttest
 // call_id, name and JSON arguments, or a "message" item with output_text content), then
 // response.completed carrying the whole response with usage (input_tokens, output_tokens, total_tokens).
 //
-// The script: while the request's input holds no function_call_output, the model calls Codex's command
-// tool (exec_command) with an apply_patch command that adds the artifact file (Codex applies apply_patch
-// itself, as a file change); after the function_call_output it answers with a short message.
+// The script: while the request's input holds no function_call_output, the model calls the CLI's tool that
+// adds the artifact file: Codex's command tool (exec_command) with an apply_patch command (Codex applies
+// apply_patch itself, as a file change), or opencode's write (filePath, content) or apply_patch
+// (patchText); after the function_call_output it answers with a short message. A request without tools
+// (opencode's side requests, such as the session's title) gets a short message and is not counted as a
+// turn.
 
 import (
 	"encoding/json"
@@ -42,12 +45,29 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		Model string          `json:"model"`
 		Input json.RawMessage `json:"input"`
 		Tools []struct {
-			Name string `json:"name"`
+			Name       string `json:"name"`
+			Parameters struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"parameters"`
 		} `json:"tools"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		f.problem("undecodable request: %v", err)
 		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	tool := ""
+	for _, t := range req.Tools {
+		switch {
+		case t.Name == "exec_command", t.Name == "write" && tool != "exec_command", t.Name == "apply_patch" && tool == "":
+			tool = t.Name
+		}
+	}
+	if tool == "" {
+		// A side request, not the agent's loop.
+		f.bill()
+		f.respond(w, req.Model, "side", map[string]any{"type": "message", "id": "msg_side", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "ok", "annotations": []any{}}}})
 		return
 	}
 	turn := f.turn()
@@ -65,13 +85,24 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		patch.WriteString("\n*** End Patch\nEOF\n")
 		args, _ := json.Marshal(map[string]any{"cmd": patch.String()})
+		switch tool {
+		case "write":
+			args, _ = json.Marshal(map[string]any{"filePath": artifact, "content": f.content})
+		case "apply_patch":
+			body := strings.TrimSuffix(strings.TrimPrefix(patch.String(), "apply_patch <<'EOF'\n"), "EOF\n")
+			args, _ = json.Marshal(map[string]any{"patchText": body})
+		}
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", turn), "call_id": "call_1",
-			"name": "exec_command", "arguments": string(args), "status": "completed"}
+			"name": tool, "arguments": string(args), "status": "completed"}
 	} else {
 		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", turn), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": "I wrote the document.", "annotations": []any{}}}}
 	}
+	f.respond(w, req.Model, fmt.Sprint(turn), item)
+}
 
+// respond streams one response whose output is item, with the fixed usage.
+func (f *OpenAI) respond(w http.ResponseWriter, model, id string, item map[string]any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	seq := 0
 	send := func(event string, data map[string]any) {
@@ -84,7 +115,7 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
-	resp := map[string]any{"id": fmt.Sprintf("resp_%d", turn), "object": "response", "model": req.Model,
+	resp := map[string]any{"id": "resp_" + id, "object": "response", "model": model,
 		"status": "in_progress", "output": []any{}}
 	send("response.created", map[string]any{"response": resp})
 	send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
