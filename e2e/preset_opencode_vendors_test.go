@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
@@ -98,5 +100,72 @@ func TestPresetOpencodeRealCLIOpenAI(t *testing.T) {
 	// Its small model (the title) is OpenAI's too: Anthropic's model is asked nothing.
 	if ant.Billed().Requests != 0 {
 		t.Errorf("the Anthropic model was asked %d requests", ant.Billed().Requests)
+	}
+}
+
+// TestPresetOpencodeRealCLIVendors: opencode talks to both vendors in one run, its main model OpenAI's and
+// its small model (the session's title, from the repository's opencode.json) Anthropic's; each reaches its
+// scripted model through ralph's gateway with ralph's key for that vendor, each is metered at its own
+// prices, and the record holds their sum, the log each vendor's share.
+func TestPresetOpencodeRealCLIVendors(t *testing.T) {
+	t.Parallel()
+	const content = "# Research: greeting\n\nWritten by opencode on two vendors' models for ralph.\n"
+	e, oai, ant, r := opencodeVendors(t, content, `{"small_model": "anthropic/claude-haiku-4-5"}`+"\n", "")
+	if r.exit != 0 || r.outputs["step"] != "research" {
+		t.Fatalf("research: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	for _, p := range append(oai.Problems(), ant.Problems()...) {
+		t.Errorf("scripted model: %s", p)
+	}
+	e.wantState(1, workflow.ReadyForPlan)
+	rec, ok, err := engine.ParseRecord(e.statusComment(1))
+	if err != nil || !ok || rec.Usage == nil {
+		t.Fatalf("no usage in the record: %v %v", ok, err)
+	}
+	u, bo, ba := *rec.Usage, oai.Billed(), ant.Billed()
+	// The agent's turns on OpenAI's gpt-5.2, its title on Anthropic's claude-haiku-4-5, none the other way.
+	if oai.Turns() != 2 || bo.Requests != 2 || ant.Turns() != 0 || ba.Requests < 1 {
+		t.Fatalf("OpenAI answered %d turns of %d requests, Anthropic %d turns of %d requests: want the agent on OpenAI, the title on Anthropic\n%s",
+			oai.Turns(), bo.Requests, ant.Turns(), ba.Requests, r.stdout)
+	}
+	oaiCost := float64(bo.Requests) * price(t, gateway.OpenAI, "gpt-5.2")
+	antCost := float64(ba.Requests) * price(t, gateway.Anthropic, "claude-haiku-4-5")
+	if !u.Metered || u.Requests != bo.Requests+ba.Requests || u.InputTokens != bo.InputTokens+ba.InputTokens ||
+		u.OutputTokens != bo.OutputTokens+ba.OutputTokens || math.Abs(u.CostUSD-oaiCost-antCost) > 1e-9 {
+		t.Errorf("recorded usage %+v; OpenAI billed %+v ($%.6f), Anthropic %+v ($%.6f)", u, bo, oaiCost, ba, antCost)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("ralph's model gateway metered the openai API: %d requests, %d in / %d out tokens, $%.4f", bo.Requests, bo.InputTokens, bo.OutputTokens, oaiCost),
+		fmt.Sprintf("ralph's model gateway metered the anthropic API: %d requests, %d in / %d out tokens, $%.4f", ba.Requests, ba.InputTokens, ba.OutputTokens, antCost),
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the log does not say %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestPresetOpencodeRealCLIVendorsBudget: the run has one budget whichever vendor spends it. At
+// agent.max_cost below half of the cheaper answer (Anthropic's small model for the title, or OpenAI's for
+// the agent's turn, whichever opencode sends first), the first answers cross it; then every request is
+// refused, to either vendor, the agent's second turn among them, and the issue goes to a person with the
+// figures of both vendors.
+func TestPresetOpencodeRealCLIVendorsBudget(t *testing.T) {
+	t.Parallel()
+	const content = "# Research: greeting\n\nWritten before the budget was reached.\n"
+	maxCost := min(price(t, gateway.OpenAI, "gpt-5.2"), price(t, gateway.Anthropic, "claude-haiku-4-5")) / 2
+	e, oai, ant, r := opencodeVendors(t, content, `{"small_model": "anthropic/claude-haiku-4-5"}`+"\n", "  max_cost: "+ftoa(maxCost)+"\n")
+	if r.exit != 0 || r.outputs["state"] != "human-needed" {
+		t.Fatalf("research at the budget: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
+	}
+	if oai.Turns() > 1 || ant.Turns() != 0 {
+		t.Errorf("the OpenAI model answered %d agent turns, Anthropic's %d: want at most the first, the gateway refuses the rest", oai.Turns(), ant.Turns())
+	}
+	billed := oai.Billed().Requests + ant.Billed().Requests
+	rec := e.record(1)
+	if !strings.Contains(rec.Reason, "raise `agent.max_cost`") || rec.Usage == nil || rec.Usage.Requests != billed || billed == 0 || rec.Usage.CostUSD < maxCost {
+		t.Errorf("the record: %s, %+v; the models billed %d requests", rec.Reason, rec.Usage, billed)
+	}
+	if !strings.Contains(r.stdout, "budget is reached") || !strings.Contains(r.stdout, "ralph: budget reached") {
+		t.Errorf("the log does not show the gateway refusing past the budget:\n%s", r.stdout)
 	}
 }

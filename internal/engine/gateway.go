@@ -130,6 +130,16 @@ func (r *runner) closeGateway(ctx context.Context, command string, gw *gateway.G
 	for _, line := range gw.Refused() {
 		r.log.Warnf("ralph's model gateway %s", line)
 	}
+	// A run that reached several vendors says what each was asked and billed, in one budget.
+	vendors := make([]string, 0, len(g.Vendors))
+	for v := range g.Vendors {
+		vendors = append(vendors, string(v))
+	}
+	sort.Strings(vendors)
+	for _, v := range vendors {
+		s := g.Vendors[gateway.Vendor(v)]
+		r.log.Infof("ralph's model gateway metered the %s API: %d requests, %d in / %d out tokens, $%.4f", v, s.Requests, s.Input, s.Output, s.CostUSD)
+	}
 	if len(g.Unpriced) > 0 {
 		sort.Strings(g.Unpriced)
 		r.log.Warnf("ralph's model gateway has no price for %s: counted at the dearest of the price table; set gateway.prices", strings.Join(g.Unpriced, ", "))
