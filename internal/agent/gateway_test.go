@@ -163,6 +163,15 @@ func TestPreflightGateway(t *testing.T) {
 	if err := PreflightGateway(c, []string{"ANTHROPIC_API_KEY=sk"}); err != nil {
 		t.Errorf("with the key: %v", err)
 	}
+	// opencode on an OpenAI model needs the OpenAI key, whatever else ralph holds.
+	oc := config.Default()
+	oc.Agent.Preset, oc.Agent.Model = "opencode", "openai/gpt-5.2"
+	if err := PreflightGateway(oc, []string{"ANTHROPIC_API_KEY=sk"}); err == nil || !strings.Contains(err.Error(), "the openai key") || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("opencode on openai without its key: %v", err)
+	}
+	if err := PreflightGateway(oc, []string{"OPENAI_API_KEY=sk"}); err != nil {
+		t.Errorf("opencode on openai with its key: %v", err)
+	}
 	c.Gateway.Enabled = false
 	if err := PreflightGateway(c, nil); err != nil {
 		t.Errorf("without the gateway: %v", err)

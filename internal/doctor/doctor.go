@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/gateway"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/preset"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
@@ -143,6 +144,7 @@ func Agent(ctx context.Context, cfg config.Config, env []string, sb sandbox.Conf
 	if f, said := WithoutGateway(cfg); said {
 		fs = append(fs, f)
 	}
+	fs = append(fs, Vendors(cfg, env)...)
 	if f, said := Network(cfg); said && !(f.Problem && se != nil) {
 		fs = append(fs, f)
 	}
@@ -161,6 +163,26 @@ func WithoutGateway(cfg config.Config) (Finding, bool) {
 	}
 	return Finding{Warn: true, Msg: p.WithoutGateway,
 		Fix: "remove gateway.enabled: false: then ralph holds the " + p.Vendor + " key (" + p.KeyVars[0] + ") and the agent gets a key of ralph's gateway, good for one run and metered"}, true
+}
+
+// Vendors says, for a preset whose CLI talks to several vendors (opencode), which of the others besides
+// agent.model's ralph's gateway serves, with the key ralph holds for each, and warns of each it cannot
+// serve: ralph holds no key for it, so the gateway refuses that vendor's models (a small model for
+// titles, say). The key of agent.model's vendor is Start's to check.
+func Vendors(cfg config.Config, env []string) []Finding {
+	p, _ := preset.Lookup(cfg.Agent.Preset)
+	var fs []Finding
+	for _, name := range cfg.GatewayMore() {
+		v := gateway.Vendor(name)
+		if c, held := agent.ModelCredential(v, env, cfg.Agent.Env); held {
+			fs = append(fs, ok("ralph's model gateway also serves %s's %s models, with the key ralph holds in %s, metered into the same budget", p.Title, v, c.Name))
+			continue
+		}
+		fs = append(fs, Finding{Warn: true, Msg: fmt.Sprintf("ralph holds no %s key (%s): ralph's model gateway refuses %s's %s models, which its config may name (small_model, say)",
+			v, strings.Join(v.CredentialNames(), " or "), p.Title, v),
+			Fix: "to use them, set " + v.CredentialNames()[0] + " in ralph's environment (from a secret, in the workflow step's env)"})
+	}
+	return fs
 }
 
 // MachineCommand warns when agent.command names a program by a path only this machine is likely to have
