@@ -14,8 +14,8 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// nano is the price the tests give opencode's small OpenAI model.
-var nano = gateway.Price{Input: 0.05, Output: 0.4, CacheRead: 0.005}
+// nano is the price the tests give opencode's small OpenAI model (gateway.prices).
+func nano() gateway.Price { return gateway.Price{Input: 0.05, Output: 0.4, CacheRead: 0.005} }
 
 // openaiKey is the OpenAI key ralph holds in these tests; the scripted model takes no other.
 const openaiKey = "sk-proj-ralphs-own-openai-key-0123456789"
@@ -92,7 +92,7 @@ func TestPresetOpencodeRealCLIOpenAI(t *testing.T) {
 	// The agent's turns at gpt-5.2's price, its side requests (the title) at gpt-5.4-nano's.
 	u, b := *rec.Usage, oai.Billed()
 	turns, side := oai.Turns(), b.Requests-oai.Turns()
-	want := float64(turns)*price(t, gateway.OpenAI, "gpt-5.2") + float64(side)*nano.Cost(gateway.Tokens{Input: agenttest.InputTokens, CacheRead: agenttest.CachedTokens, Output: agenttest.OutputTokens})
+	want := float64(turns)*price(t, gateway.OpenAI, "gpt-5.2") + float64(side)*nano().Cost(gateway.Tokens{Input: agenttest.InputTokens, CacheRead: agenttest.CachedTokens, Output: agenttest.OutputTokens})
 	if turns != 2 || side < 1 || !u.Metered || u.Requests != b.Requests || u.InputTokens != b.InputTokens || u.OutputTokens != b.OutputTokens ||
 		math.Abs(u.CostUSD-want) > 1e-9 {
 		t.Errorf("recorded usage %+v; the OpenAI model answered %d turns and %d side requests and billed %+v: want $%.6f", u, turns, side, b, want)
