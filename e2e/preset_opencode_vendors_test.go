@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,11 +107,14 @@ func TestPresetOpencodeRealCLIOpenAI(t *testing.T) {
 // TestPresetOpencodeRealCLIVendors: opencode talks to both vendors in one run, its main model OpenAI's and
 // its small model (the session's title, from the repository's opencode.json) Anthropic's; each reaches its
 // scripted model through ralph's gateway with ralph's key for that vendor, each is metered at its own
-// prices, and the record holds their sum, the log each vendor's share.
+// prices, and the record holds their sum, the log each vendor's share. The agent holds neither vendor's
+// key, though agent.env names both: the repository's opencode.json puts what opencode's environment holds
+// under those names into its system prompt ({env:…}), and the models see only the gateway's key there.
 func TestPresetOpencodeRealCLIVendors(t *testing.T) {
 	t.Parallel()
 	const content = "# Research: greeting\n\nWritten by opencode on two vendors' models for ralph.\n"
-	e, oai, ant, r := opencodeVendors(t, content, `{"small_model": "anthropic/claude-haiku-4-5"}`+"\n", "")
+	repoConfig := `{"small_model": "anthropic/claude-haiku-4-5", "agent": {"build": {"prompt": "Keys: openai={env:OPENAI_API_KEY} anthropic={env:ANTHROPIC_API_KEY}."}}}` + "\n"
+	e, oai, ant, r := opencodeVendors(t, content, repoConfig, "  env:\n    OPENAI_API_KEY: \"\"\n    ANTHROPIC_API_KEY: \"\"\n")
 	if r.exit != 0 || r.outputs["step"] != "research" {
 		t.Fatalf("research: exit %d outputs %v\n%s%s", r.exit, r.outputs, r.stdout, r.stderr)
 	}
@@ -133,6 +137,22 @@ func TestPresetOpencodeRealCLIVendors(t *testing.T) {
 	if !u.Metered || u.Requests != bo.Requests+ba.Requests || u.InputTokens != bo.InputTokens+ba.InputTokens ||
 		u.OutputTokens != bo.OutputTokens+ba.OutputTokens || math.Abs(u.CostUSD-oaiCost-antCost) > 1e-9 {
 		t.Errorf("recorded usage %+v; OpenAI billed %+v ($%.6f), Anthropic %+v ($%.6f)", u, bo, oaiCost, ba, antCost)
+	}
+	keys := regexp.MustCompile(`Keys: openai=(\S*) anthropic=(\S*)\.`)
+	var prompts int
+	for _, body := range append(oai.Seen(), ant.Seen()...) {
+		if strings.Contains(body, openaiKey) || strings.Contains(body, modelKey) {
+			t.Errorf("a vendor's real key reached the agent: a request holds it")
+		}
+		if m := keys.FindStringSubmatch(body); m != nil {
+			prompts++
+			if !strings.HasPrefix(m[1], "ralph-gw-") || m[1] != m[2] {
+				t.Errorf("the agent's OPENAI_API_KEY is %q, its ANTHROPIC_API_KEY %q: want the gateway's key for both", m[1], m[2])
+			}
+		}
+	}
+	if prompts == 0 {
+		t.Errorf("no request carries the system prompt of the repository's opencode.json: the test shows nothing")
 	}
 	for _, want := range []string{
 		fmt.Sprintf("ralph's model gateway metered the openai API: %d requests, %d in / %d out tokens, $%.4f", bo.Requests, bo.InputTokens, bo.OutputTokens, oaiCost),

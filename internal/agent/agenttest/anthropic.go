@@ -95,7 +95,7 @@ func (f *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		f.problem("key = %q, want %q", got, f.key)
 	}
 	var req anthropicRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := json.Unmarshal(f.read(r), &req); err != nil {
 		f.problem("undecodable request: %v", err)
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return

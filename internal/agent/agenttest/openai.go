@@ -51,7 +51,7 @@ func (f *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"parameters"`
 		} `json:"tools"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := json.Unmarshal(f.read(r), &req); err != nil {
 		f.problem("undecodable request: %v", err)
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return

@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -20,6 +21,23 @@ type script struct {
 	turns    int      // agent turns answered
 	problems []string // requests the script did not expect
 	billed   Billed
+	seen     []string // the bodies of the requests it was sent
+}
+
+// read reads a request's body and keeps it.
+func (s *script) read(r *http.Request) []byte {
+	b, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, string(b))
+	return b
+}
+
+// Seen is the bodies of the requests the model was sent, in order.
+func (s *script) Seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.seen...)
 }
 
 // Billed is what a scripted model billed, over every answer it gave (side requests included).
