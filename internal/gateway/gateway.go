@@ -2,7 +2,8 @@
 // API. The agent gets the gateway's URL and a key valid for that run only; the gateway forwards the few API
 // paths the agent's CLI needs to the vendor, with the real key, which never leaves ralph, and only requests
 // whose cost it can meter. It meters every response's usage as it streams through, prices it, and refuses
-// further model requests once a budget is reached.
+// further model requests once a budget is reached. A run whose CLI picks its vendor per model (opencode)
+// is served several vendors by one gateway, each under a path of its own, all under the same budgets.
 package gateway
 
 import (
