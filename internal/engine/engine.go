@@ -140,13 +140,6 @@ type Logger interface {
 	Untrusted(title string) (io.Writer, func())
 }
 
-// Meterer is a Logger that shows, while an agent's section (Untrusted) is open, what the agent has used so
-// far: meter returns the tokens and cost ralph's model gateway has metered until now, and may be called
-// from another goroutine at any time until the section ends.
-type Meterer interface {
-	Meter(meter func() (tokens int, costUSD float64))
-}
-
 // Origin says who is running: an Actions run, or a person's terminal.
 type Origin struct {
 	URL   string // the Actions run's page, when there is one
@@ -188,8 +181,11 @@ type Engine struct {
 	ModelTransport http.RoundTripper
 	// Ledger keeps what the repository spent on the model today, across runs, for budget.day.
 	Ledger Ledger
-	Now    func() time.Time
-	DryRun bool
+	// NewSession, when set, is the agent's session for a step on issue n in place of the one the engine
+	// builds from the fields above (session.New): a test's scripted session.
+	NewSession func(n int) Session
+	Now        func() time.Time
+	DryRun     bool
 	// Checkpoint, when set, is called between the writes of a step (after-commit, after-push,
 	// after-comment, after-pr, after-sub-issue, after-status, after-label); the end-to-end tests stop the
 	// process there.
@@ -226,22 +222,6 @@ func (e *InputError) Error() string { return e.Msg }
 func inputErrorf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
-
-// StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
-type StepError struct {
-	Step   string
-	Reason string
-	Err    error
-}
-
-func (e *StepError) Error() string {
-	if e.Err != nil && !restated(e.Err) {
-		return fmt.Sprintf("%s failed: %s: %v", e.Step, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("%s failed: %s", e.Step, e.Reason)
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {
