@@ -6,7 +6,8 @@
 //
 // Engine keeps the public verbs (Advance, PullClosed, Enroll, Act with Approve, Reject and Retry, Status,
 // NextPrompt) and the run's pipeline; it hands the rest to three parts: the runner (work.go: what a step runs
-// with, the agent above all; each step's run function is a method of it), the writer (write.go: what a run
+// with, the agent's session above all, which steps reach through Session (session.go); each step's run
+// function is a method of it), the writer (write.go: what a run
 // writes to GitHub) and people (author.go: whose word ralph takes). The status read model (view.go) reads an
 // issue the way a run does, for gh ralph status.
 package engine
@@ -23,9 +24,9 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
-	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -201,14 +202,9 @@ type Engine struct {
 // table is the engine's table of steps, the one New built: an Engine that takes steps is built by New.
 func (e *Engine) table() *table { return e.steps }
 
-// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
-// *ledger.Ledger implements it.
-type Ledger interface {
-	Today(ctx context.Context) (ledger.Day, error)
-	Add(ctx context.Context, cost float64, tokens int, note string) (ledger.Day, error)
-}
-
-var _ Ledger = (*ledger.Ledger)(nil)
+// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day); the agent's
+// session reads and adds to it.
+type Ledger = session.Ledger
 
 // ErrNotEnrolled: ralph holds no record of the issue and it does not carry ralph:build (a state label
 // alone enrolls nothing).
