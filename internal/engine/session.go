@@ -39,12 +39,15 @@ type Meterer = session.Meterer
 
 // session is the step's session on issue ic: NewSession's when set, else the real one.
 func (e *Engine) session(ic *issue) Session {
-	n, spent := 0, 0.0
+	n := 0
 	if ic != nil {
 		n = ic.n
-		if ic.rec.Usage != nil {
-			spent = ic.rec.Usage.CostUSD
+	}
+	spent := func() float64 {
+		if ic == nil || ic.rec.Usage == nil {
+			return 0
 		}
+		return ic.rec.Usage.CostUSD
 	}
 	if e.NewSession != nil {
 		return e.NewSession(n)

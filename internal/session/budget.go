@@ -46,7 +46,10 @@ func (r *Session) limits(ctx context.Context) ([]gateway.Limit, error) {
 		limits = append(limits, gateway.Limit{Name: BudgetStepTokens, Tokens: a.MaxTokens, Why: fmt.Sprintf("agent.max_tokens is %s tokens per step", agent.Thousands(a.MaxTokens))})
 	}
 	if b.Issue > 0 {
-		spent := r.spent
+		spent := 0.0
+		if r.spent != nil {
+			spent = r.spent()
+		}
 		limits = append(limits, remaining(BudgetIssue, b.Issue, spent,
 			fmt.Sprintf("budget.issue is %s for this issue, which had spent $%.4f before this step", dollars(b.Issue), spent)))
 	}

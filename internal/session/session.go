@@ -62,9 +62,10 @@ type Options struct {
 	SecretNames    []string
 	ModelTransport http.RoundTripper
 	Ledger         Ledger
-	// Issue is the issue's number; Spent what the issue's agent spent before this step (budget.issue).
+	// Issue is the issue's number; Spent says what the issue's agent spent before this step (budget.issue),
+	// read when the agent starts (nil: nothing).
 	Issue int
-	Spent float64
+	Spent func() float64
 	Notes Notes
 }
 
@@ -79,7 +80,7 @@ type Session struct {
 	modelTransport http.RoundTripper
 	ledger         Ledger
 	issue          int
-	spent          float64
+	spent          func() float64
 	notes          Notes
 }
 
