@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
 	"github.com/ralph-dev/gh-ralph/internal/git"
@@ -58,7 +59,8 @@ func writeArtifact(t *testing.T, run session.Run, content string) {
 
 // TestResearchStepScriptedSession: the research step, on a scripted session in place of the agent's: a
 // success posts the document and moves on; a budget spent before the agent ran goes to a person with the
-// budget's name and what to raise; a failure of the agent counts a failure and shows its output. No
+// budget's name and what to raise; a budget reached after the agent wrote a whole document keeps it on the
+// branch; a failure of the agent counts a failure and shows its output. No
 // agent process runs.
 func TestResearchStepScriptedSession(t *testing.T) {
 	t.Parallel()
@@ -94,6 +96,23 @@ func TestResearchStepScriptedSession(t *testing.T) {
 			}
 			if rec := h.gh.record(t, n); rec.Before != workflow.ResearchNeeded || rec.Failures != 0 || rec.Last.Outcome != "budget reached" {
 				t.Errorf("record: before %s, failures %d, last %+v", rec.Before, rec.Failures, rec.Last)
+			}
+		}},
+		{"budget reached with the document whole", func(t *testing.T, run session.Run) error {
+			writeArtifact(t, run, researchDoc)
+			return &engine.StepError{Step: run.Command, Reason: "the agent was stopped", Err: &session.BudgetError{
+				Limit: gateway.Limit{Name: session.BudgetStepTokens, Tokens: 500, Why: "agent.max_tokens is 500 tokens per step"},
+				Spent: agent.Usage{Requests: 1, InputTokens: 400, OutputTokens: 150, CostUSD: 0.01, Metered: true}}}
+		}, func(t *testing.T, h *harness, n int, res engine.Result, err error) {
+			if res.Budget != "agent.max_tokens" || res.State != workflow.HumanNeeded || !res.Paused {
+				t.Errorf("Result = %+v, %v", res, err)
+			}
+			if got := h.subjects(branchOf(n, "parse-widgets")); len(got) != 1 || got[0] != "ralph: research for #1 Parse widgets" {
+				t.Errorf("commits = %q", got)
+			}
+			cs := h.gh.commentsStarting(n, "### ralph: the model budget is reached")
+			if len(cs) != 1 || !strings.Contains(cs[0], "The document was whole") || !strings.Contains(cs[0], "raise `agent.max_tokens`") {
+				t.Errorf("budget comments: %q", cs)
 			}
 		}},
 		{"agent fails", func(t *testing.T, run session.Run) error {
