@@ -177,6 +177,7 @@ func stepCosts(b *testing.B, board bool, extra string) []stepCost {
 		extra += "project:\n  owner: octo\n  number: 2\n"
 	}
 	e := newEnv(b, baseConfig(b, extra))
+	e.peak = true // the figures are ralph's own peak memory
 	if board {
 		e.srv.CreateProject("octo", 2, "Roadmap")
 		e.srv.SetProjectToken("project-token")

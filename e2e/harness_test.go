@@ -7,11 +7,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +33,12 @@ var binary string
 // modelcall is the agent's stand-in for a model client (testdata/modelcall), built next to the binary.
 var modelcall string
 
+// peakrss runs ralph for the runs that measure its memory (env.peak; testdata/peakrss).
+var peakrss string
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	widenParallel()
 	dir, err := os.MkdirTemp("", "ralph-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -39,7 +46,8 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "gh-ralph")
 	modelcall = filepath.Join(dir, "modelcall")
-	for _, b := range [][2]string{{binary, "../cmd/gh-ralph"}, {modelcall, "./testdata/modelcall"}} {
+	peakrss = filepath.Join(dir, "peakrss")
+	for _, b := range [][2]string{{binary, "../cmd/gh-ralph"}, {modelcall, "./testdata/modelcall"}, {peakrss, "./testdata/peakrss"}} {
 		build := exec.Command("go", "build", "-o", b[0], b[1])
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
@@ -60,6 +68,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// widenParallel runs more of the package's parallel tests at once than the machine has cores, unless
+// -parallel was given: each test spends most of its time waiting (on the processes it starts, on ralph's waits
+// between retries, on the test server's retry-after), so with go test's default of one test per core the cores
+// sit idle while every running test waits.
+func widenParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(4, 3*runtime.GOMAXPROCS(0))))
+	}
+}
+
 const maintainer = "mona"
 
 // env is one repository on the test server, with the scripted agent and a place for its control files.
@@ -75,6 +95,10 @@ type env struct {
 	// tmp is its TMPDIR.
 	cred      *syscall.Credential
 	base, tmp string
+	// peak starts ralph's runs through peakrss, so that their result's maxRSS is ralph's own peak (the
+	// test binary's wait would report the test binary's size at the exec if it is larger). Such a run
+	// cannot be killed as a runner dies: kill would end peakrss, not ralph.
+	peak bool
 }
 
 // agentCommand runs the scripted agent. Its control directory reaches it through agent.env (agentEnvYAML):
@@ -218,6 +242,7 @@ type pending struct {
 	outPath, sumPath string
 	track            bool
 	killed           bool
+	peakOut          string // where peakrss writes ralph's peak memory (env.peak)
 }
 
 // start starts the action for an event, in a fresh clone, and does not wait for it.
@@ -343,6 +368,18 @@ func (e *env) prepare(event string, payload any, inputs map[string]string, o run
 	}
 	p := &pending{e: e, n: n, runID: runID, event: event, outPath: outPath, sumPath: sumPath, track: o.track}
 	p.cmd = exec.Command(binary, "action")
+	if e.peak {
+		// A file ralph's user may write, whoever that is.
+		p.peakOut = filepath.Join(dir, "peakrss")
+		if err := os.WriteFile(p.peakOut, nil, 0o666); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.Chmod(p.peakOut, 0o666); err != nil {
+			e.t.Fatal(err)
+		}
+		p.cmd = exec.Command(peakrss, binary, "action")
+		vars["PEAKRSS_OUT"] = p.peakOut
+	}
 	p.cmd.Dir = work
 	p.cmd.Env = e.gitEnv()
 	for k, v := range vars {
@@ -378,6 +415,15 @@ func (p *pending) wait() result {
 	r := result{stdout: p.stdout.String(), stderr: p.stderr.String(), runID: p.runID}
 	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = ru.Maxrss
+	}
+	if p.peakOut != "" {
+		b, err := os.ReadFile(p.peakOut)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if r.maxRSS, err = strconv.ParseInt(string(b), 10, 64); err != nil {
+			e.t.Fatalf("peakrss wrote %q: %v", b, err)
+		}
 	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exit = ee.ExitCode()

@@ -387,6 +387,7 @@ func testHostileDocuments(t *testing.T, as runAs) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnvAs(t, as, baseConfig(t, ""))
+			e.peak = true
 			e.setControl("extra_research", script)
 			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 			start := time.Now()

@@ -134,7 +134,7 @@ func runPresetIn(t *testing.T, program string, confined, via, allowlist bool, se
 	var network *sandbox.Network
 	var proxy *netproxy.Proxy
 	if allowlist {
-		// As the engine opens it (engine/network.go): the defaults, and the gateway, should a CLI send its
+		// As the engine opens it (session/network.go): the defaults, and the gateway, should a CLI send its
 		// model requests through the proxy.
 		gwHost := strings.TrimPrefix(gw.URL(), "http://")
 		proxy, err = netproxy.Start(netproxy.Options{Allow: append(config.Default().Network.Hosts(), gwHost),

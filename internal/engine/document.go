@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
@@ -19,13 +20,13 @@ func (r *runner) writeDoc(ctx context.Context, ws *workspace.Workspace, command,
 	abs := filepath.Join(ws.Dir, filepath.FromSlash(rel))
 	d.Artifact = abs
 	if err := r.runAgent(ctx, ws, command, abs, 0, 0, d); err != nil {
-		var be *budgetError
-		if errors.As(err, &be) && !be.before {
+		var be *session.BudgetError
+		if errors.As(err, &be) && !be.Before {
 			// Stopped at a budget: what the agent wrote so far is kept (document).
 			if b, derr := ws.Document(rel); derr == nil && strings.TrimSpace(string(b)) != "" {
 				return string(b), err
 			}
-			be.kept = "The agent had written no document; nothing was committed."
+			be.Kept = "The agent had written no document; nothing was committed."
 		}
 		return "", err
 	}
@@ -110,7 +111,7 @@ func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Worksp
 			return "", Artifact{}, err
 		}
 	} else if doc, err = r.writeDoc(ctx, ws, st.command, st.rel, d); err != nil {
-		var be *budgetError
+		var be *session.BudgetError
 		if doc != "" && errors.As(err, &be) {
 			r.keepDocument(ctx, into, st, key, doc, be)
 		}
@@ -174,7 +175,7 @@ func (r *Record) setArtifact(kind string, a Artifact) {
 // check), it is committed with the step's key, so that /ralph retry finds it on the branch and goes on
 // without the agent; unfinished, it is committed as a draft, for a person to read, and the retry writes
 // it again.
-func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st docStep, key, doc string, be *budgetError) {
+func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st docStep, key, doc string, be *session.BudgetError) {
 	whole := st.check == nil || st.check(doc) == nil
 	msg := st.subject + "\n\n" + trailerKey + ": " + key
 	if !whole {
@@ -182,13 +183,13 @@ func (r *runner) keepDocument(ctx context.Context, ws *workspace.Workspace, st d
 	}
 	if err := r.commitDoc(ctx, ws, st.rel, doc, msg); err != nil {
 		r.log.Warnf("#%d: keeping the document written before the budget: %v", r.ic.n, err)
-		be.kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
+		be.Kept = fmt.Sprintf("ralph could not keep the document the agent had written: %v.", err)
 		return
 	}
 	where := fmt.Sprintf("[`%s`](%s) on the branch `%s`", st.rel, r.gh.BlobURL(ws.Branch, st.rel), ws.Branch)
 	if whole {
-		be.kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
+		be.Kept = fmt.Sprintf("The document was whole when the agent was stopped: it is committed at %s, and `/ralph retry` posts it and goes on without running the agent again.", where)
 		return
 	}
-	be.kept = fmt.Sprintf("The document as far as the agent got is committed at %s, unfinished; `/ralph retry` has the agent write it again.", where)
+	be.Kept = fmt.Sprintf("The document as far as the agent got is committed at %s, unfinished; `/ralph retry` has the agent write it again.", where)
 }

@@ -6,7 +6,8 @@
 //
 // Engine keeps the public verbs (Advance, PullClosed, Enroll, Act with Approve, Reject and Retry, Status,
 // NextPrompt) and the run's pipeline; it hands the rest to three parts: the runner (work.go: what a step runs
-// with, the agent above all; each step's run function is a method of it), the writer (write.go: what a run
+// with, the agent's session above all, which steps reach through Session (session.go); each step's run
+// function is a method of it), the writer (write.go: what a run
 // writes to GitHub) and people (author.go: whose word ralph takes). The status read model (view.go) reads an
 // issue the way a run does, for gh ralph status.
 package engine
@@ -23,9 +24,9 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/git"
-	"github.com/ralph-dev/gh-ralph/internal/ledger"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -140,13 +141,6 @@ type Logger interface {
 	Untrusted(title string) (io.Writer, func())
 }
 
-// Meterer is a Logger that shows, while an agent's section (Untrusted) is open, what the agent has used so
-// far: meter returns the tokens and cost ralph's model gateway has metered until now, and may be called
-// from another goroutine at any time until the section ends.
-type Meterer interface {
-	Meter(meter func() (tokens int, costUSD float64))
-}
-
 // Origin says who is running: an Actions run, or a person's terminal.
 type Origin struct {
 	URL   string // the Actions run's page, when there is one
@@ -188,8 +182,11 @@ type Engine struct {
 	ModelTransport http.RoundTripper
 	// Ledger keeps what the repository spent on the model today, across runs, for budget.day.
 	Ledger Ledger
-	Now    func() time.Time
-	DryRun bool
+	// NewSession, when set, is the agent's session for a step on issue n in place of the one the engine
+	// builds from the fields above (session.New): a test's scripted session.
+	NewSession func(n int) Session
+	Now        func() time.Time
+	DryRun     bool
 	// Checkpoint, when set, is called between the writes of a step (after-commit, after-push,
 	// after-comment, after-pr, after-sub-issue, after-status, after-label); the end-to-end tests stop the
 	// process there.
@@ -210,14 +207,9 @@ type Engine struct {
 // table is the engine's table of steps, the one New built: an Engine that takes steps is built by New.
 func (e *Engine) table() *table { return e.steps }
 
-// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day);
-// *ledger.Ledger implements it.
-type Ledger interface {
-	Today(ctx context.Context) (ledger.Day, error)
-	Add(ctx context.Context, cost float64, tokens int, note string) (ledger.Day, error)
-}
-
-var _ Ledger = (*ledger.Ledger)(nil)
+// Ledger keeps what the repository spends on the model per UTC day, across runs (budget.day); the agent's
+// session reads and adds to it.
+type Ledger = session.Ledger
 
 // ErrNotEnrolled: ralph holds no record of the issue and it does not carry ralph:build (a state label
 // alone enrolls nothing).
@@ -231,22 +223,6 @@ func (e *InputError) Error() string { return e.Msg }
 func inputErrorf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
-
-// StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
-type StepError struct {
-	Step   string
-	Reason string
-	Err    error
-}
-
-func (e *StepError) Error() string {
-	if e.Err != nil && !restated(e.Err) {
-		return fmt.Sprintf("%s failed: %s: %v", e.Step, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("%s failed: %s", e.Step, e.Reason)
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -17,20 +18,20 @@ import (
 func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from workflow.State, serr *StepError) (Result, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	var be *budgetError
+	var be *session.BudgetError
 	if errors.As(serr, &be) {
 		e.Log.Warnf("#%d: %s stopped: %v", ic.n, ev, be)
 	} else {
 		e.Log.Warnf("#%d: %v", ic.n, serr)
 	}
-	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: e.runner(ic).redact(serr.Error()), Refused: ic.refused}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: e.runner(ic).session.Redact(serr.Error()), Refused: ic.refused}
 	// A push a repository rule refused (GH013) is not made again: the same push meets the same rule.
 	if rej := (*git.PushRejectedError)(nil); !errors.As(serr, &rej) || len(rej.Rules) == 0 {
 		e.pushCommitted(cctx, ic)
 	}
 	e.runner(ic).explainTurnLimit(serr)
 	f, err := e.table().settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
-		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Refused: ic.refused, Redact: e.runner(ic).redact})
+		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Refused: ic.refused, Redact: e.runner(ic).session.Redact})
 	if err != nil {
 		return res, errors.Join(serr, err)
 	}
@@ -75,28 +76,15 @@ func detail(serr *StepError) string {
 	if serr.Err != nil && !restated(serr.Err) {
 		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(Inert(serr.Err.Error()), "`", "'"))
 	}
-	var ae *agentFailure
-	if errors.As(serr.Err, &ae) && ae.tail != "" {
-		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", fence("text", InertText(ae.tail)))
+	var ae *session.AgentFailure
+	if errors.As(serr.Err, &ae) && ae.Tail != "" {
+		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", fence("text", InertText(ae.Tail)))
 	}
 	return b.String()
 }
 
-// agentFailure carries the tail of the agent's (or verify command's) output into the failure comment.
-type agentFailure struct {
-	err  error
-	tail string
-	// restated: the step's reason already says what err says (an exit code, a timeout), in the reader's
-	// terms; err is not said again after it.
-	restated bool
-}
-
-func (a *agentFailure) Error() string { return a.err.Error() }
-
-func (a *agentFailure) Unwrap() error { return a.err }
-
 // restated reports whether err is an agent failure its step's reason already says.
 func restated(err error) bool {
-	var ae *agentFailure
-	return errors.As(err, &ae) && ae.restated
+	var ae *session.AgentFailure
+	return errors.As(err, &ae) && ae.Restated
 }

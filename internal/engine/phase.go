@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -47,8 +48,8 @@ func (r *runner) phase(ctx context.Context, rec *Record, ws *workspace.Workspace
 	}
 	d.Artifact = artifact
 	if err := r.runAgent(ctx, ws, command, artifact, k+1, m, d); err != nil {
-		var be *budgetError
-		if errors.As(err, &be) && !be.before {
+		var be *session.BudgetError
+		if errors.As(err, &be) && !be.Before {
 			r.keepPhase(ctx, rec, ws, k, m, key, be)
 		}
 		return Outcome{}, err
@@ -77,7 +78,7 @@ func (r *runner) commitPhase(ctx context.Context, rec *Record, ws *workspace.Wor
 	if len(changes) == 0 {
 		return "", &StepError{Step: "implement", Reason: fmt.Sprintf("phase %d of %d changed no file", k+1, m)}
 	}
-	if err := r.verify(ctx, ws, k+1, m); err != nil {
+	if err := r.session.Verify(ctx, ws, k+1, m); err != nil {
 		return "", err
 	}
 	// verify may have written files (a build, a formatter): check them too.
@@ -85,7 +86,7 @@ func (r *runner) commitPhase(ctx context.Context, rec *Record, ws *workspace.Wor
 	if err != nil {
 		return "", err
 	}
-	if err := r.scanSecrets(ctx, ws, changes); err != nil {
+	if err := r.session.Scan(ctx, ws, changes); err != nil {
 		return "", err
 	}
 	msg := fmt.Sprintf("ralph: Phase %d of %d: #%d %s\n\n%s: %s", k+1, m, r.ic.n, Inert(rec.Phases[k].Title), trailerKey, key)
@@ -104,12 +105,12 @@ func (r *runner) commitPhase(ctx context.Context, rec *Record, ws *workspace.Wor
 // keepPhase keeps the work of an implement step stopped at a budget when it is a verified phase: the
 // changes pass verify, and are committed with the phase's key and pushed (so /ralph retry goes on with the
 // next phase). Otherwise nothing of the phase is pushed; the phases done before stay on the branch.
-func (r *runner) keepPhase(ctx context.Context, rec *Record, ws *workspace.Workspace, k, m int, key string, be *budgetError) {
+func (r *runner) keepPhase(ctx context.Context, rec *Record, ws *workspace.Workspace, k, m int, key string, be *session.BudgetError) {
 	sha, err := r.commitPhase(ctx, rec, ws, k, m, key)
 	if err != nil {
 		r.log.Warnf("#%d: phase %d's changes are not kept: %v", r.ic.n, k+1, err)
-		be.kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, r.ic.rec.Branch, k+1)
+		be.Kept = fmt.Sprintf("Phase %d of %d's changes are not kept (%v); the phases done before stay on the branch `%s`, and `/ralph retry` does phase %d again.", k+1, m, err, r.ic.rec.Branch, k+1)
 		return
 	}
-	be.kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), r.ic.rec.Branch)
+	be.Kept = fmt.Sprintf("Phase %d of %d's changes passed verify and are committed (%s) on the branch `%s`; `/ralph retry` goes on with what is left.", k+1, m, short(sha), r.ic.rec.Branch)
 }

@@ -3,10 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/ralph-dev/gh-ralph/internal/git"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -172,17 +174,17 @@ func (t *table) settleFailure(rec Record, f failing) (failed, error) {
 	}
 	serr, ev := f.Err, f.Step
 	run := Entry{Step: ev, From: f.From, To: start, At: f.At, URL: f.URL, Usage: f.Usage, Refused: f.Refused}
-	var be *budgetError
+	var be *session.BudgetError
 	switch {
 	case errors.As(serr, &be):
-		reason := budgetReason(f.Issue, be)
+		reason := session.BudgetReason(f.Issue, be)
 		n, err := t.escalate(&rec, f.State, start, reason, "budget "+string(ev), "### ralph: the model budget is reached, a person is needed\n\n"+reason)
 		if err != nil {
 			return w, err
 		}
 		w.Notices = n
 		run.To, run.Outcome, run.Message = workflow.HumanNeeded, "budget reached", be.Error()
-		w.Paused, w.Budget = true, be.limit.Name
+		w.Paused, w.Budget = true, be.Limit.Name
 		w.close(rec, run.To, run)
 		w.Message = fmt.Sprintf("#%d: %s; a person is needed", f.Issue, be)
 		return w, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -159,8 +160,8 @@ func TestSettleFailure(t *testing.T) {
 			name: "a budget reached goes to a person at once, counting nothing",
 			rec:  base,
 			f: failing{Step: workflow.Plan, From: workflow.ReadyForPlan, State: workflow.PlanInProgress, MaxFailures: 3,
-				Err: &StepError{Step: "plan", Reason: "the agent was stopped", Err: &budgetError{limit: gateway.Limit{Name: budgetIssue, Why: "spent"}, before: true}}},
-			to: workflow.HumanNeeded, outcome: "budget reached", notices: []string{"budget plan 5"}, paused: true, budget: budgetIssue,
+				Err: &StepError{Step: "plan", Reason: "the agent was stopped", Err: &session.BudgetError{Limit: gateway.Limit{Name: session.BudgetIssue, Why: "spent"}, Before: true}}},
+			to: workflow.HumanNeeded, outcome: "budget reached", notices: []string{"budget plan 5"}, paused: true, budget: session.BudgetIssue,
 		},
 	}
 	for _, tt := range tests {

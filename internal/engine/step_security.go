@@ -65,24 +65,11 @@ func clearVerdict(rec *Record, kind string) {
 
 // securityReview has the agent review the branch's diff for security before the pull request opens.
 func (r *runner) securityReview(ctx context.Context, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx)
+	art, err := r.reviewBranch(ctx, rec, securityDocument, parseSecurityVerdict)
 	if err != nil {
 		return Outcome{}, err
 	}
-	diff, err := ws.Diff(ctx)
-	if err != nil {
-		return Outcome{}, err
-	}
-	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
-	d.Diff = truncate(diff, 200000)
-	var verdict string
-	_, art, err := r.document(ctx, rec, ws, securityDocument.step(r.ic, func(doc string) (err error) { verdict, err = parseSecurityVerdict(doc); return err }), d)
-	if err != nil {
-		return Outcome{}, err
-	}
-	art.Verdict = verdict
-	rec.setArtifact(securityDocument.Kind, art)
-	if verdict == "PASS" {
+	if art.Verdict == "PASS" {
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	rec.ReviewIterations++
@@ -93,12 +80,6 @@ func (r *runner) securityReview(ctx context.Context, rec *Record) (Outcome, erro
 			Advice: fmt.Sprintf("Read the findings, fix them on the branch `%s` by hand, or say `/ralph retry` to let ralph try once more.", rec.Branch),
 		}}, nil
 	}
-	// The findings stay in the document on the branch: the fix phase reads them from there.
-	rec.Phases = append(rec.Phases, Phase{
-		Title: fmt.Sprintf("Address security review %d", rec.ReviewIterations),
-		Text:  fmt.Sprintf("## Phase %d: Address security review %d\n\nFix every finding of the security review below (%s on the branch).", len(rec.Phases)+1, rec.ReviewIterations, art.Path),
-		Fix:   true,
-		Doc:   art.Path,
-	})
+	addReviewFix(rec, "security review", art)
 	return Outcome{To: workflow.InProgress}, nil
 }

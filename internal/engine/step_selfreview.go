@@ -38,24 +38,11 @@ func selfReviewDue(rec Record, c config.Config) bool {
 // approved, the pr step runs next; sent back, a fix phase with the critique is added (a person is asked
 // once max_iterations is reached).
 func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx)
+	art, err := r.reviewBranch(ctx, rec, selfReviewDocument, ParseVerdict)
 	if err != nil {
 		return Outcome{}, err
 	}
-	diff, err := ws.Diff(ctx)
-	if err != nil {
-		return Outcome{}, err
-	}
-	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
-	d.Diff = truncate(diff, 200000)
-	var verdict string
-	_, art, err := r.document(ctx, rec, ws, selfReviewDocument.step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
-	if err != nil {
-		return Outcome{}, err
-	}
-	art.Verdict = verdict
-	rec.setArtifact(selfReviewDocument.Kind, art)
-	if verdict == "APPROVED" {
+	if art.Verdict == "APPROVED" {
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	rec.ReviewIterations++
@@ -73,12 +60,40 @@ func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
 			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand.", rec.Branch),
 		}}, nil
 	}
-	// The findings stay in the self-review's document on the branch: the phase reads them from there.
+	addReviewFix(rec, "self-review", art)
+	return Outcome{To: workflow.InProgress}, nil
+}
+
+// reviewBranch has the agent review the branch's whole diff against the plan and write doc, whose verdict
+// parse reads; the document is recorded with its verdict. The self-review and the security review share it.
+func (r *runner) reviewBranch(ctx context.Context, rec *Record, doc Document, parse func(string) (string, error)) (Artifact, error) {
+	ws, d, err := r.prepare(ctx)
+	if err != nil {
+		return Artifact{}, err
+	}
+	diff, err := ws.Diff(ctx)
+	if err != nil {
+		return Artifact{}, err
+	}
+	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
+	d.Diff = truncate(diff, 200000)
+	var verdict string
+	_, art, err := r.document(ctx, rec, ws, doc.step(r.ic, func(text string) (err error) { verdict, err = parse(text); return err }), d)
+	if err != nil {
+		return Artifact{}, err
+	}
+	art.Verdict = verdict
+	rec.setArtifact(doc.Kind, art)
+	return art, nil
+}
+
+// addReviewFix adds the fix phase for a review's findings (what: "self-review", "security review"). The
+// findings stay in the review's document on the branch: the phase reads them from there.
+func addReviewFix(rec *Record, what string, art Artifact) {
 	rec.Phases = append(rec.Phases, Phase{
-		Title: fmt.Sprintf("Address self-review %d", rec.ReviewIterations),
-		Text:  fmt.Sprintf("## Phase %d: Address self-review %d\n\nFix every finding of the self-review below (%s on the branch).", len(rec.Phases)+1, rec.ReviewIterations, art.Path),
+		Title: fmt.Sprintf("Address %s %d", what, rec.ReviewIterations),
+		Text:  fmt.Sprintf("## Phase %d: Address %s %d\n\nFix every finding of the %s below (%s on the branch).", len(rec.Phases)+1, what, rec.ReviewIterations, what, art.Path),
 		Fix:   true,
 		Doc:   art.Path,
 	})
-	return Outcome{To: workflow.InProgress}, nil
 }

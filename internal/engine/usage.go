@@ -8,21 +8,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
-// noteUsage keeps what the agent reported of its run for the record and logs it.
-func (r *runner) noteUsage(command string, u *agent.Usage) {
-	if u == nil {
-		return
-	}
-	r.ic.usage = u
-	r.log.Infof("agent %s: %s", command, u)
-}
-
-// keepAfterTurnLimit: an agent stopped at its turn limit has not failed by that alone; the step's
-// postcondition decides whether what it produced counts.
-func keepAfterTurnLimit(res agent.Result) bool {
-	return res.Usage != nil && res.Usage.HitTurnLimit && !res.Usage.OverBudget && !res.TimedOut && !res.Interrupted
-}
-
 // explainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
 // reason it did not finish.
 func (r *runner) explainTurnLimit(serr *StepError) {

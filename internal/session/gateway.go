@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // gatewayCredential is the model key ralph holds for its gateway, when the gateway is on.
-func (r *runner) gatewayCredential() (gateway.Vendor, gateway.Credential, bool) {
+func (r *Session) gatewayCredential() (gateway.Vendor, gateway.Credential, bool) {
 	v := gateway.Vendor(r.cfg.GatewayVendor())
 	if v == "" {
 		return "", gateway.Credential{}, false
@@ -24,7 +24,7 @@ func (r *runner) gatewayCredential() (gateway.Vendor, gateway.Credential, bool) 
 // agentEnv is the agent's environment: the allowlist of ralph's own, agent.env, and a HOME and TMPDIR of
 // its own. With the gateway on, none of the vendor's key variables is passed, even when agent.env names
 // one, and no value that holds the model key: the agent gets the gateway's key in its place (runAgent).
-func (r *runner) agentEnv(ws *workspace.Workspace) []string {
+func (r *Session) agentEnv(ws *workspace.Workspace) []string {
 	extra, secrets := r.cfg.Agent.Env, r.secretNames
 	if v, cred, ok := r.gatewayCredential(); v != "" {
 		extra = map[string]string{}
@@ -55,8 +55,8 @@ func (r *runner) agentEnv(ws *workspace.Workspace) []string {
 
 // openGateway starts ralph's model gateway for one agent run, with what remains of each budget: the
 // step's, the issue's (its record's total so far) and the day's (the ledger). It returns nil when the
-// agent runs without the gateway, and a *budgetError, before anything runs, when a budget is already spent.
-func (r *runner) openGateway(ctx context.Context, command string) (*gateway.Gateway, *agent.Gateway, error) {
+// agent runs without the gateway, and a *BudgetError, before anything runs, when a budget is already spent.
+func (r *Session) openGateway(ctx context.Context, command string) (*gateway.Gateway, *agent.Gateway, error) {
 	v, cred, ok := r.gatewayCredential()
 	if v == "" {
 		return nil, nil, nil
@@ -70,7 +70,7 @@ func (r *runner) openGateway(ctx context.Context, command string) (*gateway.Gate
 	}
 	for _, l := range limits {
 		if l.Cost < 0 || l.Cost == 0 && l.Tokens == 0 {
-			return nil, nil, &StepError{Step: command, Reason: "the agent was not run", Err: &budgetError{limit: l, before: true}}
+			return nil, nil, &StepError{Step: command, Reason: "the agent was not run", Err: &BudgetError{Limit: l, Before: true}}
 		}
 	}
 	overrides := gateway.Prices{}
@@ -111,7 +111,7 @@ func (r *runner) openGateway(ctx context.Context, command string) (*gateway.Gate
 // closeGateway ends the run's gateway (its key is good for nothing after), makes the gateway's figures
 // the run's usage (the CLI's turns and model kept), says in the log what it refused, adds the run's
 // spending to the day's ledger, and returns the budget that stopped the run, if one did.
-func (r *runner) closeGateway(ctx context.Context, command string, gw *gateway.Gateway, res *agent.Result) *gateway.Stop {
+func (r *Session) closeGateway(ctx context.Context, command string, gw *gateway.Gateway, res *agent.Result) *gateway.Stop {
 	_ = gw.Close()
 	g, stop := gw.Usage(), gw.Stopped()
 	u := agent.Usage{}
@@ -145,7 +145,7 @@ func (r *runner) closeGateway(ctx context.Context, command string, gw *gateway.G
 		r.log.Warnf("ralph's model gateway has no price for %s: counted at the dearest of the price table; set gateway.prices", strings.Join(g.Unpriced, ", "))
 	}
 	if r.cfg.Budget.Day > 0 && r.ledger != nil && (g.CostUSD > 0 || g.Total() > 0) {
-		d, err := r.ledger.Add(context.WithoutCancel(ctx), g.CostUSD, g.Total(), fmt.Sprintf("#%d %s", r.ic.n, command))
+		d, err := r.ledger.Add(context.WithoutCancel(ctx), g.CostUSD, g.Total(), fmt.Sprintf("#%d %s", r.issue, command))
 		if err != nil {
 			r.log.Warnf("the day's spending was not recorded: %v", err)
 		} else {

@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"context"
@@ -12,45 +12,45 @@ import (
 
 // The budgets, named by the settings that set them.
 const (
-	budgetStepCost   = "agent.max_cost"
-	budgetStepTokens = "agent.max_tokens"
-	budgetIssue      = "budget.issue"
-	budgetDay        = "budget.day"
+	BudgetStepCost   = "agent.max_cost"
+	BudgetStepTokens = "agent.max_tokens"
+	BudgetIssue      = "budget.issue"
+	BudgetDay        = "budget.day"
 )
 
-// budgetError is a step whose agent's model requests ralph's gateway refused at a budget, or whose budget
+// BudgetError is a step whose agent's model requests ralph's gateway refused at a budget, or whose budget
 // was spent before the agent started. The issue goes to a person, with the figures and what to raise.
-type budgetError struct {
-	limit  gateway.Limit
-	before bool        // reached before the agent ran: the agent did not run
-	spent  agent.Usage // what this step's agent spent
-	kept   string      // what of the step's work ralph kept, for the person
+type BudgetError struct {
+	Limit  gateway.Limit
+	Before bool        // reached before the agent ran: the agent did not run
+	Spent  agent.Usage // what this step's agent spent
+	Kept   string      // what of the step's work ralph kept, for the person
 }
 
-func (b *budgetError) Error() string {
-	if b.before {
-		return "the model budget is spent (" + b.limit.Why + ")"
+func (b *BudgetError) Error() string {
+	if b.Before {
+		return "the model budget is spent (" + b.Limit.Why + ")"
 	}
-	return "the model budget was reached (" + b.limit.Why + ")"
+	return "the model budget was reached (" + b.Limit.Why + ")"
 }
 
 // limits are the run's budgets: the step's as configured, the issue's and the day's as what remains of
 // them (zero or less: spent).
-func (r *runner) limits(ctx context.Context) ([]gateway.Limit, error) {
+func (r *Session) limits(ctx context.Context) ([]gateway.Limit, error) {
 	a, b := r.cfg.Agent, r.cfg.Budget
 	var limits []gateway.Limit
 	if a.MaxCost > 0 {
-		limits = append(limits, gateway.Limit{Name: budgetStepCost, Cost: a.MaxCost, Why: fmt.Sprintf("agent.max_cost is %s per step", dollars(a.MaxCost))})
+		limits = append(limits, gateway.Limit{Name: BudgetStepCost, Cost: a.MaxCost, Why: fmt.Sprintf("agent.max_cost is %s per step", dollars(a.MaxCost))})
 	}
 	if a.MaxTokens > 0 {
-		limits = append(limits, gateway.Limit{Name: budgetStepTokens, Tokens: a.MaxTokens, Why: fmt.Sprintf("agent.max_tokens is %s tokens per step", agent.Thousands(a.MaxTokens))})
+		limits = append(limits, gateway.Limit{Name: BudgetStepTokens, Tokens: a.MaxTokens, Why: fmt.Sprintf("agent.max_tokens is %s tokens per step", agent.Thousands(a.MaxTokens))})
 	}
 	if b.Issue > 0 {
 		spent := 0.0
-		if r.ic.rec.Usage != nil {
-			spent = r.ic.rec.Usage.CostUSD
+		if r.spent != nil {
+			spent = r.spent()
 		}
-		limits = append(limits, remaining(budgetIssue, b.Issue, spent,
+		limits = append(limits, remaining(BudgetIssue, b.Issue, spent,
 			fmt.Sprintf("budget.issue is %s for this issue, which had spent $%.4f before this step", dollars(b.Issue), spent)))
 	}
 	if b.Day > 0 {
@@ -61,7 +61,7 @@ func (r *runner) limits(ctx context.Context) ([]gateway.Limit, error) {
 		if err != nil {
 			return nil, err
 		}
-		limits = append(limits, remaining(budgetDay, b.Day, d.CostUSD,
+		limits = append(limits, remaining(BudgetDay, b.Day, d.CostUSD,
 			fmt.Sprintf("budget.day is %s a day for the repository, which had spent $%.4f on %s (UTC) before this step", dollars(b.Day), d.CostUSD, d.Date)))
 	}
 	return limits, nil
@@ -91,26 +91,26 @@ func describeLimits(limits []gateway.Limit) string {
 	return "; " + strings.Join(parts, ", ")
 }
 
-// budgetReason says, for the issue's comment and record, which budget stopped the step, the figures, what
-// was kept and how to go on.
-func budgetReason(n int, be *budgetError) string {
+// BudgetReason says, for the issue's comment and record, which budget stopped the step (of issue n), the
+// figures, what was kept and how to go on.
+func BudgetReason(n int, be *BudgetError) string {
 	var b strings.Builder
-	if be.before {
-		fmt.Fprintf(&b, "The model budget is spent, so the agent did not run: %s.", be.limit.Why)
+	if be.Before {
+		fmt.Fprintf(&b, "The model budget is spent, so the agent did not run: %s.", be.Limit.Why)
 	} else {
-		s := be.spent
+		s := be.Spent
 		fmt.Fprintf(&b, "The agent's model spending reached a budget, and ralph's model gateway refused its further requests: %s. This step spent $%.4f in %d model request%s (%s tokens in, %s out), as the gateway metered them.",
-			be.limit.Why, s.CostUSD, s.Requests, agent.Plural(s.Requests), agent.Thousands(s.InputTokens), agent.Thousands(s.OutputTokens))
+			be.Limit.Why, s.CostUSD, s.Requests, agent.Plural(s.Requests), agent.Thousands(s.InputTokens), agent.Thousands(s.OutputTokens))
 	}
-	if be.kept != "" {
-		b.WriteString(" " + be.kept)
+	if be.Kept != "" {
+		b.WriteString(" " + be.Kept)
 	}
 	how := map[string]string{
-		budgetStepCost:   "raise `agent.max_cost` in `.github/ralph.yml`",
-		budgetStepTokens: "raise `agent.max_tokens` in `.github/ralph.yml`",
-		budgetIssue:      "raise `budget.issue` in `.github/ralph.yml`",
-		budgetDay:        "wait for the next UTC day, or raise `budget.day` in `.github/ralph.yml`",
-	}[be.limit.Name]
+		BudgetStepCost:   "raise `agent.max_cost` in `.github/ralph.yml`",
+		BudgetStepTokens: "raise `agent.max_tokens` in `.github/ralph.yml`",
+		BudgetIssue:      "raise `budget.issue` in `.github/ralph.yml`",
+		BudgetDay:        "wait for the next UTC day, or raise `budget.day` in `.github/ralph.yml`",
+	}[be.Limit.Name]
 	fmt.Fprintf(&b, " To go on, %s, then say `/ralph retry` (or run `gh ralph retry %d`).", how, n)
 	return b.String()
 }
@@ -127,6 +127,3 @@ func dollars(x float64) string {
 	}
 	return "$" + s
 }
-
-// draftKey marks the commit of an unfinished document, which a rerun must not take for the step's.
-const draftKey = "Ralph-Draft"

@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -19,20 +18,17 @@ import (
 // names, "name=address,…", before DNS: a registry mirror on the runner's network, or a test's server.
 const EnvResolve = "RALPH_NETWORK_RESOLVE"
 
-// refusedMax bounds the refused hosts one run records: the agent chooses them.
-const refusedMax = netproxy.MaxRefused
-
 // allowlisted says whether the agent's network is the allow-list (network.mode).
-func (r *runner) allowlisted() bool { return r.cfg.Network.Mode != config.NetworkOpen }
+func (r *Session) allowlisted() bool { return r.cfg.Network.Mode != config.NetworkOpen }
 
 // getenv reads ralph's own environment (AgentEnv).
-func (r *runner) getenv(name string) string { return agent.Getenv(r.baseEnv, name) }
+func (r *Session) getenv(name string) string { return agent.Getenv(r.baseEnv, name) }
 
 // openNetwork starts ralph's network proxy for one run of the agent or of a verify command, allowing
 // network.allow with the defaults and, should a CLI send its model requests through the proxy rather than
 // straight to it, the model gateway at gatewayURL (""for none). It returns nil with network.mode: open,
 // after saying loudly what that means.
-func (r *runner) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
+func (r *Session) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
 	if !r.allowlisted() {
 		r.log.Warnf("network.mode is open: %s reaches any host on the network, not only ralph's model gateway and the allow-list; a prompt-injected agent can send what it reads anywhere", what)
 		return nil, nil
@@ -69,51 +65,28 @@ func (r *runner) openNetwork(what, gatewayURL string) (*netproxy.Proxy, error) {
 
 // closeNetwork ends the run's proxy, and with it every connection through it, and adds the hosts it
 // refused to the step's, once each, saying them in the log.
-func (r *runner) closeNetwork(what string, p *netproxy.Proxy) {
+func (r *Session) closeNetwork(what string, p *netproxy.Proxy) {
 	if p == nil {
 		return
 	}
-	ic := r.ic
 	_ = p.Close()
 	hosts, more := p.Refused()
 	for _, h := range hosts {
-		if ic.noteRefused(h) {
+		if r.notes.Refused(h) {
 			r.log.Warnf("ralph's network proxy refused %s the host %s: it is not on the allow-list (to allow it: network.allow: [%s])", what, strconv.Quote(h), strconv.Quote(h))
 		}
 	}
 	if more > 0 {
-		ic.refusedMore += more
+		r.notes.RefusedMore(more)
 		r.log.Warnf("ralph's network proxy refused %s %d more hosts", what, more)
 	}
-}
-
-// refusedLen bounds a recorded host, in bytes: the record lives in a comment GitHub bounds.
-const refusedLen = 100
-
-// noteRefused adds a refused host to the step's, unless it is there or the list is full; it says
-// whether the host is new.
-func (ic *issue) noteRefused(h string) bool {
-	if len(h) > refusedLen {
-		h = strings.ToValidUTF8(h[:refusedLen], "") + "…"
-	}
-	for _, r := range ic.refused {
-		if r == h {
-			return false
-		}
-	}
-	if len(ic.refused) >= refusedMax {
-		ic.refusedMore++
-		return false
-	}
-	ic.refused = append(ic.refused, h)
-	return true
 }
 
 // firewall installs, for one run of the agent or of a verify command, the owner-match rule that holds the
 // agent's uid to ralph's ports on loopback (sandbox.Boundary.Firewall), where ralph can: where it cannot,
 // the boundary's line in the log said so once. A rule that fails to install is said, and the run goes on
 // under the kernel's other rules. closeFirewall removes it.
-func (r *runner) firewall(what string, b *sandbox.Boundary) *sandbox.Firewall {
+func (r *Session) firewall(what string, b *sandbox.Boundary) *sandbox.Firewall {
 	if !r.allowlisted() {
 		return nil
 	}
@@ -125,7 +98,7 @@ func (r *runner) firewall(what string, b *sandbox.Boundary) *sandbox.Firewall {
 }
 
 // closeFirewall removes the run's owner-match rule, if any.
-func (r *runner) closeFirewall(fw *sandbox.Firewall) {
+func (r *Session) closeFirewall(fw *sandbox.Firewall) {
 	if err := fw.Close(); err != nil {
 		r.log.Warnf("network: removing the owner-match firewall rule: %v", err)
 	}
@@ -154,41 +127,4 @@ func ports(p *netproxy.Proxy, gatewayURL string) []int {
 		}
 	}
 	return out
-}
-
-// refusedSection is the status comment's list of the hosts the issue's agent was refused, each once,
-// quoted inert (the agent chose them), with the line of the config that would allow them.
-func refusedSection(rec Record) string {
-	if len(rec.Refused) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n### Network refused\n\nralph's network proxy refused the agent these hosts (they are not on the allow-list, `network.allow`):\n\n")
-	var quoted []string
-	for _, h := range rec.Refused {
-		fmt.Fprintf(&b, "- `%s`\n", inertCode(h))
-		quoted = append(quoted, strconv.Quote(inertCode(h)))
-	}
-	fmt.Fprintf(&b, "\nIf the agent needs them, allow them in `.github/ralph.yml`:\n\n```yaml\nnetwork:\n  allow: [%s]\n```\n", strings.Join(quoted, ", "))
-	return b.String()
-}
-
-// RefusedLines are what a door prints of a run's refused hosts: each once, and the config line that would
-// allow them; nil when none was refused.
-func RefusedLines(hosts []string) []string {
-	if len(hosts) == 0 {
-		return nil
-	}
-	var lines, quoted []string
-	for _, h := range hosts {
-		lines = append(lines, "ralph's network proxy refused the agent `"+inertCode(h)+"`")
-		quoted = append(quoted, strconv.Quote(inertCode(h)))
-	}
-	return append(lines, "to allow them, add to .github/ralph.yml: network.allow: ["+strings.Join(quoted, ", ")+"]")
-}
-
-// inertCode is a host as code in Markdown: the proxy keeps hosts to host characters, and anything else is
-// made inert and stripped of backticks, which would end the code span.
-func inertCode(h string) string {
-	return strings.ReplaceAll(Inert(h), "`", "'")
 }

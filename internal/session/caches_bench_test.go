@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // builds gopkg.in/yaml.v3 and the standard library it needs) in a step's environment as stepCaches makes it:
 // cold, in a fresh step whose only cache is the job's module downloads (this machine's, read as a proxy),
 // then warm, again in the same step (phase 2 after phase 1). It reports both and warm/cold; the aim is
-// warm ≤ 20% of cold. Run it alone: go test -run '^$' -bench VerifyGoStepCache -benchtime 1x ./internal/engine/
+// warm ≤ 20% of cold. Run it alone: go test -run '^$' -bench VerifyGoStepCache -benchtime 1x ./internal/session/
 func BenchmarkVerifyGoStepCache(b *testing.B) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"errors"
@@ -81,7 +81,7 @@ const buildCacheSeedLimit = 256 << 20
 // job's cache is this repository's (a person's own cache holds their other projects, which the agent
 // must not read), only when agent.env leaves GOCACHE to ralph, and only up to buildCacheSeedLimit. A
 // failure leaves the step with what was copied (Go rebuilds what it misses) and says so.
-func (r *runner) seedBuildCache(ws *workspace.Workspace) {
+func (r *Session) seedBuildCache(ws *workspace.Workspace) {
 	if _, set := r.cfg.Agent.Env["GOCACHE"]; set || agent.Getenv(r.baseEnv, "GITHUB_ACTIONS") != "true" {
 		return
 	}
@@ -122,7 +122,7 @@ func jobBuildCache(base []string) string {
 }
 
 // agentReads says whether the agent's uid may read and enter dir (always, when it is ralph's own uid).
-func (r *runner) agentReads(dir string) bool {
+func (r *Session) agentReads(dir string) bool {
 	if !r.sandbox.Separate {
 		return true
 	}

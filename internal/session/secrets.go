@@ -1,7 +1,6 @@
-package engine
+package session
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -12,7 +11,7 @@ const minSecret = 8
 // secrets are the values ralph must never let reach GitHub, by name: its token, and what agent.env passes
 // through from ralph's environment (the model key, say), which the agent holds and a prompt-injected agent
 // would write into a document, a commit or its output.
-func (r *runner) secrets() map[string]string {
+func (r *Session) secrets() map[string]string {
 	out := map[string]string{}
 	for _, s := range r.secretNames {
 		if len(s) >= minSecret {
@@ -36,8 +35,8 @@ func (r *runner) secrets() map[string]string {
 	return out
 }
 
-// leaks names the secrets whose values text holds.
-func (r *runner) leaks(text string) []string { return leaksIn(r.secrets(), text) }
+// Leaks names the secrets whose values text holds.
+func (r *Session) Leaks(text string) []string { return leaksIn(r.secrets(), text) }
 
 // leaksIn names the secrets (value → name) whose values text holds.
 func leaksIn(secrets map[string]string, text string) []string {
@@ -51,18 +50,8 @@ func leaksIn(secrets map[string]string, text string) []string {
 	return names
 }
 
-// refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
-// secret's value, or nil: nothing of it may be committed, pushed or posted.
-func (r *runner) refuseLeak(step, what, text string) error {
-	names := r.leaks(text)
-	if len(names) == 0 {
-		return nil
-	}
-	return &StepError{Step: step, Reason: fmt.Sprintf("%s holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", what, strings.Join(names, ", "))}
-}
-
-// redact replaces every secret's value in text with ***.
-func (r *runner) redact(text string) string {
+// Redact replaces every secret's value in text with ***.
+func (r *Session) Redact(text string) string {
 	for value := range r.secrets() {
 		text = strings.ReplaceAll(text, value, "***")
 	}
