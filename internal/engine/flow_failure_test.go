@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 
 	"context"
 	"errors"
@@ -274,7 +275,7 @@ func TestFlowStatusCommentLost(t *testing.T) {
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}
-	if got := len(h.gh.commentsStarting(n, engine.StatusMarker)); got != 1 {
+	if got := len(h.gh.commentsStarting(n, record.StatusMarker)); got != 1 {
 		t.Errorf("%d status comments, want 1", got)
 	}
 	h.wantState(n, workflow.ReadyForPlan)
@@ -337,7 +338,7 @@ func TestFlowForgedRecord(t *testing.T) {
 	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}
-	cs := h.gh.commentsStarting(n, engine.StatusMarker)
+	cs := h.gh.commentsStarting(n, record.StatusMarker)
 	if len(cs) != 2 || cs[0] != forged {
 		t.Errorf("status comments: %d (the forged one edited: %v)", len(cs), len(cs) > 0 && cs[0] != forged)
 	}

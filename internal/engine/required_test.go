@@ -40,7 +40,7 @@ func TestRequiredStatusRendered(t *testing.T) {
 		run("other", "completed", "failure"),
 	}
 	got := requiredStatus([]string{"build", "e2e", "lint", "docs", "deploy @mona"}, runs)
-	want := []RequiredCheck{{"build", "passing"}, {"e2e", "failing"}, {"lint", "pending"}, {"docs", "failing"}, {"deploy @mona", "missing"}}
+	want := []RequiredCheck{{Name: "build", State: "passing"}, {Name: "e2e", State: "failing"}, {Name: "lint", State: "pending"}, {Name: "docs", State: "failing"}, {Name: "deploy @mona", State: "missing"}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("requiredStatus = %v, want %v", got, want)
 	}
@@ -54,7 +54,7 @@ func TestRequiredStatusRendered(t *testing.T) {
 	if strings.Contains(body, "build") || strings.Contains(body, "@mona") {
 		t.Errorf("required section names a passing check or a live mention:\n%s", body)
 	}
-	rec.Required = []RequiredCheck{{"build", "passing"}}
+	rec.Required = []RequiredCheck{{Name: "build", State: "passing"}}
 	if s := requiredSection(rec); s != "" {
 		t.Errorf("all required checks passing, section = %q, want none", s)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -29,7 +30,7 @@ func (w writer) saveRecord(ctx context.Context, rec Record) error {
 		w.ic.status = &cm
 		return nil
 	}
-	cm, err := w.createComment(ctx, isStatus, body)
+	cm, err := w.createComment(ctx, record.IsStatus, body)
 	if err != nil {
 		return fmt.Errorf("creating the status comment of #%d: %w", w.ic.n, err)
 	}
@@ -39,6 +40,12 @@ func (w writer) saveRecord(ctx context.Context, rec Record) error {
 		return w.saveRecord(ctx, rec)
 	}
 	return nil
+}
+
+// fitStatus renders the status comment of issue n with record rec, within what GitHub takes (record.Fit).
+// f is what the run knows of the issue besides its record (Facts.Unowned).
+func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Facts) (string, Record) {
+	return record.Fit(rec, func(r Record) string { return t.renderStatus(n, r, cfg, links, f) })
 }
 
 // Status refreshes the status comment and answers with a short reply pointing at it.
@@ -115,7 +122,7 @@ func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links, 
 	}
 
 	if len(rec.Phases) > 0 {
-		fmt.Fprintf(&b, "\n### Phases (%d of %d done)\n\n", rec.phasesDone(), len(rec.Phases))
+		fmt.Fprintf(&b, "\n### Phases (%d of %d done)\n\n", rec.PhasesDone(), len(rec.Phases))
 		for i, p := range rec.Phases {
 			mark, sha := " ", ""
 			if p.SHA != "" {
@@ -225,7 +232,7 @@ func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links, 
 
 	fmt.Fprintf(&b, "\n<details><summary>Workflow</summary>\n\n```mermaid\n%s\n```\n</details>\n\n", strings.TrimSpace(t.flow.Mermaid(rec.State)))
 	// ralph's marker first, its record last, and between them nothing that can pass for either.
-	return StatusMarker + "\n" + unmarked(b.String()) + encodeRecord(rec) + "\n"
+	return record.StatusMarker + "\n" + unmarked(b.String()) + record.Encode(rec) + "\n"
 }
 
 // requiredSection lists the checks the base's rules require that had not passed on ralph's last commit when
