@@ -162,7 +162,7 @@ func (p people) ownComment(ctx context.Context, ic *issue, match func(body strin
 
 // find is Find for an issue this run has read, with this run's word on who wrote what; the comments Find
 // passes over are named in the log: ralph neither believes nor edits those.
-func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (Found, error) {
+func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (record.Found, error) {
 	f, err := record.Find(ctx, ic.comments, cfg, workflowTable().isStep, func(ctx context.Context, u ghapi.User) (bool, error) {
 		return p.authored(ctx, ic, ghapi.Comment{User: u})
 	})

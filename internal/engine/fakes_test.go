@@ -293,7 +293,7 @@ func (g *fakeGitHub) commentsStarting(n int, prefix string) []string {
 }
 
 // record is ralph's record of issue n, read from its one status comment.
-func (g *fakeGitHub) record(t *testing.T, n int) engine.Record {
+func (g *fakeGitHub) record(t *testing.T, n int) record.Record {
 	t.Helper()
 	st := g.commentsStarting(n, record.StatusMarker)
 	if len(st) != 1 {

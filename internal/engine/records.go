@@ -18,7 +18,6 @@ type (
 	SweepWait     = record.SweepWait
 	FixRound      = record.FixRound
 	RequiredCheck = record.RequiredCheck
-	Found         = record.Found
 )
 
 // isStep says whether ev names one of the table's steps: what record.Check asks of the workflow.
