@@ -1,9 +1,5 @@
-// Package record is ralph's record of an issue: what ralph remembers between runs (Record), kept as JSON in a
-// hidden block at the end of the issue's status comment; its encoding and its check (a record ralph would
-// not have written is refused); the bounds that keep every text of it, and the status comment, within what
-// GitHub takes; and Find, the one place every reader (the run, gh ralph status and the pipeline, a parent
-// reading a sub-issue) finds ralph's status comment among an issue's comments, with one authorship policy.
-// The status comment's rendering is the engine's (it reads the workflow's table); Fit bounds what it renders.
+// Package record is what ralph remembers of an issue, kept at the end of its status comment: the record, its
+// encoding, its check and its bounds, and Find, the one authorship-checked way every reader finds it.
 package record
 
 import (
