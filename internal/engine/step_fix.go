@@ -138,7 +138,7 @@ const (
 	maxFixComment  = 2000 // characters of one review comment
 	maxFixLog      = 3000 // characters of one check's log tail
 	maxFixChecks   = 5
-	maxFixPhaseLen = record.MaxPhaseTexts // characters, however they are written (bounds.go)
+	maxFixPhaseLen = record.MaxPhaseTexts // characters, however they are written (record/bounds.go)
 )
 
 // maxFixAnnotation bounds one annotation's line (a file, a line, a message) of another CI's check.
@@ -235,7 +235,7 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		body += "Then write, in the file named by the RALPH_ARTIFACT environment variable, one line for each thread: " +
 			"`Thread N: changed`, or `Thread N: not changed: <why>` for a thread you chose not to change. ralph replies on each thread with it.\n"
 	}
-	// The record keeps the task (bounds.go): what is cut is on the pull request.
+	// The record keeps the task (record/bounds.go): what is cut is on the pull request.
 	body = record.Cut(body, maxFixPhaseLen)
 	rec.Phases = append(rec.Phases, Phase{Title: title, Text: body, Fix: true})
 	rec.Fix = round
