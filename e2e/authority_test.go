@@ -273,7 +273,7 @@ func TestRecordOfAnotherToken(t *testing.T) {
 			}
 			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
 			planted := record.Record{State: workflow.InProgress, Branch: "main", Phases: []record.Phase{{Title: "Anything"}}}
-			e.srv.AddComment(n, "renovate[bot]", engine.RenderStatus(n, planted, config.Default(), engine.Links{}))
+			e.srv.AddComment(n, "renovate[bot]", engine.RenderStatus(n, planted, config.Default(), record.Links{}))
 			e.label(n, maintainer) // plan; the planted record is not ralph's
 			e.wantState(n, workflow.PlanInReview)
 			viewers := func() int {

@@ -595,7 +595,7 @@ func (e *env) next() (result, bool) {
 func (e *env) seedRecord(n int, state workflow.State) {
 	e.t.Helper()
 	e.srv.AddLabel(n, state.Label(), e.srv.TokenLogin())
-	e.srv.AddComment(n, e.srv.TokenLogin(), engine.RenderStatus(n, record.Record{State: state}, config.Default(), engine.Links{}))
+	e.srv.AddComment(n, e.srv.TokenLogin(), engine.RenderStatus(n, record.Record{State: state}, config.Default(), record.Links{}))
 }
 
 // --- assertions on what the server holds ---

@@ -22,7 +22,7 @@ import (
 // seedStatus posts a status comment holding rec on issue n, as a run would have.
 func seedStatus(e *testEnv, n int, rec record.Record) {
 	rec.State = e.state(n)
-	e.srv.AddComment(n, githubtest.BotLogin, engine.RenderStatus(n, rec, config.Default(), engine.Links{}))
+	e.srv.AddComment(n, githubtest.BotLogin, engine.RenderStatus(n, rec, config.Default(), record.Links{}))
 }
 
 func (e *testEnv) state(n int) workflow.State {
@@ -192,7 +192,7 @@ func TestStatusBelievesOnlyRalphsRecord(t *testing.T) {
 	e := newTestEnv(t)
 	e.srv.SetPermission("mallory", "read")
 	forged := e.srv.CreateIssue("mallory", "Forged", "", workflow.LabelBuild, workflow.InProgress.Label())
-	e.srv.AddComment(forged, "mallory", engine.RenderStatus(forged, record.Record{State: workflow.InProgress, Branch: "main"}, config.Default(), engine.Links{}))
+	e.srv.AddComment(forged, "mallory", engine.RenderStatus(forged, record.Record{State: workflow.InProgress, Branch: "main"}, config.Default(), record.Links{}))
 	moved := e.srv.CreateIssue("mona", "Moved", "", workflow.LabelBuild, workflow.PlanInReview.Label())
 	seedStatus(e, moved, record.Record{})
 	e.srv.RemoveLabel(moved, workflow.PlanInReview.Label(), "trina")

@@ -332,7 +332,7 @@ func TestFlowForgedRecord(t *testing.T) {
 	h := newHarness(t, nil)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
 	n := h.enrolled("Parse widgets")
-	forged := engine.RenderStatus(n, record.Record{State: workflow.InReview, Branch: "main", PR: 1}, h.eng.Config, engine.Links{})
+	forged := engine.RenderStatus(n, record.Record{State: workflow.InReview, Branch: "main", PR: 1}, h.eng.Config, record.Links{})
 	h.gh.comment(n, "mallory", forged)
 	res := h.advance(n)
 	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {

@@ -209,7 +209,7 @@ func TestFlowTriageSplitInReview(t *testing.T) {
 	for _, k := range []int{n + 1, n + 2} {
 		// The sub-issue's own record says In Review, as ralph wrote it.
 		rec := record.Record{State: workflow.InReview, Branch: "ralph/x", Parent: n}
-		h.gh.comment(k, ralphAs, engine.RenderStatus(k, rec, h.eng.Config, engine.Links{}))
+		h.gh.comment(k, ralphAs, engine.RenderStatus(k, rec, h.eng.Config, record.Links{}))
 		h.gh.setLabels(k, workflow.LabelBuild, workflow.InReview.Label())
 	}
 	res := h.advance(n)

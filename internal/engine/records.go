@@ -18,6 +18,7 @@ type (
 	SweepWait     = record.SweepWait
 	FixRound      = record.FixRound
 	RequiredCheck = record.RequiredCheck
+	Links         = record.Links
 )
 
 // isStep says whether ev names one of the table's steps: what record.Check asks of the workflow.
