@@ -163,7 +163,7 @@ func (p people) ownComment(ctx context.Context, ic *issue, match func(body strin
 // find is Find for an issue this run has read, with this run's word on who wrote what; the comments Find
 // passes over are named in the log: ralph neither believes nor edits those.
 func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (record.Found, error) {
-	f, err := record.Find(ctx, ic.comments, cfg, workflowTable().isStep, func(ctx context.Context, u ghapi.User) (bool, error) {
+	f, err := record.Find(ctx, ic.comments, cfg, isStep, func(ctx context.Context, u ghapi.User) (bool, error) {
 		return p.authored(ctx, ic, ghapi.Comment{User: u})
 	})
 	for _, c := range f.Ignored {

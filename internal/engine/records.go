@@ -21,5 +21,6 @@ type (
 	Links         = record.Links
 )
 
-// isStep says whether ev names one of the table's steps: what record.Check asks of the workflow.
-func (t *table) isStep(ev workflow.Event) bool { return t.named(ev) != nil }
+// isStep says whether ev names one of the workflow's steps: what record.Check asks of the workflow. The
+// table is built only for a record that names a step (one that waits for a sweep).
+func isStep(ev workflow.Event) bool { return workflowTable().named(ev) != nil }
