@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -271,8 +272,8 @@ func TestRecordOfAnotherToken(t *testing.T) {
 				e.srv.SetPermission(tt.login, "write")
 			}
 			n := e.srv.CreateIssue("octocat", "Add a greeting", "")
-			planted := engine.Record{State: workflow.InProgress, Branch: "main", Phases: []engine.Phase{{Title: "Anything"}}}
-			e.srv.AddComment(n, "renovate[bot]", engine.RenderStatus(n, planted, config.Default(), engine.Links{}))
+			planted := record.Record{State: workflow.InProgress, Branch: "main", Phases: []record.Phase{{Title: "Anything"}}}
+			e.srv.AddComment(n, "renovate[bot]", engine.RenderStatus(n, planted, config.Default(), record.Links{}))
 			e.label(n, maintainer) // plan; the planted record is not ralph's
 			e.wantState(n, workflow.PlanInReview)
 			viewers := func() int {

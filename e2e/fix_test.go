@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -60,9 +60,9 @@ func (e *env) suiteEvent(pr githubtest.Pull, sha string) map[string]any {
 }
 
 // record reads ralph's record of issue n.
-func (e *env) recordOf(n int) engine.Record {
+func (e *env) recordOf(n int) record.Record {
 	e.t.Helper()
-	rec, ok, err := engine.ParseRecord(e.statusComment(n))
+	rec, ok, err := record.Parse(e.statusComment(n))
 	if err != nil || !ok {
 		e.t.Fatalf("the record of #%d: %v, %v", n, ok, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -640,7 +641,7 @@ func (e *env) next() (result, bool) {
 func (e *env) seedRecord(n int, state workflow.State) {
 	e.t.Helper()
 	e.srv.AddLabel(n, state.Label(), e.srv.TokenLogin())
-	e.srv.AddComment(n, e.srv.TokenLogin(), engine.RenderStatus(n, engine.Record{State: state}, config.Default(), engine.Links{}))
+	e.srv.AddComment(n, e.srv.TokenLogin(), engine.RenderStatus(n, record.Record{State: state}, config.Default(), record.Links{}))
 }
 
 // --- assertions on what the server holds ---

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -30,7 +30,7 @@ func refuseOutcomes(srv *githubtest.Server) {
 		if json.Unmarshal(b, &req) != nil {
 			return false
 		}
-		rec, ok, err := engine.ParseRecord(req.Body)
+		rec, ok, err := record.Parse(req.Body)
 		if err != nil || !ok || rec.Attempt != nil || rec.State == workflow.HumanNeeded || rec.Last == nil || rec.Last.Step != workflow.Plan {
 			return false
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -40,7 +40,7 @@ func TestClaudePresetThroughTheAction(t *testing.T) {
 	if e.commentsStarting(n, "## Research Document") != 1 {
 		t.Errorf("the document was not posted")
 	}
-	rec, ok, err := engine.ParseRecord(e.statusComment(n))
+	rec, ok, err := record.Parse(e.statusComment(n))
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}
@@ -78,7 +78,7 @@ func TestClaudePresetTurnLimit(t *testing.T) {
 	if !strings.Contains(r.stdout, "turn limit") {
 		t.Errorf("the log does not say the turn limit was hit:\n%s", r.stdout)
 	}
-	rec, _, _ := engine.ParseRecord(e.statusComment(1))
+	rec, _, _ := record.Parse(e.statusComment(1))
 	if rec.Usage == nil || rec.Usage.Turns != 1 {
 		t.Errorf("recorded usage = %+v, want 1 turn", rec.Usage)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -95,7 +95,7 @@ func researchCommitted(t *testing.T, e *env, model *agenttest.Anthropic, r resul
 	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0]); got+"\n" != content {
 		t.Errorf("the committed document = %q, want what the model had %s write", got, cli)
 	}
-	rec, ok, err := engine.ParseRecord(e.statusComment(1))
+	rec, ok, err := record.Parse(e.statusComment(1))
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -86,7 +86,7 @@ func checkImplementPhase(t *testing.T, e *env, model *agenttest.Anthropic, prese
 	if len(matching(subjects, "Phase 1")) != 1 {
 		t.Errorf("no phase commit on the branch: %v", subjects)
 	}
-	rec, ok, err := engine.ParseRecord(e.statusComment(1))
+	rec, ok, err := record.Parse(e.statusComment(1))
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/gateway"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -86,7 +86,7 @@ func TestPresetOpencodeRealCLIOpenAI(t *testing.T) {
 	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0]); got+"\n" != content {
 		t.Errorf("the committed document = %q, want what the model had opencode write", got)
 	}
-	rec, ok, err := engine.ParseRecord(e.statusComment(1))
+	rec, ok, err := record.Parse(e.statusComment(1))
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}
@@ -122,7 +122,7 @@ func TestPresetOpencodeRealCLIVendors(t *testing.T) {
 		t.Errorf("scripted model: %s", p)
 	}
 	e.wantState(1, workflow.ReadyForPlan)
-	rec, ok, err := engine.ParseRecord(e.statusComment(1))
+	rec, ok, err := record.Parse(e.statusComment(1))
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}

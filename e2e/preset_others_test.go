@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent/agenttest"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -49,7 +49,7 @@ func presetResearch(t *testing.T, configYAML string, env map[string]string, turn
 	if got := e.git(e.srv.BareRepo, "show", "refs/heads/"+branch+":"+docs[0]); got+"\n" != content {
 		t.Errorf("the committed document = %q, want %q", got, content)
 	}
-	rec, _, _ := engine.ParseRecord(e.statusComment(n))
+	rec, _, _ := record.Parse(e.statusComment(n))
 	b := billed()
 	if u := rec.Usage; u == nil || !u.Metered || u.Requests != b.Requests || u.InputTokens != b.InputTokens || u.CacheReadTokens != b.CachedTokens || u.OutputTokens != b.OutputTokens || u.Turns != turns() || u.CostUSD <= 0 {
 		t.Errorf("recorded usage %+v; the model answered %d turns and billed %+v", rec.Usage, turns(), b)

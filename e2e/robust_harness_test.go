@@ -20,8 +20,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -344,9 +344,9 @@ func withRepeat(list []string, i int) []string {
 }
 
 // record reads the hidden record of the one status comment.
-func (e *env) record(n int) engine.Record {
+func (e *env) record(n int) record.Record {
 	e.t.Helper()
-	rec, ok, err := engine.ParseRecord(e.statusComment(n))
+	rec, ok, err := record.Parse(e.statusComment(n))
 	if err != nil || !ok {
 		e.t.Fatalf("the status comment's record: ok %v, %v", ok, err)
 	}

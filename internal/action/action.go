@@ -25,6 +25,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -427,7 +428,7 @@ func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n in
 		res, err = fixIssue(ctx, eng, n, trig) // fix.go
 		took = res.Step != ""
 	case CmdStatus:
-		var rec engine.Record
+		var rec record.Record
 		rec, err = eng.Status(ctx, n, true)
 		res = engine.Result{Issue: n, From: rec.State, State: rec.State, Message: "status: replied on the issue with where it is"}
 	default:

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // DoctorOptions are `gh ralph doctor`'s.
@@ -191,7 +192,7 @@ func (s *session) rules(ctx context.Context, root string, cfg config.Config) []d
 		}
 	}
 	// An example issue's branch and documents (the date in their names is not what rules look at).
-	rec := engine.Record{Branch: cfg.BranchPrefix + "1-example", Date: "2026-01-01", Slug: "example"}
+	rec := record.Record{Branch: cfg.BranchPrefix + "1-example", Date: "2026-01-01", Slug: "example"}
 	sig := readSigning(ctx, root)
 	fs := append(doctor.For(doctor.Machine, []doctor.Finding{sig.finding()}), doctor.Rules(ctx, s.gh, engine.RuleWork(cfg, sig.engine(), 1, "Example", rec), base)...)
 	if docs, apart := engine.DocsRuleWork(cfg, sig.engine(), 1, "Example", rec); apart {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -67,7 +67,7 @@ func TestFixCommandNeedsInReview(t *testing.T) {
 	e.asUser("octocat")
 	e.srv.SetPermission("octocat", "write")
 	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.InProgress.Label())
-	seedStatus(e, n, engine.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, Phases: []engine.Phase{{Title: "One"}}})
+	seedStatus(e, n, record.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, Phases: []record.Phase{{Title: "One"}}})
 	comments, labels := len(e.srv.Comments(n)), e.srv.Labels(n)
 	code := e.run("fix", fmt.Sprint(n), "rename the flag")
 	if code != ExitError || !strings.Contains(e.stderr.String(), "is In Progress with no pull request of ralph's open: there is nothing to fix") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -62,7 +63,7 @@ func TestPaletteSameEverywhere(t *testing.T) {
 	e := newTestEnv(t)
 	e.tty, e.color = true, true
 	n := e.srv.CreateIssue("mona", "Stuck", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
-	seedStatus(e, n, engine.Record{Before: workflow.ReadyForPlan, Reason: "The plan step failed.", Branch: "ralph/1-stuck", Base: "main"})
+	seedStatus(e, n, record.Record{Before: workflow.ReadyForPlan, Reason: "The plan step failed.", Branch: "ralph/1-stuck", Base: "main"})
 	if code := e.run("status", fmt.Sprint(n)); code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, e.stderr)
 	}

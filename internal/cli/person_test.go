@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/action"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -66,8 +67,8 @@ func TestPersonCommands(t *testing.T) {
 			n := 0
 			if tt.state != "" {
 				n = e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, tt.state.Label())
-				seedStatus(e, n, engine.Record{Before: tt.before, Branch: "ralph/1-make-it-faster", Base: "main",
-					Phases: []engine.Phase{{Title: "One"}}})
+				seedStatus(e, n, record.Record{Before: tt.before, Branch: "ralph/1-make-it-faster", Base: "main",
+					Phases: []record.Phase{{Title: "One"}}})
 			}
 			e.srv.AddWorkflow(".github/workflows/ralph.yml", "ralph")
 			code := e.run(tt.args(n)...)

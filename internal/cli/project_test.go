@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -93,7 +93,7 @@ func TestPersonCommandMovesTheBoard(t *testing.T) {
 			e.asUser("octocat")
 			e.srv.SetPermission("octocat", "write")
 			n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.PlanInReview.Label())
-			seedStatus(e, n, engine.Record{Branch: "ralph/1-make-it-faster", Base: "main", Phases: []engine.Phase{{Title: "One"}}})
+			seedStatus(e, n, record.Record{Branch: "ralph/1-make-it-faster", Base: "main", Phases: []record.Phase{{Title: "One"}}})
 
 			if code := e.run("approve", fmt.Sprint(n)); code != 0 {
 				t.Fatalf("approve: exit %d: %s", code, e.stderr)

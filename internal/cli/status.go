@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -185,7 +186,7 @@ type issueStatus struct {
 
 // usageJSON is what the agent reported, in total and per step (the record keeps the last 20 runs), in
 // the keys of the rest of --json (usageFields).
-func usageJSON(rec engine.Record) map[string]any {
+func usageJSON(rec record.Record) map[string]any {
 	total := agent.Usage{}
 	if rec.Usage != nil {
 		total = *rec.Usage
@@ -287,7 +288,7 @@ func (st *issueStatus) fields() map[string]any {
 
 // waitingJSON is --json waiting: since when the issue waits for a sweep, and the step whose run was not
 // started (finish: the run that was to finish it); nil when it does not wait.
-func waitingJSON(w *engine.SweepWait) any {
+func waitingJSON(w *record.SweepWait) any {
 	if w == nil {
 		return nil
 	}
@@ -296,7 +297,7 @@ func waitingJSON(w *engine.SweepWait) any {
 
 // fixesJSON is --json fixes: the rounds after the pull request (the fix step), reviews answered, checks
 // fixed of the cap, whether one is under way, and each fix phase with what its agent cost.
-func fixesJSON(rec engine.Record, maxChecks int) map[string]any {
+func fixesJSON(rec record.Record, maxChecks int) map[string]any {
 	phases := []map[string]any{}
 	for _, p := range rec.Phases {
 		if p.Fix {
@@ -480,7 +481,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 			list = append(list, opts.Exporter.pick(map[string]any{
 				"number": it.Issue.Number, "title": it.Issue.Title, "url": it.Issue.HTMLURL, "state": string(it.State),
 				"ready": it.Ready, "since": engine.Elapsed(now.Sub(it.Issue.UpdatedAt)), "updatedAt": it.Issue.UpdatedAt,
-				"usage": usageJSON(engine.Record{Usage: usageOf(it)}), "warnings": w,
+				"usage": usageJSON(record.Record{Usage: usageOf(it)}), "warnings": w,
 			}))
 		}
 		return opts.Exporter.write(f.Stdout, list, f.StdoutTTY, f.Width)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -20,9 +20,9 @@ func TestStatusJSONKeysAreCamelCase(t *testing.T) {
 	u := &agent.Usage{Turns: 2, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, CacheWriteTokens: 10, OutputTokens: 150, CostUSD: 0.0123,
 		Model: "claude-sonnet-4-5", Metered: true, HitTurnLimit: true, OverBudget: true, Budget: "issue"}
 	n := e.srv.CreateIssue("mona", "Spend", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
-	seedStatus(e, n, engine.Record{Branch: "ralph/1-spend", Base: "main", Usage: u,
-		Last:    &engine.Entry{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u},
-		History: []engine.Entry{{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}}})
+	seedStatus(e, n, record.Record{Branch: "ralph/1-spend", Base: "main", Usage: u,
+		Last:    &record.Entry{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u},
+		History: []record.Entry{{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}}})
 	if code := e.run("status", fmt.Sprint(n), "--json", "usage,lastRun,pullRequest,failures,iterations,fixes,lock"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}

@@ -15,13 +15,14 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // seedStatus posts a status comment holding rec on issue n, as a run would have.
-func seedStatus(e *testEnv, n int, rec engine.Record) {
+func seedStatus(e *testEnv, n int, rec record.Record) {
 	rec.State = e.state(n)
-	e.srv.AddComment(n, githubtest.BotLogin, engine.RenderStatus(n, rec, config.Default(), engine.Links{}))
+	e.srv.AddComment(n, githubtest.BotLogin, engine.RenderStatus(n, rec, config.Default(), record.Links{}))
 }
 
 func (e *testEnv) state(n int) workflow.State {
@@ -40,24 +41,24 @@ func pipeline(e *testEnv) {
 	e.srv.CreateIssue("mona", "Not for ralph", "")                             // 1: not enrolled
 	e.srv.CreateIssue("mona", "Add a --verbose flag", "", workflow.LabelBuild) // 2: enrolled, not started
 	n3 := e.srv.CreateIssue("mona", "Speed up the parser", "", workflow.LabelBuild, workflow.InProgress.Label())
-	seedStatus(e, n3, engine.Record{
+	seedStatus(e, n3, record.Record{
 		Branch: "ralph/3-speed-up-the-parser", Base: "main",
-		Phases:         []engine.Phase{{Title: "Benchmark", SHA: "1111111111111111111111111111111111111111"}, {Title: "Cache tokens"}, {Title: "Docs"}},
+		Phases:         []record.Phase{{Title: "Benchmark", SHA: "1111111111111111111111111111111111111111"}, {Title: "Cache tokens"}, {Title: "Docs"}},
 		PlanIterations: 1, FailedStep: workflow.Implement, Failures: 1,
-		Artifacts: map[string]engine.Artifact{
+		Artifacts: map[string]record.Artifact{
 			"research": {Path: "thoughts/shared/research/2026-03-01-GH-0003-speed-up-the-parser.md"},
 			"plan":     {Path: "thoughts/shared/plans/2026-03-01-GH-0003-speed-up-the-parser.md"},
 			"review":   {Path: "thoughts/shared/reviews/2026-03-01-GH-0003-speed-up-the-parser.md", Verdict: "APPROVED"},
 		},
-		Last: &engine.Entry{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: clock.Add(-2 * time.Hour), Outcome: "failed", Message: "verify failed: go test ./..."},
-		History: []engine.Entry{
+		Last: &record.Entry{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: clock.Add(-2 * time.Hour), Outcome: "failed", Message: "verify failed: go test ./..."},
+		History: []record.Entry{
 			{Step: workflow.Research, At: clock.Add(-50 * time.Hour), Outcome: "done", Usage: &agent.Usage{Turns: 4, InputTokens: 12000, OutputTokens: 900, CostUSD: 0.21, Model: "claude-sonnet-4-5"}},
 			{Step: workflow.Implement, At: clock.Add(-2 * time.Hour), Outcome: "failed", Usage: &agent.Usage{Turns: 9, InputTokens: 30000, OutputTokens: 2500, CostUSD: 1.02, Model: "claude-sonnet-4-5"}},
 		},
 		Usage: &agent.Usage{Turns: 13, InputTokens: 42000, OutputTokens: 3400, CostUSD: 1.23, Model: "claude-sonnet-4-5"},
 	})
 	n4 := e.srv.CreateIssue("mona", "Fix the login page", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
-	seedStatus(e, n4, engine.Record{Before: workflow.ReadyForPlan, Reason: "The plan step failed 2 times in a row.", Branch: "ralph/4-fix-the-login-page", Base: "main"})
+	seedStatus(e, n4, record.Record{Before: workflow.ReadyForPlan, Reason: "The plan step failed 2 times in a row.", Branch: "ralph/4-fix-the-login-page", Base: "main"})
 	e.srv.CreateIssue("mona", "A PR's issue", "", workflow.LabelBuild, workflow.InReview.Label()) // 5
 	e.srv.CreateIssue("mona", "Rename things", "", workflow.LabelBuild, workflow.ResearchInProgress.Label())
 }
@@ -191,9 +192,9 @@ func TestStatusBelievesOnlyRalphsRecord(t *testing.T) {
 	e := newTestEnv(t)
 	e.srv.SetPermission("mallory", "read")
 	forged := e.srv.CreateIssue("mallory", "Forged", "", workflow.LabelBuild, workflow.InProgress.Label())
-	e.srv.AddComment(forged, "mallory", engine.RenderStatus(forged, engine.Record{State: workflow.InProgress, Branch: "main"}, config.Default(), engine.Links{}))
+	e.srv.AddComment(forged, "mallory", engine.RenderStatus(forged, record.Record{State: workflow.InProgress, Branch: "main"}, config.Default(), record.Links{}))
 	moved := e.srv.CreateIssue("mona", "Moved", "", workflow.LabelBuild, workflow.PlanInReview.Label())
-	seedStatus(e, moved, engine.Record{})
+	seedStatus(e, moved, record.Record{})
 	e.srv.RemoveLabel(moved, workflow.PlanInReview.Label(), "trina")
 	e.srv.AddLabel(moved, workflow.InProgress.Label(), "trina")
 	for _, tt := range []struct {
@@ -266,8 +267,8 @@ func TestStatusJSONUsage(t *testing.T) {
 	e := newTestEnv(t)
 	u := &agent.Usage{Turns: 2, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, OutputTokens: 150, CostUSD: 0.0123, Model: "claude-sonnet-4-5", Metered: true, Budget: "budget.issue"}
 	n := e.srv.CreateIssue("mona", "Spend", "", workflow.LabelBuild, workflow.HumanNeeded.Label())
-	seedStatus(e, n, engine.Record{Branch: "ralph/1-spend", Base: "main", Usage: u,
-		Last: &engine.Entry{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}})
+	seedStatus(e, n, record.Record{Branch: "ralph/1-spend", Base: "main", Usage: u,
+		Last: &record.Entry{Step: workflow.Research, At: clock, Outcome: "budget reached", Usage: u}})
 	if code := e.run("status", fmt.Sprint(n), "--json", "usage"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -294,8 +295,8 @@ func TestStatusJSONFixes(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.InReview.Label())
-	seedStatus(e, n, engine.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, ReviewRounds: 2, CIFixes: 1,
-		Phases: []engine.Phase{{Title: "One", SHA: strings.Repeat("a", 40)}, {Title: "Address review (round 1)", Fix: true, SHA: strings.Repeat("b", 40), CostUSD: 0.25}}})
+	seedStatus(e, n, record.Record{Branch: "ralph/1-make-it-faster", Base: "main", PR: 2, ReviewRounds: 2, CIFixes: 1,
+		Phases: []record.Phase{{Title: "One", SHA: strings.Repeat("a", 40)}, {Title: "Address review (round 1)", Fix: true, SHA: strings.Repeat("b", 40), CostUSD: 0.25}}})
 	if code := e.run("status", fmt.Sprint(n), "--json", "fixes"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -317,7 +318,7 @@ func TestStatusWaiting(t *testing.T) {
 	e := newTestEnv(t)
 	n := e.srv.CreateIssue("mona", "Make it faster", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
 	since := time.Date(2026, 11, 28, 12, 40, 0, 0, time.UTC)
-	seedStatus(e, n, engine.Record{Waiting: &engine.SweepWait{Since: since, Step: workflow.Plan}})
+	seedStatus(e, n, record.Record{Waiting: &record.SweepWait{Since: since, Step: workflow.Plan}})
 	if code := e.run("status", fmt.Sprint(n), "--json", "waiting"); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.stderr)
 	}
@@ -340,7 +341,7 @@ func TestStatusWaiting(t *testing.T) {
 	}
 
 	other := e.srv.CreateIssue("mona", "Make it smaller", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
-	seedStatus(e, other, engine.Record{})
+	seedStatus(e, other, record.Record{})
 	if code := e.run("status", fmt.Sprint(other), "--json", "waiting"); code != 0 || strings.TrimSpace(e.stdout.String()) != `{"waiting":null}` {
 		t.Errorf("--json waiting of an issue that does not wait: exit %d, %s", code, e.stdout)
 	}
@@ -355,8 +356,8 @@ func TestStatusPrintsNoEscapesOfOthers(t *testing.T) {
 		e.tty = tty
 		hostile := "\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u009b31m"
 		n := e.srv.CreateIssue("mona", "Title "+hostile, "", workflow.LabelBuild, workflow.InProgress.Label())
-		seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-title", n), Base: "main",
-			Last: &engine.Entry{Step: workflow.Implement, To: workflow.InProgress, At: clock, Outcome: "failed", Message: "verify\r failed"}})
+		seedStatus(e, n, record.Record{Branch: fmt.Sprintf("ralph/%d-title", n), Base: "main",
+			Last: &record.Entry{Step: workflow.Implement, To: workflow.InProgress, At: clock, Outcome: "failed", Message: "verify\r failed"}})
 		e.now = clock.Add(time.Hour)
 		for _, args := range [][]string{{"status", fmt.Sprint(n)}, {"status"}} {
 			if code := e.run(args...); code != 0 {
@@ -381,8 +382,8 @@ func TestStatusJSONPrintsNoEscapesOfOthers(t *testing.T) {
 	e := newTestEnv(t)
 	hostile := "\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u009b31m\x7f"
 	n := e.srv.CreateIssue("mona", "Title "+hostile, "", workflow.LabelBuild, workflow.InProgress.Label())
-	seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-title", n), Base: "main",
-		Last: &engine.Entry{Step: workflow.Implement, To: workflow.InProgress, At: clock, Outcome: "failed", Message: "verify\x1b]8;;https://evil\x1b\\ failed"}})
+	seedStatus(e, n, record.Record{Branch: fmt.Sprintf("ralph/%d-title", n), Base: "main",
+		Last: &record.Entry{Step: workflow.Implement, To: workflow.InProgress, At: clock, Outcome: "failed", Message: "verify\x1b]8;;https://evil\x1b\\ failed"}})
 	for _, args := range [][]string{
 		{"status", fmt.Sprint(n), "--json", "title,lastRun"},
 		{"status", fmt.Sprint(n), "--json", "title,lastRun", "--jq", ".title, .lastRun.message"},
@@ -427,7 +428,7 @@ func TestStatusUnowned(t *testing.T) {
 	n := e.srv.CreateIssue("mallory", "Mine", "")
 	e.srv.AddLabel(n, workflow.LabelBuild, "mallory")
 	e.srv.AddLabel(n, workflow.ReadyForPlan.Label(), githubtest.BotLogin)
-	seedStatus(e, n, engine.Record{Branch: "ralph/1-mine", Base: "main"})
+	seedStatus(e, n, record.Record{Branch: "ralph/1-mine", Base: "main"})
 	why := fmt.Sprintf("ralph:build was added by @mallory, who may not drive ralph: no sweep takes #%d until someone with write access runs gh ralph enroll %d", n, n)
 
 	if code := e.run("status", fmt.Sprint(n)); code != 0 || !strings.Contains(e.stdout.String(), "warning\t"+why) ||
@@ -470,7 +471,7 @@ func TestStatusRunningAgrees(t *testing.T) {
 	pipeline(e)
 	e.now = clock
 	n := e.srv.CreateIssue("mona", "Plan it", "", workflow.LabelBuild, workflow.ReadyForPlan.Label())
-	seedStatus(e, n, engine.Record{Branch: fmt.Sprintf("ralph/%d-plan-it", n), Base: "main"})
+	seedStatus(e, n, record.Record{Branch: fmt.Sprintf("ralph/%d-plan-it", n), Base: "main"})
 	lk := &lock.Locker{Refs: lock.RESTRefs{API: e.client()}, Lease: time.Hour, Now: func() time.Time { return clock },
 		Holder: lock.Holder{Kind: "local", Host: "laptop", PID: 99, User: "mona"}, Alive: func(int) bool { return true }}
 	lease, err := lk.Acquire(context.Background(), n)

@@ -22,7 +22,7 @@ func (r *runner) writeAhead(ctx context.Context) error {
 	if ic.ahead != nil || ic.step == "" {
 		return nil
 	}
-	rec := ic.rec.clone()
+	rec := ic.rec.Clone()
 	rec.FailedStep, rec.Failures = ic.step, failuresAfter(ic.rec, ic.step)
 	rec.Attempt = &Attempt{Step: ic.step, Reserved: r.reservation()}
 	if err := r.w.saveRecord(ctx, rec); err != nil {
@@ -74,7 +74,7 @@ func foldAttempt(ic *issue) {
 	}
 	ic.unrecorded, ic.rec.Attempt = a, nil
 	if a.Reserved > 0 {
-		ic.rec.addUsage(&agent.Usage{CostUSD: a.Reserved})
+		ic.rec.AddUsage(&agent.Usage{CostUSD: a.Reserved})
 	}
 }
 
@@ -97,7 +97,7 @@ func (e *Engine) unrecorded(ctx context.Context, ic *issue, from workflow.State,
 	w := e.writer(ic)
 	why := cutBytes(Inert(werr.Error()), 300)
 	reason := fmt.Sprintf("ralph could not record the outcome of the %s step (GitHub answered: %s); the agent's attempt is counted as a failure and its budget as spent.", ic.step, why)
-	rec := ic.ahead.clone()
+	rec := ic.ahead.Clone()
 	if err := e.table().flow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err == nil || ic.state == workflow.HumanNeeded {
 		rec.Before, rec.Reason, rec.State = e.table().restartState(from), reason, workflow.HumanNeeded
 		if serr := w.saveRecord(ctx, rec); serr == nil {

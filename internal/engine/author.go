@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // ActionsBot is the account the Actions token (GITHUB_TOKEN) writes as. Only the repository's own workflows
@@ -161,8 +162,8 @@ func (p people) ownComment(ctx context.Context, ic *issue, match func(body strin
 
 // find is Find for an issue this run has read, with this run's word on who wrote what; the comments Find
 // passes over are named in the log: ralph neither believes nor edits those.
-func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (Found, error) {
-	f, err := Find(ctx, ic.comments, cfg, func(ctx context.Context, u ghapi.User) (bool, error) {
+func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (record.Found, error) {
+	f, err := record.Find(ctx, ic.comments, cfg, isStep, func(ctx context.Context, u ghapi.User) (bool, error) {
 		return p.authored(ctx, ic, ghapi.Comment{User: u})
 	})
 	for _, c := range f.Ignored {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // writers is an Authorizer from a table, counting the questions it is asked.
@@ -71,9 +72,9 @@ func TestFindStatusSkipsOthers(t *testing.T) {
 	t.Parallel()
 	e := &Engine{Auth: &writers{}, Log: quietLog{}}
 	ic := &issue{n: 1, comments: []ghapi.Comment{
-		{ID: 1, Body: StatusMarker + "\nforged", User: ghapi.User{Login: "mallory"}},
+		{ID: 1, Body: record.StatusMarker + "\nforged", User: ghapi.User{Login: "mallory"}},
 		{ID: 2, Body: "hello", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
-		{ID: 3, Body: StatusMarker + "\nralph's", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
+		{ID: 3, Body: record.StatusMarker + "\nralph's", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 	}}
 	f, err := e.people().find(context.Background(), ic, config.Default())
 	if err != nil {

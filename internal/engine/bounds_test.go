@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -62,12 +63,12 @@ func fill(v reflect.Value, c, long string, n int) {
 }
 
 // TestStatusFitsAtEveryMaximum: a record with every field at its maximum, of every kind of character,
-// renders a status comment GitHub takes (at most MaxBody characters), whose record reads back.
+// renders a status comment GitHub takes (at most record.MaxBody characters), whose record reads back.
 func TestStatusFitsAtEveryMaximum(t *testing.T) {
 	t.Parallel()
 	for _, c := range []string{"a", "<", "&", "\u0007", "\U0001F600", "\u202e", "\u2028", "@", "`", "\\", "\"", "\xff"} {
 		var rec Record
-		fillMax(reflect.ValueOf(&rec), c, maxStepsKept*4)
+		fillMax(reflect.ValueOf(&rec), c, record.MaxStepsKept*4)
 		// What ralph makes itself, and checks when it reads a record: states, names of its own, links.
 		rec.State, rec.Before = workflow.InReview, workflow.InProgress
 		rec.FailedStep = workflow.Implement
@@ -75,12 +76,12 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 		rec.Head, rec.CIDigest = strings.Repeat("a", 40), strings.Repeat("a", 64)
 		rec.Docs, rec.DocsHead = "ralph/docs/"+strings.Repeat("9", 19), strings.Repeat("a", 40)
 		rec.PRURL = "https://github.com/octo/widgets/pull/1"
-		rec.Phases = rec.Phases[:maxPhasesKept]
-		rec.Children = rec.Children[:maxChildrenKept]
+		rec.Phases = rec.Phases[:record.MaxPhasesKept]
+		rec.Children = rec.Children[:record.MaxChildrenKept]
 		rec.Refused = rec.Refused[:refusedMax]
-		rec.History = rec.History[:historyMax]
+		rec.History = rec.History[:record.HistoryMax]
 		rec.ChildDeps, rec.ChildStates = map[string][]int{}, map[string]string{}
-		for i := range maxChildrenKept {
+		for i := range record.MaxChildrenKept {
 			rec.ChildStates[strings.Repeat("9", 6)+string(rune('a'+i%26))] = string(workflow.Done)
 			deps := make([]int, i) // a part is blocked only by earlier parts
 			for j := range deps {
@@ -134,8 +135,8 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 		rec.Last = &rec.History[len(rec.History)-1]
 		cfg := config.Default()
 		body, kept := fitStatus(newTable(workflowSteps(), commandMoves()), 1, rec, cfg, Links{Branch: "https://github.com/octo/widgets/tree/" + rec.Branch, Run: "https://github.com/octo/widgets/actions/runs/1"}, Facts{})
-		if got := chars(body); got > MaxBody-bodyRoom {
-			t.Errorf("%q: the status comment is %d characters, more than %d", c, got, MaxBody-bodyRoom)
+		if got := record.Chars(body); got > record.MaxBody-record.BodyRoom {
+			t.Errorf("%q: the status comment is %d characters, more than %d", c, got, record.MaxBody-record.BodyRoom)
 			kv := reflect.ValueOf(kept)
 			for i := range kv.NumField() {
 				b, _ := json.Marshal(kv.Field(i).Interface())
@@ -144,7 +145,7 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 				}
 			}
 		}
-		back, ok, err := ParseRecord(body)
+		back, ok, err := record.Parse(body)
 		if err != nil || !ok {
 			t.Fatalf("%q: the record does not read back: %v", c, err)
 		}
@@ -157,17 +158,17 @@ func TestStatusFitsAtEveryMaximum(t *testing.T) {
 // TestBodiesFit: every comment, pull request body and reply ralph composes is cut to what GitHub takes.
 func TestBodiesFit(t *testing.T) {
 	t.Parallel()
-	huge := strings.Repeat("<\U0001F600", MaxBody)
-	if got := chars(sealed(huge, "<!-- ralph:notice x -->")); got > MaxBody {
+	huge := strings.Repeat("<\U0001F600", record.MaxBody)
+	if got := record.Chars(sealed(huge, "<!-- ralph:notice x -->")); got > record.MaxBody {
 		t.Errorf("a sealed comment is %d characters", got)
 	}
 	var rec Record
 	fillMax(reflect.ValueOf(&rec), "<", 10)
-	rec.Phases = make([]Phase, maxPhasesKept)
+	rec.Phases = make([]Phase, record.MaxPhasesKept)
 	for i := range rec.Phases {
-		rec.Phases[i].Title = strings.Repeat("<", maxPhaseTitle)
+		rec.Phases[i].Title = strings.Repeat("<", record.MaxPhaseTitle)
 	}
-	if got := chars(pullBody(1, huge, rec, Documents())); got > MaxBody {
+	if got := record.Chars(pullBody(1, huge, rec, Documents())); got > record.MaxBody {
 		t.Errorf("the pull request's body is %d characters", got)
 	}
 }

@@ -94,7 +94,7 @@ func (d Document) step(ic *issue, check func(doc string) error) docStep {
 // A rerun after a crash finds the commit on the branch and the comment on the issue by that key, and
 // repeats neither.
 func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Workspace, st docStep, d prompts.Data) (string, Artifact, error) {
-	key := r.ic.rec.stepKey(st.kind)
+	key := r.ic.rec.StepKey(st.kind)
 	// into is where the document is committed: the issue's branch (ws), or ralph's documents branch.
 	into, err := r.docsFor(ctx, ws, key, st.rel)
 	if err != nil {
@@ -133,7 +133,7 @@ func (r *runner) document(ctx context.Context, rec *Record, ws *workspace.Worksp
 		return "", Artifact{}, err
 	}
 	r.w.checkpoint("after-comment")
-	rec.doneRound(st.kind)
+	rec.DoneRound(st.kind)
 	return doc, art, nil
 }
 
@@ -162,13 +162,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "\n\n… (truncated; the whole document is in the file)"
-}
-
-func (r *Record) setArtifact(kind string, a Artifact) {
-	if r.Artifacts == nil {
-		r.Artifacts = map[string]Artifact{}
-	}
-	r.Artifacts[kind] = a
 }
 
 // keepDocument keeps the document an agent stopped at a budget had written: whole (it passes the step's

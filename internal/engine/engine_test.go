@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -84,10 +85,10 @@ func TestRecordRoundTrip(t *testing.T) {
 		Last:      &Entry{Step: workflow.Implement, From: workflow.InProgress, To: workflow.InProgress, At: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), Outcome: "done"},
 	}
 	body := RenderStatus(4, rec, config.Default(), Links{})
-	if !strings.HasPrefix(body, StatusMarker) {
+	if !strings.HasPrefix(body, record.StatusMarker) {
 		t.Fatalf("status comment does not start with the marker")
 	}
-	got, ok, err := ParseRecord(body)
+	got, ok, err := record.Parse(body)
 	if err != nil || !ok {
 		t.Fatalf("ParseRecord: ok %v, err %v", ok, err)
 	}
@@ -100,10 +101,10 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("status comment lacks %q:\n%s", want, body)
 		}
 	}
-	if _, ok, _ := ParseRecord("no record here"); ok {
+	if _, ok, _ := record.Parse("no record here"); ok {
 		t.Errorf("ParseRecord found a record in plain text")
 	}
-	if _, _, err := ParseRecord("<!-- ralph:record\n{broken\n-->"); err == nil {
+	if _, _, err := record.Parse("<!-- ralph:record\n{broken\n-->"); err == nil {
 		t.Errorf("ParseRecord accepted a broken record")
 	}
 }

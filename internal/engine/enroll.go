@@ -47,7 +47,7 @@ func (r reader) enroll(ic *issue) error {
 		return err
 	}
 	ic.state, ic.rec.State = to, to
-	ic.rec.note(Entry{Step: workflow.Enroll, To: to, At: r.now(), URL: r.runURL, Outcome: "done", Message: "enrolled"})
+	ic.rec.Note(Entry{Step: workflow.Enroll, To: to, At: r.now(), URL: r.runURL, Outcome: "done", Message: "enrolled"})
 	r.log.Infof("#%d enrolled: %s", ic.n, to.Title())
 	return nil
 }

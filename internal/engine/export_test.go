@@ -43,7 +43,7 @@ func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	rec.setArtifact(probeDocument.Kind, art)
+	rec.SetArtifact(probeDocument.Kind, art)
 	return Outcome{}, nil // the issue stays In Review
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/ledger"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -166,8 +167,8 @@ func (g *fakeGitHub) fail(method string, err error) {
 // refused is GitHub's answer to a comment's body it does not take: longer than its limit, or what
 // refuseEdit refuses.
 func (g *fakeGitHub) refused(body string) error {
-	if n := utf8.RuneCountInString(body); n > engine.MaxBody {
-		return &ghapi.Error{Method: "PATCH", Status: 422, Message: "Validation Failed", Details: []string{fmt.Sprintf("body is too long (maximum is %d characters; it is %d)", engine.MaxBody, n)}}
+	if n := utf8.RuneCountInString(body); n > record.MaxBody {
+		return &ghapi.Error{Method: "PATCH", Status: 422, Message: "Validation Failed", Details: []string{fmt.Sprintf("body is too long (maximum is %d characters; it is %d)", record.MaxBody, n)}}
 	}
 	if g.refuseEdit != nil {
 		return g.refuseEdit(body)
@@ -292,13 +293,13 @@ func (g *fakeGitHub) commentsStarting(n int, prefix string) []string {
 }
 
 // record is ralph's record of issue n, read from its one status comment.
-func (g *fakeGitHub) record(t *testing.T, n int) engine.Record {
+func (g *fakeGitHub) record(t *testing.T, n int) record.Record {
 	t.Helper()
-	st := g.commentsStarting(n, engine.StatusMarker)
+	st := g.commentsStarting(n, record.StatusMarker)
 	if len(st) != 1 {
 		t.Fatalf("#%d has %d status comments, want 1", n, len(st))
 	}
-	rec, ok, err := engine.ParseRecord(st[0])
+	rec, ok, err := record.Parse(st[0])
 	if err != nil || !ok {
 		t.Fatalf("#%d: ParseRecord = %v, %v", n, ok, err)
 	}
@@ -307,7 +308,7 @@ func (g *fakeGitHub) record(t *testing.T, n int) engine.Record {
 
 // statusBody is the body of issue n's status comment ("" when there is none).
 func (g *fakeGitHub) statusBody(n int) string {
-	st := g.commentsStarting(n, engine.StatusMarker)
+	st := g.commentsStarting(n, record.StatusMarker)
 	if len(st) == 0 {
 		return ""
 	}

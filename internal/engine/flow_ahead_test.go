@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -21,10 +21,10 @@ func refuseOutcomes(h *harness, code int) (on func()) {
 	h.gh.refuseEdit = func(body string) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if !armed || !strings.HasPrefix(body, engine.StatusMarker) {
+		if !armed || !strings.HasPrefix(body, record.StatusMarker) {
 			return nil
 		}
-		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt == nil && rec.State != workflow.HumanNeeded {
+		if rec, ok, err := record.Parse(body); err == nil && ok && rec.Attempt == nil && rec.State != workflow.HumanNeeded {
 			return ghError(code)
 		}
 		return nil
@@ -105,7 +105,7 @@ func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.gh.refuseEdit = func(body string) error {
-		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil {
+		if rec, ok, err := record.Parse(body); err == nil && ok && rec.Attempt != nil {
 			return ghError(422)
 		}
 		return nil
@@ -127,10 +127,10 @@ func TestFlowUnrecordedLabelHolds(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
 	n := h.enrolled("Parse widgets")
 	h.gh.refuseEdit = func(body string) error {
-		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil && rec.State == workflow.ResearchNeeded {
+		if rec, ok, err := record.Parse(body); err == nil && ok && rec.Attempt != nil && rec.State == workflow.ResearchNeeded {
 			return nil
 		}
-		if strings.HasPrefix(body, engine.StatusMarker) {
+		if strings.HasPrefix(body, record.StatusMarker) {
 			return ghError(422)
 		}
 		return nil

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -82,7 +82,7 @@ func TestFlowCrashRerun(t *testing.T) {
 			if got := len(h.gh.commentsStarting(n, "## Implementation Plan")); got != 1 {
 				t.Errorf("plan comments: %d", got)
 			}
-			if got := len(h.gh.commentsStarting(n, engine.StatusMarker)); got != 1 {
+			if got := len(h.gh.commentsStarting(n, record.StatusMarker)); got != 1 {
 				t.Errorf("status comments: %d", got)
 			}
 			rec := h.gh.record(t, n)

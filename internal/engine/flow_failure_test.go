@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 
 	"context"
 	"errors"
@@ -62,7 +63,7 @@ func TestFlowStepFailures(t *testing.T) {
 				h.to(n, tt.at, 4)
 			}
 			h.agent.on(tt.command, tt.do)
-			var before engine.Record
+			var before record.Record
 			if tt.at != workflow.ResearchNeeded {
 				before = h.gh.record(t, n)
 			}
@@ -274,7 +275,7 @@ func TestFlowStatusCommentLost(t *testing.T) {
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}
-	if got := len(h.gh.commentsStarting(n, engine.StatusMarker)); got != 1 {
+	if got := len(h.gh.commentsStarting(n, record.StatusMarker)); got != 1 {
 		t.Errorf("%d status comments, want 1", got)
 	}
 	h.wantState(n, workflow.ReadyForPlan)
@@ -331,13 +332,13 @@ func TestFlowForgedRecord(t *testing.T) {
 	h := newHarness(t, nil)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
 	n := h.enrolled("Parse widgets")
-	forged := engine.RenderStatus(n, engine.Record{State: workflow.InReview, Branch: "main", PR: 1}, h.eng.Config, engine.Links{})
+	forged := engine.RenderStatus(n, record.Record{State: workflow.InReview, Branch: "main", PR: 1}, h.eng.Config, record.Links{})
 	h.gh.comment(n, "mallory", forged)
 	res := h.advance(n)
 	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}
-	cs := h.gh.commentsStarting(n, engine.StatusMarker)
+	cs := h.gh.commentsStarting(n, record.StatusMarker)
 	if len(cs) != 2 || cs[0] != forged {
 		t.Errorf("status comments: %d (the forged one edited: %v)", len(cs), len(cs) > 0 && cs[0] != forged)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -73,7 +74,7 @@ func TestFlowEndToEnd(t *testing.T) {
 		t.Errorf("the plan's prompt does not hold the research: %+v", inv)
 	}
 	rec = h.gh.record(t, n)
-	if diff := cmp.Diff([]engine.Phase{{Title: "Add the parser"}, {Title: "Wire it up"}}, rec.Phases); diff != "" {
+	if diff := cmp.Diff([]record.Phase{{Title: "Add the parser"}, {Title: "Wire it up"}}, rec.Phases); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}
 	if len(h.gh.commentsStarting(n, "## Implementation Plan")) != 1 {

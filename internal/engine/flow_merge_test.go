@@ -8,11 +8,12 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // inReview makes a harness whose issue has its pull request open (review skip, no research, self_review off).
-func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, engine.Record) {
+func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, record.Record) {
 	t.Helper()
 	h := newHarness(t, func(c *config.Config) {
 		c.Review, c.Research = config.ReviewSkip, false

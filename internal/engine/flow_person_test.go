@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -27,7 +28,7 @@ func TestFlowPersonPermissions(t *testing.T) {
 	if got := h.gh.commentsStarting(n, "Thanks, @mallory!"); len(got) != 1 || !strings.Contains(got[0], "enroll") {
 		t.Errorf("refusal comments: %q", got)
 	}
-	if len(h.agent.commands()) != 0 || len(h.gh.commentsStarting(n, engine.StatusMarker)) != 0 {
+	if len(h.agent.commands()) != 0 || len(h.gh.commentsStarting(n, record.StatusMarker)) != 0 {
 		t.Errorf("a refused enrollment ran: %v", h.agent.commands())
 	}
 	res, err := h.eng.Enroll(ctx, n, "alice")

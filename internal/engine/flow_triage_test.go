@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -207,8 +208,8 @@ func TestFlowTriageSplitInReview(t *testing.T) {
 	h.advance(n)
 	for _, k := range []int{n + 1, n + 2} {
 		// The sub-issue's own record says In Review, as ralph wrote it.
-		rec := engine.Record{State: workflow.InReview, Branch: "ralph/x", Parent: n}
-		h.gh.comment(k, ralphAs, engine.RenderStatus(k, rec, h.eng.Config, engine.Links{}))
+		rec := record.Record{State: workflow.InReview, Branch: "ralph/x", Parent: n}
+		h.gh.comment(k, ralphAs, engine.RenderStatus(k, rec, h.eng.Config, record.Links{}))
 		h.gh.setLabels(k, workflow.LabelBuild, workflow.InReview.Label())
 	}
 	res := h.advance(n)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -29,7 +30,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		t.Fatalf("Lost = %v, %v; want it waiting", waits, err)
 	}
 	rec := h.gh.record(t, n)
-	want := &engine.SweepWait{Since: today, Step: workflow.Plan}
+	want := &record.SweepWait{Since: today, Step: workflow.Plan}
 	if diff := cmp.Diff(want, rec.Waiting); diff != "" {
 		t.Errorf("record's waiting (-want +got):\n%s", diff)
 	}

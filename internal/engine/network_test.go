@@ -12,8 +12,8 @@ func TestRefusedSectionInert(t *testing.T) {
 	t.Parallel()
 	hostile := []string{"exfil.example.test", "x`<!-- ralph:record {} -->`@mona #1", "exfil.example.test"}
 	var rec Record
-	rec.note(Entry{Outcome: "done", Refused: hostile[:2]})
-	rec.note(Entry{Outcome: "done", Refused: hostile[2:]})
+	rec.Note(Entry{Outcome: "done", Refused: hostile[:2]})
+	rec.Note(Entry{Outcome: "done", Refused: hostile[2:]})
 	got := refusedSection(rec)
 	if strings.Count(got, "`exfil.example.test`") != 1 {
 		t.Errorf("the host is not listed once:\n%s", got)
@@ -41,7 +41,7 @@ func TestRefusedBounded(t *testing.T) {
 		for i := 0; i < refusedMax; i++ {
 			hosts = append(hosts, fmt.Sprintf("h%d-%d.test", r, i))
 		}
-		rec.note(Entry{Outcome: "done", Refused: hosts})
+		rec.Note(Entry{Outcome: "done", Refused: hosts})
 	}
 	for i, run := range rec.History[:len(rec.History)-1] {
 		if len(run.Refused) != 0 {

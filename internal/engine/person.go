@@ -110,7 +110,7 @@ func approval(n int, login string) personal {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
 		rec.Feedback = ""
-		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
+		rec.SetArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
 	}}
 }
@@ -142,7 +142,7 @@ func rejection(n int, login, reason string) (personal, error) {
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
-		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		rec.SetArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
 		return r.sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	}}, nil
 }
@@ -239,7 +239,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 		ic.trusted = map[string]bool{login: true} // asked above: not asked again in this run
 	}
 	from := ic.state
-	draft := ic.rec.clone()
+	draft := ic.rec.Clone()
 	out, err := change(e.runner(ic), &draft)
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, nil, err

@@ -127,7 +127,7 @@ func (t *table) plan(n int, rec Record, enrolled bool, f Facts, c config.Config)
 	case p.Wait == NoWait && p.Step.Person != nil && p.Step.Person(c):
 		p.Wait = WaitApproval
 	case p.Step.Phased:
-		p.Phase, _ = rec.phasesLeft()
+		p.Phase, _ = rec.PhasesLeft()
 		p.Phase++
 		p.Phases = len(rec.Phases)
 		p.PhaseTitle = rec.Phases[p.Phase-1].Title

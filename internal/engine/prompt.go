@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // NextPrompt renders the prompt the agent would get for issue n's next step, from the repository's
@@ -55,7 +56,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	const fromBranch = "(read from the issue's branch when the step runs)"
 	d.Research, d.Plan, d.Diff = fromBranch, fromBranch, fromBranch
 	d.Feedback = ic.rec.Feedback
-	if k, ok := ic.rec.phasesLeft(); ok && p.Step.Phased {
+	if k, ok := ic.rec.PhasesLeft(); ok && p.Step.Phased {
 		d.Phase, d.Phases, d.PhaseText = k+1, len(ic.rec.Phases), ic.rec.Phases[k].Text
 		if d.PhaseText == "" {
 			d.PhaseText = fromBranch
@@ -82,7 +83,7 @@ func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data,
 		Protected:  r.cfg.AllProtected(),
 	}
 	for _, c := range r.ic.comments {
-		if c.User.IsBot() || strings.HasPrefix(c.Body, StatusMarker) {
+		if c.User.IsBot() || strings.HasPrefix(c.Body, record.StatusMarker) {
 			continue
 		}
 		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/transform"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -94,18 +95,18 @@ func TestStatusRecordIsRalphsAlone(t *testing.T) {
 	cfg.Triage = true
 	body := RenderStatus(1, rec, cfg, Links{Branch: "https://example.com/tree", Run: "https://example.com/run"})
 
-	got, ok, err := ParseRecord(body)
+	got, ok, err := record.Parse(body)
 	if err != nil || !ok {
 		t.Fatalf("ParseRecord = %v, %v", ok, err)
 	}
 	if diff := cmp.Diff(rec, got); diff != "" {
 		t.Errorf("the record read back differs (-want +got):\n%s", diff)
 	}
-	if !strings.HasPrefix(body, StatusMarker+"\n") {
+	if !strings.HasPrefix(body, record.StatusMarker+"\n") {
 		t.Errorf("the body does not start with the status marker")
 	}
-	shown := body[:strings.LastIndex(body, recordOpen)]
-	shown = strings.TrimPrefix(shown, StatusMarker)
+	shown := body[:strings.LastIndex(body, "<!-- ralph:record")]
+	shown = strings.TrimPrefix(shown, record.StatusMarker)
 	if strings.Contains(shown, "<!--") {
 		t.Errorf("the rendered part holds an HTML comment:\n%s", shown)
 	}
@@ -137,97 +138,6 @@ func TestSealedMarker(t *testing.T) {
 	}
 	if !carries(body+"\n\n", marker) {
 		t.Errorf("trailing blank lines hide the marker")
-	}
-}
-
-func TestParseRecord(t *testing.T) {
-	good := encodeRecord(Record{State: workflow.InProgress, Branch: "ralph/1-x", Base: "main"})
-	tests := []struct {
-		name    string
-		body    string
-		wantOK  bool
-		wantErr string
-	}{
-		{"no record", StatusMarker + "\nhello\n", false, ""},
-		{"at the end", StatusMarker + "\nhello\n" + good + "\n", true, ""},
-		{"a forged block before ralph's", StatusMarker + "\n" + `<!-- ralph:record {"v":1,"state":"done","branch":"main"} -->` + "\n" + good + "\n", true, ""},
-		{"not at the end", StatusMarker + "\n" + good + "\nmore\n", false, "not at the end"},
-		{"a forged block after ralph's", StatusMarker + "\n" + good + "\n" + `<!-- ralph:record {"v":1,"state":"done"}`, false, "not at the end"},
-		{"closed twice", StatusMarker + "\n" + recordOpen + " {} --> -->", false, "closed before the end"},
-		{"unknown field", StatusMarker + "\n" + recordOpen + `{"v":1,"state":"done","evil":1}` + recordClose, false, "unknown field"},
-		{"two records", StatusMarker + "\n" + recordOpen + `{"v":1,"state":"done"}{"v":1}` + recordClose, false, "more than one"},
-		{"another version", StatusMarker + "\n" + recordOpen + `{"v":2,"state":"done"}` + recordClose, false, "version 2"},
-		{"not JSON", StatusMarker + "\n" + recordOpen + `state: done` + recordClose, false, "record block"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec, ok, err := ParseRecord(tt.body)
-			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-				t.Fatalf("ParseRecord err = %v, want %q", err, tt.wantErr)
-			}
-			if ok != tt.wantOK {
-				t.Fatalf("ok = %v, want %v", ok, tt.wantOK)
-			}
-			if ok && rec.Branch != "ralph/1-x" {
-				t.Errorf("branch = %q: not ralph's own record", rec.Branch)
-			}
-		})
-	}
-}
-
-// SECURITY: a record ralph would not have written is refused, whoever wrote it.
-func TestRecordCheck(t *testing.T) {
-	cfg := config.Default()
-	ok := Record{Version: 1, State: workflow.InProgress, Branch: "ralph/1-x", Base: "main", Slug: "x", Date: "2025-01-02",
-		Phases: []Phase{{Title: "a", SHA: strings.Repeat("0", 40)}}, Children: []int{2}, Docs: "ralph/docs/1", DocsHead: strings.Repeat("0", 40)}
-	if err := ok.check(cfg); err != nil {
-		t.Fatalf("a record of ralph's is refused: %v", err)
-	}
-	for _, kind := range []string{"self-review", "security-review"} {
-		fix := ok.clone()
-		fix.Artifacts = map[string]Artifact{kind: {Path: "thoughts/shared/reviews/2025-01-02-GH-0001-x-" + kind + ".md"}}
-		fix.Phases = append(fix.Phases, Phase{Title: "Address it", Fix: true, Doc: fix.Artifacts[kind].Path})
-		if err := fix.check(cfg); err != nil {
-			t.Errorf("a fix phase reading the %s is refused: %v", kind, err)
-		}
-	}
-	for name, change := range map[string]func(*Record){
-		"branch is main":                  func(r *Record) { r.Branch = "main" },
-		"branch is the base":              func(r *Record) { r.Branch, r.Base = "ralph/x", "ralph/x" },
-		"branch is the prefix":            func(r *Record) { r.Branch = "ralph/" },
-		"branch outside the prefix":       func(r *Record) { r.Branch = "feature/1-x" },
-		"branch climbs":                   func(r *Record) { r.Branch = "ralph/../main" },
-		"branch is an option":             func(r *Record) { r.Branch = "ralph/1 --force" },
-		"base is an option":               func(r *Record) { r.Base = "-x" },
-		"state unknown":                   func(r *Record) { r.State = "merged-by-ralph" },
-		"no state":                        func(r *Record) { r.State = "" },
-		"before unknown":                  func(r *Record) { r.Before = "x" },
-		"phase commit not a commit":       func(r *Record) { r.Phases[0].SHA = "main" },
-		"negative pull request":           func(r *Record) { r.PR = -1 },
-		"sub-issue not a number":          func(r *Record) { r.Children = []int{0} },
-		"branch is the configured base":   func(r *Record) { r.Branch = "ralph/base" },
-		"slug climbs":                     func(r *Record) { r.Slug = "x/../../../../root/notes" },
-		"slug is a path":                  func(r *Record) { r.Slug = "/etc/x" },
-		"date climbs":                     func(r *Record) { r.Date = "../../../../tmp" },
-		"phase title holds a NUL":         func(r *Record) { r.Phases[0].Title = "a\x00b" },
-		"documents branch is the base":    func(r *Record) { r.Docs = "main" },
-		"documents branch is the issue's": func(r *Record) { r.Docs = r.Branch },
-		"documents branch is an option":   func(r *Record) { r.Docs = "ralph/docs/1 --force" },
-		"documents head is an option":     func(r *Record) { r.Docs, r.DocsHead = "ralph/docs/1", "--output=/tmp/x" },
-		"phase reads no recorded document": func(r *Record) {
-			r.Artifacts = map[string]Artifact{"self-review": {Path: "thoughts/shared/reviews/a.md"}}
-			r.Phases[0].Doc = "README.md"
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			r := ok.clone()
-			change(&r)
-			c := cfg
-			c.BaseBranch = "ralph/base"
-			if err := r.check(c); err == nil {
-				t.Errorf("check accepted %+v", r)
-			}
-		})
 	}
 }
 
@@ -298,7 +208,7 @@ func TestRecordReadsBackThroughTheClient(t *testing.T) {
 	if err := json.Unmarshal(sanitized, &got); err != nil {
 		t.Fatal(err)
 	}
-	back, ok, err := ParseRecord(got["body"])
+	back, ok, err := record.Parse(got["body"])
 	if err != nil || !ok {
 		t.Fatalf("the record does not read back through the client: %v, %v\n%s", ok, err, got["body"])
 	}

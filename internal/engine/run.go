@@ -54,7 +54,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	var out Outcome
 	err = e.begin(ctx, ic, st)
 	if err == nil {
-		draft := ic.rec.clone()
+		draft := ic.rec.Clone()
 		out, err = st.Do(e.runner(ic), ctx, &draft)
 		if ws := ic.ws; ws != nil && ws.Pushed() != "" {
 			draft.Head = ws.Pushed() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's

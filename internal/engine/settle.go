@@ -60,9 +60,9 @@ type settling struct {
 // settled: nothing is recorded of a step that found nothing to do.
 func (t *table) settle(rec Record, s settling) (settled, error) {
 	if s.Out.Record != nil {
-		rec = s.Out.Record.clone()
+		rec = s.Out.Record.Clone()
 	} else {
-		rec = rec.clone()
+		rec = rec.Clone()
 	}
 	out := s.Out
 	var w settled
@@ -112,7 +112,7 @@ func (t *table) settle(rec Record, s settling) (settled, error) {
 // close ends a settlement: the record takes the new state and notes the run.
 func (w *settled) close(rec Record, to workflow.State, run Entry) {
 	rec.State = to
-	rec.note(run)
+	rec.Note(run)
 	w.Record, w.To, w.Message = rec, to, run.Message
 }
 
@@ -164,7 +164,7 @@ type failed struct {
 // to a person when the same step has now failed max_failures times in a row. A step stopped at a budget
 // goes to a person at once, and an interrupted run is recorded but not counted.
 func (t *table) settleFailure(rec Record, f failing) (failed, error) {
-	rec = rec.clone()
+	rec = rec.Clone()
 	var w failed
 	start := t.restartState(f.From)
 	if f.State != start {

@@ -18,7 +18,7 @@ var settleAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // and the writes, and nothing else.
 func TestSettle(t *testing.T) {
 	base := Record{State: workflow.PlanInProgress, Branch: "ralph/7-x", Runs: 3, FailedStep: workflow.Plan, Failures: 1}
-	draft := base.clone()
+	draft := base.Clone()
 	draft.Phases = []Phase{{Title: "one"}}
 	tests := []struct {
 		name string
@@ -79,7 +79,7 @@ func TestSettle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.At, tt.in.URL = settleAt, "https://run"
-			before := base.clone()
+			before := base.Clone()
 			got, err := testTable().settle(base, tt.in)
 			if diff := cmp.Diff(before, base); diff != "" {
 				t.Fatalf("settle changed the record it was given (-before +after):\n%s", diff)

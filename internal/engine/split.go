@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -97,7 +98,7 @@ func checkSplit(subs []SubIssue, limit int) string {
 	if limit < 2 { // a Config not made by config.Default or Parse
 		limit = config.Default().Split.Max
 	}
-	limit = min(limit, maxChildrenKept)
+	limit = min(limit, record.MaxChildrenKept)
 	if len(subs) > limit {
 		return fmt.Sprintf("The triage asked for %d sub-issues; one split may create at most %d (split.max: %d). Nothing was created.", len(subs), limit, limit)
 	}
@@ -313,12 +314,12 @@ func (r *runner) splitDecided(ctx context.Context, rec *Record, doc string) (Out
 		return Outcome{}, err
 	}
 	if why := checkSplit(subs, r.cfg.Split.Max); why != "" {
-		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
+		rec.SetArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
 		return Outcome{Person: splitEscalation(r.ic.n, why)}, nil
 	}
 	if r.cfg.Split.Approve {
 		rec.Split = &PendingSplit{Marker: marker, Digest: commentDigest(body), Parts: len(subs)}
-		rec.setArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
+		rec.SetArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: waits for approval"})
 		return Outcome{}, nil
 	}
 	return r.makeSplit(ctx, rec, subs, cm.HTMLURL)
@@ -376,7 +377,7 @@ func (r *runner) makeSplit(ctx context.Context, rec *Record, subs []SubIssue, co
 		return Outcome{}, err
 	}
 	rec.Split = nil
-	rec.setArtifact("triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
+	rec.SetArtifact("triage", Artifact{Comment: comment, Verdict: string(workflow.InProgress)})
 	return Outcome{To: workflow.InProgress, Dispatch: dispatch}, nil
 }
 

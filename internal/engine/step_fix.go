@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/rules"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -31,7 +32,7 @@ func fixStep() Step {
 		Guard: Guard{"fix round", fixing}, To: []workflow.State{workflow.InProgress}, Agent: always,
 		Phased: true, Do: (*runner).fixPhase,
 		Describe: func(_, _ workflow.State, rec Record) string {
-			return fmt.Sprintf("fix phase %d of %d done", rec.phasesDone(), len(rec.Phases))
+			return fmt.Sprintf("fix phase %d of %d done", rec.PhasesDone(), len(rec.Phases))
 		},
 		Retry: func(rec *Record, _ config.Config) {
 			if rec.Fix != nil {
@@ -42,12 +43,12 @@ func fixStep() Step {
 		}}
 }
 
-func fixing(rec Record, _ config.Config) bool { return rec.fixNext() }
+func fixing(rec Record, _ config.Config) bool { return rec.FixNext() }
 
 // fixPhase runs the agent on the fix round's phase, on the branch as ralph last pushed it: a push of
 // someone else's since then is theirs, and goes to a person.
 func (r *runner) fixPhase(ctx context.Context, rec *Record) (Outcome, error) {
-	k, _ := rec.phasesLeft()
+	k, _ := rec.PhasesLeft()
 	ws, err := r.checkout(ctx)
 	if err != nil {
 		return Outcome{}, err
@@ -87,16 +88,6 @@ type FixRequest struct {
 	Text    string
 	Pull    int
 	HeadSHA string
-}
-
-// FixRound is the fix under way, until the issue is back In Review: whom to answer, and where.
-type FixRound struct {
-	Cause   string  `json:"cause"`
-	By      string  `json:"by,omitempty"`      // the person who asked (review, comment)
-	Threads []int64 `json:"threads,omitempty"` // the first comment of each review thread the phase answers
-	// Unchanged says why the agent changed nothing for a thread (by its number, from 1), as it answered in
-	// its answers file; quoted inert in the reply.
-	Unchanged map[string]string `json:"unchanged,omitempty"`
 }
 
 // answersFile is where the agent of a review's fix phase says, thread by thread, what it did (in its
@@ -147,7 +138,7 @@ const (
 	maxFixComment  = 2000 // characters of one review comment
 	maxFixLog      = 3000 // characters of one check's log tail
 	maxFixChecks   = 5
-	maxFixPhaseLen = maxPhaseTexts // characters, however they are written (bounds.go)
+	maxFixPhaseLen = record.MaxPhaseTexts // characters, however they are written (record/bounds.go)
 )
 
 // maxFixAnnotation bounds one annotation's line (a file, a line, a message) of another CI's check.
@@ -176,7 +167,7 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		round = &FixRound{Cause: req.Cause, By: login}
 		title string
 	)
-	if len(rec.Phases) >= maxPhasesKept {
+	if len(rec.Phases) >= record.MaxPhasesKept {
 		return Outcome{Person: &Escalation{Before: workflow.InReview,
 			Reason: fmt.Sprintf("The issue has %d phases, the most ralph keeps for one issue.", len(rec.Phases)),
 			Advice: fmt.Sprintf("Fix the branch `%s` by hand.", rec.Branch)}}, nil
@@ -244,8 +235,8 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 		body += "Then write, in the file named by the RALPH_ARTIFACT environment variable, one line for each thread: " +
 			"`Thread N: changed`, or `Thread N: not changed: <why>` for a thread you chose not to change. ralph replies on each thread with it.\n"
 	}
-	// The record keeps the task (bounds.go): what is cut is on the pull request.
-	body = cutChars(body, maxFixPhaseLen)
+	// The record keeps the task (record/bounds.go): what is cut is on the pull request.
+	body = record.Cut(body, maxFixPhaseLen)
 	rec.Phases = append(rec.Phases, Phase{Title: title, Text: body, Fix: true})
 	rec.Fix = round
 	if a, ok := rec.Artifacts["self-review"]; ok {
@@ -408,7 +399,7 @@ func (r *runner) answerFix(ctx context.Context, rec *Record) error {
 		if why, ok := f.Unchanged[strconv.Itoa(i+1)]; ok {
 			body = fmt.Sprintf("ralph did not change this in %s (%s): %s", sha, Inert(title), Inert(why))
 		}
-		if _, err := rv.ReplyToReviewComment(ctx, rec.PR, id, fitBody(body)); err != nil {
+		if _, err := rv.ReplyToReviewComment(ctx, rec.PR, id, record.FitBody(body)); err != nil {
 			r.log.Warnf("#%d: replying on the review thread of comment %d: %v", r.ic.n, id, err)
 		}
 	}
@@ -487,12 +478,6 @@ func (r *runner) requiredFirst(ctx context.Context, rec *Record, checks []ghapi.
 // CheckLister is a GitHub that lists the check runs of a commit; *ghapi.Client does.
 type CheckLister interface {
 	CheckRuns(ctx context.Context, sha string) ([]ghapi.CheckRun, error)
-}
-
-// RequiredCheck is how one check the base's rules require stands on ralph's last commit.
-type RequiredCheck struct {
-	Name  string `json:"name"`
-	State string `json:"state"` // passing, failing, pending, missing
 }
 
 // requiredStatus says of each required check whether it passed, failed, is still running or has not

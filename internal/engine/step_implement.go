@@ -16,22 +16,22 @@ func implementStep() Step {
 		Guard: Guard{"phases left", phaseLeft}, To: []workflow.State{workflow.InProgress}, Agent: always,
 		Phased: true, Do: (*runner).implement,
 		Describe: func(_, _ workflow.State, rec Record) string {
-			return fmt.Sprintf("phase %d of %d done", rec.phasesDone(), len(rec.Phases))
+			return fmt.Sprintf("phase %d of %d done", rec.PhasesDone(), len(rec.Phases))
 		},
 		Check: func(rec Record, _ config.Config) []checkItem {
 			text := "Implementation"
 			if len(rec.Phases) > 0 {
-				text = fmt.Sprintf("Implementation (%d of %d phases)", rec.phasesDone(), len(rec.Phases))
+				text = fmt.Sprintf("Implementation (%d of %d phases)", rec.PhasesDone(), len(rec.Phases))
 			}
-			_, left := rec.phasesLeft()
+			_, left := rec.PhasesLeft()
 			return []checkItem{{len(rec.Phases) > 0 && !left && planApproved(rec), text}}
 		}}
 }
 
-func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.phasesLeft(); return left }
+func phaseLeft(rec Record, _ config.Config) bool { _, left := rec.PhasesLeft(); return left }
 
 func (r *runner) implement(ctx context.Context, rec *Record) (Outcome, error) {
-	k, _ := rec.phasesLeft()
+	k, _ := rec.PhasesLeft()
 	ws, err := r.checkout(ctx)
 	if err != nil {
 		return Outcome{}, err

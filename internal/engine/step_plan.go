@@ -7,10 +7,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -64,9 +64,6 @@ func ParsePhases(plan string) ([]Phase, error) {
 	return phases, nil
 }
 
-// maxPhaseTitle bounds a phase's title: it is a commit's subject and a line of the record.
-const maxPhaseTitle = 200
-
 // checkPhases says why ralph will not work through a plan's phases ("" when it will): more than max_phases,
 // or a title too long for a commit's subject, or one that holds a control character: the title is an
 // argument of ralph's git (the commit's message), which cannot hold a NUL, so such a phase would fail
@@ -75,25 +72,19 @@ func checkPhases(phases []Phase, limit int) string {
 	if limit < 1 { // a Config not made by config.Default or Parse
 		limit = config.Default().MaxPhases
 	}
-	limit = min(limit, maxPhasesKept)
+	limit = min(limit, record.MaxPhasesKept)
 	if len(phases) > limit {
 		return fmt.Sprintf("The plan has %d phases; a plan may have at most %d (max_phases: %d). No phase was started.", len(phases), limit, limit)
 	}
 	for i, p := range phases {
-		if n := utf8.RuneCountInString(p.Title); n > maxPhaseTitle {
-			return fmt.Sprintf("The title of phase %d is %d characters; ralph takes at most %d. No phase was started.", i+1, n, maxPhaseTitle)
+		if n := utf8.RuneCountInString(p.Title); n > record.MaxPhaseTitle {
+			return fmt.Sprintf("The title of phase %d is %d characters; ralph takes at most %d. No phase was started.", i+1, n, record.MaxPhaseTitle)
 		}
-		if controlInTitle(p.Title) {
+		if record.ControlInTitle(p.Title) {
 			return fmt.Sprintf("The title of phase %d holds a control character; ralph takes none there. No phase was started.", i+1)
 		}
 	}
 	return ""
-}
-
-// controlInTitle says whether a phase's title holds a control character (a tab aside). The title is an
-// argument of ralph's git, the message of the phase's commit, which cannot hold a NUL; and it is a line.
-func controlInTitle(title string) bool {
-	return strings.ContainsFunc(title, func(c rune) bool { return unicode.IsControl(c) && c != '\t' })
 }
 
 func (r *runner) plan(ctx context.Context, rec *Record) (Outcome, error) {
@@ -112,7 +103,7 @@ func (r *runner) plan(ctx context.Context, rec *Record) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	rec.setArtifact(planDocument.Kind, art)
+	rec.SetArtifact(planDocument.Kind, art)
 	if why := checkPhases(phases, r.cfg.MaxPhases); why != "" {
 		// Each phase is a run of the agent, a commit and a line of the record: a plan with too many goes to
 		// a person before any runs.

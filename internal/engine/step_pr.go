@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -116,5 +117,5 @@ func pullBody(n int, title string, rec Record, docs []Document) string {
 		b.WriteString("\n")
 	}
 	// Nothing quoted above can mention, reference or hide; the one closing keyword is ralph's, for this issue.
-	return fitBody(unmarked(b.String())) + fmt.Sprintf("\nCloses #%d\n", n)
+	return record.FitBody(unmarked(b.String())) + fmt.Sprintf("\nCloses #%d\n", n)
 }

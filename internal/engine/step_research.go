@@ -32,6 +32,6 @@ func (r *runner) research(ctx context.Context, rec *Record) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	rec.setArtifact(researchDocument.Kind, art)
+	rec.SetArtifact(researchDocument.Kind, art)
 	return Outcome{To: workflow.ReadyForPlan}, nil
 }

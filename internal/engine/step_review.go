@@ -43,7 +43,7 @@ func ParseVerdict(doc string) (string, error) {
 
 func (r *runner) review(ctx context.Context, rec *Record) (Outcome, error) {
 	if r.cfg.Review == config.ReviewSkip {
-		rec.setArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED (review: skip)"})
+		rec.SetArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED (review: skip)"})
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	ws, d, err := r.prepare(ctx)
@@ -57,7 +57,7 @@ func (r *runner) review(ctx context.Context, rec *Record) (Outcome, error) {
 		return Outcome{}, err
 	}
 	art.Verdict = verdict
-	rec.setArtifact(reviewDocument.Kind, art)
+	rec.SetArtifact(reviewDocument.Kind, art)
 	if verdict == "APPROVED" {
 		rec.Feedback = ""
 		return Outcome{To: workflow.InProgress}, nil

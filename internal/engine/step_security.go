@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -73,7 +74,7 @@ func (r *runner) securityReview(ctx context.Context, rec *Record) (Outcome, erro
 		return Outcome{To: workflow.InProgress}, nil
 	}
 	rec.ReviewIterations++
-	if rec.ReviewIterations >= r.cfg.MaxIterations || len(rec.Phases) >= maxPhasesKept {
+	if rec.ReviewIterations >= r.cfg.MaxIterations || len(rec.Phases) >= record.MaxPhasesKept {
 		return Outcome{Person: &Escalation{
 			Before: workflow.InProgress,
 			Reason: fmt.Sprintf("The security review found problems in the branch (%s); the reviews of the branch sent it back %d times (max_iterations: %d), or it has the most phases ralph keeps.", art.Path, rec.ReviewIterations, r.cfg.MaxIterations),

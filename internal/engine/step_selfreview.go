@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -53,7 +54,7 @@ func (r *runner) selfReview(ctx context.Context, rec *Record) (Outcome, error) {
 			Advice: fmt.Sprintf("The branch `%s` holds the work so far. Finish it by hand, or say `/ralph retry` to let ralph try once more.", rec.Branch),
 		}}, nil
 	}
-	if len(rec.Phases) >= maxPhasesKept {
+	if len(rec.Phases) >= record.MaxPhasesKept {
 		return Outcome{Person: &Escalation{
 			Before: workflow.InProgress,
 			Reason: fmt.Sprintf("The issue has %d phases, the most ralph keeps for one issue.", len(rec.Phases)),
@@ -83,7 +84,7 @@ func (r *runner) reviewBranch(ctx context.Context, rec *Record, doc Document, pa
 		return Artifact{}, err
 	}
 	art.Verdict = verdict
-	rec.setArtifact(doc.Kind, art)
+	rec.SetArtifact(doc.Kind, art)
 	return art, nil
 }
 

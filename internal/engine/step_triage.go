@@ -98,6 +98,6 @@ func (r *runner) triageDecided(ctx context.Context, rec *Record, b string) (Outc
 	if err != nil {
 		return Outcome{}, err
 	}
-	rec.setArtifact(triageDocument.Kind, Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
+	rec.SetArtifact(triageDocument.Kind, Artifact{Comment: cm.HTMLURL, Verdict: string(to)})
 	return Outcome{To: to}, nil
 }

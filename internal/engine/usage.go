@@ -17,20 +17,6 @@ func (r *runner) explainTurnLimit(serr *StepError) {
 	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)
 }
 
-func (r *Record) addUsage(u *agent.Usage) {
-	if u == nil {
-		return
-	}
-	total := agent.Usage{}
-	if r.Usage != nil {
-		total = *r.Usage
-	}
-	total = total.Add(*u)
-	// The limits describe single runs, not the total.
-	total.HitTurnLimit, total.OverBudget, total.Budget = false, false, ""
-	r.Usage = &total
-}
-
 // usageSection is the status comment's table of what the agent used, per step and in total: with ralph's
 // model gateway, its figures (what the vendor's API billed, priced from ralph's table), otherwise what
 // the CLI reported of itself. The budgets follow.

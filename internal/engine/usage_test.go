@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -14,9 +15,9 @@ func TestStatusShowsUsage(t *testing.T) {
 	t.Parallel()
 	var rec Record
 	at := time.Date(2026, 11, 22, 1, 2, 0, 0, time.UTC)
-	rec.note(Entry{Step: workflow.Research, At: at, Outcome: "done", Usage: &agent.Usage{Turns: 2, InputTokens: 2000, OutputTokens: 100, CostUSD: 0.01, Model: "claude-x"}})
-	rec.note(Entry{Step: workflow.Plan, At: at.Add(time.Hour), Outcome: "failed", Usage: &agent.Usage{Turns: 1, InputTokens: 1000, OutputTokens: 50, Model: "claude-x", HitTurnLimit: true}})
-	rec.note(Entry{Step: workflow.Enroll, At: at, Outcome: "done"})
+	rec.Note(Entry{Step: workflow.Research, At: at, Outcome: "done", Usage: &agent.Usage{Turns: 2, InputTokens: 2000, OutputTokens: 100, CostUSD: 0.01, Model: "claude-x"}})
+	rec.Note(Entry{Step: workflow.Plan, At: at.Add(time.Hour), Outcome: "failed", Usage: &agent.Usage{Turns: 1, InputTokens: 1000, OutputTokens: 50, Model: "claude-x", HitTurnLimit: true}})
+	rec.Note(Entry{Step: workflow.Enroll, At: at, Outcome: "done"})
 	if want := (agent.Usage{Turns: 3, InputTokens: 3000, OutputTokens: 150, CostUSD: 0.01, Model: "claude-x"}); rec.Usage == nil || *rec.Usage != want {
 		t.Fatalf("total = %+v, want %+v", rec.Usage, want)
 	}
@@ -32,7 +33,7 @@ func TestStatusShowsUsage(t *testing.T) {
 			t.Errorf("status comment lacks %q:\n%s", want, body)
 		}
 	}
-	back, ok, err := ParseRecord(body)
+	back, ok, err := record.Parse(body)
 	if err != nil || !ok || back.Usage == nil || back.History[0].Usage == nil || back.History[0].Usage.Turns != 2 {
 		t.Errorf("usage did not survive the record: %+v, %v, %v", back.Usage, ok, err)
 	}
@@ -44,7 +45,7 @@ func TestStatusShowsMeteredUsage(t *testing.T) {
 	t.Parallel()
 	var rec Record
 	at := time.Date(2026, 11, 22, 1, 2, 0, 0, time.UTC)
-	rec.note(Entry{Step: workflow.Research, At: at, Outcome: "budget reached", Usage: &agent.Usage{Turns: 1, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, OutputTokens: 150, CostUSD: 0.0123, Model: "claude-sonnet-4-5", Metered: true, Budget: "budget.issue"}})
+	rec.Note(Entry{Step: workflow.Research, At: at, Outcome: "budget reached", Usage: &agent.Usage{Turns: 1, Requests: 3, InputTokens: 3000, CacheReadTokens: 600, OutputTokens: 150, CostUSD: 0.0123, Model: "claude-sonnet-4-5", Metered: true, Budget: "budget.issue"}})
 	rec.State = workflow.HumanNeeded
 	cfg := config.Default()
 	cfg.Budget.Issue, cfg.Agent.MaxCost = 0.01, 0.5

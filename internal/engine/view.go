@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -317,7 +318,7 @@ func (t *table) startsFrom(from, running workflow.State) bool {
 func FindRecord(ctx context.Context, gh StatusReader, cfg config.Config, n int, comments []ghapi.Comment) (Record, bool, []string, error) {
 	may := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
 	identity := OnceIdentity(gh.Viewer)
-	f, err := Find(ctx, comments, cfg, func(ctx context.Context, u ghapi.User) (bool, error) { return WroteRecord(ctx, u, may, identity) })
+	f, err := record.Find(ctx, comments, cfg, isStep, func(ctx context.Context, u ghapi.User) (bool, error) { return WroteRecord(ctx, u, may, identity) })
 	if err != nil {
 		return Record{}, false, nil, fmt.Errorf("#%d: %w", n, err)
 	}

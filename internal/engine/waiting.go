@@ -160,22 +160,3 @@ func (e *Engine) goesOn(ctx context.Context, ic *issue) {
 		e.Log.Warnf("#%d: deleting its mark for the next sweep (the sweep deletes it when it takes the issue): %v", ic.n, err)
 	}
 }
-
-// Headline says what was not started: "The next step (plan) was not started."
-func (w SweepWait) Headline() string {
-	switch {
-	case w.Finish && w.Step != "":
-		return fmt.Sprintf("The run to finish %s was not started.", w.Step)
-	case w.Finish:
-		return "The run to finish the step was not started."
-	case w.Step != "":
-		return fmt.Sprintf("The next step (%s) was not started.", w.Step)
-	}
-	return "The next step was not started."
-}
-
-// Detail says since when issue n waits, and what takes it.
-func (w SweepWait) Detail(n int) string {
-	return fmt.Sprintf("GitHub did not take the dispatch of its run (%s). The next sweep (the scheduled run with `command: sweep`) takes #%d first, before older issues; to go on sooner, run ralph's workflow with `issue: %d`.",
-		w.Since.UTC().Format("2006-01-02 15:04 UTC"), n, n)
-}

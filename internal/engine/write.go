@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -100,7 +101,7 @@ func (w writer) upsertComment(ctx context.Context, marker, body string) (ghapi.C
 // and then its one marker, at the fixed end. Sealing a sealed body changes nothing.
 func sealed(content, marker string) string {
 	content = strings.TrimSuffix(strings.TrimRight(content, " \t\r\n"), marker)
-	return fitBody(unmarked(strings.TrimRight(content, " \t\r\n"))) + "\n\n" + marker
+	return record.FitBody(unmarked(strings.TrimRight(content, " \t\r\n"))) + "\n\n" + marker
 }
 
 // carries says whether body is a comment that ralph sealed with marker: the marker is its end, where no
@@ -108,9 +109,6 @@ func sealed(content, marker string) string {
 func carries(body, marker string) bool {
 	return strings.HasSuffix(strings.TrimRight(body, " \t\r\n"), marker)
 }
-
-// isStatus says whether body is a status comment: ralph's marker starts it.
-func isStatus(body string) bool { return strings.HasPrefix(body, StatusMarker) }
 
 // createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
 // GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once

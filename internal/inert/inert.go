@@ -1,6 +1,5 @@
-// Package inert makes text that is not ralph's own harmless to the terminal it is printed on: the agent's
-// output, a verify command's, a file's name or an issue's title in a message. Both doors use it: gh ralph
-// on a person's terminal, and the Action's door run by hand (off a runner).
+// Package inert makes text that is not ralph's own harmless where ralph shows it: to the terminal it is printed
+// on (Filter, String), and to GitHub, which acts on references, mentions, links and markers (GitHub, Code).
 package inert
 
 import (

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // Found is ralph's status comment among an issue's comments and the record it holds, as every reader of
@@ -43,12 +44,12 @@ func (f Found) Warnings() []string {
 
 // Find is the one place ralph finds its record among an issue's comments, with one policy for every
 // reader: only a status comment that wrote says ralph (or someone with write access) wrote counts (the
-// first such), and only a record ralph would have written (Record.check under cfg) is used. wrote is asked
-// only of comments that start with the status marker; its error is Find's.
-func Find(ctx context.Context, comments []ghapi.Comment, cfg config.Config, wrote func(ctx context.Context, u ghapi.User) (bool, error)) (Found, error) {
+// first such), and only a record ralph would have written (Record.Check under cfg and isStep) is used. wrote
+// is asked only of comments that start with the status marker; its error is Find's.
+func Find(ctx context.Context, comments []ghapi.Comment, cfg config.Config, isStep func(workflow.Event) bool, wrote func(ctx context.Context, u ghapi.User) (bool, error)) (Found, error) {
 	var f Found
 	for i, c := range comments {
-		if !isStatus(c.Body) {
+		if !IsStatus(c.Body) {
 			continue
 		}
 		own, err := wrote(ctx, c.User)
@@ -65,12 +66,12 @@ func Find(ctx context.Context, comments []ghapi.Comment, cfg config.Config, wrot
 	if f.Status == nil {
 		return f, nil
 	}
-	rec, ok, err := ParseRecord(f.Status.Body)
+	rec, ok, err := Parse(f.Status.Body)
 	if err == nil && !ok {
 		err = errors.New("it holds no record")
 	}
 	if err == nil {
-		err = rec.check(cfg)
+		err = rec.Check(cfg, isStep)
 	}
 	if err != nil {
 		f.Unusable = err

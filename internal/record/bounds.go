@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
-	"github.com/ralph-dev/gh-ralph/internal/config"
 )
 
 // Everything ralph writes to GitHub stays within GitHub's limits by construction: a body GitHub refuses is a
@@ -23,31 +22,31 @@ const (
 	maxRecordNote = 300
 	// maxVerdict bounds a document's verdict as the record keeps it.
 	maxVerdict = 100
-	// maxStepsKept bounds the completed steps the record lists: the first of each kind (the checklist
+	// MaxStepsKept bounds the completed steps the record lists: the first of each kind (the checklist
 	// reads them) and the latest.
-	maxStepsKept = 60
-	// maxPhaseTexts bounds the texts of the phases still to do, together (a fix round's task).
-	maxPhaseTexts = 12000
-	// maxHost bounds a refused host as the record keeps it; maxThreadAnswer the agent's answer for a
+	MaxStepsKept = 60
+	// MaxPhaseTexts bounds the texts of the phases still to do, together (a fix round's task).
+	MaxPhaseTexts = 12000
+	// MaxHost bounds a refused host as the record keeps it; MaxThreadAnswer the agent's answer for a
 	// review thread it did not change.
-	maxHost         = 100
-	maxThreadAnswer = 100
-	// maxPhasesKept bounds the phases of one issue (the plan's and every fix round's): the record lists
+	MaxHost         = 100
+	MaxThreadAnswer = 100
+	// MaxPhasesKept bounds the phases of one issue (the plan's and every fix round's): the record lists
 	// each, and a fix round beyond it goes to a person.
-	maxPhasesKept = 60
-	// maxChildrenKept bounds the sub-issues of one split: the record lists each, and their dependencies.
-	maxChildrenKept = 30
+	MaxPhasesKept = 60
+	// MaxChildrenKept bounds the sub-issues of one split: the record lists each, and their dependencies.
+	MaxChildrenKept = 30
 	// maxRequiredKept bounds the required checks the record lists, maxCheckName a check's name as kept.
 	maxRequiredKept = 20
 	maxCheckName    = 100
-	// maxModel bounds a model's name as a usage report gave it.
-	maxModel = 100
-	// bodyRoom is what a body keeps free for the marker ralph seals it with and the note of a cut.
-	bodyRoom = 400
+	// MaxModel bounds a model's name as a usage report gave it.
+	MaxModel = 100
+	// BodyRoom is what a body keeps free for the marker ralph seals it with and the note of a cut.
+	BodyRoom = 400
 )
 
-// chars counts a body as GitHub does: in characters.
-func chars(s string) int { return utf8.RuneCountInString(s) }
+// Chars counts a body as GitHub does: in characters.
+func Chars(s string) int { return utf8.RuneCountInString(s) }
 
 // cost is the most characters one character of others' text takes where ralph writes it: in the
 // record's JSON ("<" is "\u003c") or rendered inert (a control or format character is shown by name).
@@ -63,9 +62,9 @@ func cost(r rune) int {
 	return 1
 }
 
-// cutChars is s cut so that it takes at most n characters however it is written (see cost), saying how
+// Cut is s cut so that it takes at most n characters however it is written (see cost), saying how
 // many characters more there were.
-func cutChars(s string, n int) string {
+func Cut(s string, n int) string {
 	total := 0
 	for _, r := range s {
 		total += cost(r)
@@ -73,8 +72,8 @@ func cutChars(s string, n int) string {
 	if total <= n {
 		return s
 	}
-	note := fmt.Sprintf(" … (cut: %d characters more)", chars(s))
-	keep := max(n-chars(note), 0)
+	note := fmt.Sprintf(" … (cut: %d characters more)", Chars(s))
+	keep := max(n-Chars(note), 0)
 	i, k := 0, 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -84,52 +83,52 @@ func cutChars(s string, n int) string {
 		k += cost(r)
 		i += size
 	}
-	return s[:i] + fmt.Sprintf(" … (cut: %d characters more)", chars(s[i:]))
+	return s[:i] + fmt.Sprintf(" … (cut: %d characters more)", Chars(s[i:]))
 }
 
 // bounded is rec with every text within its bound: what the status comment holds of others is one-line
 // texts of bounded length, and the task of a phase still to do; a done phase's text is gone (its commit
 // holds the work).
 func (r Record) bounded() Record {
-	r = r.clone()
-	r.Reason = cutChars(r.Reason, maxRecordLine)
-	r.Repair = cutChars(r.Repair, maxRecordLine)
-	r.Feedback = cutChars(r.Feedback, maxRecordLine)
-	left := maxPhaseTexts
+	r = r.Clone()
+	r.Reason = Cut(r.Reason, maxRecordLine)
+	r.Repair = Cut(r.Repair, maxRecordLine)
+	r.Feedback = Cut(r.Feedback, maxRecordLine)
+	left := MaxPhaseTexts
 	for i := range r.Phases {
 		p := &r.Phases[i]
-		p.Title = cutChars(p.Title, maxPhaseTitle)
+		p.Title = Cut(p.Title, MaxPhaseTitle)
 		if p.SHA != "" {
 			p.Text = ""
 			continue
 		}
-		p.Text = cutChars(p.Text, max(left, 0))
-		left -= chars(p.Text)
+		p.Text = Cut(p.Text, max(left, 0))
+		left -= Chars(p.Text)
 	}
 	for k, a := range r.Artifacts {
-		a.Verdict = cutChars(a.Verdict, maxVerdict)
+		a.Verdict = Cut(a.Verdict, maxVerdict)
 		r.Artifacts[k] = a
 	}
 	for i := range r.History {
-		r.History[i].Message = cutChars(r.History[i].Message, maxRecordLine)
+		r.History[i].Message = Cut(r.History[i].Message, maxRecordLine)
 		boundUsage(r.History[i].Usage)
 	}
 	if r.Last != nil {
-		r.Last.Message = cutChars(r.Last.Message, maxRecordLine)
+		r.Last.Message = Cut(r.Last.Message, maxRecordLine)
 		boundUsage(r.Last.Usage)
 	}
 	boundUsage(r.Usage)
 	for i := range r.Refused {
-		r.Refused[i] = cutChars(r.Refused[i], maxHost)
+		r.Refused[i] = Cut(r.Refused[i], MaxHost)
 	}
 	for i := range r.History {
 		for j := range r.History[i].Refused {
-			r.History[i].Refused[j] = cutChars(r.History[i].Refused[j], maxHost)
+			r.History[i].Refused[j] = Cut(r.History[i].Refused[j], MaxHost)
 		}
 	}
 	if r.Last != nil {
 		for j := range r.Last.Refused {
-			r.Last.Refused[j] = cutChars(r.Last.Refused[j], maxHost)
+			r.Last.Refused[j] = Cut(r.Last.Refused[j], MaxHost)
 		}
 	}
 	if len(r.Required) > maxRequiredKept {
@@ -138,24 +137,24 @@ func (r Record) bounded() Record {
 	kept := r.Required[:0]
 	for _, c := range r.Required {
 		if c.State == "passing" || c.State == "failing" || c.State == "pending" || c.State == "missing" {
-			kept = append(kept, RequiredCheck{Name: cutChars(c.Name, maxCheckName), State: c.State})
+			kept = append(kept, RequiredCheck{Name: Cut(c.Name, maxCheckName), State: c.State})
 		}
 	}
 	r.Required = kept
-	r.RequiredOn = cutChars(r.RequiredOn, 40)
+	r.RequiredOn = Cut(r.RequiredOn, 40)
 	if f := r.Fix; f != nil {
-		f.By = cutChars(f.By, maxModel)
+		f.By = Cut(f.By, MaxModel)
 		for k, why := range f.Unchanged {
-			f.Unchanged[k] = cutChars(why, maxThreadAnswer)
+			f.Unchanged[k] = Cut(why, MaxThreadAnswer)
 		}
 	}
 	if s := r.Split; s != nil {
-		s.ApprovedBy = cutChars(s.ApprovedBy, maxModel)
+		s.ApprovedBy = Cut(s.ApprovedBy, MaxModel)
 	}
 	for i := range r.Steps {
-		r.Steps[i].Note = cutChars(r.Steps[i].Note, maxRecordNote)
+		r.Steps[i].Note = Cut(r.Steps[i].Note, maxRecordNote)
 	}
-	if len(r.Steps) > maxStepsKept {
+	if len(r.Steps) > MaxStepsKept {
 		r.Steps = keepSteps(r.Steps)
 	}
 	return r
@@ -163,8 +162,8 @@ func (r Record) bounded() Record {
 
 func boundUsage(u *agent.Usage) {
 	if u != nil {
-		u.Model = cutChars(u.Model, maxModel)
-		u.Budget = cutChars(u.Budget, maxModel)
+		u.Model = Cut(u.Model, MaxModel)
+		u.Budget = Cut(u.Budget, MaxModel)
 	}
 }
 
@@ -178,7 +177,7 @@ func keepSteps(all []Done) []Done {
 		}
 	}
 	var out []Done
-	latest := maxStepsKept - len(first)
+	latest := MaxStepsKept - len(first)
 	for i, d := range all {
 		if first[i] || i >= len(all)-latest {
 			out = append(out, d)
@@ -187,16 +186,16 @@ func keepSteps(all []Done) []Done {
 	return out
 }
 
-// fitStatus renders the status comment of rec within MaxBody: rec bounded, and, should that still be too
-// long (phases of long titles quoting many characters JSON escapes), with less of its history and shorter
-// titles of done phases, down to a form whose size the bounds fix. The record it holds is the one returned.
-// f is what the run knows of the issue besides its record (Facts.Unowned).
-func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Facts) (string, Record) {
+// Fit renders the status comment of rec with render, within MaxBody: rec bounded, and, should that still be
+// too long (phases of long titles quoting many characters JSON escapes), with less of its history and
+// shorter titles of done phases, down to a form whose size the bounds fix. The record it holds is the one
+// returned. render is the engine's: it reads the workflow's table, which the engine owns.
+func Fit(rec Record, render func(Record) string) (string, Record) {
 	rec = rec.bounded()
-	body := t.renderStatus(n, rec, cfg, links, f)
-	for level := 1; chars(body) > MaxBody-bodyRoom && level <= 3; level++ {
+	body := render(rec)
+	for level := 1; Chars(body) > MaxBody-BodyRoom && level <= 3; level++ {
 		rec = compacted(rec, level)
-		body = t.renderStatus(n, rec, cfg, links, f)
+		body = render(rec)
 	}
 	return body, rec
 }
@@ -205,21 +204,21 @@ func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Fa
 // last run alone; level 2 cuts the titles of done phases and the notes; level 3 drops the titles of done
 // phases and the refused hosts (the run's log lists them).
 func compacted(rec Record, level int) Record {
-	rec = rec.clone()
+	rec = rec.Clone()
 	if len(rec.History) > 1 {
 		rec.History = rec.History[len(rec.History)-1:]
 	}
 	if level >= 2 {
 		for i := range rec.Phases {
 			if rec.Phases[i].SHA != "" {
-				rec.Phases[i].Title = cutChars(rec.Phases[i].Title, 40)
+				rec.Phases[i].Title = Cut(rec.Phases[i].Title, 40)
 			}
 		}
 		for i := range rec.Steps {
 			rec.Steps[i].Note = ""
 		}
 		if rec.Last != nil {
-			rec.Last.Message = cutChars(rec.Last.Message, 200)
+			rec.Last.Message = Cut(rec.Last.Message, 200)
 		}
 	}
 	if level >= 3 {
@@ -228,7 +227,7 @@ func compacted(rec Record, level int) Record {
 			if rec.Phases[i].SHA != "" {
 				rec.Phases[i].Title = ""
 			} else {
-				rec.Phases[i].Title = cutChars(rec.Phases[i].Title, 40)
+				rec.Phases[i].Title = Cut(rec.Phases[i].Title, 40)
 			}
 		}
 		rec.Refused = nil
@@ -239,7 +238,7 @@ func compacted(rec Record, level int) Record {
 	return rec
 }
 
-// fitBody is a body of ralph's cut to what GitHub takes, room kept for the marker it is sealed with.
-func fitBody(s string) string {
-	return cutChars(s, MaxBody-bodyRoom)
+// FitBody is a body of ralph's cut to what GitHub takes, room kept for the marker it is sealed with.
+func FitBody(s string) string {
+	return Cut(s, MaxBody-BodyRoom)
 }

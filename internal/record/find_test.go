@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"context"
@@ -17,11 +17,12 @@ import (
 func TestFind(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
-	good := RenderStatus(1, Record{Version: 1, State: workflow.InProgress, Branch: "ralph/1-x", Base: "main"}, cfg, Links{})
-	unchecked := RenderStatus(1, Record{Version: 1, State: workflow.InProgress, Branch: "main", Base: "main"}, cfg, Links{})
-	ralph := ghapi.User{Login: ActionsBot, Type: "Bot"}
+	good := StatusMarker + "\n## ralph: In Progress\n" + Encode(Record{State: workflow.InProgress, Branch: "ralph/1-x", Base: "main"}) + "\n"
+	unchecked := StatusMarker + "\n## ralph: In Progress\n" + Encode(Record{State: workflow.InProgress, Branch: "main", Base: "main"}) + "\n"
+	waits := StatusMarker + "\n" + Encode(Record{State: workflow.InProgress, Waiting: &SweepWait{Step: "deploy"}}) + "\n"
+	ralph := ghapi.User{Login: "github-actions[bot]", Type: "Bot"}
 	mallory := ghapi.User{Login: "mallory"}
-	wrote := func(_ context.Context, u ghapi.User) (bool, error) { return u.Login == ActionsBot, nil }
+	wrote := func(_ context.Context, u ghapi.User) (bool, error) { return u.Login == ralph.Login, nil }
 	tests := []struct {
 		name     string
 		comments []ghapi.Comment
@@ -35,11 +36,12 @@ func TestFind(t *testing.T) {
 		{"only a forgery", []ghapi.Comment{{ID: 1, Body: good, User: mallory}}, 0, false, "", 1},
 		{"ralph's without a record", []ghapi.Comment{{ID: 1, Body: StatusMarker + "\nno record", User: ralph}}, 1, false, "it holds no record", 1},
 		{"ralph's with a record ralph would not write", []ghapi.Comment{{ID: 1, Body: unchecked, User: ralph}}, 1, false, "not under the branch prefix", 1},
+		{"ralph's waiting for a step that is not one", []ghapi.Comment{{ID: 1, Body: waits, User: ralph}}, 1, false, "waiting step \"deploy\"", 1},
 		{"ralph's with a broken block", []ghapi.Comment{{ID: 1, Body: good + "\ntrailing", User: ralph}}, 1, false, "not at the end", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := Find(context.Background(), tt.comments, cfg, wrote)
+			f, err := Find(context.Background(), tt.comments, cfg, isStep, wrote)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +68,10 @@ func TestFind(t *testing.T) {
 		})
 	}
 	boom := errors.New("boom")
-	if _, err := Find(context.Background(), []ghapi.Comment{{Body: good, User: mallory}}, cfg, func(context.Context, ghapi.User) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+	if _, err := Find(context.Background(), []ghapi.Comment{{Body: good, User: mallory}}, cfg, isStep, func(context.Context, ghapi.User) (bool, error) { return false, boom }); !errors.Is(err, boom) {
 		t.Errorf("Find with a failing wrote = %v, want it to fail with it", err)
 	}
 }
+
+// isStep is what the engine's table says of the steps the tests name.
+func isStep(ev workflow.Event) bool { return ev == workflow.Implement || ev == workflow.Plan }

@@ -1,4 +1,6 @@
-package engine
+// Package record is what ralph remembers of an issue, kept at the end of its status comment: the record, its
+// encoding, its check and its bounds, and Find, the one authorship-checked way every reader finds it.
+package record
 
 import (
 	"encoding/json"
@@ -10,14 +12,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/netproxy"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // StatusMarker starts the one status comment of an enrolled issue.
 const StatusMarker = "<!-- ralph:status -->"
+
+// IsStatus says whether body is a status comment: ralph's marker starts it.
+func IsStatus(body string) bool { return strings.HasPrefix(body, StatusMarker) }
 
 const (
 	recordOpen  = "<!-- ralph:record"
@@ -50,14 +57,14 @@ type Record struct {
 	// step reads the rules before its agent runs.
 	RulesRefused bool `json:"rules_refused,omitempty"`
 
-	// Attempt is a step whose agent started and whose outcome is not recorded yet (ahead.go): it is
+	// Attempt is a step whose agent started and whose outcome is not recorded yet (the engine's ahead.go): it is
 	// written, with the attempt counted as a failure, before the agent starts.
 	Attempt *Attempt `json:"attempt,omitempty"`
 
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"` // research, plan, review, self-review, triage
 	// Docs is ralph's documents branch, where the issue's documents are kept apart from its branch
 	// (documents: separate; "" when they are on the issue's branch); DocsHead is the commit ralph last made
-	// there, the only one it reads its documents at (docs.go).
+	// there, the only one it reads its documents at (the engine's docs.go).
 	Docs     string `json:"docs,omitempty"`
 	DocsHead string `json:"docs_head,omitempty"`
 	// Children are the sub-issues a triage split this issue into; ChildDeps says which of them block which
@@ -75,7 +82,7 @@ type Record struct {
 	// Head is the commit ralph last pushed to the branch: a fix builds on it, and checks that failed on it
 	// are ralph's to fix; a branch that moved since is a person's work, which ralph does not build over.
 	Head string `json:"head,omitempty"`
-	// Fix is the fix under way after the pull request (see fix.go); ReviewRounds and CIFixes count the
+	// Fix is the fix under way after the pull request (the engine's step_fix.go); ReviewRounds and CIFixes count the
 	// rounds answered, CIDigest is what failed the last time.
 	Fix          *FixRound `json:"fix,omitempty"`
 	ReviewRounds int       `json:"review_rounds,omitempty"`
@@ -98,12 +105,12 @@ type Record struct {
 	History []Entry `json:"history,omitempty"`
 	Steps   []Done  `json:"done,omitempty"` // steps completed, in order (for the checklist)
 	// Waiting says that a run ended without the run that goes on with the issue: GitHub did not take its
-	// dispatch (waiting.go). The next sweep takes the issue first; the next run of the issue clears it.
+	// dispatch (the engine's waiting.go). The next sweep takes the issue first; the next run of the issue clears it.
 	Waiting *SweepWait `json:"waiting,omitempty"`
 	// Usage is the total of every run's agent usage.
 	Usage *agent.Usage `json:"usage,omitempty"`
 	// Refused are the hosts ralph's network proxy refused the issue's agent and verify commands, each
-	// once, at most refusedMax (network.go).
+	// once, at most MaxRefused (the engine's network.go).
 	Refused []string `json:"refused,omitempty"`
 }
 
@@ -126,6 +133,41 @@ type SweepWait struct {
 	Step workflow.Event `json:"step,omitempty"`
 	// Finish: the run was to finish a step that GitHub failed (engine/finish.go), not to take the next.
 	Finish bool `json:"finish,omitempty"`
+}
+
+// Headline says what was not started: "The next step (plan) was not started."
+func (w SweepWait) Headline() string {
+	switch {
+	case w.Finish && w.Step != "":
+		return fmt.Sprintf("The run to finish %s was not started.", w.Step)
+	case w.Finish:
+		return "The run to finish the step was not started."
+	case w.Step != "":
+		return fmt.Sprintf("The next step (%s) was not started.", w.Step)
+	}
+	return "The next step was not started."
+}
+
+// Detail says since when issue n waits, and what takes it.
+func (w SweepWait) Detail(n int) string {
+	return fmt.Sprintf("GitHub did not take the dispatch of its run (%s). The next sweep (the scheduled run with `command: sweep`) takes #%d first, before older issues; to go on sooner, run ralph's workflow with `issue: %d`.",
+		w.Since.UTC().Format("2006-01-02 15:04 UTC"), n, n)
+}
+
+// FixRound is the fix under way, until the issue is back In Review: whom to answer, and where.
+type FixRound struct {
+	Cause   string  `json:"cause"`
+	By      string  `json:"by,omitempty"`      // the person who asked (review, comment)
+	Threads []int64 `json:"threads,omitempty"` // the first comment of each review thread the phase answers
+	// Unchanged says why the agent changed nothing for a thread (by its number, from 1), as it answered in
+	// its answers file; quoted inert in the reply.
+	Unchanged map[string]string `json:"unchanged,omitempty"`
+}
+
+// RequiredCheck is how one check the base's rules require stands on ralph's last commit.
+type RequiredCheck struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // passing, failing, pending, missing
 }
 
 // Attempt is a step whose agent ralph started, as recorded before it started.
@@ -168,7 +210,7 @@ type Entry struct {
 	Message string         `json:"message,omitempty"`
 	Usage   *agent.Usage   `json:"usage,omitempty"` // what the agent reported, when one ran
 	// Refused are the hosts ralph's network proxy refused the agent and the verify commands in this run
-	// (host, or host:port for a port not allowed), each once, at most refusedMax: the agent chose them.
+	// (host, or host:port for a port not allowed), each once, at most MaxRefused: the agent chose them.
 	Refused []string `json:"refused,omitempty"`
 }
 
@@ -178,11 +220,18 @@ type Done struct {
 	Note string         `json:"note,omitempty"`
 }
 
-const historyMax = 20
+// HistoryMax bounds the runs the record lists.
+const HistoryMax = 20
 
-func (r *Record) note(run Entry) {
+// MaxRefused bounds the refused hosts the record keeps, the issue's and a run's: as many as ralph's
+// network proxy remembers.
+const MaxRefused = netproxy.MaxRefused
+
+// Note records a run: counted, its usage added, kept as the last run and in the history, its refused
+// hosts gathered.
+func (r *Record) Note(run Entry) {
 	r.Runs++
-	r.addUsage(run.Usage)
+	r.AddUsage(run.Usage)
 	r.Last = &run
 	// A run's refused hosts are kept on the last run alone, and gathered in r.Refused: the record lives
 	// in a comment, whose size GitHub bounds.
@@ -190,18 +239,41 @@ func (r *Record) note(run Entry) {
 		r.History[i].Refused = nil
 	}
 	r.History = append(r.History, run)
-	if len(r.History) > historyMax {
-		r.History = r.History[len(r.History)-historyMax:]
+	if len(r.History) > HistoryMax {
+		r.History = r.History[len(r.History)-HistoryMax:]
 	}
 	for _, h := range run.Refused {
-		if len(r.Refused) < refusedMax && !slices.Contains(r.Refused, h) {
+		if len(r.Refused) < MaxRefused && !slices.Contains(r.Refused, h) {
 			r.Refused = append(r.Refused, h)
 		}
 	}
 }
 
-// clone copies the record, maps and slices included.
-func (r Record) clone() Record {
+// AddUsage adds a run's usage to the issue's total.
+func (r *Record) AddUsage(u *agent.Usage) {
+	if u == nil {
+		return
+	}
+	total := agent.Usage{}
+	if r.Usage != nil {
+		total = *r.Usage
+	}
+	total = total.Add(*u)
+	// The limits describe single runs, not the total.
+	total.HitTurnLimit, total.OverBudget, total.Budget = false, false, ""
+	r.Usage = &total
+}
+
+// SetArtifact records the document a step of kind committed and posted.
+func (r *Record) SetArtifact(kind string, a Artifact) {
+	if r.Artifacts == nil {
+		r.Artifacts = map[string]Artifact{}
+	}
+	r.Artifacts[kind] = a
+}
+
+// Clone copies the record, maps and slices included.
+func (r Record) Clone() Record {
 	b, err := json.Marshal(r)
 	if err != nil {
 		panic(err) // Record holds only plain data
@@ -213,20 +285,21 @@ func (r Record) clone() Record {
 	return c
 }
 
-// stepKey names the current round of a step kind: "plan/2".
-func (r *Record) stepKey(kind string) string {
+// StepKey names the current round of a step kind: "plan/2".
+func (r *Record) StepKey(kind string) string {
 	return fmt.Sprintf("%s/%d", kind, r.Rounds[kind])
 }
 
-// doneRound counts a completed step of kind.
-func (r *Record) doneRound(kind string) {
+// DoneRound counts a completed step of kind.
+func (r *Record) DoneRound(kind string) {
 	if r.Rounds == nil {
 		r.Rounds = map[string]int{}
 	}
 	r.Rounds[kind]++
 }
 
-func (r *Record) phasesLeft() (next int, ok bool) {
+// PhasesLeft is the phase to do next (ok false: none is left).
+func (r *Record) PhasesLeft() (next int, ok bool) {
 	for i, p := range r.Phases {
 		if p.SHA == "" {
 			return i, true
@@ -235,13 +308,14 @@ func (r *Record) phasesLeft() (next int, ok bool) {
 	return 0, false
 }
 
-// fixNext says whether the phase to do next is a fix round's (after the pull request: the fix step's).
-func (r *Record) fixNext() bool {
-	k, left := r.phasesLeft()
+// FixNext says whether the phase to do next is a fix round's (after the pull request: the fix step's).
+func (r *Record) FixNext() bool {
+	k, left := r.PhasesLeft()
 	return left && r.Fix != nil && r.Phases[k].Fix
 }
 
-func (r *Record) phasesDone() int {
+// PhasesDone counts the phases done.
+func (r *Record) PhasesDone() int {
 	n := 0
 	for _, p := range r.Phases {
 		if p.SHA != "" {
@@ -251,13 +325,13 @@ func (r *Record) phasesDone() int {
 	return n
 }
 
-// ParseRecord reads ralph's record from a status comment body. The record is the block at the body's very end,
+// Parse reads ralph's record from a status comment body. The record is the block at the body's very end,
 // and nowhere else: ralph renders every other part of the comment, which may quote text that is not ralph's
 // (a phase's title, a failure's reason, a file's name), before it, and that text can never carry "<!--"
 // (see Inert). The block's JSON cannot hold "<", ">" or "-->" (json.Marshal escapes them), so the last opening
 // of a block in the body is the start of ralph's own. ok is false when the body holds no block at all; a block
 // that is not at the end, is not closed, or is not a record ralph wrote is an error.
-func ParseRecord(body string) (Record, bool, error) {
+func Parse(body string) (Record, bool, error) {
 	body = strings.TrimRight(body, " \t\r\n")
 	i := strings.LastIndex(body, recordOpen)
 	if i < 0 {
@@ -285,10 +359,11 @@ func ParseRecord(body string) (Record, bool, error) {
 	return r, true, nil
 }
 
-// check refuses a record that ralph would not have written: a state that is not one, a branch that is the
-// base branch or lies outside branch_prefix, a commit that is not a commit id. A record of ralph's own
+// Check refuses a record that ralph would not have written under cfg: a state that is not one, a branch
+// that is the base branch or lies outside branch_prefix, a commit that is not a commit id, a step that
+// isStep (the workflow's table, which the engine owns) says is not one of ralph's. A record of ralph's own
 // always passes; one that a person with write access edited by hand may not, and goes to a person.
-func (r Record) check(cfg config.Config) error {
+func (r Record) Check(cfg config.Config, isStep func(workflow.Event) bool) error {
 	if r.State == "" || !slices.Contains(workflow.States(), r.State) {
 		return fmt.Errorf("its state %q is not one of ralph's", r.State)
 	}
@@ -319,7 +394,7 @@ func (r Record) check(cfg config.Config) error {
 		if p.SHA != "" && !isCommitID(p.SHA) {
 			return fmt.Errorf("phase %d's commit %q is not a commit id", i+1, p.SHA)
 		}
-		if controlInTitle(p.Title) {
+		if ControlInTitle(p.Title) {
 			return fmt.Errorf("phase %d's title holds a control character", i+1)
 		}
 		// A fix phase reads the review that sent the branch back (the self-review's, the security review's): a
@@ -346,7 +421,7 @@ func (r Record) check(cfg config.Config) error {
 	if a := r.Attempt; a != nil && (a.Reserved < 0 || a.Reserved != a.Reserved) {
 		return errors.New("its attempt reserves a negative amount")
 	}
-	if w := r.Waiting; w != nil && w.Step != "" && workflowTable().named(w.Step) == nil {
+	if w := r.Waiting; w != nil && w.Step != "" && !isStep(w.Step) {
 		return fmt.Errorf("its waiting step %q is not one of ralph's", w.Step)
 	}
 	if r.PR < 0 || r.Parent < 0 || r.Failures < 0 || r.CIFixes < 0 || r.ReviewRounds < 0 {
@@ -382,7 +457,8 @@ func isCommitID(s string) bool {
 	return true
 }
 
-func encodeRecord(r Record) string {
+// Encode writes r as the hidden block that ends the status comment (Parse reads it back).
+func Encode(r Record) string {
 	r.Version = 1
 	// json.Marshal escapes <, > and &, so the block can never contain "-->".
 	b, err := json.MarshalIndent(r, "", " ")
@@ -408,4 +484,13 @@ func controlPicture(esc string) string {
 		return string(rune(0x2400 + c))
 	}
 	return esc
+}
+
+// MaxPhaseTitle bounds a phase's title: it is a commit's subject and a line of the record.
+const MaxPhaseTitle = 200
+
+// ControlInTitle says whether a phase's title holds a control character (a tab aside). The title is an
+// argument of ralph's git, the message of the phase's commit, which cannot hold a NUL; and it is a line.
+func ControlInTitle(title string) bool {
+	return strings.ContainsFunc(title, func(c rune) bool { return unicode.IsControl(c) && c != '\t' })
 }
