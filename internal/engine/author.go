@@ -27,7 +27,8 @@ const ActionsBot = "github-actions[bot]"
 //     token writes as "<app>[bot]"), which ralph asks GitHub for once per run (Engine.Identity), and only
 //     when it meets such a comment.
 
-// Action is something a person asks of ralph.
+// Action is what a door asks of the engine (a Request's kind): a person's action, or a run's (ActAdvance,
+// ActMerge, ActStatus, ActFinish).
 type Action string
 
 // The person's actions.
