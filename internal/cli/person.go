@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -235,61 +233,32 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if err != nil {
 		return err
 	}
-	is, err := s.gh.Issue(ctx, opts.Issue)
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return &engine.InputError{Msg: fmt.Sprintf("issue #%d does not exist in %s", opts.Issue, s.fullName())}
-	}
+	// The engine says whether the person may enroll the issue, as a run that sees the label decides.
+	en, err := engine.MayEnroll(ctx, s.gh, opts.Issue, login)
 	if err != nil {
 		return err
 	}
-	if is.IsPull() {
-		return &engine.InputError{Msg: fmt.Sprintf("#%d is a pull request; ralph works on issues", opts.Issue)}
-	}
-	if is.State == "closed" {
-		return &engine.InputError{Msg: fmt.Sprintf("#%d is closed; reopen it first", opts.Issue)}
-	}
-	ok, err := engine.PermissionAuthorizer{Permission: s.gh.Permission}.Authorize(ctx, login)
-	if err != nil {
-		return fmt.Errorf("checking your permission on %s: %w", s.fullName(), err)
-	}
-	if !ok {
-		return &engine.RefusedError{Login: login, Action: engine.ActEnroll}
-	}
-	for _, l := range is.LabelNames() {
-		if st, ok := workflow.StateFromLabel(l); ok && (st == workflow.Done || st == workflow.Canceled) {
-			return &engine.InputError{Msg: fmt.Sprintf("#%d is %s: ralph's work on it is over, so enrolling it does nothing (open a new issue for more work)", opts.Issue, st.Title())}
-		}
-	}
-	if slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+	switch {
+	case en.Labeled && en.Trusted:
+		fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+	case en.Labeled:
 		// The label counts as its last adder's: someone without write access made it no one's to run, and
 		// every sweep skips it. Added again by this person, it is theirs.
-		who, err := s.gh.LabeledBy(ctx, opts.Issue, workflow.LabelBuild)
-		if err != nil {
-			return fmt.Errorf("reading who labeled #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		if err := s.gh.RemoveLabel(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+			return fmt.Errorf("taking %s off #%d to add it again: %w", workflow.LabelBuild, opts.Issue, err)
 		}
-		trusted := who == login
-		if !trusted && who != "" {
-			if trusted, err = (engine.PermissionAuthorizer{Permission: s.gh.Permission}).Authorize(ctx, who); err != nil {
-				return fmt.Errorf("checking the permission of @%s, who labeled #%d: %w", who, opts.Issue, err)
-			}
+		if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
 		}
-		if trusted {
-			fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
-		} else {
-			if err := s.gh.RemoveLabel(ctx, opts.Issue, workflow.LabelBuild); err != nil {
-				return fmt.Errorf("taking %s off #%d to add it again: %w", workflow.LabelBuild, opts.Issue, err)
-			}
-			if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
-				return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
-			}
-			by := "no one known"
-			if who != "" {
-				by = "`@" + who + "`, who may not drive ralph"
-			}
-			fmt.Fprintf(f.Stderr, "#%d had %s from %s: added it again as `@%s`, so ralph takes it\n", opts.Issue, workflow.LabelBuild, by, login)
+		by := "no one known"
+		if en.LabeledBy != "" {
+			by = "`@" + en.LabeledBy + "`, who may not drive ralph"
 		}
-	} else if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
-		return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		fmt.Fprintf(f.Stderr, "#%d had %s from %s: added it again as `@%s`, so ralph takes it\n", opts.Issue, workflow.LabelBuild, by, login)
+	default:
+		if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		}
 	}
 	if !opts.Advance {
 		if opts.Exporter.enabled() {
