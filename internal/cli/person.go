@@ -279,7 +279,7 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := eng.Enroll(ctx, opts.Issue, login)
+	res, err := eng.Handle(ctx, engine.Request{Action: engine.ActEnroll, Issue: opts.Issue, Actor: login})
 	if opts.Exporter.enabled() {
 		if werr := opts.Exporter.write(f.Stdout, opts.Exporter.pick(stepJSON(res, err)), f.StdoutTTY, f.Width); werr != nil && err == nil {
 			return werr
