@@ -171,7 +171,7 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 }
 
 // personRun does a person's command as the token's owner, then (with --advance) the next step: one engine
-// call (Engine.Act), as the Action makes it.
+// call (Engine.Handle), as the Action makes it.
 func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) error {
 	s, err := f.session(repo)
 	if err != nil {
@@ -186,15 +186,16 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 	if err != nil {
 		return err
 	}
-	res, step, err := eng.Act(ctx, c)
-	if err != nil && step == nil {
+	res, err := eng.Handle(ctx, engine.Request{Action: c.Action, Issue: c.Issue, Actor: c.Login, Reason: c.Reason, Terminal: c.Terminal, CommandOnly: !c.Advance})
+	if res.Acted != nil {
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *res.Acted, nil)
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
+		return err
+	}
+	if err != nil {
 		return err
 	}
 	printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, nil)
-	if step != nil {
-		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *step, err)
-		return err
-	}
 	if res.Continue {
 		startWorkflow(ctx, f, s, res.Issue)
 	}

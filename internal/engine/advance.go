@@ -44,6 +44,9 @@ type Result struct {
 	// be (the count of such runs could not be kept, or ran out): the next sweep takes the issue.
 	Finish     bool
 	Unfinished error
+	// Acted is the result of a person's command when the step it made ready ran in the same call (this
+	// Result is the step's); nil otherwise.
+	Acted *Result
 }
 
 // held is the result of a run that found issue n held by another: nothing is done. The issue's state, as

@@ -32,6 +32,12 @@ type Request struct {
 	Pull ClosedPull `json:"-"`
 	// Fix is what ActFix knows of its cause (nil: a person's `/ralph fix`); its Text is Reason.
 	Fix *FixRequest `json:"fix,omitempty"`
+	// Terminal: the request comes from gh ralph, not from a comment, so no one reading the issue has seen
+	// its reason: ralph posts it (quoted inert) with the command.
+	Terminal bool `json:"-"`
+	// CommandOnly: a person's command is recorded and the step it makes ready is left to a later run
+	// (gh ralph without --advance); otherwise the same call takes that step.
+	CommandOnly bool `json:"-"`
 	// Finishable: the door dispatches a run to finish a step GitHub failed for a while (the Action with
 	// chain: true): when the request ends on such a failure, the engine counts it (Finishing) and sets
 	// Result.Finish, or says in Result.Unfinished why no run finishes it.
@@ -81,14 +87,12 @@ func (e *Engine) handle(ctx context.Context, q Request) (res Result, undone bool
 	case ActMerge:
 		res, err = e.PullClosed(ctx, n, q.Pull)
 	case ActApprove, ActRetry, ActReject:
-		// The person's action is bookkeeping; this run then does the next step, as enrollment does.
-		var step *Result
-		res, step, err = e.Act(ctx, Command{Action: q.Action, Issue: n, Login: q.Actor, Reason: q.Reason, Advance: true})
-		took = res.Step != ""
-		if step != nil {
-			res = *step
-		}
+		res, took, err = e.act(ctx, q)
 	case ActFix:
+		if q.Terminal { // gh ralph fix: a person's command, as approve is
+			res, took, err = e.act(ctx, q)
+			break
+		}
 		res, err = e.fixRequested(ctx, q)
 		took = res.Step != ""
 	case ActStatus:
@@ -99,6 +103,20 @@ func (e *Engine) handle(ctx context.Context, q Request) (res Result, undone bool
 		return Result{Issue: n}, false, inputErrorf("unknown command %q: use advance, sweep, approve, reject, retry, fix, status or finish", q.Action)
 	}
 	return res, err != nil && !took, err
+}
+
+// act carries out a person's command (Act), and then, unless q.CommandOnly, the step it leaves ready:
+// the command is bookkeeping, and the run then takes the next step, as enrollment does. res is the step's
+// result when one ran, with the command's in res.Acted; took says the command was recorded.
+func (e *Engine) act(ctx context.Context, q Request) (res Result, took bool, err error) {
+	res, step, err := e.Act(ctx, Command{Action: q.Action, Issue: q.Issue, Login: q.Actor, Reason: q.Reason, Advance: !q.CommandOnly, Terminal: q.Terminal})
+	took = res.Step != ""
+	if step != nil {
+		acted := res
+		res = *step
+		res.Acted = &acted
+	}
+	return res, took, err
 }
 
 // fixRequested hands a fix request to the fix step: the person (q.Actor, whose write access is checked
