@@ -3,10 +3,13 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // TestHandleRecorded: Handle's Result says whether a failure was recorded on the issue (a step that
@@ -66,5 +69,32 @@ func TestHandleUnknown(t *testing.T) {
 	var input *engine.InputError
 	if err == nil || !errors.As(err, &input) || !strings.Contains(err.Error(), "use advance") {
 		t.Errorf("Handle(frobnicate) = %v, want an input error naming the commands", err)
+	}
+}
+
+// TestHandleActed: a person's command through Handle takes the step it makes ready unless CommandOnly; the
+// Result is then the step's, with the command's own in Acted.
+func TestHandleActed(t *testing.T) {
+	t.Parallel()
+	for _, only := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CommandOnly=%v", only), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewInteractive, false })
+			n := h.enrolled("Parse widgets")
+			h.to(n, workflow.PlanInReview, 4)
+			res, err := h.eng.Handle(context.Background(), engine.Request{Action: engine.ActApprove, Issue: n, Actor: "alice", CommandOnly: only})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if only {
+				if res.Acted != nil || res.Step != engine.ActApprove || !res.Continue {
+					t.Errorf("the command alone: Result = %+v", res)
+				}
+				return
+			}
+			if res.Acted == nil || res.Acted.Step != engine.ActApprove || res.Step != workflow.Implement {
+				t.Errorf("the command and its step: Result = %+v, Acted %+v", res, res.Acted)
+			}
+		})
 	}
 }
