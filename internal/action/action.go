@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,7 +24,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
-	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -283,48 +281,26 @@ func (r *runner) run(ctx context.Context) error {
 // oneAndChain runs the trigger's command on issue n, then dispatches the runs it calls for.
 func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config, trig Trigger, n int) []error {
 	var errs []error
-	res, undone, err := r.one(ctx, eng, trig, n)
+	chain := cfg.Chain && !r.dryRun
+	res, err := r.one(ctx, eng, trig, n, chain)
 	r.results = append(r.results, res)
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if res.Unfinished != nil {
+		errs = append(errs, res.Unfinished)
+	}
 	// A failed step that will be retried chains on too: the retry is the next run. So do the issues this
 	// step made ready: sub-issues a split created or unblocked, and the parent of a sub-issue that moved.
-	if cfg.Chain && !r.dryRun {
+	// A step GitHub failed for a while is finished by a run of its own (engine.Handle counts it).
+	if chain {
 		next := res.Dispatch
-		if res.Continue {
+		if res.Continue || res.Finish {
 			next = append([]int{n}, next...)
-		}
-		finish := ""
-		if err != nil && !slices.Contains(next, n) && engine.Transient(err) {
-			// GitHub failed for a while: a run for the same issue finishes what this one began, a few times
-			// in a row at most (engine/finish.go). A person's command that did not take effect goes with
-			// it: the person is not left waiting for a run that only advances.
-			if undone != nil {
-				b, _ := json.Marshal(undone)
-				finish = string(b)
-			}
-			switch ok, runs, ferr := eng.Finishing(ctx, res, finish); {
-			case ferr != nil:
-				errs = append(errs, fmt.Errorf("#%d: GitHub failed for a while, and the runs that finish its step could not be counted, so none is dispatched: the next sweep or `/ralph retry` goes on: %w", n, ferr))
-				finish = ""
-				errs = append(errs, r.lost(ctx, eng, n, res.Step, true)...)
-			case !ok:
-				errs = append(errs, fmt.Errorf("#%d: GitHub failed %d runs in a row on this step; no run is dispatched again: the next sweep or `/ralph retry` goes on", n, runs+1))
-				finish = ""
-				errs = append(errs, r.lost(ctx, eng, n, res.Step, true)...)
-			default:
-				what := "the step"
-				if undone != nil {
-					what = fmt.Sprintf("@%s's %s and the step", undone.Actor, undone.Command)
-				}
-				r.a.Warningf("#%d: GitHub failed for a while (%v); dispatching a run to finish %s (%d of %d)", n, err, what, runs, engine.MaxFinishing)
-				next = append([]int{n}, next...)
-			}
 		}
 		for _, m := range next {
 			var derr error
-			finishing := m == n && finish != ""
+			finishing := m == n && res.Finish
 			if finishing {
 				derr = r.dispatchCommand(ctx, gh, m, CmdFinish)
 			} else {
@@ -358,101 +334,30 @@ func (r *runner) lost(ctx context.Context, eng *engine.Engine, n int, step workf
 	return nil
 }
 
-// carried is what a run carries to the run that finishes it: a person's command (or a review's, or failed
-// checks') that did not take effect, with what the engine needs to do it again, and who asked: the run
-// that finishes asks again whether they may.
-type carried struct {
-	Command Command     `json:"command"`
-	Actor   string      `json:"actor,omitempty"`
-	Reason  string      `json:"reason,omitempty"`
-	Fix     *FixRequest `json:"fix,omitempty"`
-}
-
-// finish runs what the run that dispatched this one carried for issue n (engine.Carried), if anything, and
-// then, when that did nothing (it had taken effect after all, or no longer applies), advances the issue.
-func (r *runner) finish(ctx context.Context, eng *engine.Engine, n int) (engine.Result, *carried, error) {
-	c, err := eng.Carried(ctx, n)
-	if err != nil {
-		return engine.Result{Issue: n}, nil, fmt.Errorf("#%d: reading what the run to finish was left to do: %w", n, err)
+// one asks the engine to do the trigger's command on issue n (engine.Handle) and says what it did.
+// finishable: a step GitHub failed for a while is finished by a run this one dispatches.
+func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n int, finishable bool) (engine.Result, error) {
+	q := engine.Request{Action: trig.Command, Issue: n, Actor: trig.Actor, Reason: trig.Reason, Pull: trig.Pull, Finishable: finishable}
+	if f := trig.Fix; f != nil {
+		q.Fix = &engine.FixRequest{Cause: f.Cause, Pull: f.Pull, HeadSHA: f.HeadSHA}
 	}
-	var todo carried
-	if c != "" && json.Unmarshal([]byte(c), &todo) == nil && carries(todo.Command) {
-		r.a.Infof("#%d: finishing @%s's %s, which the run before could not record", n, todo.Actor, todo.Command)
-		res, undone, err := r.one(ctx, eng, Trigger{Command: todo.Command, Actor: todo.Actor, Reason: todo.Reason, Fix: todo.Fix}, n)
-		var input *engine.InputError
-		if err == nil && res.Step != "" || err != nil && !errors.As(err, &input) {
-			return res, undone, err
-		}
-		r.a.Infof("#%d: %s: nothing left of it to do (%v); advancing", n, todo.Command, orDash(errText(err)))
-	}
-	res, _, err := r.one(ctx, eng, Trigger{Command: CmdAdvance}, n)
-	return res, nil, err
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// carries says whether c is a command whose run carries it to the run that finishes it when it could not
-// record it.
-func carries(c Command) bool {
-	return c == CmdApprove || c == CmdReject || c == CmdRetry || c == CmdFix
-}
-
-// one runs the trigger's command on issue n. undone is the person's command when it did not take effect
-// (its run could not record it), for the run that finishes this one to carry out.
-func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n int) (res engine.Result, undone *carried, err error) {
-	if trig.Command == CmdFinish {
-		return r.finish(ctx, eng, n)
-	}
-	took := true // the person's command, if any, was recorded
-	switch trig.Command {
-	case CmdEnroll:
-		res, err = eng.Enroll(ctx, n, trig.Actor)
-	case CmdAdvance:
-		res, err = eng.Advance(ctx, n)
-	case CmdMerge:
-		res, err = eng.PullClosed(ctx, n, trig.Pull)
-	case CmdApprove, CmdRetry, CmdReject:
-		// The person's action is bookkeeping; this run then does the next step, as enrollment does.
-		var step *engine.Result
-		res, step, err = eng.Act(ctx, engine.Command{Action: engine.Action(trig.Command), Issue: n, Login: trig.Actor, Reason: trig.Reason, Advance: true})
-		took = res.Step != ""
-		if step != nil {
-			res = *step
-		}
-	case CmdFix:
-		res, err = fixIssue(ctx, eng, n, trig) // fix.go
-		took = res.Step != ""
-	case CmdStatus:
-		var rec record.Record
-		rec, err = eng.Status(ctx, n, true)
-		res = engine.Result{Issue: n, From: rec.State, State: rec.State, Message: "status: replied on the issue with where it is"}
-	default:
-		return engine.Result{Issue: n}, nil, fmt.Errorf("unknown command %q: use advance, sweep, approve, reject, retry, fix, status or finish", trig.Command)
-	}
-	if err != nil && !took {
-		undone = &carried{Command: trig.Command, Actor: trig.Actor, Reason: trig.Reason, Fix: trig.Fix}
-	}
+	res, err := eng.Handle(ctx, q)
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
 		r.a.Noticef("%s; nothing was done", refused)
-		return engine.Result{Issue: n, Message: refused.Error()}, nil, nil
+		return engine.Result{Issue: n, Message: refused.Error()}, nil
 	}
 	if errors.Is(err, engine.ErrNotEnrolled) {
 		r.a.Infof("#%d: %v", n, err)
-		return engine.Result{Issue: n, Message: err.Error()}, nil, nil
+		return engine.Result{Issue: n, Message: err.Error()}, nil
 	}
 	if err != nil {
-		return res, undone, fmt.Errorf("#%d: %w", n, err)
+		return res, fmt.Errorf("#%d: %w", n, err)
 	}
 	if res.Message != "" {
 		r.a.Infof("%s", res.Message)
 	}
-	return res, nil, nil
+	return res, nil
 }
 
 // door is what the Action gives the engine: the Actions token (which also pushes), the bot's signature,

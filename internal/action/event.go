@@ -10,26 +10,27 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// Command is what a run is asked to do.
-type Command string
+// Command is what a run is asked to do: the engine's request kind (engine.Action), or one of the door's
+// own (a sweep, help, nothing).
+type Command = engine.Action
 
 // The commands of the action's `command` input.
 const (
-	CmdAdvance Command = "advance"
+	CmdAdvance         = engine.ActAdvance
 	CmdSweep   Command = "sweep"
-	CmdApprove Command = "approve"
-	CmdReject  Command = "reject"
-	CmdRetry   Command = "retry"
-	CmdStatus  Command = "status"
-	CmdEnroll  Command = "enroll" // from an `issues` labeled event
-	CmdMerge   Command = "merge"  // from a `pull_request` closed event
+	CmdApprove         = engine.ActApprove
+	CmdReject          = engine.ActReject
+	CmdRetry           = engine.ActRetry
+	CmdStatus          = engine.ActStatus
+	CmdEnroll          = engine.ActEnroll // from an `issues` labeled event
+	CmdMerge           = engine.ActMerge  // from a `pull_request` closed event
 	// CmdFix: a writer asked for changes on ralph's pull request (a review, `/ralph fix`) or its checks
 	// failed (`check_suite`, `workflow_run`); Trigger.Fix says which.
-	CmdFix  Command = "fix"
+	CmdFix          = engine.ActFix
 	CmdHelp Command = "help" // an unknown /ralph command: reply with help
 	// CmdFinish: a run ralph dispatched to finish a step a run of its could not record; it first does what
 	// that run carried (a person's command that did not take effect), then advances.
-	CmdFinish Command = "finish"
+	CmdFinish         = engine.ActFinish
 	CmdNone   Command = "" // nothing to do
 )
 

@@ -5,29 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 )
-
-// fixIssue hands a fix trigger for issue n to the engine: the person (trig.Actor, whose write access the
-// engine checks for a review or a comment), their text (trig.Reason, data), and the cause (trig.Fix: the
-// pull request, branch, commit, review, check suite or run the event names, which the engine checks
-// against its record). The fix is a step of its own: it records the fix phase, and the chain's next run
-// implements it (one step a run keeps each within its request budget).
-func fixIssue(ctx context.Context, eng *engine.Engine, n int, trig Trigger) (engine.Result, error) {
-	req := engine.FixRequest{Cause: engine.FixComment, Text: trig.Reason}
-	if f := trig.Fix; f != nil {
-		req.Cause, req.Pull, req.HeadSHA = f.Cause, f.Pull, f.HeadSHA
-	}
-	res, err := eng.Fix(ctx, n, trig.Actor, req)
-	var input *engine.InputError
-	if errors.As(err, &input) && req.Cause != engine.FixComment {
-		// An event, not a person's command: a review or checks that leave ralph nothing to fix (checks of
-		// a commit that is not ralph's last, an issue not In Review) end the run quietly.
-		return engine.Result{Issue: n, Message: "nothing to fix: " + input.Error()}, nil
-	}
-	return res, err
-}
 
 // resolveFixPull finds the issue of a `/ralph fix` comment made on a pull request, whose payload does not
 // name the pull request's branch: the pull request must come from a ralph branch of this repository. Like

@@ -185,7 +185,7 @@ func advanceSteps(ctx context.Context, f *Factory, opts *AdvanceOptions, out *st
 		log.Warnf("%v", eng.AgentErr)
 	}
 	for i := 0; i < maxLoop; i++ {
-		res, err := eng.Advance(ctx, opts.Issue)
+		res, err := eng.Handle(ctx, engine.Request{Action: engine.ActAdvance, Issue: opts.Issue})
 		out.add(res, err)
 		printUsage(f.Stderr, res)
 		printRefused(f.Stderr, res)

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -173,7 +171,7 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 }
 
 // personRun does a person's command as the token's owner, then (with --advance) the next step: one engine
-// call (Engine.Act), as the Action makes it.
+// call (Engine.Handle), as the Action makes it.
 func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) error {
 	s, err := f.session(repo)
 	if err != nil {
@@ -188,15 +186,16 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 	if err != nil {
 		return err
 	}
-	res, step, err := eng.Act(ctx, c)
-	if err != nil && step == nil {
+	res, err := eng.Handle(ctx, engine.Request{Action: c.Action, Issue: c.Issue, Actor: c.Login, Reason: c.Reason, Terminal: c.Terminal, CommandOnly: !c.Advance})
+	if res.Acted != nil {
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *res.Acted, nil)
+		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
+		return err
+	}
+	if err != nil {
 		return err
 	}
 	printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, nil)
-	if step != nil {
-		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *step, err)
-		return err
-	}
 	if res.Continue {
 		startWorkflow(ctx, f, s, res.Issue)
 	}
@@ -235,61 +234,32 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if err != nil {
 		return err
 	}
-	is, err := s.gh.Issue(ctx, opts.Issue)
-	if errors.Is(err, ghapi.ErrNotFound) {
-		return &engine.InputError{Msg: fmt.Sprintf("issue #%d does not exist in %s", opts.Issue, s.fullName())}
-	}
+	// The engine says whether the person may enroll the issue, as a run that sees the label decides.
+	en, err := engine.MayEnroll(ctx, s.gh, opts.Issue, login)
 	if err != nil {
 		return err
 	}
-	if is.IsPull() {
-		return &engine.InputError{Msg: fmt.Sprintf("#%d is a pull request; ralph works on issues", opts.Issue)}
-	}
-	if is.State == "closed" {
-		return &engine.InputError{Msg: fmt.Sprintf("#%d is closed; reopen it first", opts.Issue)}
-	}
-	ok, err := engine.PermissionAuthorizer{Permission: s.gh.Permission}.Authorize(ctx, login)
-	if err != nil {
-		return fmt.Errorf("checking your permission on %s: %w", s.fullName(), err)
-	}
-	if !ok {
-		return &engine.RefusedError{Login: login, Action: engine.ActEnroll}
-	}
-	for _, l := range is.LabelNames() {
-		if st, ok := workflow.StateFromLabel(l); ok && (st == workflow.Done || st == workflow.Canceled) {
-			return &engine.InputError{Msg: fmt.Sprintf("#%d is %s: ralph's work on it is over, so enrolling it does nothing (open a new issue for more work)", opts.Issue, st.Title())}
-		}
-	}
-	if slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+	switch {
+	case en.Labeled && en.Trusted:
+		fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
+	case en.Labeled:
 		// The label counts as its last adder's: someone without write access made it no one's to run, and
 		// every sweep skips it. Added again by this person, it is theirs.
-		who, err := s.gh.LabeledBy(ctx, opts.Issue, workflow.LabelBuild)
-		if err != nil {
-			return fmt.Errorf("reading who labeled #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		if err := s.gh.RemoveLabel(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+			return fmt.Errorf("taking %s off #%d to add it again: %w", workflow.LabelBuild, opts.Issue, err)
 		}
-		trusted := who == login
-		if !trusted && who != "" {
-			if trusted, err = (engine.PermissionAuthorizer{Permission: s.gh.Permission}).Authorize(ctx, who); err != nil {
-				return fmt.Errorf("checking the permission of @%s, who labeled #%d: %w", who, opts.Issue, err)
-			}
+		if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
 		}
-		if trusted {
-			fmt.Fprintf(f.Stderr, "#%d already has %s\n", opts.Issue, workflow.LabelBuild)
-		} else {
-			if err := s.gh.RemoveLabel(ctx, opts.Issue, workflow.LabelBuild); err != nil {
-				return fmt.Errorf("taking %s off #%d to add it again: %w", workflow.LabelBuild, opts.Issue, err)
-			}
-			if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
-				return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
-			}
-			by := "no one known"
-			if who != "" {
-				by = "`@" + who + "`, who may not drive ralph"
-			}
-			fmt.Fprintf(f.Stderr, "#%d had %s from %s: added it again as `@%s`, so ralph takes it\n", opts.Issue, workflow.LabelBuild, by, login)
+		by := "no one known"
+		if en.LabeledBy != "" {
+			by = "`@" + en.LabeledBy + "`, who may not drive ralph"
 		}
-	} else if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
-		return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		fmt.Fprintf(f.Stderr, "#%d had %s from %s: added it again as `@%s`, so ralph takes it\n", opts.Issue, workflow.LabelBuild, by, login)
+	default:
+		if err := s.gh.AddLabels(ctx, opts.Issue, workflow.LabelBuild); err != nil {
+			return fmt.Errorf("labeling #%d %s: %w", opts.Issue, workflow.LabelBuild, err)
+		}
 	}
 	if !opts.Advance {
 		if opts.Exporter.enabled() {
@@ -310,7 +280,7 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := eng.Enroll(ctx, opts.Issue, login)
+	res, err := eng.Handle(ctx, engine.Request{Action: engine.ActEnroll, Issue: opts.Issue, Actor: login})
 	if opts.Exporter.enabled() {
 		if werr := opts.Exporter.write(f.Stdout, opts.Exporter.pick(stepJSON(res, err)), f.StdoutTTY, f.Width); werr != nil && err == nil {
 			return werr

@@ -160,7 +160,7 @@ func sweepSteps(ctx context.Context, f *Factory, opts *SweepOptions, out *stepOu
 		if ctx.Err() != nil {
 			break
 		}
-		res, err := eng.Advance(ctx, n)
+		res, err := eng.Handle(ctx, engine.Request{Action: engine.ActAdvance, Issue: n})
 		out.add(res, err)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("#%d: %w", n, err))

@@ -36,6 +36,17 @@ type Result struct {
 	// Unverified are the commits ralph pushed in the step that GitHub did not verify ("sha: reason"); a
 	// ruleset requiring signed commits refuses them (on GHES: web commit signing is off).
 	Unverified []string
+	// Recorded: the request failed, and ralph recorded the failure on the issue (its record says what comes
+	// next, a retry or a person), so no run is dispatched to finish it.
+	Recorded bool
+	// Finish: the request failed on GitHub failing for a while, and the door (Request.Finishable)
+	// dispatches a run of ActFinish for the issue. Unfinished says why none is dispatched when one would
+	// be (the count of such runs could not be kept, or ran out): the next sweep takes the issue.
+	Finish     bool
+	Unfinished error
+	// Acted is the result of a person's command when the step it made ready ran in the same call (this
+	// Result is the step's); nil otherwise.
+	Acted *Result
 }
 
 // held is the result of a run that found issue n held by another: nothing is done. The issue's state, as

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/record"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // ActionsBot is the account the Actions token (GITHUB_TOKEN) writes as. Only the repository's own workflows
@@ -28,15 +29,16 @@ const ActionsBot = "github-actions[bot]"
 //     token writes as "<app>[bot]"), which ralph asks GitHub for once per run (Engine.Identity), and only
 //     when it meets such a comment.
 
-// Action is something a person asks of ralph.
-type Action string
+// Action is what a door asks of the engine (a Request's kind): a person's action, or a run's (ActAdvance,
+// ActMerge, ActStatus, ActFinish). It is the workflow's Event: a person's action is the event it records.
+type Action = workflow.Event
 
 // The person's actions.
 const (
-	ActEnroll  Action = "enroll"
-	ActApprove Action = "approve"
-	ActReject  Action = "reject"
-	ActRetry   Action = "retry"
+	ActEnroll  = workflow.Enroll
+	ActApprove = workflow.Approve
+	ActReject  = workflow.Reject
+	ActRetry   = workflow.Retry
 )
 
 // RefusedError: the person may not do this; a polite comment said so.

@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -83,4 +86,74 @@ func (r reader) fillRecord(ic *issue) {
 	if ic.rec.Date == "" {
 		ic.rec.Date = r.now().Format("2006-01-02")
 	}
+}
+
+// EnrollReader is what MayEnroll reads of GitHub.
+type EnrollReader interface {
+	Owner() string
+	Repo() string
+	Issue(ctx context.Context, n int) (ghapi.Issue, error)
+	LabeledBy(ctx context.Context, n int, label string) (string, error)
+	Permission(ctx context.Context, login string) (string, error)
+}
+
+// Enrollment is what MayEnroll found of an issue's ralph:build label.
+type Enrollment struct {
+	// Labeled: the issue has ralph:build already.
+	Labeled bool
+	// LabeledBy is who added it last ("" when no one is known).
+	LabeledBy string
+	// Trusted: the label counts, as the runs read it: login added it last, or someone who may drive
+	// ralph. A label that does not count is no one's to run, and every sweep skips it.
+	Trusted bool
+}
+
+// MayEnroll says whether login may enroll issue n, with the checks a run makes before it acts on a
+// person's label: the issue exists, is an issue, is open, is not Done or Canceled, and login may drive
+// ralph (a *RefusedError when not; an *InputError for the issue). What it found of the label says whether
+// labeling it again would make it count. It writes nothing.
+func MayEnroll(ctx context.Context, gh EnrollReader, n int, login string) (Enrollment, error) {
+	if err := checkNumber(n); err != nil {
+		return Enrollment{}, err
+	}
+	is, err := gh.Issue(ctx, n)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return Enrollment{}, inputErrorf("issue #%d does not exist in %s/%s", n, gh.Owner(), gh.Repo())
+	}
+	if err != nil {
+		return Enrollment{}, err
+	}
+	if is.IsPull() {
+		return Enrollment{}, inputErrorf("#%d is a pull request; ralph works on issues", n)
+	}
+	if is.State == "closed" {
+		return Enrollment{}, inputErrorf("#%d is closed; reopen it first", n)
+	}
+	may := PermissionAuthorizer{Permission: gh.Permission}
+	ok, err := may.Authorize(ctx, login)
+	if err != nil {
+		return Enrollment{}, fmt.Errorf("checking your permission on %s/%s: %w", gh.Owner(), gh.Repo(), err)
+	}
+	if !ok {
+		return Enrollment{}, &RefusedError{Login: login, Action: ActEnroll}
+	}
+	for _, l := range is.LabelNames() {
+		if st, ok := workflow.StateFromLabel(l); ok && (st == workflow.Done || st == workflow.Canceled) {
+			return Enrollment{}, inputErrorf("#%d is %s: ralph's work on it is over, so enrolling it does nothing (open a new issue for more work)", n, st.Title())
+		}
+	}
+	if !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+		return Enrollment{}, nil
+	}
+	who, err := gh.LabeledBy(ctx, n, workflow.LabelBuild)
+	if err != nil {
+		return Enrollment{}, fmt.Errorf("reading who labeled #%d %s: %w", n, workflow.LabelBuild, err)
+	}
+	en := Enrollment{Labeled: true, LabeledBy: who, Trusted: who == login}
+	if !en.Trusted && who != "" {
+		if en.Trusted, err = may.Authorize(ctx, who); err != nil {
+			return Enrollment{}, fmt.Errorf("checking the permission of @%s, who labeled #%d: %w", who, n, err)
+		}
+	}
+	return en, nil
 }

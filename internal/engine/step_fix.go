@@ -145,7 +145,7 @@ const (
 const maxFixAnnotation = 300
 
 // ActFix is a person's (or the checks') request for a fix.
-const ActFix Action = "fix"
+const ActFix = workflow.Fix
 
 // fix is the fix step's work on the record: it reads what asks for the fix (a review's threads, a
 // comment, the failing checks of ralph's last commit) and makes it the next phase.
