@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
@@ -223,17 +222,15 @@ func (l logger) Untrusted(title string) (io.Writer, func()) {
 type fatal string
 
 // tb is what the in-process GitHub needs of a test: temporary directories, cleanups, and somewhere to
-// report what it found wrong. The methods it does not use are the nil testing.TB's (they panic).
+// report what it found wrong (githubtest.TB), without the testing package.
 type tb struct {
-	testing.TB
 	dir      string
 	mu       sync.Mutex
 	cleanups []func()
 	errs     []string
 }
 
-func (t *tb) Helper()      {}
-func (t *tb) Name() string { return "demo" }
+func (t *tb) Helper() {}
 func (t *tb) TempDir() string {
 	d, err := os.MkdirTemp(t.dir, "github-")
 	if err != nil {
@@ -252,7 +249,6 @@ func (t *tb) Errorf(format string, args ...any) {
 	t.errs = append(t.errs, fmt.Sprintf(format, args...))
 }
 func (t *tb) Fatalf(format string, args ...any) { panic(fatal(fmt.Sprintf(format, args...))) }
-func (t *tb) Logf(string, ...any)               {}
 
 func (t *tb) failures() []string {
 	t.mu.Lock()
