@@ -142,7 +142,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		}
 	}
 	sb = finishBoundary(d, sb)
-	runner, agentErr := agent.New(cfg.Agent)
+	runner, agentErr := agent.New(cfg.Agent, func(key string) string { return agent.Getenv(d.Environ, key) })
 	secrets := []string{d.Token}
 	if d.ProjectToken != "" && d.ProjectToken != d.Token {
 		secrets = append(secrets, d.ProjectToken)
