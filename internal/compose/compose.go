@@ -107,6 +107,7 @@ func finishBoundary(d Door, sb sandbox.Config) sandbox.Config {
 		sb.Home, sb.HomeTools = workspace.HomeTools(agent.Getenv(d.Environ, "HOME"), sb.UID, sb.GID)
 	}
 	sb.Network = NetworkBoundary(d.Config)
+	sb.Getenv = func(key string) string { return agent.Getenv(d.Environ, key) }
 	return sb
 }
 

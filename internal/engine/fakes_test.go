@@ -29,8 +29,6 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.SupervisorCommand {
 		os.Exit(sandbox.SupervisorMain(os.Args[2:]))
 	}
-	// The tests run on the machine's own network: ralph must not install its firewall rule there.
-	os.Setenv(sandbox.EnvFirewall, "off")
 	os.Exit(m.Run())
 }
 

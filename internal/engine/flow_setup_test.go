@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -94,6 +95,13 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	})
 	// In a test binary, reaping every descendant would kill the other tests' processes (sandbox.Config).
 	sb.ReapDescendants = false
+	// The tests run on the machine's own network: ralph must not install its firewall rule there.
+	sb.Getenv = func(key string) string {
+		if key == sandbox.EnvFirewall {
+			return "off"
+		}
+		return ""
+	}
 	if sb.Separate {
 		h.agent.owner = [2]int{sb.UID, sb.GID}
 	}
