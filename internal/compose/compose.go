@@ -127,6 +127,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		store, sb, closePlaces, err = workspace.Setup{
 			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Writable: d.Writable, ReadOnly: d.ReadOnly,
 			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, Runner: runner,
+			Getenv: func(key string) string { return agent.Getenv(d.Environ, key) },
 		}.Open(ctx)
 		if err != nil {
 			closeRunner()

@@ -108,9 +108,7 @@ func Run(ctx context.Context, out, log io.Writer) (err error) {
 		return err
 	}
 	// ralph's repository is kept under the cache directory, named after the checkout: the demo's own.
-	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
-		return err
-	}
+	environ := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	eng, cleanup, err := compose.Build(ctx, compose.Door{
 		GitHub: gh, Token: "test-token", Config: cfg, Checkout: work,
 		// The agent's script is outside its places: Landlock lets it read only what it is told.
@@ -119,7 +117,7 @@ func Run(ctx context.Context, out, log io.Writer) (err error) {
 		Holder:   lock.LocalHolder("demo"),
 		Origin:   engine.Origin{Label: "gh ralph demo"},
 		Author:   git.Signature{Name: "ralph", Email: "ralph@users.noreply.github.com"},
-		Environ:  os.Environ(), Transport: http.DefaultTransport, Now: time.Now,
+		Environ:  environ, Transport: http.DefaultTransport, Now: time.Now,
 	})
 	if err != nil {
 		return err

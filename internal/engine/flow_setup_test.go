@@ -77,7 +77,7 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	if mod != nil {
 		mod(&cfg)
 	}
-	store, sb, closePlaces, err := workspace.Setup{Checkout: checkout, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix}.Open(context.Background())
+	store, sb, closePlaces, err := workspace.Setup{Checkout: checkout, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Getenv: os.Getenv}.Open(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
