@@ -119,6 +119,8 @@ func (g *fakeGitHub) addIssueLocked(title, body, author string, labels []string)
 	return n
 }
 
+func (g *fakeGitHub) web() string { return repoURL }
+
 // comment posts a comment as login (not a write of ralph's: it is not logged).
 func (g *fakeGitHub) comment(n int, login, body string) ghapi.Comment {
 	g.mu.Lock()
@@ -292,15 +294,7 @@ func (g *fakeGitHub) commentsStarting(n int, prefix string) []string {
 // record is ralph's record of issue n, read from its one status comment.
 func (g *fakeGitHub) record(t *testing.T, n int) engine.Record {
 	t.Helper()
-	st := g.commentsStarting(n, engine.StatusMarker)
-	if len(st) != 1 {
-		t.Fatalf("#%d has %d status comments, want 1", n, len(st))
-	}
-	rec, ok, err := engine.ParseRecord(st[0])
-	if err != nil || !ok {
-		t.Fatalf("#%d: ParseRecord = %v, %v", n, ok, err)
-	}
-	return rec
+	return recordOf(t, n, g.commentsStarting(n, engine.StatusMarker))
 }
 
 // statusBody is the body of issue n's status comment ("" when there is none).

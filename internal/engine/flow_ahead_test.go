@@ -18,7 +18,7 @@ import (
 func refuseOutcomes(h *harness, code int) (on func()) {
 	var mu sync.Mutex
 	armed := false
-	h.gh.refuseEdit = func(body string) error {
+	h.fake.refuseEdit = func(body string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if !armed || !strings.HasPrefix(body, engine.StatusMarker) {
@@ -104,7 +104,7 @@ func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
-	h.gh.refuseEdit = func(body string) error {
+	h.fake.refuseEdit = func(body string) error {
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil {
 			return ghError(422)
 		}
@@ -126,7 +126,7 @@ func TestFlowUnrecordedLabelHolds(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
 	n := h.enrolled("Parse widgets")
-	h.gh.refuseEdit = func(body string) error {
+	h.fake.refuseEdit = func(body string) error {
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil && rec.State == workflow.ResearchNeeded {
 			return nil
 		}

@@ -94,7 +94,7 @@ func TestFlowDocumentsSeparate(t *testing.T) {
 	if a := rec.Artifacts["plan"]; a.URL != repoURL+"/blob/"+docsBranch+"/"+planPath {
 		t.Errorf("plan artifact = %+v", a)
 	}
-	pr := h.gh.pull(rec.PR)
+	pr := h.fake.pull(rec.PR)
 	for _, s := range []string{"Kept out of this pull request, on ralph's branch `" + docsBranch + "`", repoURL + "/blob/" + docsBranch + "/" + planPath, repoURL + "/blob/" + docsBranch + "/" + reviewPath} {
 		if !strings.Contains(pr.Body, s) {
 			t.Errorf("pull request body lacks %q:\n%s", s, pr.Body)

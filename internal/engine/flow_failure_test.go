@@ -203,7 +203,7 @@ func TestFlowGitHubErrorMidStep(t *testing.T) {
 	h.advance(n)
 	// The attempt is recorded; the plan is committed, pushed and posted; then the status comment cannot
 	// be written.
-	h.gh.failNth("UpdateComment", 1, ghError(502))
+	h.fake.failNth("UpdateComment", 1, ghError(502))
 	res, err := h.eng.Advance(context.Background(), n)
 	if err == nil || stepError(err) != nil || !strings.Contains(err.Error(), "HTTP 502") {
 		t.Fatalf("Advance error = %v, want GitHub's 502", err)
@@ -246,9 +246,9 @@ func TestFlowCommentLost(t *testing.T) {
 		h := newHarness(t, nil)
 		n := h.enrolled("Parse widgets")
 		if after {
-			h.gh.failAfter("CreateComment", ghError(502))
+			h.fake.failAfter("CreateComment", ghError(502))
 		} else {
-			h.gh.fail("CreateComment", ghError(502))
+			h.fake.fail("CreateComment", ghError(502))
 		}
 		res := h.advance(n)
 		if res.State != workflow.ReadyForPlan {
@@ -270,7 +270,7 @@ func TestFlowStatusCommentLost(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
-	h.gh.failAfterNth("CreateComment", 1, ghError(502)) // the research document, then the status comment
+	h.fake.failAfterNth("CreateComment", 1, ghError(502)) // the research document, then the status comment
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}

@@ -137,7 +137,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	}
 	h.wantState(n, workflow.InReview)
 	rec = h.gh.record(t, n)
-	pr := h.gh.pull(rec.PR)
+	pr := h.fake.pull(rec.PR)
 	if pr == nil || pr.HTMLURL != res.PRURL || rec.PRURL != res.PRURL {
 		t.Fatalf("pull request %d: %+v; Result %q", rec.PR, pr, res.PRURL)
 	}
@@ -155,7 +155,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	if res.State != workflow.InReview || !res.Paused || !strings.Contains(res.Message, "waits for people") {
 		t.Errorf("merge while open: Result = %+v", res)
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
 	res = h.advance(n)
 	if res.Step != workflow.Merge || res.From != workflow.InReview || res.State != workflow.Done || res.Paused || res.Continue {
 		t.Errorf("merge Result = %+v", res)
@@ -246,7 +246,7 @@ func TestFlowEnrollment(t *testing.T) {
 			t.Errorf("Advance of an issue with only a state label: %v, want ErrNotEnrolled", err)
 		}
 		if h.gh.writeCount() != 0 || len(h.agent.commands()) != 0 {
-			t.Errorf("writes %v, agent runs %v", h.gh.calls(), h.agent.commands())
+			t.Errorf("writes %v, agent runs %v", h.fake.calls(), h.agent.commands())
 		}
 	})
 
@@ -261,15 +261,15 @@ func TestFlowEnrollment(t *testing.T) {
 			t.Errorf("Advance(42) = %v, want an InputError", err)
 		}
 		n := h.enrolled("A pull request")
-		h.gh.mu.Lock()
-		h.gh.issues[n].PullRequest = &struct {
+		h.fake.mu.Lock()
+		h.fake.issues[n].PullRequest = &struct {
 			URL string `json:"url"`
 		}{URL: "x"}
-		h.gh.mu.Unlock()
+		h.fake.mu.Unlock()
 		if _, err := h.eng.Advance(context.Background(), n); !errors.As(err, &ie) || !strings.Contains(err.Error(), "pull request") {
 			t.Errorf("Advance of a pull request = %v, want an InputError", err)
 		}
-		h.gh.fail("Issue", ghError(502))
+		h.fake.fail("Issue", ghError(502))
 		if _, err := h.eng.Advance(context.Background(), n); err == nil || errors.As(err, &ie) {
 			t.Errorf("Advance when GitHub answers 502 = %v, want a plain error", err)
 		}
@@ -308,7 +308,7 @@ func TestFlowDryRun(t *testing.T) {
 		t.Errorf("dry-run Approve of an issue not enrolled: no error")
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a dry run wrote: %+v", h.gh.calls())
+		t.Errorf("a dry run wrote: %+v", h.fake.calls())
 	}
 	if len(h.agent.commands()) != 0 || h.branchExists(branchOf(n, "parse-widgets")) || len(h.lock.acquired) != 0 {
 		t.Errorf("a dry run ran the agent %v, pushed, or locked %v", h.agent.commands(), h.lock.acquired)
@@ -332,7 +332,7 @@ func TestFlowDryRun(t *testing.T) {
 		t.Errorf("dry-run Retry: %v", err)
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a dry run wrote: %+v", h.gh.calls())
+		t.Errorf("a dry run wrote: %+v", h.fake.calls())
 	}
 	if got := h.gh.stateLabels(n); !slices.Equal(got, []workflow.State{workflow.Done}) {
 		t.Errorf("a dry run repaired the labels: %v", got)
@@ -368,7 +368,7 @@ func TestFlowHeld(t *testing.T) {
 		t.Errorf("Result = %+v", res)
 	}
 	if h.gh.writeCount() != 0 || len(h.agent.commands()) != 1 {
-		t.Errorf("a held issue was changed: %+v, agent %v", h.gh.calls(), h.agent.commands())
+		t.Errorf("a held issue was changed: %+v, agent %v", h.fake.calls(), h.agent.commands())
 	}
 	if _, err := h.eng.Retry(context.Background(), n, "alice"); err == nil || !strings.Contains(err.Error(), "held by") {
 		t.Errorf("Retry of a held issue: %v", err)

@@ -30,10 +30,10 @@ func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, engine.Rec
 func TestFlowMergeClosed(t *testing.T) {
 	t.Parallel()
 	h, n, rec := inReview(t, func(c *config.Config) { c.DraftPR = true })
-	if p := h.gh.pull(rec.PR); p == nil || !p.Draft {
+	if p := h.fake.pull(rec.PR); p == nil || !p.Draft {
 		t.Errorf("draft_pr: pull request %+v", p)
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State = "closed" })
+	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State = "closed" })
 	res := h.advance(n)
 	if res.Step != workflow.Merge || res.State != workflow.HumanNeeded || !res.Paused {
 		t.Errorf("Result = %+v", res)
@@ -81,7 +81,7 @@ func TestFlowPullClosed(t *testing.T) {
 	if res, err := h.eng.PullClosed(ctx, other, engine.ClosedPull{Number: 1, Head: branch, SameRepo: true}); err != nil || !strings.Contains(res.Message, "not enrolled") {
 		t.Errorf("PullClosed of an issue not enrolled = %+v, %v", res, err)
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
 	res, err := h.eng.PullClosed(ctx, n, engine.ClosedPull{Number: rec.PR, Head: branch, SameRepo: true})
 	if err != nil || res.Step != workflow.Merge || res.State != workflow.Done || res.PRURL != rec.PRURL {
 		t.Errorf("PullClosed = %+v, %v", res, err)
@@ -101,7 +101,7 @@ func TestFlowPullRequestRefused(t *testing.T) {
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)
 	h.advance(n)
-	h.gh.fail("CreatePull", ghError(422))
+	h.fake.fail("CreatePull", ghError(422))
 	res, err := h.eng.Advance(context.Background(), n)
 	if se := stepError(err); se == nil || se.Step != "pr" || se.Reason != "GitHub refused the pull request" {
 		t.Errorf("Advance error = %v", err)
@@ -110,9 +110,9 @@ func TestFlowPullRequestRefused(t *testing.T) {
 		t.Errorf("Result = %+v", res)
 	}
 	// The create went through but its answer was a 422 from a retry: the open pull request is used.
-	h.gh.failAfter("CreatePull", ghError(422))
+	h.fake.failAfter("CreatePull", ghError(422))
 	res = h.advance(n)
-	if res.State != workflow.InReview || res.PRURL == "" || len(h.gh.pulls) != 1 {
-		t.Errorf("Result = %+v, pulls %d", res, len(h.gh.pulls))
+	if res.State != workflow.InReview || res.PRURL == "" || len(h.fake.pulls) != 1 {
+		t.Errorf("Result = %+v, pulls %d", res, len(h.fake.pulls))
 	}
 }

@@ -25,9 +25,9 @@ func TestFlowAgentUnavailable(t *testing.T) {
 		t.Errorf("Advance without an agent: %v", err)
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a step that cannot run wrote: %+v", h.gh.calls())
+		t.Errorf("a step that cannot run wrote: %+v", h.fake.calls())
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
 	if res := h.advance(n); res.State != workflow.Done {
 		t.Errorf("merge without an agent: Result = %+v", res)
 	}

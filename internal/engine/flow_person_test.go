@@ -110,9 +110,9 @@ func TestFlowStatusUnowned(t *testing.T) {
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
-	h.gh.mu.Lock()
-	h.gh.labeler[n] = "mallory"
-	h.gh.mu.Unlock()
+	h.fake.mu.Lock()
+	h.fake.labeler[n] = "mallory"
+	h.fake.mu.Unlock()
 	if _, err := h.eng.Status(ctx, n, false); err != nil {
 		t.Fatal(err)
 	}
@@ -125,9 +125,9 @@ func TestFlowStatusUnowned(t *testing.T) {
 	if strings.Contains(body, "on its own") {
 		t.Errorf("status comment of an issue no sweep takes says ralph goes on by itself:\n%s", body)
 	}
-	h.gh.mu.Lock()
-	h.gh.labeler[n] = "alice"
-	h.gh.mu.Unlock()
+	h.fake.mu.Lock()
+	h.fake.labeler[n] = "alice"
+	h.fake.mu.Unlock()
 	if _, err := h.eng.Status(ctx, n, false); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestFlowNextPrompt(t *testing.T) {
 		t.Errorf("NextPrompt = %q, %q, %v:\n%s", command, source, err, prompt)
 	}
 	if h.gh.writeCount() != 0 || len(h.agent.commands()) != 0 {
-		t.Errorf("NextPrompt wrote %+v or ran the agent %v", h.gh.calls(), h.agent.commands())
+		t.Errorf("NextPrompt wrote %+v or ran the agent %v", h.fake.calls(), h.agent.commands())
 	}
 	h.to(n, workflow.InProgress, 3)
 	command, _, prompt, err = h.eng.NextPrompt(ctx, n)
@@ -49,7 +49,7 @@ func TestFlowHostileTitle(t *testing.T) {
 	if rec.Branch != "ralph/1-fixes-2-for-bob-3" || rec.Slug != engine.Slug("Fixes #2 for @bob GH-3") {
 		t.Errorf("branch %q, slug %q", rec.Branch, rec.Slug)
 	}
-	pr := h.gh.pull(rec.PR)
+	pr := h.fake.pull(rec.PR)
 	if pr.Title != engine.Inert("Fixes #2 for @bob GH-3")+" (#1)" || strings.Contains(pr.Title, "#2") || strings.Contains(pr.Title, "@bob") {
 		t.Errorf("pull request title %q", pr.Title)
 	}

@@ -48,7 +48,7 @@ func TestFlowEnrollerRoleReadWithTheIssue(t *testing.T) {
 		t.Run(tt.login, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
-			gh := &roleGitHub{fakeGitHub: h.gh, roles: map[string]string{tt.login: tt.role}}
+			gh := &roleGitHub{fakeGitHub: h.fake, roles: map[string]string{tt.login: tt.role}}
 			h.eng.GitHub = gh
 			auth := &fakeAuth{allowed: map[string]bool{tt.login: tt.allowed}}
 			h.eng.Auth = auth

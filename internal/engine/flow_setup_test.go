@@ -32,7 +32,9 @@ const day = "2026-03-04"
 // does not own).
 type harness struct {
 	t      *testing.T
-	gh     *fakeGitHub
+	gh     testHub
+	fake   *fakeGitHub // the hand-written fake, for the tests not yet on the test server; nil with hub
+	hub    *hub        // the GitHub test server, for the tests moved to it; nil with fake
 	agent  *fakeAgent
 	lock   *fakeLocker
 	log    *fakeLog
@@ -45,13 +47,25 @@ type harness struct {
 // request) changed by mod.
 func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	t.Helper()
+	return buildHarness(t, mod, nil)
+}
+
+// newServerHarness is newHarness on the GitHub test server (internal/githubtest) through ghapi.Client, as
+// ralph runs, with the server's repository as the origin ralph pushes to.
+func newServerHarness(t *testing.T, mod func(c *config.Config)) *harness {
+	t.Helper()
+	return buildHarness(t, mod, newHub(t))
+}
+
+func buildHarness(t *testing.T, mod func(c *config.Config), server *hub) *harness {
+	t.Helper()
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{
-		t: t, gh: newFakeGitHub(), agent: &fakeAgent{}, lock: &fakeLocker{}, log: &fakeLog{},
+		t: t, agent: &fakeAgent{}, lock: &fakeLocker{}, log: &fakeLog{},
 		origin: filepath.Join(root, "origin.git"),
 		env: []string{
 			"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
@@ -59,8 +73,17 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 			"GIT_COMMITTER_NAME=Someone", "GIT_COMMITTER_EMAIL=someone@example.com",
 		},
 	}
+	var github engine.GitHub
+	if server != nil {
+		h.gh, h.hub, h.origin, github = server, server, server.srv.BareRepo, server.client
+	} else {
+		h.fake = newFakeGitHub()
+		h.gh, github = h.fake, h.fake
+	}
 	seed, checkout := filepath.Join(root, "seed"), filepath.Join(root, "checkout")
-	h.run(root, "init", "--quiet", "--bare", "--initial-branch=main", h.origin)
+	if server == nil {
+		h.run(root, "init", "--quiet", "--bare", "--initial-branch=main", h.origin)
+	}
 	h.run(root, "clone", "--quiet", h.origin, seed)
 	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("widgets\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -106,7 +129,7 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 		h.agent.owner = [2]int{sb.UID, sb.GID}
 	}
 	h.eng = engine.New(engine.Engine{
-		GitHub: h.gh, Workspaces: store, Sandbox: sb, Agent: h.agent, Config: cfg, Prompts: prompts.New(""),
+		GitHub: github, Workspaces: store, Sandbox: sb, Agent: h.agent, Config: cfg, Prompts: prompts.New(""),
 		Lock: h.lock, Log: h.log, AgentEnv: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
 		Origin: engine.Origin{URL: repoURL + "/actions/runs/77", Label: "Actions run 77"},
 		Author: git.Signature{Name: "ralph", Email: "ralph@example.com"},

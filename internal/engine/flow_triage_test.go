@@ -140,7 +140,7 @@ func TestFlowTriageSplit(t *testing.T) {
 	}
 	for i, want := range []string{"Parse widgets", "Wire widgets"} {
 		k := n + 1 + i
-		is, err := h.gh.Issue(context.Background(), k)
+		is, err := h.fake.Issue(context.Background(), k)
 		if err != nil || is.Title != want || !strings.Contains(is.Body, "<!-- ralph:parent 1 part "+string(rune('1'+i))+" -->") || !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
 			t.Errorf("sub-issue #%d = %+v, %v", k, is, err)
 		}
@@ -149,7 +149,7 @@ func TestFlowTriageSplit(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff([]call{{Method: "AddSubIssue", Issue: n, Arg: "2"}, {Method: "AddSubIssue", Issue: n, Arg: "3"}, {Method: "AddBlockedBy", Issue: b, Arg: "2"}},
-		h.gh.calls("AddSubIssue", "AddBlockedBy")); diff != "" {
+		h.fake.calls("AddSubIssue", "AddBlockedBy")); diff != "" {
 		t.Errorf("links (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(h.gh.statusBody(n), "### Sub-issues") {
@@ -226,13 +226,13 @@ func TestFlowTriageSplitRerun(t *testing.T) {
 	crashAt(t, h, "after-sub-issue", 1, func() { h.advance(n) })
 	h.eng.Checkpoint = nil
 	h.advance(n)
-	if got := len(h.gh.calls("CreateIssue")); got != 2 {
+	if got := len(h.fake.calls("CreateIssue")); got != 2 {
 		t.Errorf("sub-issues created: %d, want 2", got)
 	}
 	if diff := cmp.Diff([]int{n + 1, n + 2}, h.gh.record(t, n).Children); diff != "" {
 		t.Errorf("children (-want +got):\n%s", diff)
 	}
-	if got := len(h.gh.calls("AddSubIssue")); got != 2 {
+	if got := len(h.fake.calls("AddSubIssue")); got != 2 {
 		t.Errorf("AddSubIssue calls: %d, want 2", got)
 	}
 }

@@ -1,0 +1,165 @@
+package engine_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
+)
+
+// testHub is what a flow test asks of GitHub: issues, labels and comments set up as a person would, and
+// what ralph wrote read back. hub is the GitHub test server; fakeGitHub is the hand-written fake the tests
+// not yet moved to the server still use.
+type testHub interface {
+	addIssue(title, body string, labels ...string) int
+	comment(n int, login, body string) ghapi.Comment
+	setLabels(n int, labels ...string)
+	close(n int, reason string)
+	labels(n int) []string
+	stateLabels(n int) []workflow.State
+	allComments(n int) []ghapi.Comment
+	commentsStarting(n int, prefix string) []string
+	record(t *testing.T, n int) engine.Record
+	statusBody(n int) string
+	writeCount() int
+	resetLog()
+	// web is the repository's web page, where the links ralph writes point.
+	web() string
+}
+
+var (
+	_ testHub = (*hub)(nil)
+	_ testHub = (*fakeGitHub)(nil)
+)
+
+// hub is the GitHub test server (internal/githubtest) as a flow test sets it up and reads it; the engine
+// speaks to it through ghapi.Client, as ralph does. The people who file and label issues are alice.
+type hub struct {
+	srv    *githubtest.Server
+	client *ghapi.Client
+	mark   int // the requests before it are forgotten (resetLog)
+}
+
+// newHub starts a test server for octo/widgets whose token writes as ralphAs, and ralph's client of it.
+func newHub(t *testing.T) *hub {
+	t.Helper()
+	srv := githubtest.New(t, githubtest.Options{Owner: "octo", Repo: "widgets", TokenLogin: ralphAs})
+	srv.SetPermission("alice", "write")
+	c, err := ghapi.New(ghapi.Options{
+		Endpoints: ghapi.Endpoints{API: srv.URL, GraphQL: srv.GraphQLURL, Server: srv.ServerURL},
+		Token:     "test-token", Owner: "octo", Repo: "widgets", Transport: srv.Client().Transport,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hub{srv: srv, client: c}
+}
+
+// web is the repository's web page, where the links ralph writes point.
+func (g *hub) web() string { return g.srv.ServerURL + "/octo/widgets" }
+
+func (g *hub) addIssue(title, body string, labels ...string) int {
+	return g.srv.CreateIssue("alice", title, body, labels...)
+}
+
+func (g *hub) comment(n int, login, body string) ghapi.Comment {
+	c := g.srv.AddComment(n, login, body)
+	return commentOf(c)
+}
+
+// setLabels sets an issue's labels as alice would.
+func (g *hub) setLabels(n int, labels ...string) {
+	for _, l := range g.srv.Labels(n) {
+		if !slices.Contains(labels, l) {
+			g.srv.RemoveLabel(n, l, "alice")
+		}
+	}
+	have := g.srv.Labels(n)
+	for _, l := range labels {
+		if !slices.Contains(have, l) {
+			g.srv.AddLabel(n, l, "alice")
+		}
+	}
+}
+
+// close closes an issue as completed (the server closes no other way).
+func (g *hub) close(n int, reason string) {
+	if reason != "completed" {
+		panic("hub: the test server closes an issue as completed only, not " + reason)
+	}
+	g.srv.CloseIssue(n)
+}
+
+func (g *hub) labels(n int) []string { return g.srv.Labels(n) }
+
+func (g *hub) stateLabels(n int) []workflow.State { return workflow.StatesFromLabels(g.labels(n)) }
+
+func (g *hub) allComments(n int) []ghapi.Comment {
+	var out []ghapi.Comment
+	for _, c := range g.srv.Comments(n) {
+		out = append(out, commentOf(c))
+	}
+	return out
+}
+
+func commentOf(c githubtest.Comment) ghapi.Comment {
+	typ := "User"
+	if strings.HasSuffix(c.User, "[bot]") {
+		typ = "Bot"
+	}
+	return ghapi.Comment{ID: c.ID, Body: c.Body, User: ghapi.User{Login: c.User, Type: typ}}
+}
+
+func (g *hub) commentsStarting(n int, prefix string) []string {
+	var out []string
+	for _, c := range g.srv.Comments(n) {
+		if strings.HasPrefix(c.Body, prefix) {
+			out = append(out, c.Body)
+		}
+	}
+	return out
+}
+
+// record is ralph's record of issue n, read from its one status comment.
+func (g *hub) record(t *testing.T, n int) engine.Record {
+	t.Helper()
+	return recordOf(t, n, g.commentsStarting(n, engine.StatusMarker))
+}
+
+func (g *hub) statusBody(n int) string {
+	if st := g.commentsStarting(n, engine.StatusMarker); len(st) > 0 {
+		return st[0]
+	}
+	return ""
+}
+
+// writeCount counts the requests since the last resetLog that could change something (a REST request
+// other than GET, a GraphQL mutation).
+func (g *hub) writeCount() int {
+	n := 0
+	for _, r := range g.srv.Requests()[g.mark:] {
+		if r.Write() {
+			n++
+		}
+	}
+	return n
+}
+
+func (g *hub) resetLog() { g.mark = len(g.srv.Requests()) }
+
+// recordOf parses ralph's record from an issue's status comments, of which there must be one.
+func recordOf(t *testing.T, n int, status []string) engine.Record {
+	t.Helper()
+	if len(status) != 1 {
+		t.Fatalf("#%d has %d status comments, want 1", n, len(status))
+	}
+	rec, ok, err := engine.ParseRecord(status[0])
+	if err != nil || !ok {
+		t.Fatalf("#%d: ParseRecord = %v, %v", n, ok, err)
+	}
+	return rec
+}
