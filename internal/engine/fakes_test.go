@@ -121,6 +121,14 @@ func (g *fakeGitHub) addIssueLocked(title, body, author string, labels []string)
 
 func (g *fakeGitHub) web() string { return repoURL }
 
+func (g *fakeGitHub) mergePull(n int) {
+	g.setPull(n, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+}
+
+func (g *fakeGitHub) count(call string) int { return len(g.calls(call)) }
+
+func (g *fakeGitHub) writes() string { return fmt.Sprintf("%+v", g.calls()) }
+
 // comment posts a comment as login (not a write of ralph's: it is not logged).
 func (g *fakeGitHub) comment(n int, login, body string) ghapi.Comment {
 	g.mu.Lock()

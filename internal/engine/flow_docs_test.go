@@ -26,7 +26,7 @@ const docsBranch = "ralph/docs/1"
 // the plan read from there.
 func TestFlowDocumentsSeparate(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
+	h := newServerHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
 	n := h.enrolled("Parse widgets")
 	branch := branchOf(n, "parse-widgets")
 	researchPath := "thoughts/shared/research/" + day + "-GH-0001-parse-widgets.md"
@@ -41,7 +41,7 @@ func TestFlowDocumentsSeparate(t *testing.T) {
 	if got, ok := h.show(docsBranch, researchPath); !ok || got+"\n" != researchDoc {
 		t.Errorf("research on %s = %q, %v", docsBranch, got, ok)
 	}
-	if docs := h.gh.commentsStarting(n, "## Research Document"); len(docs) != 1 || !strings.Contains(docs[0], repoURL+"/blob/"+docsBranch+"/"+researchPath) {
+	if docs := h.gh.commentsStarting(n, "## Research Document"); len(docs) != 1 || !strings.Contains(docs[0], h.gh.web()+"/blob/"+docsBranch+"/"+researchPath) {
 		t.Errorf("research comments = %q, want a link to the file on %s", docs, docsBranch)
 	}
 
@@ -91,16 +91,16 @@ func TestFlowDocumentsSeparate(t *testing.T) {
 	if rec.Docs != docsBranch || rec.DocsHead != tip {
 		t.Errorf("record: docs %q at %q; want %s at %s", rec.Docs, rec.DocsHead, docsBranch, tip)
 	}
-	if a := rec.Artifacts["plan"]; a.URL != repoURL+"/blob/"+docsBranch+"/"+planPath {
+	if a := rec.Artifacts["plan"]; a.URL != h.gh.web()+"/blob/"+docsBranch+"/"+planPath {
 		t.Errorf("plan artifact = %+v", a)
 	}
-	pr := h.fake.pull(rec.PR)
-	for _, s := range []string{"Kept out of this pull request, on ralph's branch `" + docsBranch + "`", repoURL + "/blob/" + docsBranch + "/" + planPath, repoURL + "/blob/" + docsBranch + "/" + reviewPath} {
+	pr := h.gh.pull(rec.PR)
+	for _, s := range []string{"Kept out of this pull request, on ralph's branch `" + docsBranch + "`", h.gh.web() + "/blob/" + docsBranch + "/" + planPath, h.gh.web() + "/blob/" + docsBranch + "/" + reviewPath} {
 		if !strings.Contains(pr.Body, s) {
 			t.Errorf("pull request body lacks %q:\n%s", s, pr.Body)
 		}
 	}
-	if body := h.gh.statusBody(n); !strings.Contains(body, "- Documents: [`"+docsBranch+"`]("+repoURL+"/tree/"+docsBranch+") (kept out of the pull request)") {
+	if body := h.gh.statusBody(n); !strings.Contains(body, "- Documents: [`"+docsBranch+"`]("+h.gh.web()+"/tree/"+docsBranch+") (kept out of the pull request)") {
 		t.Errorf("status comment does not link the documents branch:\n%s", body)
 	}
 }
@@ -130,7 +130,7 @@ func TestFlowDocumentsNotRalphs(t *testing.T) {
 
 	t.Run("pushed over", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
+		h := newServerHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
 		n := h.enrolled("Parse widgets")
 		h.to(n, workflow.InProgress, 4)
 		swap(h, false)
@@ -160,7 +160,7 @@ func TestFlowDocumentsNotRalphs(t *testing.T) {
 	t.Run("forged step commit", func(t *testing.T) {
 		t.Parallel()
 		// A commit that says it is the review's own, left by an interrupted run, but changes the plan too.
-		h := newHarness(t, separate)
+		h := newServerHarness(t, separate)
 		n := h.enrolled("Parse widgets")
 		h.to(n, workflow.PlanInReview, 3)
 		dir := filepath.Join(h.t.TempDir(), "someone")
@@ -190,7 +190,7 @@ func TestFlowDocumentsNotRalphs(t *testing.T) {
 
 	t.Run("rewritten", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, separate)
+		h := newServerHarness(t, separate)
 		n := h.enrolled("Parse widgets")
 		h.to(n, workflow.PlanInReview, 3)
 		swap(h, true)
@@ -216,7 +216,7 @@ func TestFlowDocumentsCrash(t *testing.T) {
 	for _, at := range []string{"after-commit", "after-push", "after-comment"} {
 		t.Run(at, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, separate)
+			h := newServerHarness(t, separate)
 			n := h.enrolled("Parse widgets")
 			h.advance(n) // research
 			crashAt(t, h, at, 1, func() { h.advance(n) })
@@ -249,7 +249,7 @@ func TestFlowDocumentsCrash(t *testing.T) {
 func TestFlowDocumentsBudget(t *testing.T) {
 	t.Parallel()
 	model := agenttest.NewAnthropic(t, "sk-ant-model-key-0123456789", "", "")
-	h := newHarness(t, func(c *config.Config) { separate(c); c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
+	h := newServerHarness(t, func(c *config.Config) { separate(c); c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
 	gatewayOn(h, model.URL)
 	h.eng.Ledger = &fakeLedger{}
 	h.agent.set("research", func(a *agentRun) (agentResult, error) {

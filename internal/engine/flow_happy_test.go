@@ -12,7 +12,6 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -137,7 +136,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	}
 	h.wantState(n, workflow.InReview)
 	rec = h.gh.record(t, n)
-	pr := h.fake.pull(rec.PR)
+	pr := h.gh.pull(rec.PR)
 	if pr == nil || pr.HTMLURL != res.PRURL || rec.PRURL != res.PRURL {
 		t.Fatalf("pull request %d: %+v; Result %q", rec.PR, pr, res.PRURL)
 	}
@@ -155,7 +154,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	if res.State != workflow.InReview || !res.Paused || !strings.Contains(res.Message, "waits for people") {
 		t.Errorf("merge while open: Result = %+v", res)
 	}
-	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.gh.mergePull(rec.PR)
 	res = h.advance(n)
 	if res.Step != workflow.Merge || res.From != workflow.InReview || res.State != workflow.Done || res.Paused || res.Continue {
 		t.Errorf("merge Result = %+v", res)

@@ -30,7 +30,7 @@ func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, engine.Rec
 func TestFlowMergeClosed(t *testing.T) {
 	t.Parallel()
 	h, n, rec := inReview(t, func(c *config.Config) { c.DraftPR = true })
-	if p := h.fake.pull(rec.PR); p == nil || !p.Draft {
+	if p := h.gh.pull(rec.PR); p == nil || !p.Draft {
 		t.Errorf("draft_pr: pull request %+v", p)
 	}
 	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State = "closed" })
@@ -81,7 +81,7 @@ func TestFlowPullClosed(t *testing.T) {
 	if res, err := h.eng.PullClosed(ctx, other, engine.ClosedPull{Number: 1, Head: branch, SameRepo: true}); err != nil || !strings.Contains(res.Message, "not enrolled") {
 		t.Errorf("PullClosed of an issue not enrolled = %+v, %v", res, err)
 	}
-	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.gh.mergePull(rec.PR)
 	res, err := h.eng.PullClosed(ctx, n, engine.ClosedPull{Number: rec.PR, Head: branch, SameRepo: true})
 	if err != nil || res.Step != workflow.Merge || res.State != workflow.Done || res.PRURL != rec.PRURL {
 		t.Errorf("PullClosed = %+v, %v", res, err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -25,9 +24,9 @@ func TestFlowAgentUnavailable(t *testing.T) {
 		t.Errorf("Advance without an agent: %v", err)
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a step that cannot run wrote: %+v", h.fake.calls())
+		t.Errorf("a step that cannot run wrote: %s", h.gh.writes())
 	}
-	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.gh.mergePull(rec.PR)
 	if res := h.advance(n); res.State != workflow.Done {
 		t.Errorf("merge without an agent: Result = %+v", res)
 	}
@@ -36,7 +35,7 @@ func TestFlowAgentUnavailable(t *testing.T) {
 // TestFlowUnlocked: Unlocked takes no lock and runs the step.
 func TestFlowUnlocked(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Research = false })
+	h := newServerHarness(t, func(c *config.Config) { c.Research = false })
 	h.eng.Lock = engine.Unlocked{}
 	n := h.enrolled("Parse widgets")
 	if res := h.advance(n); res.Step != workflow.Plan {
@@ -78,7 +77,7 @@ func TestPermissionAuthorizer(t *testing.T) {
 // terminal filter shows it (^@, its @ made no mention).
 func TestFlowIssueTitleNUL(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse\x00widgets")
 	res := h.advance(n)
 	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {

@@ -14,7 +14,7 @@ import (
 // TestFlowNextPrompt: NextPrompt renders the next step's prompt and writes nothing.
 func TestFlowNextPrompt(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip })
+	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip })
 	ctx := context.Background()
 	n := h.enrolled("Parse widgets")
 	command, source, prompt, err := h.eng.NextPrompt(ctx, n)
@@ -22,7 +22,7 @@ func TestFlowNextPrompt(t *testing.T) {
 		t.Errorf("NextPrompt = %q, %q, %v:\n%s", command, source, err, prompt)
 	}
 	if h.gh.writeCount() != 0 || len(h.agent.commands()) != 0 {
-		t.Errorf("NextPrompt wrote %+v or ran the agent %v", h.fake.calls(), h.agent.commands())
+		t.Errorf("NextPrompt wrote %s or ran the agent %v", h.gh.writes(), h.agent.commands())
 	}
 	h.to(n, workflow.InProgress, 3)
 	command, _, prompt, err = h.eng.NextPrompt(ctx, n)
@@ -42,14 +42,14 @@ func TestFlowNextPrompt(t *testing.T) {
 // reference to another issue, no mention.
 func TestFlowHostileTitle(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
+	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
 	n := h.gh.addIssue("Fixes #2 for @bob GH-3", "", workflow.LabelBuild)
 	res := h.to(n, workflow.InReview, 6)
 	rec := h.gh.record(t, n)
 	if rec.Branch != "ralph/1-fixes-2-for-bob-3" || rec.Slug != engine.Slug("Fixes #2 for @bob GH-3") {
 		t.Errorf("branch %q, slug %q", rec.Branch, rec.Slug)
 	}
-	pr := h.fake.pull(rec.PR)
+	pr := h.gh.pull(rec.PR)
 	if pr.Title != engine.Inert("Fixes #2 for @bob GH-3")+" (#1)" || strings.Contains(pr.Title, "#2") || strings.Contains(pr.Title, "@bob") {
 		t.Errorf("pull request title %q", pr.Title)
 	}

@@ -19,7 +19,7 @@ const securityPath = "thoughts/shared/reviews/" + day + "-GH-0001-parse-widgets-
 // phases of the default plan done.
 func secured(t *testing.T, maxIterations int) (*harness, int) {
 	t.Helper()
-	h := newHarness(t, func(c *config.Config) {
+	h := newServerHarness(t, func(c *config.Config) {
 		c.Review, c.Research, c.SelfReview, c.SecurityReview, c.MaxIterations = config.ReviewSkip, false, true, true, maxIterations
 	})
 	n := h.enrolled("Parse widgets")
@@ -63,7 +63,7 @@ func TestFlowSecurityReviewPasses(t *testing.T) {
 	if res.Step != workflow.PR || res.State != workflow.InReview || res.PRURL == "" {
 		t.Errorf("pr Result = %+v", res)
 	}
-	if pr := h.fake.pull(h.gh.record(t, n).PR); pr == nil || !strings.Contains(pr.Body, securityPath) {
+	if pr := h.gh.pull(h.gh.record(t, n).PR); pr == nil || !strings.Contains(pr.Body, securityPath) {
 		t.Errorf("the pull request %+v does not link the security review", pr)
 	}
 	if diff := cmp.Diff([]string{"plan", "implement", "implement", "self-review", "security-review"}, h.agent.commands()); diff != "" {
@@ -97,7 +97,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	if res := h.advance(n); res.Step != workflow.PR || res.State != workflow.InReview {
 		t.Errorf("pr: Result = %+v", res)
 	}
-	if got := len(h.fake.calls("CreatePull")); got != 1 {
+	if got := h.gh.count("CreatePull"); got != 1 {
 		t.Errorf("CreatePull calls = %d, want 1", got)
 	}
 
@@ -112,7 +112,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	if rec := h.gh.record(t, n); rec.Before != workflow.InProgress || !strings.Contains(rec.Reason, "security review found problems") {
 		t.Errorf("record: before %s, reason %q", rec.Before, rec.Reason)
 	}
-	if len(h.fake.calls("CreatePull")) != 0 {
+	if h.gh.count("CreatePull") != 0 {
 		t.Errorf("a pull request was opened")
 	}
 }

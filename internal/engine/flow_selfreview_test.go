@@ -22,7 +22,7 @@ const selfReviewEvent = workflow.Event("self-review")
 // both phases of the default plan done.
 func phasesDone(t *testing.T, maxIterations int) (*harness, int) {
 	t.Helper()
-	h := newHarness(t, func(c *config.Config) {
+	h := newServerHarness(t, func(c *config.Config) {
 		c.Review, c.Research, c.SelfReview, c.MaxIterations = config.ReviewSkip, false, true, maxIterations
 	})
 	n := h.enrolled("Parse widgets")
@@ -59,7 +59,7 @@ func TestFlowSelfReviewApproved(t *testing.T) {
 	if cs := h.gh.commentsStarting(n, "## Self-Review"); len(cs) != 1 {
 		t.Errorf("self-review comments: %d", len(cs))
 	}
-	if got := len(h.fake.calls("CreatePull")); got != 0 {
+	if got := h.gh.count("CreatePull"); got != 0 {
 		t.Errorf("the self-review's run opened a pull request (%d CreatePull calls)", got)
 	}
 	h.wantState(n, workflow.InProgress)
@@ -76,7 +76,7 @@ func TestFlowSelfReviewApproved(t *testing.T) {
 		t.Errorf("agent runs (-want +got):\n%s", diff)
 	}
 	rec = h.gh.record(t, n)
-	if pr := h.fake.pull(rec.PR); pr == nil || !strings.Contains(pr.Body, selfReviewPath) {
+	if pr := h.gh.pull(rec.PR); pr == nil || !strings.Contains(pr.Body, selfReviewPath) {
 		t.Errorf("pull request %+v does not link the self-review", pr)
 	}
 	if !strings.Contains(h.gh.statusBody(n), "- [x] Self-review") {
@@ -98,7 +98,7 @@ func TestFlowSelfReviewSendsBack(t *testing.T) {
 	if len(rec.Phases) != 3 || !rec.Phases[2].Fix || rec.Phases[2].Title != "Address self-review 1" || rec.Phases[2].SHA != "" || rec.ReviewIterations != 1 {
 		t.Fatalf("phases %+v, review iterations %d", rec.Phases, rec.ReviewIterations)
 	}
-	if got := len(h.fake.calls("CreatePull")); got != 0 {
+	if got := h.gh.count("CreatePull"); got != 0 {
 		t.Errorf("a pull request was opened after NEEDS_ITERATION")
 	}
 
@@ -132,7 +132,7 @@ func TestFlowSelfReviewMaxIterations(t *testing.T) {
 	if rec.Before != workflow.InProgress || rec.Reason != "The self-review sent the change back 1 times (max_iterations: 1)." {
 		t.Errorf("record: before %s, reason %q", rec.Before, rec.Reason)
 	}
-	if len(h.fake.calls("CreatePull")) != 0 {
+	if h.gh.count("CreatePull") != 0 {
 		t.Errorf("a pull request was opened")
 	}
 }
@@ -158,7 +158,7 @@ func TestFlowSelfReviewFails(t *testing.T) {
 // TestFlowSelfReviewOff: with self_review off the pr step opens the pull request directly.
 func TestFlowSelfReviewOff(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Review, c.Research, c.SelfReview = config.ReviewSkip, false, false })
+	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research, c.SelfReview = config.ReviewSkip, false, false })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)

@@ -60,7 +60,7 @@ func TestFlowSplitBounded(t *testing.T) {
 			h.agent.on("triage", writes(splitInto(tt.parts)))
 			n := h.enrolled("Widgets")
 			res := h.advance(n)
-			created := len(h.fake.calls("CreateIssue"))
+			created := h.gh.count("CreateIssue")
 			if !tt.create {
 				if got := h.fake.calls(splitWrites...); len(got) != 0 {
 					t.Errorf("a split of %d parts (split.max %d) wrote %d times: %+v", tt.parts, limit, len(got), got[:min(3, len(got))])
@@ -194,7 +194,7 @@ func TestFlowSplitApprove(t *testing.T) {
 	if got := h.agent.commands(); len(got) != 1 {
 		t.Errorf("agent runs = %v: the approved split ran the agent again", got)
 	}
-	if got := len(h.fake.calls("CreateIssue")); got != 2 {
+	if got := h.gh.count("CreateIssue"); got != 2 {
 		t.Errorf("sub-issues created: %d, want 2", got)
 	}
 }
@@ -274,8 +274,8 @@ func TestFlowSplitForgedParent(t *testing.T) {
 	h.advance(n)
 
 	rec := h.gh.record(t, n)
-	if slices.Contains(rec.Children, planted) || len(h.fake.calls("CreateIssue")) != 2 {
-		t.Fatalf("children %v after %d issues created: the planted #%d was taken for a part", rec.Children, len(h.fake.calls("CreateIssue")), planted)
+	if slices.Contains(rec.Children, planted) || h.gh.count("CreateIssue") != 2 {
+		t.Fatalf("children %v after %d issues created: the planted #%d was taken for a part", rec.Children, h.gh.count("CreateIssue"), planted)
 	}
 	for _, k := range rec.Children {
 		is, err := h.fake.Issue(context.Background(), k)

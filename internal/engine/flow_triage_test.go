@@ -226,13 +226,13 @@ func TestFlowTriageSplitRerun(t *testing.T) {
 	crashAt(t, h, "after-sub-issue", 1, func() { h.advance(n) })
 	h.eng.Checkpoint = nil
 	h.advance(n)
-	if got := len(h.fake.calls("CreateIssue")); got != 2 {
+	if got := h.gh.count("CreateIssue"); got != 2 {
 		t.Errorf("sub-issues created: %d, want 2", got)
 	}
 	if diff := cmp.Diff([]int{n + 1, n + 2}, h.gh.record(t, n).Children); diff != "" {
 		t.Errorf("children (-want +got):\n%s", diff)
 	}
-	if got := len(h.fake.calls("AddSubIssue")); got != 2 {
+	if got := h.gh.count("AddSubIssue"); got != 2 {
 		t.Errorf("AddSubIssue calls: %d, want 2", got)
 	}
 }

@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"fmt"
+	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +32,15 @@ type testHub interface {
 	resetLog()
 	// web is the repository's web page, where the links ralph writes point.
 	web() string
+	// pull is pull request n as GitHub answers it (nil when there is none).
+	pull(n int) *ghapi.PullRequest
+	// mergePull merges pull request n, as a person would.
+	mergePull(n int)
+	// count counts the requests since the last resetLog of one of ralph's GitHub calls: CreatePull,
+	// CreateIssue or AddSubIssue.
+	count(call string) int
+	// writes describes the requests since the last resetLog that could change something, for a message.
+	writes() string
 }
 
 var (
@@ -162,4 +174,54 @@ func recordOf(t *testing.T, n int, status []string) engine.Record {
 		t.Fatalf("#%d: ParseRecord = %v, %v", n, ok, err)
 	}
 	return rec
+}
+
+func (g *hub) pull(n int) *ghapi.PullRequest {
+	for _, p := range g.srv.Pulls() {
+		if p.Number != n {
+			continue
+		}
+		pr := &ghapi.PullRequest{Number: p.Number, Title: p.Title, Body: p.Body, State: p.State, Draft: p.Draft,
+			Merged: p.Merged, User: ghapi.User{Login: p.Author},
+			HTMLURL: fmt.Sprintf("%s/pull/%d", g.web(), p.Number)}
+		pr.Head.Ref, pr.Head.SHA, pr.Base.Ref = p.Head, p.HeadSHA, p.Base
+		return pr
+	}
+	return nil
+}
+
+func (g *hub) mergePull(n int) { g.srv.MergePull(n) }
+
+// callRequests are the requests ghapi.Client makes for the calls count counts.
+var callRequests = map[string]struct {
+	method string
+	path   *regexp.Regexp
+}{
+	"CreatePull":  {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/pulls$`)},
+	"CreateIssue": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues$`)},
+	"AddSubIssue": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/sub_issues$`)},
+}
+
+func (g *hub) count(call string) int {
+	want, ok := callRequests[call]
+	if !ok {
+		panic("hub: count knows no call " + call)
+	}
+	n := 0
+	for _, r := range g.srv.Requests()[g.mark:] {
+		if r.Method == want.method && want.path.MatchString(r.Path) {
+			n++
+		}
+	}
+	return n
+}
+
+func (g *hub) writes() string {
+	var out []string
+	for _, r := range g.srv.Requests()[g.mark:] {
+		if r.Write() {
+			out = append(out, strings.TrimSpace(r.Method+" "+r.Path+" "+r.Operation))
+		}
+	}
+	return strings.Join(out, ", ")
 }
