@@ -127,6 +127,12 @@ func (g *fakeGitHub) mergePull(n int) {
 
 func (g *fakeGitHub) count(call string) int { return len(g.calls(call)) }
 
+func (g *fakeGitHub) failCall(call string, skip, status int) { g.failNth(call, skip, ghError(status)) }
+
+func (g *fakeGitHub) failCallAfter(call string, skip, status int) {
+	g.failAfterNth(call, skip, ghError(status))
+}
+
 func (g *fakeGitHub) writes() string { return fmt.Sprintf("%+v", g.calls()) }
 
 // comment posts a comment as login (not a write of ralph's: it is not logged).

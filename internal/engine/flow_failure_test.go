@@ -56,7 +56,7 @@ func TestFlowStepFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, nil)
+			h := newServerHarness(t, nil)
 			n := h.enrolled("Parse widgets")
 			if tt.at != workflow.ResearchNeeded {
 				h.to(n, tt.at, 4)
@@ -139,7 +139,7 @@ func TestFlowStepFailures(t *testing.T) {
 // different step's failure counts from one.
 func TestFlowFailureCountsResetOnSuccess(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	h.agent.on("research", exits(1, ""), writes(researchDoc))
 	h.agent.on("plan", exits(1, ""))
 	n := h.enrolled("Parse widgets")
@@ -163,7 +163,7 @@ func TestFlowFailureCountsResetOnSuccess(t *testing.T) {
 // step fails, and nothing of ralph's is on the branch.
 func TestFlowPushRefused(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	branch := branchOf(n, "parse-widgets")
 	h.agent.on("research", func(a *agentRun) (agentResult, error) {
@@ -198,12 +198,12 @@ func TestFlowPushRefused(t *testing.T) {
 // with an error, counts nothing, and the next run finishes the step without repeating what was done.
 func TestFlowGitHubErrorMidStep(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	// The attempt is recorded; the plan is committed, pushed and posted; then the status comment cannot
 	// be written.
-	h.fake.failNth("UpdateComment", 1, ghError(502))
+	h.gh.failCall("UpdateComment", 1, 502)
 	res, err := h.eng.Advance(context.Background(), n)
 	if err == nil || stepError(err) != nil || !strings.Contains(err.Error(), "HTTP 502") {
 		t.Fatalf("Advance error = %v, want GitHub's 502", err)
@@ -243,12 +243,12 @@ func TestFlowGitHubErrorMidStep(t *testing.T) {
 func TestFlowCommentLost(t *testing.T) {
 	t.Parallel()
 	for _, after := range []bool{true, false} {
-		h := newHarness(t, nil)
+		h := newServerHarness(t, nil)
 		n := h.enrolled("Parse widgets")
 		if after {
-			h.fake.failAfter("CreateComment", ghError(502))
+			h.gh.failCallAfter("CreateComment", 0, 502)
 		} else {
-			h.fake.fail("CreateComment", ghError(502))
+			h.gh.failCall("CreateComment", 0, 502)
 		}
 		res := h.advance(n)
 		if res.State != workflow.ReadyForPlan {
@@ -268,9 +268,9 @@ func TestFlowCommentLost(t *testing.T) {
 // that starts it), not posted twice.
 func TestFlowStatusCommentLost(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
-	h.fake.failAfterNth("CreateComment", 1, ghError(502)) // the research document, then the status comment
+	h.gh.failCallAfter("CreateComment", 1, 502) // the research document, then the status comment
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}
@@ -284,7 +284,7 @@ func TestFlowStatusCommentLost(t *testing.T) {
 // says so once; a label ralph itself left between two writes is put back silently.
 func TestFlowLabelsRepaired(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewInteractive })
+	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewInteractive })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.PlanInReview, 2)
 
@@ -328,7 +328,7 @@ func TestFlowLabelsRepaired(t *testing.T) {
 // neither believed nor edited.
 func TestFlowForgedRecord(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
 	n := h.enrolled("Parse widgets")
 	forged := engine.RenderStatus(n, engine.Record{State: workflow.InReview, Branch: "main", PR: 1}, h.eng.Config, engine.Links{})

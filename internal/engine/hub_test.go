@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
@@ -41,6 +42,11 @@ type testHub interface {
 	count(call string) int
 	// writes describes the requests since the last resetLog that could change something, for a message.
 	writes() string
+	// failCall makes GitHub answer status to one of ralph's calls (CreateComment, UpdateComment, ...), the one
+	// after the next skip, without doing anything.
+	failCall(call string, skip, status int)
+	// failCallAfter is failCall for a call GitHub does before it answers status (the answer was lost).
+	failCallAfter(call string, skip, status int)
 }
 
 var (
@@ -54,6 +60,17 @@ type hub struct {
 	srv    *githubtest.Server
 	client *ghapi.Client
 	mark   int // the requests before it are forgotten (resetLog)
+
+	mu     sync.Mutex
+	faults []hubFault // what failCall and failCallAfter asked for, in order
+}
+
+// hubFault is one answer of GitHub's a test asked for (failCall, failCallAfter): to the request of call after skip more of them.
+type hubFault struct {
+	call   string
+	skip   int
+	status int
+	after  bool // the request is done first
 }
 
 // newHub starts a test server for octo/widgets whose token writes as ralphAs, and ralph's client of it.
@@ -64,11 +81,62 @@ func newHub(t *testing.T) *hub {
 	c, err := ghapi.New(ghapi.Options{
 		Endpoints: ghapi.Endpoints{API: srv.URL, GraphQL: srv.GraphQLURL, Server: srv.ServerURL},
 		Token:     "test-token", Owner: "octo", Repo: "widgets", Transport: srv.Client().Transport,
+		// One try: an error a test makes GitHub answer reaches the engine as it is (ghapi's tests see its
+		// retries).
+		Retry: ghapi.Retry{Attempts: 1},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &hub{srv: srv, client: c}
+	g := &hub{srv: srv, client: c}
+	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		status := g.fault(r.Method, r.URL.EscapedPath(), false)
+		if status == 0 {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"message": %q}`, http.StatusText(status))
+		return true
+	})
+	srv.ReplaceResponse(func(method, path string, _ int) int { return g.fault(method, path, true) })
+	return g
+}
+
+// fault is the status to answer a request with, from the first fault that matches it (0: none).
+func (g *hub) fault(method, path string, after bool) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, f := range g.faults {
+		want := callRequests[f.call]
+		if f.after != after || method != want.method || !want.path.MatchString(path) {
+			continue
+		}
+		if f.skip > 0 {
+			g.faults[i].skip--
+			return 0
+		}
+		g.faults = slices.Delete(g.faults, i, i+1)
+		return f.status
+	}
+	return 0
+}
+
+func (g *hub) failCall(call string, skip, status int) {
+	g.addFault(hubFault{call, skip, status, false})
+}
+
+func (g *hub) failCallAfter(call string, skip, status int) {
+	g.addFault(hubFault{call, skip, status, true})
+}
+
+func (g *hub) addFault(f hubFault) {
+	if _, ok := callRequests[f.call]; !ok {
+		panic("hub: no request known for call " + f.call)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.faults = append(g.faults, f)
 }
 
 // web is the repository's web page, where the links ralph writes point.
@@ -197,9 +265,11 @@ var callRequests = map[string]struct {
 	method string
 	path   *regexp.Regexp
 }{
-	"CreatePull":  {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/pulls$`)},
-	"CreateIssue": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues$`)},
-	"AddSubIssue": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/sub_issues$`)},
+	"CreatePull":    {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/pulls$`)},
+	"CreateIssue":   {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues$`)},
+	"AddSubIssue":   {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/sub_issues$`)},
+	"CreateComment": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/comments$`)},
+	"UpdateComment": {http.MethodPatch, regexp.MustCompile(`^/repos/octo/widgets/issues/comments/[0-9]+$`)},
 }
 
 func (g *hub) count(call string) int {
