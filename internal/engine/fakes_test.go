@@ -133,6 +133,27 @@ func (g *fakeGitHub) failCallAfter(call string, skip, status int) {
 	g.failAfterNth(call, skip, ghError(status))
 }
 
+func (g *fakeGitHub) refuseComments(refuse func(body string) int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuseEdit = func(body string) error {
+		if code := refuse(body); code != 0 {
+			return ghError(code)
+		}
+		return nil
+	}
+}
+
+func (g *fakeGitHub) closePull(n int) {
+	g.setPull(n, func(p *ghapi.PullRequest) { p.State = "closed" })
+}
+
+func (g *fakeGitHub) pullCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pulls)
+}
+
 func (g *fakeGitHub) writes() string { return fmt.Sprintf("%+v", g.calls()) }
 
 // comment posts a comment as login (not a write of ralph's: it is not logged).

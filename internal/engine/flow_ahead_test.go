@@ -18,17 +18,17 @@ import (
 func refuseOutcomes(h *harness, code int) (on func()) {
 	var mu sync.Mutex
 	armed := false
-	h.fake.refuseEdit = func(body string) error {
+	h.gh.refuseComments(func(body string) int {
 		mu.Lock()
 		defer mu.Unlock()
 		if !armed || !strings.HasPrefix(body, engine.StatusMarker) {
-			return nil
+			return 0
 		}
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt == nil && rec.State != workflow.HumanNeeded {
-			return ghError(code)
+			return code
 		}
-		return nil
-	}
+		return 0
+	})
 	return func() { mu.Lock(); armed = true; mu.Unlock() }
 }
 
@@ -39,7 +39,7 @@ func TestFlowWriteAheadBoundsAgentRuns(t *testing.T) {
 	for _, code := range []int{502, 422} {
 		t.Run(http5xx(code), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, func(c *config.Config) { c.MaxFailures = 2; c.Agent.MaxCost = 0.5 })
+			h := newServerHarness(t, func(c *config.Config) { c.MaxFailures = 2; c.Agent.MaxCost = 0.5 })
 			n := h.enrolled("Parse widgets")
 			refuseOutcomes(h, code)()
 			h.agent.on("research", exits(3, "boom"))
@@ -80,7 +80,7 @@ func TestFlowWriteAheadBoundsAgentRuns(t *testing.T) {
 // and a run whose outcome was never recorded counts it as spent.
 func TestFlowWriteAheadReservesBudget(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 3; c.Agent.MaxCost = 0.5 })
+	h := newServerHarness(t, func(c *config.Config) { c.MaxFailures = 3; c.Agent.MaxCost = 0.5 })
 	n := h.enrolled("Parse widgets")
 	refuseOutcomes(h, 502)()
 	h.agent.on("research", exits(3, "boom"))
@@ -102,14 +102,14 @@ func TestFlowWriteAheadReservesBudget(t *testing.T) {
 // TestFlowWriteAheadRefusedNoAgent: when GitHub does not take the attempt's record, no agent runs.
 func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
-	h.fake.refuseEdit = func(body string) error {
+	h.gh.refuseComments(func(body string) int {
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil {
-			return ghError(422)
+			return 422
 		}
-		return nil
-	}
+		return 0
+	})
 	for range 3 {
 		if _, err := h.eng.Advance(context.Background(), n); err == nil || !strings.Contains(err.Error(), "the agent did not run") {
 			t.Errorf("Advance error = %v, want the attempt's record refused", err)
@@ -124,17 +124,17 @@ func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 // ask for a person, and later runs do not start the agent.
 func TestFlowUnrecordedLabelHolds(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
+	h := newServerHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
 	n := h.enrolled("Parse widgets")
-	h.fake.refuseEdit = func(body string) error {
+	h.gh.refuseComments(func(body string) int {
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil && rec.State == workflow.ResearchNeeded {
-			return nil
+			return 0
 		}
 		if strings.HasPrefix(body, engine.StatusMarker) {
-			return ghError(422)
+			return 422
 		}
-		return nil
-	}
+		return 0
+	})
 	for range 4 {
 		_, _ = h.eng.Advance(context.Background(), n)
 	}
@@ -180,7 +180,7 @@ func TestHostileLongSelfReview(t *testing.T) {
 // phase, and the failure is recorded and counted (the list of refused paths is cut with a count).
 func TestHostileManyRefusedPaths(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 4)
 	h.agent.on("implement", func(a *agentRun) (agentResult, error) {

@@ -7,14 +7,13 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // inReview makes a harness whose issue has its pull request open (review skip, no research, self_review off).
 func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, engine.Record) {
 	t.Helper()
-	h := newHarness(t, func(c *config.Config) {
+	h := newServerHarness(t, func(c *config.Config) {
 		c.Review, c.Research = config.ReviewSkip, false
 		if mod != nil {
 			mod(c)
@@ -33,7 +32,7 @@ func TestFlowMergeClosed(t *testing.T) {
 	if p := h.gh.pull(rec.PR); p == nil || !p.Draft {
 		t.Errorf("draft_pr: pull request %+v", p)
 	}
-	h.fake.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State = "closed" })
+	h.gh.closePull(rec.PR)
 	res := h.advance(n)
 	if res.Step != workflow.Merge || res.State != workflow.HumanNeeded || !res.Paused {
 		t.Errorf("Result = %+v", res)
@@ -96,12 +95,12 @@ func TestFlowPullClosed(t *testing.T) {
 // refusal is for a pull request ralph's own repeated request opened, which is then used.
 func TestFlowPullRequestRefused(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
+	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)
 	h.advance(n)
-	h.fake.fail("CreatePull", ghError(422))
+	h.gh.failCall("CreatePull", 0, 422)
 	res, err := h.eng.Advance(context.Background(), n)
 	if se := stepError(err); se == nil || se.Step != "pr" || se.Reason != "GitHub refused the pull request" {
 		t.Errorf("Advance error = %v", err)
@@ -110,9 +109,9 @@ func TestFlowPullRequestRefused(t *testing.T) {
 		t.Errorf("Result = %+v", res)
 	}
 	// The create went through but its answer was a 422 from a retry: the open pull request is used.
-	h.fake.failAfter("CreatePull", ghError(422))
+	h.gh.failCallAfter("CreatePull", 0, 422)
 	res = h.advance(n)
-	if res.State != workflow.InReview || res.PRURL == "" || len(h.fake.pulls) != 1 {
-		t.Errorf("Result = %+v, pulls %d", res, len(h.fake.pulls))
+	if res.State != workflow.InReview || res.PRURL == "" || h.gh.pullCount() != 1 {
+		t.Errorf("Result = %+v, pulls %d", res, h.gh.pullCount())
 	}
 }

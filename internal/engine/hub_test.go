@@ -1,7 +1,10 @@
 package engine_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -47,6 +50,13 @@ type testHub interface {
 	failCall(call string, skip, status int)
 	// failCallAfter is failCall for a call GitHub does before it answers status (the answer was lost).
 	failCallAfter(call string, skip, status int)
+	// refuseComments makes GitHub answer refuse's status (0: take it) to each comment's creation or edit,
+	// by its body, without making it.
+	refuseComments(refuse func(body string) int)
+	// closePull closes pull request n unmerged, as a person would.
+	closePull(n int)
+	// pullCount counts the repository's pull requests.
+	pullCount() int
 }
 
 var (
@@ -63,6 +73,7 @@ type hub struct {
 
 	mu     sync.Mutex
 	faults []hubFault // what failCall and failCallAfter asked for, in order
+	refuse func(body string) int
 }
 
 // hubFault is one answer of GitHub's a test asked for (failCall, failCallAfter): to the request of call after skip more of them.
@@ -91,6 +102,9 @@ func newHub(t *testing.T) *hub {
 	g := &hub{srv: srv, client: c}
 	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 		status := g.fault(r.Method, r.URL.EscapedPath(), false)
+		if status == 0 {
+			status = g.refused(r)
+		}
 		if status == 0 {
 			return false
 		}
@@ -295,3 +309,43 @@ func (g *hub) writes() string {
 	}
 	return strings.Join(out, ", ")
 }
+
+func (g *hub) refuseComments(refuse func(body string) int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuse = refuse
+}
+
+// refused is refuseComments' answer to r (0: none), which it reads the body of and leaves to the handler.
+func (g *hub) refused(r *http.Request) int {
+	g.mu.Lock()
+	refuse := g.refuse
+	g.mu.Unlock()
+	if refuse == nil {
+		return 0
+	}
+	isComment := false
+	for _, call := range []string{"CreateComment", "UpdateComment"} {
+		want := callRequests[call]
+		isComment = isComment || r.Method == want.method && want.path.MatchString(r.URL.EscapedPath())
+	}
+	if !isComment {
+		return 0
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return http.StatusBadRequest
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	var c struct {
+		Body string `json:"body"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return 0 // the server says what is wrong with it
+	}
+	return refuse(c.Body)
+}
+
+func (g *hub) closePull(n int) { g.srv.ClosePull(n) }
+
+func (g *hub) pullCount() int { return len(g.srv.Pulls()) }
