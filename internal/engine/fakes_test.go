@@ -217,13 +217,6 @@ func (g *fakeGitHub) failNth(method string, skip int, err error) {
 	g.faults[method] = append(g.faults[method], fault{err: err, skip: skip})
 }
 
-// failAfter makes the next call of method do its work and then answer err (the answer was lost).
-func (g *fakeGitHub) failAfter(method string, err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.faults[method] = append(g.faults[method], fault{err: err, after: true})
-}
-
 // failAfterNth is failAfter for the call after the next skip calls of method.
 func (g *fakeGitHub) failAfterNth(method string, skip int, err error) {
 	g.mu.Lock()
