@@ -154,6 +154,18 @@ func (g *fakeGitHub) pullCount() int {
 	return len(g.pulls)
 }
 
+func (g *fakeGitHub) labelBuildBy(n int, actor string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.labeler[n] = actor
+}
+
+func (g *fakeGitHub) nodeID(n int) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.issues[n].NodeID
+}
+
 func (g *fakeGitHub) writes() string { return fmt.Sprintf("%+v", g.calls()) }
 
 // comment posts a comment as login (not a write of ralph's: it is not logged).

@@ -14,7 +14,7 @@ import (
 // gets one polite comment and nothing runs.
 func TestFlowPersonPermissions(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	auth := &fakeAuth{allowed: map[string]bool{"alice": true}}
 	h.eng.Auth = auth
 	ctx := context.Background()
@@ -76,7 +76,7 @@ func TestFlowPersonPermissions(t *testing.T) {
 // TestFlowStatus: Status refreshes the status comment and replies with a link to it.
 func TestFlowStatus(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	ctx := context.Background()
 	n := h.enrolled("Parse widgets")
 	var ie *engine.InputError
@@ -88,7 +88,7 @@ func TestFlowStatus(t *testing.T) {
 	if err != nil || rec.State != workflow.ReadyForPlan || rec.Branch != branchOf(n, "parse-widgets") {
 		t.Fatalf("Status = %+v, %v", rec, err)
 	}
-	replies := h.gh.commentsStarting(n, "ralph: #1 is **Ready for Plan**. Details: "+repoURL+"/issues/1#issuecomment-")
+	replies := h.gh.commentsStarting(n, "ralph: #1 is **Ready for Plan**. Details: "+h.gh.web()+"/issues/1#issuecomment-")
 	if len(replies) != 1 {
 		t.Errorf("replies: %q", replies)
 	}
@@ -105,14 +105,12 @@ func TestFlowStatus(t *testing.T) {
 // itself; once a writer added the label again, it says ralph goes on.
 func TestFlowStatusUnowned(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	ctx := context.Background()
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
-	h.fake.mu.Lock()
-	h.fake.labeler[n] = "mallory"
-	h.fake.mu.Unlock()
+	h.gh.labelBuildBy(n, "mallory")
 	if _, err := h.eng.Status(ctx, n, false); err != nil {
 		t.Fatal(err)
 	}
@@ -125,9 +123,7 @@ func TestFlowStatusUnowned(t *testing.T) {
 	if strings.Contains(body, "on its own") {
 		t.Errorf("status comment of an issue no sweep takes says ralph goes on by itself:\n%s", body)
 	}
-	h.fake.mu.Lock()
-	h.fake.labeler[n] = "alice"
-	h.fake.mu.Unlock()
+	h.gh.labelBuildBy(n, "alice")
 	if _, err := h.eng.Status(ctx, n, false); err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +135,17 @@ func TestFlowStatusUnowned(t *testing.T) {
 // TestFlowOnState: OnState hears of every state change; its error is a warning, never a failure.
 func TestFlowOnState(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	var seen []workflow.State
-	h.eng.OnState = func(_ context.Context, node string, n int, to workflow.State) error {
-		if node != "I_1" || n != 1 {
-			t.Errorf("OnState(%q, %d)", node, n)
+	n := h.enrolled("Parse widgets")
+	node := h.gh.nodeID(n)
+	h.eng.OnState = func(_ context.Context, gotNode string, got int, to workflow.State) error {
+		if gotNode != node || got != n {
+			t.Errorf("OnState(%q, %d), want (%q, %d)", gotNode, got, node, n)
 		}
 		seen = append(seen, to)
 		return errors.New("project board unavailable")
 	}
-	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	if len(seen) != 2 || seen[0] != workflow.ResearchInProgress || seen[1] != workflow.ReadyForPlan {
 		t.Errorf("OnState saw %v", seen)

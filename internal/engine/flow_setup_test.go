@@ -33,8 +33,9 @@ const day = "2026-03-04"
 type harness struct {
 	t      *testing.T
 	gh     testHub
-	fake   *fakeGitHub // the hand-written fake, for the tests not yet on the test server; nil with hub
-	hub    *hub        // the GitHub test server, for the tests moved to it; nil with fake
+	fake   *fakeGitHub   // the hand-written fake, for the tests not yet on the test server; nil with hub
+	hub    *hub          // the GitHub test server, for the tests moved to it; nil with fake
+	lister engine.Lister // what the sweep reads of GitHub: the engine's client of it
 	agent  *fakeAgent
 	lock   *fakeLocker
 	log    *fakeLog
@@ -75,10 +76,10 @@ func buildHarness(t *testing.T, mod func(c *config.Config), server *hub) *harnes
 	}
 	var github engine.GitHub
 	if server != nil {
-		h.gh, h.hub, h.origin, github = server, server, server.srv.BareRepo, server.client
+		h.gh, h.hub, h.origin, github, h.lister = server, server, server.srv.BareRepo, server.client, server.client
 	} else {
 		h.fake = newFakeGitHub()
-		h.gh, github = h.fake, h.fake
+		h.gh, github, h.lister = h.fake, h.fake, h.fake
 	}
 	seed, checkout := filepath.Join(root, "seed"), filepath.Join(root, "checkout")
 	if server == nil {

@@ -20,7 +20,7 @@ import (
 // anyway, and deletes the mark. A run that holds the issue goes on with it: nothing is marked then.
 func TestFlowLostDispatch(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	ctx := context.Background()
 	older := h.enrolled("Parse gadgets") // ready, and older: a sweep's oldest-first order picks it first
 	n := h.enrolled("Parse widgets")
@@ -53,7 +53,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		}
 		return out, err
 	}}
-	sw, err := engine.SweepCandidates(ctx, h.fake, h.eng.Config, opts)
+	sw, err := engine.SweepCandidates(ctx, h.lister, h.eng.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		t.Errorf("sweep picked %v (waited %v), want [%d] before the older #%d", sw.Picked, sw.Waited, n, older)
 	}
 	opts.Waiting = nil
-	if sw, _ := engine.SweepCandidates(ctx, h.fake, h.eng.Config, opts); !cmp.Equal(sw.Picked, []int{older}) {
+	if sw, _ := engine.SweepCandidates(ctx, h.lister, h.eng.Config, opts); !cmp.Equal(sw.Picked, []int{older}) {
 		t.Errorf("without the marks the sweep picked %v, want the older #%d (the test's premise)", sw.Picked, older)
 	}
 
@@ -109,7 +109,7 @@ func TestFlowLostDispatch(t *testing.T) {
 // TestFlowLostFinish: the lost run was to finish a step GitHub failed: the record names that step.
 func TestFlowLostFinish(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Research = false })
+	h := newServerHarness(t, func(c *config.Config) { c.Research = false })
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // plan: Plan in Review
 	if waits, err := h.eng.Lost(context.Background(), n, workflow.Plan, true); err != nil || !waits {
@@ -127,7 +127,7 @@ func TestFlowLostFinish(t *testing.T) {
 // lost dispatch leaves neither the record's waiting nor a mark.
 func TestFlowLostAtGate(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *config.Config) { c.Research, c.Review = false, config.ReviewInteractive })
+	h := newServerHarness(t, func(c *config.Config) { c.Research, c.Review = false, config.ReviewInteractive })
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // plan: Plan in Review, for a person
 	if waits, err := h.eng.Lost(context.Background(), n, "", false); err != nil || waits {

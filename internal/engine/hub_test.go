@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,6 +58,10 @@ type testHub interface {
 	closePull(n int)
 	// pullCount counts the repository's pull requests.
 	pullCount() int
+	// nodeID is issue n's GraphQL node id.
+	nodeID(n int) string
+	// labelBuildBy makes actor the one who last added ralph:build to issue n.
+	labelBuildBy(n int, actor string)
 }
 
 var (
@@ -349,3 +354,18 @@ func (g *hub) refused(r *http.Request) int {
 func (g *hub) closePull(n int) { g.srv.ClosePull(n) }
 
 func (g *hub) pullCount() int { return len(g.srv.Pulls()) }
+
+func (g *hub) labelBuildBy(n int, actor string) {
+	if slices.Contains(g.srv.Labels(n), workflow.LabelBuild) {
+		g.srv.RemoveLabel(n, workflow.LabelBuild, actor)
+	}
+	g.srv.AddLabel(n, workflow.LabelBuild, actor)
+}
+
+func (g *hub) nodeID(n int) string {
+	is, err := g.client.Issue(context.Background(), n)
+	if err != nil {
+		panic(fmt.Sprintf("hub: issue #%d: %v", n, err))
+	}
+	return is.NodeID
+}
