@@ -166,6 +166,16 @@ func (g *fakeGitHub) nodeID(n int) string {
 	return g.issues[n].NodeID
 }
 
+func (g *fakeGitHub) enrolledPull(title string) int {
+	n := g.addIssue(title, "", workflow.LabelBuild)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.issues[n].PullRequest = &struct {
+		URL string `json:"url"`
+	}{URL: "x"}
+	return n
+}
+
 func (g *fakeGitHub) writes() string { return fmt.Sprintf("%+v", g.calls()) }
 
 // comment posts a comment as login (not a write of ralph's: it is not logged).

@@ -19,7 +19,7 @@ import (
 // step leaves: the state, the Result, the commits on the branch, the comments and the record.
 func TestFlowEndToEnd(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	branch := branchOf(n, "parse-widgets")
 	researchPath := "thoughts/shared/research/" + day + "-GH-0001-parse-widgets.md"
@@ -45,11 +45,11 @@ func TestFlowEndToEnd(t *testing.T) {
 		t.Errorf("research environment = %v", inv.Env)
 	}
 	docs := h.gh.commentsStarting(n, "## Research Document")
-	if len(docs) != 1 || !strings.Contains(docs[0], repoURL+"/blob/"+branch+"/"+researchPath) || !strings.Contains(docs[0], "The widget lives in widget.go.") {
+	if len(docs) != 1 || !strings.Contains(docs[0], h.gh.web()+"/blob/"+branch+"/"+researchPath) || !strings.Contains(docs[0], "The widget lives in widget.go.") {
 		t.Errorf("research comments = %q", docs)
 	}
 	rec := h.gh.record(t, n)
-	if a := rec.Artifacts["research"]; a.Path != researchPath || a.URL != repoURL+"/blob/"+branch+"/"+researchPath || !strings.Contains(a.Comment, "#issuecomment-") {
+	if a := rec.Artifacts["research"]; a.Path != researchPath || a.URL != h.gh.web()+"/blob/"+branch+"/"+researchPath || !strings.Contains(a.Comment, "#issuecomment-") {
 		t.Errorf("research artifact = %+v", a)
 	}
 	if rec.Branch != branch || rec.Base != "main" || rec.Date != day || rec.Slug != "parse-widgets" {
@@ -172,7 +172,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	for _, s := range []string{
 		"## ralph: Done", "- [x] Research", "- [x] Plan", "- [x] Plan review (auto)", "- [x] Implementation (2 of 2 phases)",
 		"- [x] Pull request", "- [x] Merged", "### Phases (2 of 2 done)", "- [x] Phase 1: Add the parser — " + rec.Phases[0].SHA[:7],
-		"Branch: [`" + branch + "`](" + repoURL + "/tree/" + branch + ")", "Pull request: #", "Nothing: the work is merged.",
+		"Branch: [`" + branch + "`](" + h.gh.web() + "/tree/" + branch + ")", "Pull request: #", "Nothing: the work is merged.",
 		"```mermaid", "[2026-03-04 10:00 UTC](" + repoURL + "/actions/runs/77): **done** — merge: In Review → Done",
 	} {
 		if !strings.Contains(body, s) {
@@ -213,7 +213,7 @@ func TestFlowEnrollment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, tt.mod)
+			h := newServerHarness(t, tt.mod)
 			if got := engine.FirstState(h.eng.Config); got != tt.from {
 				t.Errorf("FirstState = %s, want %s", got, tt.from)
 			}
@@ -234,7 +234,7 @@ func TestFlowEnrollment(t *testing.T) {
 
 	t.Run("not enrolled", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, nil)
+		h := newServerHarness(t, nil)
 		n := h.gh.addIssue("Plain", "")
 		if _, err := h.eng.Advance(context.Background(), n); !errors.Is(err, engine.ErrNotEnrolled) {
 			t.Errorf("Advance of an issue without ralph:build: %v, want ErrNotEnrolled", err)
@@ -245,13 +245,13 @@ func TestFlowEnrollment(t *testing.T) {
 			t.Errorf("Advance of an issue with only a state label: %v, want ErrNotEnrolled", err)
 		}
 		if h.gh.writeCount() != 0 || len(h.agent.commands()) != 0 {
-			t.Errorf("writes %v, agent runs %v", h.fake.calls(), h.agent.commands())
+			t.Errorf("writes %s, agent runs %v", h.gh.writes(), h.agent.commands())
 		}
 	})
 
 	t.Run("bad input", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, nil)
+		h := newServerHarness(t, nil)
 		var ie *engine.InputError
 		if _, err := h.eng.Advance(context.Background(), 0); !errors.As(err, &ie) {
 			t.Errorf("Advance(0) = %v, want an InputError", err)
@@ -259,16 +259,11 @@ func TestFlowEnrollment(t *testing.T) {
 		if _, err := h.eng.Advance(context.Background(), 42); !errors.As(err, &ie) || !strings.Contains(err.Error(), "does not exist") {
 			t.Errorf("Advance(42) = %v, want an InputError", err)
 		}
-		n := h.enrolled("A pull request")
-		h.fake.mu.Lock()
-		h.fake.issues[n].PullRequest = &struct {
-			URL string `json:"url"`
-		}{URL: "x"}
-		h.fake.mu.Unlock()
+		n := h.gh.enrolledPull("A pull request")
 		if _, err := h.eng.Advance(context.Background(), n); !errors.As(err, &ie) || !strings.Contains(err.Error(), "pull request") {
 			t.Errorf("Advance of a pull request = %v, want an InputError", err)
 		}
-		h.fake.fail("Issue", ghError(502))
+		h.gh.failCall("IssueWithComments", 0, 502)
 		if _, err := h.eng.Advance(context.Background(), n); err == nil || errors.As(err, &ie) {
 			t.Errorf("Advance when GitHub answers 502 = %v, want a plain error", err)
 		}
@@ -276,7 +271,7 @@ func TestFlowEnrollment(t *testing.T) {
 
 	t.Run("two state labels and no record", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, nil)
+		h := newServerHarness(t, nil)
 		n := h.gh.addIssue("Confused", "", workflow.LabelBuild, workflow.ReadyForPlan.Label(), workflow.InProgress.Label())
 		res := h.advance(n)
 		if res.State != workflow.HumanNeeded || !res.Paused {
@@ -295,7 +290,7 @@ func TestFlowEnrollment(t *testing.T) {
 // TestFlowDryRun: a dry run says what it would do and writes nothing, on GitHub or on the branch.
 func TestFlowDryRun(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.eng.DryRun = true
 	res := h.advance(n)
@@ -307,7 +302,7 @@ func TestFlowDryRun(t *testing.T) {
 		t.Errorf("dry-run Approve of an issue not enrolled: no error")
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a dry run wrote: %+v", h.fake.calls())
+		t.Errorf("a dry run wrote: %s", h.gh.writes())
 	}
 	if len(h.agent.commands()) != 0 || h.branchExists(branchOf(n, "parse-widgets")) || len(h.lock.acquired) != 0 {
 		t.Errorf("a dry run ran the agent %v, pushed, or locked %v", h.agent.commands(), h.lock.acquired)
@@ -331,7 +326,7 @@ func TestFlowDryRun(t *testing.T) {
 		t.Errorf("dry-run Retry: %v", err)
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a dry run wrote: %+v", h.fake.calls())
+		t.Errorf("a dry run wrote: %s", h.gh.writes())
 	}
 	if got := h.gh.stateLabels(n); !slices.Equal(got, []workflow.State{workflow.Done}) {
 		t.Errorf("a dry run repaired the labels: %v", got)
@@ -341,7 +336,7 @@ func TestFlowDryRun(t *testing.T) {
 // TestFlowClosedIssue: a closed issue takes no step until it is reopened.
 func TestFlowClosedIssue(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.gh.close(n, "completed")
@@ -357,7 +352,7 @@ func TestFlowClosedIssue(t *testing.T) {
 // TestFlowHeld: an issue another run holds is left alone, and the Result says so.
 func TestFlowHeld(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, nil)
+	h := newServerHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.lock.held = map[int]string{n: "Actions run 99"}
@@ -367,7 +362,7 @@ func TestFlowHeld(t *testing.T) {
 		t.Errorf("Result = %+v", res)
 	}
 	if h.gh.writeCount() != 0 || len(h.agent.commands()) != 1 {
-		t.Errorf("a held issue was changed: %+v, agent %v", h.fake.calls(), h.agent.commands())
+		t.Errorf("a held issue was changed: %s, agent %v", h.gh.writes(), h.agent.commands())
 	}
 	if _, err := h.eng.Retry(context.Background(), n, "alice"); err == nil || !strings.Contains(err.Error(), "held by") {
 		t.Errorf("Retry of a held issue: %v", err)

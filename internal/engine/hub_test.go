@@ -58,6 +58,8 @@ type testHub interface {
 	closePull(n int)
 	// pullCount counts the repository's pull requests.
 	pullCount() int
+	// enrolledPull opens a pull request carrying ralph:build, as a person would, and returns its number.
+	enrolledPull(title string) int
 	// nodeID is issue n's GraphQL node id.
 	nodeID(n int) string
 	// labelBuildBy makes actor the one who last added ralph:build to issue n.
@@ -289,6 +291,8 @@ var callRequests = map[string]struct {
 	"AddSubIssue":   {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/sub_issues$`)},
 	"CreateComment": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/comments$`)},
 	"UpdateComment": {http.MethodPatch, regexp.MustCompile(`^/repos/octo/widgets/issues/comments/[0-9]+$`)},
+	// IssueWithComments is one GraphQL query.
+	"IssueWithComments": {http.MethodPost, regexp.MustCompile(`^/graphql$`)},
 }
 
 func (g *hub) count(call string) int {
@@ -368,4 +372,14 @@ func (g *hub) nodeID(n int) string {
 		panic(fmt.Sprintf("hub: issue #%d: %v", n, err))
 	}
 	return is.NodeID
+}
+
+func (g *hub) enrolledPull(title string) int {
+	g.srv.PushCommit("feature", "alice", title, map[string]string{"feature.txt": "a feature\n"})
+	pr, err := g.client.CreatePull(context.Background(), ghapi.NewPull{Title: title, Head: "feature", Base: "main"})
+	if err != nil {
+		panic(fmt.Sprintf("hub: open a pull request: %v", err))
+	}
+	g.srv.AddLabel(pr.Number, workflow.LabelBuild, "alice")
+	return pr.Number
 }
