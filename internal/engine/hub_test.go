@@ -383,3 +383,14 @@ func (g *hub) enrolledPull(title string) int {
 	g.srv.AddLabel(pr.Number, workflow.LabelBuild, "alice")
 	return pr.Number
 }
+
+// readWithRoleOf lists the logins whose role on the repository ralph's GraphQL queries asked for.
+func (g *hub) readWithRoleOf() []string {
+	var out []string
+	for _, r := range g.srv.GraphQLRequests() {
+		if login, ok := r.Variables["login"].(string); ok && strings.Contains(r.Query, "collaborators(login: $login") {
+			out = append(out, login)
+		}
+	}
+	return out
+}
