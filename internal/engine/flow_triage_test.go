@@ -36,7 +36,7 @@ func TestFlowTriageDecisions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.decision, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, func(c *config.Config) { c.Triage, c.Research = true, tt.research })
+			h := newServerHarness(t, func(c *config.Config) { c.Triage, c.Research = true, tt.research })
 			h.agent.on("triage", writes("Thoughts.\n\n**DECISION: "+tt.decision+"**\n"))
 			n := h.enrolled("Parse widgets")
 			res := h.advance(n)
@@ -82,7 +82,7 @@ func TestFlowTriageFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, triageOn)
+			h := newServerHarness(t, triageOn)
 			h.agent.on("triage", tt.do)
 			n := h.enrolled("Parse widgets")
 			res, err := h.eng.Advance(context.Background(), n)
@@ -120,7 +120,7 @@ not part of the sub-issue
 // the first; the parent then follows its sub-issues to Done.
 func TestFlowTriageSplit(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, triageOn)
+	h := newServerHarness(t, triageOn)
 	h.agent.on("triage", writes(splitDoc), writes("DECISION: research\n"))
 	n := h.enrolled("Widgets")
 	res := h.advance(n)
@@ -140,17 +140,22 @@ func TestFlowTriageSplit(t *testing.T) {
 	}
 	for i, want := range []string{"Parse widgets", "Wire widgets"} {
 		k := n + 1 + i
-		is, err := h.fake.Issue(context.Background(), k)
-		if err != nil || is.Title != want || !strings.Contains(is.Body, "<!-- ralph:parent 1 part "+string(rune('1'+i))+" -->") || !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
-			t.Errorf("sub-issue #%d = %+v, %v", k, is, err)
+		is := h.hub.srv.Issue(k)
+		if is.Title != want || is.Author != ralphAs || !strings.Contains(is.Body, "<!-- ralph:parent 1 part "+string(rune('1'+i))+" -->") || !slices.Contains(is.Labels, workflow.LabelBuild) {
+			t.Errorf("sub-issue #%d = %+v", k, is)
 		}
 		if strings.Contains(is.Body, "Blocked by") || strings.Contains(is.Body, "not part of") {
 			t.Errorf("sub-issue #%d body = %q", k, is.Body)
 		}
 	}
-	if diff := cmp.Diff([]call{{Method: "AddSubIssue", Issue: n, Arg: "2"}, {Method: "AddSubIssue", Issue: n, Arg: "3"}, {Method: "AddBlockedBy", Issue: b, Arg: "2"}},
-		h.fake.calls("AddSubIssue", "AddBlockedBy")); diff != "" {
-		t.Errorf("links (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]int{a, b}, h.hub.srv.SubIssues(n)); diff != "" {
+		t.Errorf("sub-issues (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{a}, h.hub.srv.BlockedBy(b)); diff != "" {
+		t.Errorf("#%d blocked by (-want +got):\n%s", b, diff)
+	}
+	if diff := cmp.Diff([]int(nil), h.hub.srv.BlockedBy(a)); diff != "" {
+		t.Errorf("#%d blocked by (-want +got):\n%s", a, diff)
 	}
 	if !strings.Contains(h.gh.statusBody(n), "### Sub-issues") {
 		t.Errorf("status comment has no sub-issues:\n%s", h.gh.statusBody(n))
@@ -201,7 +206,7 @@ func TestFlowTriageSplit(t *testing.T) {
 // TestFlowTriageSplitInReview: a parent whose sub-issues are all In Review (by their records) is In Review.
 func TestFlowTriageSplitInReview(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, triageOn)
+	h := newServerHarness(t, triageOn)
 	h.agent.on("triage", writes(splitDoc))
 	n := h.enrolled("Widgets")
 	h.advance(n)
@@ -220,7 +225,7 @@ func TestFlowTriageSplitInReview(t *testing.T) {
 // TestFlowTriageSplitRerun: a split that stopped after creating its first sub-issue creates only the rest.
 func TestFlowTriageSplitRerun(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, triageOn)
+	h := newServerHarness(t, triageOn)
 	h.agent.on("triage", writes(splitDoc))
 	n := h.enrolled("Widgets")
 	crashAt(t, h, "after-sub-issue", 1, func() { h.advance(n) })
