@@ -176,6 +176,38 @@ func (g *fakeGitHub) enrolledPull(title string) int {
 	return n
 }
 
+func (g *fakeGitHub) callsOf(calls ...string) []string {
+	var out []string
+	for _, c := range g.calls(calls...) {
+		out = append(out, fmt.Sprintf("%+v", c))
+	}
+	return out
+}
+
+func (g *fakeGitHub) issue(n int) ghapi.Issue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return *g.issues[n]
+}
+
+func (g *fakeGitHub) issueBy(author, title, body string, labels ...string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.addIssueLocked(title, body, author, labels)
+}
+
+func (g *fakeGitHub) editComment(id int64, body string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for n, cs := range g.comments {
+		for i := range cs {
+			if cs[i].ID == id {
+				g.comments[n][i].Body = body
+			}
+		}
+	}
+}
+
 func (g *fakeGitHub) writes() string { return fmt.Sprintf("%+v", g.calls()) }
 
 // comment posts a comment as login (not a write of ralph's: it is not logged).

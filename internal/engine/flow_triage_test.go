@@ -154,6 +154,10 @@ func TestFlowTriageSplit(t *testing.T) {
 	if diff := cmp.Diff([]int{a}, h.hub.srv.BlockedBy(b)); diff != "" {
 		t.Errorf("#%d blocked by (-want +got):\n%s", b, diff)
 	}
+	// What the split tests count of ralph's requests is what it sent (hub.callsOf).
+	if got := h.gh.callsOf(splitWrites...); len(got) != 5 {
+		t.Errorf("the split's writes as the hub counts them: %v, want 2 issues, 2 sub-issue links, 1 dependency", got)
+	}
 	if diff := cmp.Diff([]int(nil), h.hub.srv.BlockedBy(a)); diff != "" {
 		t.Errorf("#%d blocked by (-want +got):\n%s", a, diff)
 	}

@@ -42,8 +42,16 @@ type testHub interface {
 	// mergePull merges pull request n, as a person would.
 	mergePull(n int)
 	// count counts the requests since the last resetLog of one of ralph's GitHub calls: CreatePull,
-	// CreateIssue or AddSubIssue.
+	// CreateIssue, AddSubIssue or AddBlockedBy.
 	count(call string) int
+	// callsOf describes the requests since the last resetLog of ralph's calls named, for a message.
+	callsOf(calls ...string) []string
+	// issue is issue n as GitHub answers it.
+	issue(n int) ghapi.Issue
+	// issueBy opens an issue by author, with labels.
+	issueBy(author, title, body string, labels ...string) int
+	// editComment changes comment id's body, as its author would.
+	editComment(id int64, body string)
 	// writes describes the requests since the last resetLog that could change something, for a message.
 	writes() string
 	// failCall makes GitHub answer status to one of ralph's calls (CreateComment, UpdateComment, ...), the one
@@ -286,6 +294,7 @@ var callRequests = map[string]struct {
 	"AddSubIssue":   {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/sub_issues$`)},
 	"CreateComment": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/comments$`)},
 	"UpdateComment": {http.MethodPatch, regexp.MustCompile(`^/repos/octo/widgets/issues/comments/[0-9]+$`)},
+	"AddBlockedBy":  {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/dependencies/blocked_by$`)},
 	// IssueWithComments is one GraphQL query.
 	"IssueWithComments": {http.MethodPost, regexp.MustCompile(`^/graphql$`)},
 }
@@ -389,3 +398,35 @@ func (g *hub) readWithRoleOf() []string {
 	}
 	return out
 }
+
+func (g *hub) callsOf(calls ...string) []string {
+	var out []string
+	for _, r := range g.srv.Requests()[g.mark:] {
+		for _, call := range calls {
+			want, ok := callRequests[call]
+			if !ok {
+				panic("hub: no request known for call " + call)
+			}
+			if r.Method == want.method && want.path.MatchString(r.Path) {
+				out = append(out, call+" "+r.Path)
+			}
+		}
+	}
+	return out
+}
+
+func (g *hub) issue(n int) ghapi.Issue {
+	is := g.srv.Issue(n)
+	out := ghapi.Issue{Number: is.Number, Title: is.Title, Body: is.Body, State: is.State, StateReason: is.StateReason,
+		User: ghapi.User{Login: is.Author}}
+	for _, l := range is.Labels {
+		out.Labels = append(out.Labels, ghapi.Label{Name: l})
+	}
+	return out
+}
+
+func (g *hub) issueBy(author, title, body string, labels ...string) int {
+	return g.srv.CreateIssue(author, title, body, labels...)
+}
+
+func (g *hub) editComment(id int64, body string) { g.srv.EditComment(id, body) }
