@@ -26,7 +26,7 @@ func TestFlowAct(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewInteractive, false })
+			h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewInteractive, false })
 			n := h.enrolled("Parse widgets")
 			h.to(n, workflow.PlanInReview, 4)
 			before := len(h.agent.commands())
@@ -52,7 +52,7 @@ func TestFlowAct(t *testing.T) {
 	}
 	t.Run("not a person's command", func(t *testing.T) {
 		t.Parallel()
-		h := newServerHarness(t, nil)
+		h := newHarness(t, nil)
 		var ie *engine.InputError
 		if _, _, err := h.eng.Act(ctx, engine.Command{Action: engine.ActEnroll, Issue: 1, Login: "alice"}); !errors.As(err, &ie) {
 			t.Errorf("Act(enroll) = %v, want an InputError", err)

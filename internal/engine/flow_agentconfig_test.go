@@ -27,7 +27,7 @@ func TestFlowPhaseWritingAgentConfigRefused(t *testing.T) {
 	} {
 		t.Run(tt.preset+" "+tt.path, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, func(c *config.Config) {
+			h := newHarness(t, func(c *config.Config) {
 				c.Agent.Preset = tt.preset
 				c.ProtectedPaths = []string{}
 				c.Gateway.Enabled = false // the fake agent calls no model

@@ -39,7 +39,7 @@ func TestFlowWriteAheadBoundsAgentRuns(t *testing.T) {
 	for _, code := range []int{502, 422} {
 		t.Run(http5xx(code), func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, func(c *config.Config) { c.MaxFailures = 2; c.Agent.MaxCost = 0.5 })
+			h := newHarness(t, func(c *config.Config) { c.MaxFailures = 2; c.Agent.MaxCost = 0.5 })
 			n := h.enrolled("Parse widgets")
 			refuseOutcomes(h, code)()
 			h.agent.on("research", exits(3, "boom"))
@@ -80,7 +80,7 @@ func TestFlowWriteAheadBoundsAgentRuns(t *testing.T) {
 // and a run whose outcome was never recorded counts it as spent.
 func TestFlowWriteAheadReservesBudget(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.MaxFailures = 3; c.Agent.MaxCost = 0.5 })
+	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 3; c.Agent.MaxCost = 0.5 })
 	n := h.enrolled("Parse widgets")
 	refuseOutcomes(h, 502)()
 	h.agent.on("research", exits(3, "boom"))
@@ -102,7 +102,7 @@ func TestFlowWriteAheadReservesBudget(t *testing.T) {
 // TestFlowWriteAheadRefusedNoAgent: when GitHub does not take the attempt's record, no agent runs.
 func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.gh.refuseComments(func(body string) int {
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil {
@@ -124,7 +124,7 @@ func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 // ask for a person, and later runs do not start the agent.
 func TestFlowUnrecordedLabelHolds(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
+	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
 	n := h.enrolled("Parse widgets")
 	h.gh.refuseComments(func(body string) int {
 		if rec, ok, err := engine.ParseRecord(body); err == nil && ok && rec.Attempt != nil && rec.State == workflow.ResearchNeeded {
@@ -180,7 +180,7 @@ func TestHostileLongSelfReview(t *testing.T) {
 // phase, and the failure is recorded and counted (the list of refused paths is cut with a count).
 func TestHostileManyRefusedPaths(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 4)
 	h.agent.on("implement", func(a *agentRun) (agentResult, error) {

@@ -18,7 +18,7 @@ import (
 // status comment with the budgets.
 func TestFlowUsage(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Budget.Issue = 5; c.Agent.MaxCost = 1.5; c.Agent.MaxTokens = 20000 })
+	h := newHarness(t, func(c *config.Config) { c.Budget.Issue = 5; c.Agent.MaxCost = 1.5; c.Agent.MaxTokens = 20000 })
 	h.agent.set("research", func(a *agentRun) (agentResult, error) {
 		a.artifact(researchDoc)
 		return agentResult{Usage: &agent.Usage{Turns: 3, InputTokens: 1200, CacheReadTokens: 200, OutputTokens: 300, CostUSD: 0.25, Model: "model-a"}}, nil
@@ -55,7 +55,7 @@ func TestFlowUsage(t *testing.T) {
 // counts; a missing one fails the step, and the failure says the turn limit is the likely cause.
 func TestFlowTurnLimit(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Agent.MaxTurns = 7 })
+	h := newHarness(t, func(c *config.Config) { c.Agent.MaxTurns = 7 })
 	limited := func(doc string) behaviour {
 		return func(a *agentRun) (agentResult, error) {
 			if doc != "" {
@@ -91,7 +91,7 @@ func (e errFixed) Error() string { return string(e) }
 // TestFlowOverCost: an agent stopped for going over agent.max_cost (as it reported it) fails its step.
 func TestFlowOverCost(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Agent.MaxCost = 1 })
+	h := newHarness(t, func(c *config.Config) { c.Agent.MaxCost = 1 })
 	h.agent.set("research", func(*agentRun) (agentResult, error) {
 		return agentResult{ExitCode: -1, Usage: &agent.Usage{CostUSD: 1.2, OverBudget: true}}, agentErr
 	})
@@ -112,7 +112,7 @@ func gatewayOn(h *harness, upstream string) {
 // person is needed; without its key or its ledger the gateway cannot run the step.
 func TestFlowBudgetSpentBefore(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Budget.Day = 1 })
+	h := newHarness(t, func(c *config.Config) { c.Budget.Day = 1 })
 	gatewayOn(h, "")
 	h.eng.Ledger = &fakeLedger{day: ledger.Day{Date: day, CostUSD: 2}}
 	n := h.enrolled("Parse widgets")
@@ -133,7 +133,7 @@ func TestFlowBudgetSpentBefore(t *testing.T) {
 	}
 
 	// No ledger: the day's spending cannot be read.
-	h2 := newServerHarness(t, func(c *config.Config) { c.Budget.Day = 1 })
+	h2 := newHarness(t, func(c *config.Config) { c.Budget.Day = 1 })
 	gatewayOn(h2, "")
 	m := h2.enrolled("Parse widgets")
 	if _, err := h2.eng.Advance(context.Background(), m); stepError(err) == nil || !strings.Contains(err.Error(), "budget.day") {
@@ -153,7 +153,7 @@ func TestFlowBudgetSpentBefore(t *testing.T) {
 func TestFlowBudgetReachedMidStep(t *testing.T) {
 	t.Parallel()
 	model := agenttest.NewAnthropic(t, "sk-ant-model-key-0123456789", "", "")
-	h := newServerHarness(t, func(c *config.Config) { c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
+	h := newHarness(t, func(c *config.Config) { c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
 	gatewayOn(h, model.URL)
 	ldg := &fakeLedger{}
 	h.eng.Ledger = ldg

@@ -12,7 +12,7 @@ import (
 // The agent of a step gets the step's caches, under its HOME.
 func TestAgentGetsTheStepsCaches(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Triage = true })
+	h := newHarness(t, func(c *config.Config) { c.Triage = true })
 	h.agent.on("triage", writes("Thoughts.\n\n**DECISION: plan**\n"))
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
@@ -47,7 +47,7 @@ func TestStepBuildCacheSeededFromTheJobs(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(job, "ab", "ab12-d"), []byte("built by the job\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			h := newServerHarness(t, func(c *config.Config) {
+			h := newHarness(t, func(c *config.Config) {
 				c.Triage = true
 				if tt.setEnv {
 					c.Agent.Env = map[string]string{"GOCACHE": ""}

@@ -49,7 +49,7 @@ func TestFlowCrashRerun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.at, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, nil)
+			h := newHarness(t, nil)
 			n := h.enrolled("Parse widgets")
 			h.advance(n) // research, so that the status comment exists
 			crashAt(t, h, tt.at, 1, func() { h.advance(n) })
@@ -97,7 +97,7 @@ func TestFlowCrashRerun(t *testing.T) {
 // key, not done again.
 func TestFlowCrashPhase(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip; c.Research = false })
+	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip; c.Research = false })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 2)
 	crashAt(t, h, "after-push", 1, func() { h.advance(n) })
@@ -119,7 +119,7 @@ func TestFlowCrashPhase(t *testing.T) {
 // opened twice.
 func TestFlowCrashPullRequest(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip; c.Research = false })
+	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip; c.Research = false })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)

@@ -26,7 +26,7 @@ const docsBranch = "ralph/docs/1"
 // the plan read from there.
 func TestFlowDocumentsSeparate(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
+	h := newHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
 	n := h.enrolled("Parse widgets")
 	branch := branchOf(n, "parse-widgets")
 	researchPath := "thoughts/shared/research/" + day + "-GH-0001-parse-widgets.md"
@@ -130,7 +130,7 @@ func TestFlowDocumentsNotRalphs(t *testing.T) {
 
 	t.Run("pushed over", func(t *testing.T) {
 		t.Parallel()
-		h := newServerHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
+		h := newHarness(t, func(c *config.Config) { separate(c); c.SelfReview = true })
 		n := h.enrolled("Parse widgets")
 		h.to(n, workflow.InProgress, 4)
 		swap(h, false)
@@ -160,7 +160,7 @@ func TestFlowDocumentsNotRalphs(t *testing.T) {
 	t.Run("forged step commit", func(t *testing.T) {
 		t.Parallel()
 		// A commit that says it is the review's own, left by an interrupted run, but changes the plan too.
-		h := newServerHarness(t, separate)
+		h := newHarness(t, separate)
 		n := h.enrolled("Parse widgets")
 		h.to(n, workflow.PlanInReview, 3)
 		dir := filepath.Join(h.t.TempDir(), "someone")
@@ -190,7 +190,7 @@ func TestFlowDocumentsNotRalphs(t *testing.T) {
 
 	t.Run("rewritten", func(t *testing.T) {
 		t.Parallel()
-		h := newServerHarness(t, separate)
+		h := newHarness(t, separate)
 		n := h.enrolled("Parse widgets")
 		h.to(n, workflow.PlanInReview, 3)
 		swap(h, true)
@@ -216,7 +216,7 @@ func TestFlowDocumentsCrash(t *testing.T) {
 	for _, at := range []string{"after-commit", "after-push", "after-comment"} {
 		t.Run(at, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, separate)
+			h := newHarness(t, separate)
 			n := h.enrolled("Parse widgets")
 			h.advance(n) // research
 			crashAt(t, h, at, 1, func() { h.advance(n) })
@@ -249,7 +249,7 @@ func TestFlowDocumentsCrash(t *testing.T) {
 func TestFlowDocumentsBudget(t *testing.T) {
 	t.Parallel()
 	model := agenttest.NewAnthropic(t, "sk-ant-model-key-0123456789", "", "")
-	h := newServerHarness(t, func(c *config.Config) { separate(c); c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
+	h := newHarness(t, func(c *config.Config) { separate(c); c.Agent.MaxTokens = 500; c.Budget.Day = 100 })
 	gatewayOn(h, model.URL)
 	h.eng.Ledger = &fakeLedger{}
 	h.agent.set("research", func(a *agentRun) (agentResult, error) {

@@ -56,7 +56,7 @@ func TestFlowStepFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, nil)
+			h := newHarness(t, nil)
 			n := h.enrolled("Parse widgets")
 			if tt.at != workflow.ResearchNeeded {
 				h.to(n, tt.at, 4)
@@ -139,7 +139,7 @@ func TestFlowStepFailures(t *testing.T) {
 // different step's failure counts from one.
 func TestFlowFailureCountsResetOnSuccess(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	h.agent.on("research", exits(1, ""), writes(researchDoc))
 	h.agent.on("plan", exits(1, ""))
 	n := h.enrolled("Parse widgets")
@@ -163,7 +163,7 @@ func TestFlowFailureCountsResetOnSuccess(t *testing.T) {
 // step fails, and nothing of ralph's is on the branch.
 func TestFlowPushRefused(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	branch := branchOf(n, "parse-widgets")
 	h.agent.on("research", func(a *agentRun) (agentResult, error) {
@@ -198,7 +198,7 @@ func TestFlowPushRefused(t *testing.T) {
 // with an error, counts nothing, and the next run finishes the step without repeating what was done.
 func TestFlowGitHubErrorMidStep(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	// The attempt is recorded; the plan is committed, pushed and posted; then the status comment cannot
@@ -243,7 +243,7 @@ func TestFlowGitHubErrorMidStep(t *testing.T) {
 func TestFlowCommentLost(t *testing.T) {
 	t.Parallel()
 	for _, after := range []bool{true, false} {
-		h := newServerHarness(t, nil)
+		h := newHarness(t, nil)
 		n := h.enrolled("Parse widgets")
 		if after {
 			h.gh.failCallAfter("CreateComment", 0, 502)
@@ -268,7 +268,7 @@ func TestFlowCommentLost(t *testing.T) {
 // that starts it), not posted twice.
 func TestFlowStatusCommentLost(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.gh.failCallAfter("CreateComment", 1, 502) // the research document, then the status comment
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
@@ -284,7 +284,7 @@ func TestFlowStatusCommentLost(t *testing.T) {
 // says so once; a label ralph itself left between two writes is put back silently.
 func TestFlowLabelsRepaired(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewInteractive })
+	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewInteractive })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.PlanInReview, 2)
 
@@ -328,7 +328,7 @@ func TestFlowLabelsRepaired(t *testing.T) {
 // neither believed nor edited.
 func TestFlowForgedRecord(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
 	n := h.enrolled("Parse widgets")
 	forged := engine.RenderStatus(n, engine.Record{State: workflow.InReview, Branch: "main", PR: 1}, h.eng.Config, engine.Links{})

@@ -19,7 +19,7 @@ import (
 // step leaves: the state, the Result, the commits on the branch, the comments and the record.
 func TestFlowEndToEnd(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	branch := branchOf(n, "parse-widgets")
 	researchPath := "thoughts/shared/research/" + day + "-GH-0001-parse-widgets.md"
@@ -213,7 +213,7 @@ func TestFlowEnrollment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, tt.mod)
+			h := newHarness(t, tt.mod)
 			if got := engine.FirstState(h.eng.Config); got != tt.from {
 				t.Errorf("FirstState = %s, want %s", got, tt.from)
 			}
@@ -234,7 +234,7 @@ func TestFlowEnrollment(t *testing.T) {
 
 	t.Run("not enrolled", func(t *testing.T) {
 		t.Parallel()
-		h := newServerHarness(t, nil)
+		h := newHarness(t, nil)
 		n := h.gh.addIssue("Plain", "")
 		if _, err := h.eng.Advance(context.Background(), n); !errors.Is(err, engine.ErrNotEnrolled) {
 			t.Errorf("Advance of an issue without ralph:build: %v, want ErrNotEnrolled", err)
@@ -251,7 +251,7 @@ func TestFlowEnrollment(t *testing.T) {
 
 	t.Run("bad input", func(t *testing.T) {
 		t.Parallel()
-		h := newServerHarness(t, nil)
+		h := newHarness(t, nil)
 		var ie *engine.InputError
 		if _, err := h.eng.Advance(context.Background(), 0); !errors.As(err, &ie) {
 			t.Errorf("Advance(0) = %v, want an InputError", err)
@@ -271,7 +271,7 @@ func TestFlowEnrollment(t *testing.T) {
 
 	t.Run("two state labels and no record", func(t *testing.T) {
 		t.Parallel()
-		h := newServerHarness(t, nil)
+		h := newHarness(t, nil)
 		n := h.gh.addIssue("Confused", "", workflow.LabelBuild, workflow.ReadyForPlan.Label(), workflow.InProgress.Label())
 		res := h.advance(n)
 		if res.State != workflow.HumanNeeded || !res.Paused {
@@ -290,7 +290,7 @@ func TestFlowEnrollment(t *testing.T) {
 // TestFlowDryRun: a dry run says what it would do and writes nothing, on GitHub or on the branch.
 func TestFlowDryRun(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.eng.DryRun = true
 	res := h.advance(n)
@@ -336,7 +336,7 @@ func TestFlowDryRun(t *testing.T) {
 // TestFlowClosedIssue: a closed issue takes no step until it is reopened.
 func TestFlowClosedIssue(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.gh.close(n, "completed")
@@ -352,7 +352,7 @@ func TestFlowClosedIssue(t *testing.T) {
 // TestFlowHeld: an issue another run holds is left alone, and the Result says so.
 func TestFlowHeld(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.lock.held = map[int]string{n: "Actions run 99"}

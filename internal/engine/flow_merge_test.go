@@ -13,7 +13,7 @@ import (
 // inReview makes a harness whose issue has its pull request open (review skip, no research, self_review off).
 func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, engine.Record) {
 	t.Helper()
-	h := newServerHarness(t, func(c *config.Config) {
+	h := newHarness(t, func(c *config.Config) {
 		c.Review, c.Research = config.ReviewSkip, false
 		if mod != nil {
 			mod(c)
@@ -95,7 +95,7 @@ func TestFlowPullClosed(t *testing.T) {
 // refusal is for a pull request ralph's own repeated request opened, which is then used.
 func TestFlowPullRequestRefused(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
+	h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)

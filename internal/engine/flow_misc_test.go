@@ -35,7 +35,7 @@ func TestFlowAgentUnavailable(t *testing.T) {
 // TestFlowUnlocked: Unlocked takes no lock and runs the step.
 func TestFlowUnlocked(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Research = false })
+	h := newHarness(t, func(c *config.Config) { c.Research = false })
 	h.eng.Lock = engine.Unlocked{}
 	n := h.enrolled("Parse widgets")
 	if res := h.advance(n); res.Step != workflow.Plan {
@@ -77,7 +77,7 @@ func TestPermissionAuthorizer(t *testing.T) {
 // terminal filter shows it (^@, its @ made no mention).
 func TestFlowIssueTitleNUL(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	n := h.enrolled("Parse\x00widgets")
 	res := h.advance(n)
 	if res.Step != workflow.Research || res.State != workflow.ReadyForPlan {

@@ -16,7 +16,7 @@ import (
 func TestFlowANewStepIsOneRow(t *testing.T) {
 	t.Parallel()
 	const probePath = "thoughts/shared/probes/" + day + "-GH-0001-parse-widgets.md"
-	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
+	h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
 	engine.AddProbeStep(h.eng)
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InReview, 6)

@@ -14,7 +14,7 @@ import (
 // gets one polite comment and nothing runs.
 func TestFlowPersonPermissions(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	auth := &fakeAuth{allowed: map[string]bool{"alice": true}}
 	h.eng.Auth = auth
 	ctx := context.Background()
@@ -76,7 +76,7 @@ func TestFlowPersonPermissions(t *testing.T) {
 // TestFlowStatus: Status refreshes the status comment and replies with a link to it.
 func TestFlowStatus(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	ctx := context.Background()
 	n := h.enrolled("Parse widgets")
 	var ie *engine.InputError
@@ -105,7 +105,7 @@ func TestFlowStatus(t *testing.T) {
 // itself; once a writer added the label again, it says ralph goes on.
 func TestFlowStatusUnowned(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	ctx := context.Background()
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
@@ -135,7 +135,7 @@ func TestFlowStatusUnowned(t *testing.T) {
 // TestFlowOnState: OnState hears of every state change; its error is a warning, never a failure.
 func TestFlowOnState(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	var seen []workflow.State
 	n := h.enrolled("Parse widgets")
 	node := h.gh.nodeID(n)

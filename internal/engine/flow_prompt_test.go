@@ -14,7 +14,7 @@ import (
 // TestFlowNextPrompt: NextPrompt renders the next step's prompt and writes nothing.
 func TestFlowNextPrompt(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip })
+	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip })
 	ctx := context.Background()
 	n := h.enrolled("Parse widgets")
 	command, source, prompt, err := h.eng.NextPrompt(ctx, n)
@@ -42,7 +42,7 @@ func TestFlowNextPrompt(t *testing.T) {
 // reference to another issue, no mention.
 func TestFlowHostileTitle(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
+	h := newHarness(t, func(c *config.Config) { c.Review, c.Research = config.ReviewSkip, false })
 	n := h.gh.addIssue("Fixes #2 for @bob GH-3", "", workflow.LabelBuild)
 	res := h.to(n, workflow.InReview, 6)
 	rec := h.gh.record(t, n)

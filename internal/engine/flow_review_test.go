@@ -19,7 +19,7 @@ import (
 // and a person's retry lets ralph plan again.
 func TestFlowReviewSendBack(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.MaxIterations = 2 })
+	h := newHarness(t, func(c *config.Config) { c.MaxIterations = 2 })
 	h.agent.on("review", writes(sentBack))
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.PlanInReview, 2)
@@ -102,7 +102,7 @@ func TestFlowReviewSendBack(t *testing.T) {
 // TestFlowReviewSkip: review: skip approves at once, with no agent.
 func TestFlowReviewSkip(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip; c.Research = false })
+	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewSkip; c.Research = false })
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	res := h.advance(n)
@@ -121,7 +121,7 @@ func TestFlowReviewSkip(t *testing.T) {
 // with write access count.
 func TestFlowReviewInteractive(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review = config.ReviewInteractive })
+	h := newHarness(t, func(c *config.Config) { c.Review = config.ReviewInteractive })
 	auth := &fakeAuth{allowed: map[string]bool{"alice": true}}
 	h.eng.Auth = auth
 	n := h.enrolled("Parse widgets")

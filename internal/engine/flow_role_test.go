@@ -31,7 +31,7 @@ func TestFlowEnrollerRoleReadWithTheIssue(t *testing.T) {
 	} {
 		t.Run(tt.login, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, nil)
+			h := newHarness(t, nil)
 			if tt.role != "" {
 				h.hub.srv.SetPermission(tt.login, tt.role)
 			}

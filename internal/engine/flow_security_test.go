@@ -19,7 +19,7 @@ const securityPath = "thoughts/shared/reviews/" + day + "-GH-0001-parse-widgets-
 // phases of the default plan done.
 func secured(t *testing.T, maxIterations int) (*harness, int) {
 	t.Helper()
-	h := newServerHarness(t, func(c *config.Config) {
+	h := newHarness(t, func(c *config.Config) {
 		c.Review, c.Research, c.SelfReview, c.SecurityReview, c.MaxIterations = config.ReviewSkip, false, true, true, maxIterations
 	})
 	n := h.enrolled("Parse widgets")

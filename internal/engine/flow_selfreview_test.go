@@ -22,7 +22,7 @@ const selfReviewEvent = workflow.Event("self-review")
 // both phases of the default plan done.
 func phasesDone(t *testing.T, maxIterations int) (*harness, int) {
 	t.Helper()
-	h := newServerHarness(t, func(c *config.Config) {
+	h := newHarness(t, func(c *config.Config) {
 		c.Review, c.Research, c.SelfReview, c.MaxIterations = config.ReviewSkip, false, true, maxIterations
 	})
 	n := h.enrolled("Parse widgets")
@@ -158,7 +158,7 @@ func TestFlowSelfReviewFails(t *testing.T) {
 // TestFlowSelfReviewOff: with self_review off the pr step opens the pull request directly.
 func TestFlowSelfReviewOff(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Review, c.Research, c.SelfReview = config.ReviewSkip, false, false })
+	h := newHarness(t, func(c *config.Config) { c.Review, c.Research, c.SelfReview = config.ReviewSkip, false, false })
 	n := h.enrolled("Parse widgets")
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)

@@ -25,16 +25,15 @@ var today = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
 const day = "2026-03-04"
 
-// harness is an Engine on a fake GitHub, a fake agent and a real workspace: a bare repository as origin
-// with main holding one commit, a clone of it as the checkout, and workspace.Setup on that clone, as both
+// harness is an Engine on the GitHub test server, a scripted agent and a real workspace: the server's
+// bare repository as origin with main holding ralph's seed commit, a clone of it as the checkout, and workspace.Setup on that clone, as both
 // doors open it. As root, Setup gives the agent a uid of its own; the fake agent runs in this process as
 // root, so it hands the files it wrote to that uid (ralph refuses files in the agent's copy that the agent
 // does not own).
 type harness struct {
 	t      *testing.T
-	gh     testHub
-	fake   *fakeGitHub   // the hand-written fake, for the tests not yet on the test server; nil with hub
-	hub    *hub          // the GitHub test server, for the tests moved to it; nil with fake
+	gh     *hub          // the GitHub test server
+	hub    *hub          // the same, by the name the tests that reach into the server use
 	lister engine.Lister // what the sweep reads of GitHub: the engine's client of it
 	agent  *fakeAgent
 	lock   *fakeLocker
@@ -45,15 +44,9 @@ type harness struct {
 }
 
 // newHarness makes a harness with the default config (self_review off, so the pr step opens the pull
-// request) changed by mod.
+// request) changed by mod, on the GitHub test server (internal/githubtest) through ghapi.Client, as ralph
+// runs, with the server's repository as the origin ralph pushes to.
 func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
-	t.Helper()
-	return buildHarness(t, mod, nil)
-}
-
-// newServerHarness is newHarness on the GitHub test server (internal/githubtest) through ghapi.Client, as
-// ralph runs, with the server's repository as the origin ralph pushes to.
-func newServerHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	t.Helper()
 	return buildHarness(t, mod, newHub(t))
 }
@@ -67,24 +60,15 @@ func buildHarness(t *testing.T, mod func(c *config.Config), server *hub) *harnes
 	}
 	h := &harness{
 		t: t, agent: &fakeAgent{}, lock: &fakeLocker{}, log: &fakeLog{},
-		origin: filepath.Join(root, "origin.git"),
 		env: []string{
 			"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			"GIT_AUTHOR_NAME=Someone", "GIT_AUTHOR_EMAIL=someone@example.com",
 			"GIT_COMMITTER_NAME=Someone", "GIT_COMMITTER_EMAIL=someone@example.com",
 		},
 	}
-	var github engine.GitHub
-	if server != nil {
-		h.gh, h.hub, h.origin, github, h.lister = server, server, server.srv.BareRepo, server.client, server.client
-	} else {
-		h.fake = newFakeGitHub()
-		h.gh, github, h.lister = h.fake, h.fake, h.fake
-	}
+	h.gh, h.hub, h.origin, h.lister = server, server, server.srv.BareRepo, server.client
+	github := server.client
 	seed, checkout := filepath.Join(root, "seed"), filepath.Join(root, "checkout")
-	if server == nil {
-		h.run(root, "init", "--quiet", "--bare", "--initial-branch=main", h.origin)
-	}
 	h.run(root, "clone", "--quiet", h.origin, seed)
 	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("widgets\n"), 0o644); err != nil {
 		t.Fatal(err)

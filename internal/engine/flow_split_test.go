@@ -50,7 +50,7 @@ func TestFlowSplitBounded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, func(c *config.Config) {
+			h := newHarness(t, func(c *config.Config) {
 				c.Triage = true
 				if tt.max != 0 {
 					c.Split.Max = tt.max
@@ -109,7 +109,7 @@ func TestFlowSplitSizes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, triageOn)
+			h := newHarness(t, triageOn)
 			h.agent.on("triage", writes(tt.doc))
 			n := h.enrolled("Widgets")
 			res := h.advance(n)
@@ -122,7 +122,7 @@ func TestFlowSplitSizes(t *testing.T) {
 		})
 	}
 
-	h := newServerHarness(t, triageOn)
+	h := newHarness(t, triageOn)
 	h.agent.on("triage", writes("DECISION: split\n\n## Sub-issue: Fix #12 for @bob\n\nA.\n\n## Sub-issue: B\n\nB.\n"))
 	n := h.enrolled("Widgets")
 	h.advance(n)
@@ -135,7 +135,7 @@ func TestFlowSplitSizes(t *testing.T) {
 // approves, and the agent is not run again; the run after the approval creates exactly what was approved.
 func TestFlowSplitApprove(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Triage, c.Split.Approve = true, true })
+	h := newHarness(t, func(c *config.Config) { c.Triage, c.Split.Approve = true, true })
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
 	h.agent.on("triage", writes(splitDoc), writes("DECISION: plan\n"))
 	ctx := context.Background()
@@ -202,7 +202,7 @@ func TestFlowSplitApprove(t *testing.T) {
 // (even by ralph's own account, as a write access holder could) creates nothing.
 func TestFlowSplitApproveTampered(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Triage, c.Split.Approve = true, true })
+	h := newHarness(t, func(c *config.Config) { c.Triage, c.Split.Approve = true, true })
 	h.agent.on("triage", writes(splitDoc))
 	ctx := context.Background()
 	n := h.enrolled("Widgets")
@@ -225,7 +225,7 @@ func TestFlowSplitApproveTampered(t *testing.T) {
 // triage's prompt; nothing is created.
 func TestFlowSplitReject(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Triage, c.Split.Approve = true, true })
+	h := newHarness(t, func(c *config.Config) { c.Triage, c.Split.Approve = true, true })
 	h.agent.on("triage", writes(splitDoc), writes("DECISION: plan\n"))
 	ctx := context.Background()
 	n := h.enrolled("Widgets")
@@ -258,7 +258,7 @@ func TestFlowSplitReject(t *testing.T) {
 // forged marker in a section, and a marker in an issue someone else opened, make no issue a part of another.
 func TestFlowSplitForgedParent(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, triageOn)
+	h := newHarness(t, triageOn)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
 	victim := h.enrolled("Another issue") // #1: the parent the forgeries name
 	n := h.enrolled("Widgets")            // #2
@@ -304,7 +304,7 @@ func TestFlowSplitForgedParent(t *testing.T) {
 // the same way, uncounted, running the agent again each time.
 func TestFlowPlanPhaseTitleNUL(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	h.agent.on("plan", writes("# Plan\n\n## Phase 1: Add\x00the parser\n\nWrite parse.go.\n"))
 	n := h.enrolled("Widgets")
 	h.to(n, workflow.HumanNeeded, 4)
@@ -320,7 +320,7 @@ func TestFlowPlanPhaseTitleNUL(t *testing.T) {
 // TestFlowPlanPhasesBounded: a plan with more phases than max_phases goes to a person; no phase runs.
 func TestFlowPlanPhasesBounded(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.MaxPhases = 3 })
+	h := newHarness(t, func(c *config.Config) { c.MaxPhases = 3 })
 	var plan strings.Builder
 	plan.WriteString("# Plan: many\n")
 	for i := 1; i <= 4; i++ {

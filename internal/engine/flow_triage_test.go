@@ -36,7 +36,7 @@ func TestFlowTriageDecisions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.decision, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, func(c *config.Config) { c.Triage, c.Research = true, tt.research })
+			h := newHarness(t, func(c *config.Config) { c.Triage, c.Research = true, tt.research })
 			h.agent.on("triage", writes("Thoughts.\n\n**DECISION: "+tt.decision+"**\n"))
 			n := h.enrolled("Parse widgets")
 			res := h.advance(n)
@@ -82,7 +82,7 @@ func TestFlowTriageFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newServerHarness(t, triageOn)
+			h := newHarness(t, triageOn)
 			h.agent.on("triage", tt.do)
 			n := h.enrolled("Parse widgets")
 			res, err := h.eng.Advance(context.Background(), n)
@@ -120,7 +120,7 @@ not part of the sub-issue
 // the first; the parent then follows its sub-issues to Done.
 func TestFlowTriageSplit(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, triageOn)
+	h := newHarness(t, triageOn)
 	h.agent.on("triage", writes(splitDoc), writes("DECISION: research\n"))
 	n := h.enrolled("Widgets")
 	res := h.advance(n)
@@ -210,7 +210,7 @@ func TestFlowTriageSplit(t *testing.T) {
 // TestFlowTriageSplitInReview: a parent whose sub-issues are all In Review (by their records) is In Review.
 func TestFlowTriageSplitInReview(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, triageOn)
+	h := newHarness(t, triageOn)
 	h.agent.on("triage", writes(splitDoc))
 	n := h.enrolled("Widgets")
 	h.advance(n)
@@ -229,7 +229,7 @@ func TestFlowTriageSplitInReview(t *testing.T) {
 // TestFlowTriageSplitRerun: a split that stopped after creating its first sub-issue creates only the rest.
 func TestFlowTriageSplitRerun(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, triageOn)
+	h := newHarness(t, triageOn)
 	h.agent.on("triage", writes(splitDoc))
 	n := h.enrolled("Widgets")
 	crashAt(t, h, "after-sub-issue", 1, func() { h.advance(n) })

@@ -14,7 +14,7 @@ import (
 // implementing is a harness whose issue is In Progress with the default plan's two phases to do.
 func implementing(t *testing.T, mod func(*config.Config)) (*harness, int) {
 	t.Helper()
-	h := newServerHarness(t, func(c *config.Config) {
+	h := newHarness(t, func(c *config.Config) {
 		c.Review, c.Research = config.ReviewSkip, false
 		if mod != nil {
 			mod(c)
@@ -111,7 +111,7 @@ func TestFlowSecrets(t *testing.T) {
 func TestFlowSecretInDocument(t *testing.T) {
 	t.Parallel()
 	const token = "ghs_0123456789abcdefTOKEN"
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	h.eng.Secrets = []string{token}
 	h.agent.set("research", writes("# Research\n\nThe token is "+token+"\n"))
 	n := h.enrolled("Parse widgets")

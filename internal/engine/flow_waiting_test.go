@@ -20,7 +20,7 @@ import (
 // anyway, and deletes the mark. A run that holds the issue goes on with it: nothing is marked then.
 func TestFlowLostDispatch(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, nil)
+	h := newHarness(t, nil)
 	ctx := context.Background()
 	older := h.enrolled("Parse gadgets") // ready, and older: a sweep's oldest-first order picks it first
 	n := h.enrolled("Parse widgets")
@@ -109,7 +109,7 @@ func TestFlowLostDispatch(t *testing.T) {
 // TestFlowLostFinish: the lost run was to finish a step GitHub failed: the record names that step.
 func TestFlowLostFinish(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Research = false })
+	h := newHarness(t, func(c *config.Config) { c.Research = false })
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // plan: Plan in Review
 	if waits, err := h.eng.Lost(context.Background(), n, workflow.Plan, true); err != nil || !waits {
@@ -127,7 +127,7 @@ func TestFlowLostFinish(t *testing.T) {
 // lost dispatch leaves neither the record's waiting nor a mark.
 func TestFlowLostAtGate(t *testing.T) {
 	t.Parallel()
-	h := newServerHarness(t, func(c *config.Config) { c.Research, c.Review = false, config.ReviewInteractive })
+	h := newHarness(t, func(c *config.Config) { c.Research, c.Review = false, config.ReviewInteractive })
 	n := h.enrolled("Parse widgets")
 	h.advance(n) // plan: Plan in Review, for a person
 	if waits, err := h.eng.Lost(context.Background(), n, "", false); err != nil || waits {
