@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// refuseOutcomes makes the fake GitHub answer code to every edit of a status comment whose record holds
+// refuseOutcomes makes GitHub answer code to every edit of a status comment whose record holds
 // no attempt (the edit that records an outcome), from the call on which on is true.
 func refuseOutcomes(h *harness, code int) (on func()) {
 	var mu sync.Mutex
@@ -37,7 +38,7 @@ func refuseOutcomes(h *harness, code int) (on func()) {
 func TestFlowWriteAheadBoundsAgentRuns(t *testing.T) {
 	t.Parallel()
 	for _, code := range []int{502, 422} {
-		t.Run(http5xx(code), func(t *testing.T) {
+		t.Run(http.StatusText(code), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, func(c *config.Config) { c.MaxFailures = 2; c.Agent.MaxCost = 0.5 })
 			n := h.enrolled("Parse widgets")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,66 +19,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
-)
-
-// testHub is what a flow test asks of GitHub: issues, labels and comments set up as a person would, and
-// what ralph wrote read back. hub is the GitHub test server; fakeGitHub is the hand-written fake the tests
-// not yet moved to the server still use.
-type testHub interface {
-	addIssue(title, body string, labels ...string) int
-	comment(n int, login, body string) ghapi.Comment
-	setLabels(n int, labels ...string)
-	close(n int, reason string)
-	labels(n int) []string
-	stateLabels(n int) []workflow.State
-	allComments(n int) []ghapi.Comment
-	commentsStarting(n int, prefix string) []string
-	record(t *testing.T, n int) engine.Record
-	statusBody(n int) string
-	writeCount() int
-	resetLog()
-	// web is the repository's web page, where the links ralph writes point.
-	web() string
-	// pull is pull request n as GitHub answers it (nil when there is none).
-	pull(n int) *ghapi.PullRequest
-	// mergePull merges pull request n, as a person would.
-	mergePull(n int)
-	// count counts the requests since the last resetLog of one of ralph's GitHub calls: CreatePull,
-	// CreateIssue, AddSubIssue or AddBlockedBy.
-	count(call string) int
-	// callsOf describes the requests since the last resetLog of ralph's calls named, for a message.
-	callsOf(calls ...string) []string
-	// issue is issue n as GitHub answers it.
-	issue(n int) ghapi.Issue
-	// issueBy opens an issue by author, with labels.
-	issueBy(author, title, body string, labels ...string) int
-	// editComment changes comment id's body, as its author would.
-	editComment(id int64, body string)
-	// writes describes the requests since the last resetLog that could change something, for a message.
-	writes() string
-	// failCall makes GitHub answer status to one of ralph's calls (CreateComment, UpdateComment, ...), the one
-	// after the next skip, without doing anything.
-	failCall(call string, skip, status int)
-	// failCallAfter is failCall for a call GitHub does before it answers status (the answer was lost).
-	failCallAfter(call string, skip, status int)
-	// refuseComments makes GitHub answer refuse's status (0: take it) to each comment's creation or edit,
-	// by its body, without making it.
-	refuseComments(refuse func(body string) int)
-	// closePull closes pull request n unmerged, as a person would.
-	closePull(n int)
-	// pullCount counts the repository's pull requests.
-	pullCount() int
-	// enrolledPull opens a pull request carrying ralph:build, as a person would, and returns its number.
-	enrolledPull(title string) int
-	// nodeID is issue n's GraphQL node id.
-	nodeID(n int) string
-	// labelBuildBy makes actor the one who last added ralph:build to issue n.
-	labelBuildBy(n int, actor string)
-}
-
-var (
-	_ testHub = (*hub)(nil)
-	_ testHub = (*fakeGitHub)(nil)
 )
 
 // hub is the GitHub test server (internal/githubtest) as a flow test sets it up and reads it; the engine
@@ -295,6 +237,11 @@ var callRequests = map[string]struct {
 	"CreateComment": {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/comments$`)},
 	"UpdateComment": {http.MethodPatch, regexp.MustCompile(`^/repos/octo/widgets/issues/comments/[0-9]+$`)},
 	"AddBlockedBy":  {http.MethodPost, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/dependencies/blocked_by$`)},
+	// What a sweep reads.
+	"Issues":       {http.MethodGet, regexp.MustCompile(`^/repos/octo/widgets/issues$`)},
+	"BlockedBy":    {http.MethodGet, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/dependencies/blocked_by$`)},
+	"LabeledBy":    {http.MethodGet, regexp.MustCompile(`^/repos/octo/widgets/issues/[0-9]+/events$`)},
+	"MatchingRefs": {http.MethodGet, regexp.MustCompile(`^/repos/octo/widgets/git/matching-refs/`)},
 	// IssueWithComments is one GraphQL query.
 	"IssueWithComments": {http.MethodPost, regexp.MustCompile(`^/graphql$`)},
 }
@@ -430,3 +377,13 @@ func (g *hub) issueBy(author, title, body string, labels ...string) int {
 }
 
 func (g *hub) editComment(id int64, body string) { g.srv.EditComment(id, body) }
+
+// setRef points ref at main's commit in the server's repository, as a run of ralph elsewhere would.
+func (g *hub) setRef(t *testing.T, ref string) {
+	t.Helper()
+	cmd := exec.Command("git", "--git-dir", g.srv.BareRepo, "update-ref", ref, "refs/heads/main")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref %s: %v: %s", ref, err, out)
+	}
+}
