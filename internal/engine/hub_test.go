@@ -24,6 +24,7 @@ import (
 // hub is the GitHub test server (internal/githubtest) as a flow test sets it up and reads it; the engine
 // speaks to it through ghapi.Client, as ralph does. The people who file and label issues are alice.
 type hub struct {
+	t      *testing.T // the test that set it up, told of a helper's misuse
 	srv    *githubtest.Server
 	client *ghapi.Client
 	mark   int // the requests before it are forgotten (resetLog)
@@ -56,7 +57,7 @@ func newHub(t *testing.T) *hub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &hub{srv: srv, client: c}
+	g := &hub{t: t, srv: srv, client: c}
 	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 		status := g.fault(r.Method, r.URL.EscapedPath(), false)
 		if status == 0 {
@@ -93,17 +94,20 @@ func (g *hub) fault(method, path string, after bool) int {
 	return 0
 }
 
+// failCall makes GitHub answer status to one of ralph's calls (callRequests), the one after the next
+// skip, without doing anything.
 func (g *hub) failCall(call string, skip, status int) {
 	g.addFault(hubFault{call, skip, status, false})
 }
 
+// failCallAfter is failCall for a call GitHub does before it answers status (the answer was lost).
 func (g *hub) failCallAfter(call string, skip, status int) {
 	g.addFault(hubFault{call, skip, status, true})
 }
 
 func (g *hub) addFault(f hubFault) {
 	if _, ok := callRequests[f.call]; !ok {
-		panic("hub: no request known for call " + f.call)
+		g.t.Fatalf("hub: no request known for call %s", f.call)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -113,10 +117,12 @@ func (g *hub) addFault(f hubFault) {
 // web is the repository's web page, where the links ralph writes point.
 func (g *hub) web() string { return g.srv.ServerURL + "/octo/widgets" }
 
+// addIssue opens an issue by alice, with labels (each added by her).
 func (g *hub) addIssue(title, body string, labels ...string) int {
 	return g.srv.CreateIssue("alice", title, body, labels...)
 }
 
+// comment posts a comment on issue n as login.
 func (g *hub) comment(n int, login, body string) ghapi.Comment {
 	c := g.srv.AddComment(n, login, body)
 	return commentOf(c)
@@ -140,10 +146,13 @@ func (g *hub) setLabels(n int, labels ...string) {
 // close closes an issue as a person would (reason "completed" or "not_planned").
 func (g *hub) close(n int, reason string) { g.srv.CloseIssueAs(n, reason) }
 
+// labels are issue n's labels.
 func (g *hub) labels(n int) []string { return g.srv.Labels(n) }
 
+// stateLabels are issue n's state labels.
 func (g *hub) stateLabels(n int) []workflow.State { return workflow.StatesFromLabels(g.labels(n)) }
 
+// allComments are issue n's comments, oldest first.
 func (g *hub) allComments(n int) []ghapi.Comment {
 	var out []ghapi.Comment
 	for _, c := range g.srv.Comments(n) {
@@ -160,6 +169,7 @@ func commentOf(c githubtest.Comment) ghapi.Comment {
 	return ghapi.Comment{ID: c.ID, Body: c.Body, User: ghapi.User{Login: c.User, Type: typ}}
 }
 
+// commentsStarting lists the bodies of issue n's comments that start with prefix.
 func (g *hub) commentsStarting(n int, prefix string) []string {
 	var out []string
 	for _, c := range g.srv.Comments(n) {
@@ -176,6 +186,7 @@ func (g *hub) record(t *testing.T, n int) engine.Record {
 	return recordOf(t, n, g.commentsStarting(n, engine.StatusMarker))
 }
 
+// statusBody is the body of issue n's status comment ("" when there is none).
 func (g *hub) statusBody(n int) string {
 	if st := g.commentsStarting(n, engine.StatusMarker); len(st) > 0 {
 		return st[0]
@@ -195,6 +206,7 @@ func (g *hub) writeCount() int {
 	return n
 }
 
+// resetLog forgets the requests so far (writeCount, count, writes, callsOf).
 func (g *hub) resetLog() { g.mark = len(g.srv.Requests()) }
 
 // recordOf parses ralph's record from an issue's status comments, of which there must be one.
@@ -210,6 +222,7 @@ func recordOf(t *testing.T, n int, status []string) engine.Record {
 	return rec
 }
 
+// pull is pull request n as the server holds it (nil when there is none).
 func (g *hub) pull(n int) *ghapi.PullRequest {
 	for _, p := range g.srv.Pulls() {
 		if p.Number != n {
@@ -224,6 +237,7 @@ func (g *hub) pull(n int) *ghapi.PullRequest {
 	return nil
 }
 
+// mergePull merges pull request n, as a person would.
 func (g *hub) mergePull(n int) { g.srv.MergePull(n) }
 
 // callRequests are the requests ghapi.Client makes for the calls count counts.
@@ -246,10 +260,11 @@ var callRequests = map[string]struct {
 	"IssueWithComments": {http.MethodPost, regexp.MustCompile(`^/graphql$`)},
 }
 
+// count counts the requests since the last resetLog of one of ralph's calls (callRequests).
 func (g *hub) count(call string) int {
 	want, ok := callRequests[call]
 	if !ok {
-		panic("hub: count knows no call " + call)
+		g.t.Fatalf("hub: no request known for call %s", call)
 	}
 	n := 0
 	for _, r := range g.srv.Requests()[g.mark:] {
@@ -260,6 +275,7 @@ func (g *hub) count(call string) int {
 	return n
 }
 
+// writes describes the requests since the last resetLog that could change something, for a message.
 func (g *hub) writes() string {
 	var out []string
 	for _, r := range g.srv.Requests()[g.mark:] {
@@ -270,6 +286,8 @@ func (g *hub) writes() string {
 	return strings.Join(out, ", ")
 }
 
+// refuseComments makes GitHub answer refuse's status (0: take it) to each comment's creation or edit,
+// by its body, without making it.
 func (g *hub) refuseComments(refuse func(body string) int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -306,10 +324,13 @@ func (g *hub) refused(r *http.Request) int {
 	return refuse(c.Body)
 }
 
+// closePull closes pull request n unmerged, as a person would.
 func (g *hub) closePull(n int) { g.srv.ClosePull(n) }
 
+// pullCount counts the repository's pull requests.
 func (g *hub) pullCount() int { return len(g.srv.Pulls()) }
 
+// labelBuildBy makes actor the one who last added ralph:build to issue n.
 func (g *hub) labelBuildBy(n int, actor string) {
 	if slices.Contains(g.srv.Labels(n), workflow.LabelBuild) {
 		g.srv.RemoveLabel(n, workflow.LabelBuild, actor)
@@ -317,19 +338,21 @@ func (g *hub) labelBuildBy(n int, actor string) {
 	g.srv.AddLabel(n, workflow.LabelBuild, actor)
 }
 
+// nodeID is issue n's GraphQL node id, as ralph reads it.
 func (g *hub) nodeID(n int) string {
 	is, err := g.client.Issue(context.Background(), n)
 	if err != nil {
-		panic(fmt.Sprintf("hub: issue #%d: %v", n, err))
+		g.t.Fatalf("hub: issue #%d: %v", n, err)
 	}
 	return is.NodeID
 }
 
+// enrolledPull opens a pull request carrying ralph:build, as alice would, and returns its number.
 func (g *hub) enrolledPull(title string) int {
 	g.srv.PushCommit("feature", "alice", title, map[string]string{"feature.txt": "a feature\n"})
 	pr, err := g.client.CreatePull(context.Background(), ghapi.NewPull{Title: title, Head: "feature", Base: "main"})
 	if err != nil {
-		panic(fmt.Sprintf("hub: open a pull request: %v", err))
+		g.t.Fatalf("hub: open a pull request: %v", err)
 	}
 	g.srv.AddLabel(pr.Number, workflow.LabelBuild, "alice")
 	return pr.Number
@@ -346,13 +369,14 @@ func (g *hub) readWithRoleOf() []string {
 	return out
 }
 
+// callsOf describes the requests since the last resetLog of ralph's calls named, for a message.
 func (g *hub) callsOf(calls ...string) []string {
 	var out []string
 	for _, r := range g.srv.Requests()[g.mark:] {
 		for _, call := range calls {
 			want, ok := callRequests[call]
 			if !ok {
-				panic("hub: no request known for call " + call)
+				g.t.Fatalf("hub: no request known for call %s", call)
 			}
 			if r.Method == want.method && want.path.MatchString(r.Path) {
 				out = append(out, call+" "+r.Path)
@@ -362,6 +386,7 @@ func (g *hub) callsOf(calls ...string) []string {
 	return out
 }
 
+// issue is issue n as the server holds it.
 func (g *hub) issue(n int) ghapi.Issue {
 	is := g.srv.Issue(n)
 	out := ghapi.Issue{Number: is.Number, Title: is.Title, Body: is.Body, State: is.State, StateReason: is.StateReason,
@@ -372,10 +397,12 @@ func (g *hub) issue(n int) ghapi.Issue {
 	return out
 }
 
+// issueBy opens an issue by author, with labels (each added by author).
 func (g *hub) issueBy(author, title, body string, labels ...string) int {
 	return g.srv.CreateIssue(author, title, body, labels...)
 }
 
+// editComment changes comment id's body, as its author would.
 func (g *hub) editComment(id int64, body string) { g.srv.EditComment(id, body) }
 
 // setRef points ref at main's commit in the server's repository, as a run of ralph elsewhere would.
