@@ -88,7 +88,7 @@ func inOwnNetNS(t *testing.T, name string, test func(t *testing.T)) {
 		t.Fatalf("bringing lo up: %v", err)
 	}
 	os.Unsetenv(sandbox.EnvFirewall) // this network is the test's own
-	if ok, why := sandbox.FirewallSupport(); !ok {
+	if ok, why := sandbox.FirewallSupport(nil); !ok {
 		t.Skipf("needs nftables with owned tables and CAP_NET_ADMIN: %s", why)
 	}
 	test(t)

@@ -172,8 +172,9 @@ func (e *ExitError) Error() string {
 }
 
 // New returns the Runner for the configured agent: the command preset, or a preset wrapping one of the
-// CLIs of preset.List.
-func New(cfg config.Agent) (Runner, error) {
+// CLIs of preset.List. getenv reads ralph's own environment (nil: an empty one): GITHUB_ACTIONS=true says
+// ralph runs on a runner, where a preset's missing CLI is missing from ralph's image.
+func New(cfg config.Agent, getenv func(string) string) (Runner, error) {
 	switch cfg.Preset {
 	case "command":
 		if cfg.Command == "" {
@@ -182,7 +183,17 @@ func New(cfg config.Agent) (Runner, error) {
 		return &Command{Shell: cfg.Command}, nil
 	}
 	if p, ok := preset.Lookup(cfg.Preset); ok {
-		return newPreset(p, cfg)
+		pr, err := newPreset(p, cfg)
+		if err != nil {
+			return nil, err
+		}
+		pr.InActions = inActions(getenv)
+		return pr, nil
 	}
 	return nil, fmt.Errorf("unknown agent preset %q (want command, %s)", cfg.Preset, strings.Join(preset.Names(), ", "))
+}
+
+// inActions says whether ralph's environment (getenv; nil: an empty one) is a GitHub Actions runner's.
+func inActions(getenv func(string) string) bool {
+	return getenv != nil && getenv("GITHUB_ACTIONS") == "true"
 }

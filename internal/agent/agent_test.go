@@ -397,7 +397,7 @@ func TestNew(t *testing.T) {
 		{cfg: config.Agent{}, wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := New(tt.cfg)
+		got, err := New(tt.cfg, nil)
 		if (err != nil) != tt.wantErr {
 			t.Errorf("New(%+v) error = %v, want error %v", tt.cfg, err, tt.wantErr)
 		}
@@ -581,7 +581,7 @@ func TestEveryPresetHasAParser(t *testing.T) {
 		if _, ok := parsers[p.Stream]; !ok {
 			t.Errorf("preset %s prints %q, which has no parser", p.Name, p.Stream)
 		}
-		if _, err := New(config.Agent{Preset: p.Name}); err != nil {
+		if _, err := New(config.Agent{Preset: p.Name}, nil); err != nil {
 			t.Errorf("New(%s): %v", p.Name, err)
 		}
 	}

@@ -48,6 +48,8 @@ type process struct {
 	grace  time.Duration
 	parser eventParser
 	limits limits
+	// inActions: ralph runs on a GitHub Actions runner (lookPath's advice for a missing CLI).
+	inActions bool
 }
 
 // run runs the process in its own process group and waits for it; see [Command.Run].
@@ -80,7 +82,7 @@ func (c process) run(ctx context.Context, inv Invocation) (Result, error) {
 	if inv.Gateway != nil {
 		env = inv.Gateway.env(env)
 	}
-	program, err := lookPath(c.argv[0], env)
+	program, err := lookPath(c.argv[0], env, c.inActions)
 	if err != nil {
 		return Result{}, err
 	}
@@ -353,8 +355,9 @@ func (e *errorlessWriter) Write(p []byte) (int, error) {
 }
 
 // lookPath finds program on the PATH of the agent's environment, which is where the agent's CLIs are
-// installed, rather than on ralph's own.
-func lookPath(program string, env []string) (string, error) {
+// installed, rather than on ralph's own. inActions (GITHUB_ACTIONS=true in ralph's environment) says where
+// a missing preset's CLI belongs: in another of ralph's images, not installed by npm.
+func lookPath(program string, env []string, inActions bool) (string, error) {
 	if strings.Contains(program, "/") {
 		return program, nil
 	}
@@ -375,7 +378,7 @@ func lookPath(program string, env []string) (string, error) {
 	}
 	if p, ok := presetOfProgram(program); ok {
 		pkg := p.Package
-		if os.Getenv("GITHUB_ACTIONS") == "true" {
+		if inActions {
 			// The Action's images hold one agent's CLI each.
 			return "", fmt.Errorf("%s is not in this image of ralph (each agent's CLI has an image of its own): use `uses: %s@<the same version>` in the workflow (gh ralph doctor checks it), or set agent.command to how to run it", program, ActionOf(p.Name))
 		}

@@ -36,7 +36,7 @@ func TestCopilotParser(t *testing.T) {
 // message that says so, before anything runs.
 func TestCopilotPromptTooLong(t *testing.T) {
 	t.Parallel()
-	r, err := New(config.Agent{Preset: "copilot"})
+	r, err := New(config.Agent{Preset: "copilot"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func TestPresetWithGateway(t *testing.T) {
 		{config.Agent{Preset: "gemini"}, gateway.Gemini, nil, []string{`"selectedType":"gemini-api-key"`}, nil},
 	}
 	for _, tt := range tests {
-		runner, err := New(tt.cfg)
+		runner, err := New(tt.cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func Version(ctx context.Context, cfg config.Agent, env []string) (string, error
 	}
 	program := p.Program
 	agentEnv := Environ(env, nil, cfg.Env)
-	path, err := lookPath(program, agentEnv)
+	path, err := lookPath(program, agentEnv, Getenv(env, "GITHUB_ACTIONS") == "true")
 	if err != nil {
 		return "", err
 	}

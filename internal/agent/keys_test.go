@@ -68,13 +68,40 @@ func TestPreflightProblems(t *testing.T) {
 	}
 }
 
-// In the Action, a preset whose CLI is not in the image names the action whose image holds it.
+// In the Action (GITHUB_ACTIONS=true in the environment ralph is given, not the test's own), a preset
+// whose CLI is not in the image names the action whose image holds it: when its version is read, at
+// preflight, and when a step runs it.
 func TestMissingCLIInTheActionNamesItsImage(t *testing.T) {
-	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Parallel()
+	path := "PATH=" + t.TempDir()
+	env := []string{path, "GITHUB_ACTIONS=true"}
+	getenv := func(key string) string { return Getenv(env, key) }
 	for _, name := range preset.Names() {
-		_, err := Version(context.Background(), config.Agent{Preset: name}, []string{"PATH=" + t.TempDir()})
-		if err == nil || !strings.Contains(err.Error(), "uses: ralph-dev/gh-ralph/"+name+"@") || strings.Contains(err.Error(), "npm install") {
-			t.Errorf("%s missing in the Action: %v", name, err)
+		want := "uses: ralph-dev/gh-ralph/" + name + "@"
+		_, err := Version(context.Background(), config.Agent{Preset: name}, env)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "npm install") {
+			t.Errorf("%s missing in the Action, its version: %v", name, err)
+		}
+		_, err = Preflight(config.Agent{Preset: name}, env, sandbox.Config{})
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "npm install") {
+			t.Errorf("%s missing in the Action, preflight: %v", name, err)
+		}
+		runner, err := New(config.Agent{Preset: name}, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = runner.Run(context.Background(), Invocation{Dir: t.TempDir(), Prompt: "hi", Env: []string{path}})
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "npm install") {
+			t.Errorf("%s missing in the Action, its run: %v", name, err)
+		}
+		// Off a runner, npm installs it.
+		runner, err = New(config.Agent{Preset: name}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = runner.Run(context.Background(), Invocation{Dir: t.TempDir(), Prompt: "hi", Env: []string{path}})
+		if err == nil || !strings.Contains(err.Error(), "npm install") {
+			t.Errorf("%s missing off a runner, its run: %v", name, err)
 		}
 	}
 }

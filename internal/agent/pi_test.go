@@ -67,7 +67,7 @@ func TestPiModelsJSONWithGateway(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "pi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runner, err := New(config.Agent{Preset: "pi"})
+	runner, err := New(config.Agent{Preset: "pi"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@ import (
 // boundary can be set up. It returns the boundary's description for the log.
 func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error) {
 	var problems []string
-	if _, err := New(cfg); err != nil {
+	actions := Getenv(env, "GITHUB_ACTIONS") == "true"
+	if _, err := New(cfg, nil); err != nil {
 		problems = append(problems, err.Error())
 	} else if cfg.Preset != "command" {
 		p, _ := preset.Lookup(cfg.Preset)
@@ -25,7 +26,7 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 		if cfg.Command != "" {
 			program = strings.Fields(cfg.Command)[0]
 		}
-		path, err := lookPath(program, Environ(env, nil, cfg.Env))
+		path, err := lookPath(program, Environ(env, nil, cfg.Env), actions)
 		switch {
 		case err != nil:
 			problems = append(problems, err.Error())
@@ -35,7 +36,7 @@ func Preflight(cfg config.Agent, env []string, sb sandbox.Config) (string, error
 	} else if program := CommandProgram(cfg.Command); program != "" {
 		// The command preset's program, when ralph can tell which it is, is checked as a preset's CLI is:
 		// a command that cannot start would otherwise enroll the issue and record a failure.
-		path, err := commandPath(program, Environ(env, nil, cfg.Env))
+		path, err := commandPath(program, Environ(env, nil, cfg.Env), actions)
 		switch {
 		case err != nil:
 			problems = append(problems, err.Error())
@@ -103,7 +104,7 @@ func CommandProgram(shell string) string {
 
 // commandPath finds the command preset's program: an absolute path must exist and be executable, a name
 // must be on the agent's PATH.
-func commandPath(program string, env []string) (string, error) {
+func commandPath(program string, env []string, inActions bool) (string, error) {
 	if filepath.IsAbs(program) {
 		info, err := os.Stat(program)
 		switch {
@@ -114,7 +115,7 @@ func commandPath(program string, env []string) (string, error) {
 		}
 		return program, nil
 	}
-	path, err := lookPath(program, env)
+	path, err := lookPath(program, env, inActions)
 	if err != nil {
 		return "", fmt.Errorf("agent.command runs %s, which is not on the agent's PATH: install it there, or name it by its path in agent.command", program)
 	}
@@ -150,5 +151,5 @@ func LookPath(program string, env []string) (string, error) {
 		}
 		return program, nil
 	}
-	return lookPath(program, env)
+	return lookPath(program, env, false)
 }

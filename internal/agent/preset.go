@@ -26,6 +26,9 @@ type Preset struct {
 	Limits limits
 	Model  string        // agent.model, recorded when the CLI does not report its model
 	Grace  time.Duration // between SIGTERM and SIGKILL; 0 means DefaultGrace
+	// InActions is GITHUB_ACTIONS=true in ralph's environment: a CLI missing there is missing from ralph's
+	// image (each agent's CLI has an image of its own).
+	InActions bool
 }
 
 var _ Runner = (*Preset)(nil)
@@ -113,7 +116,7 @@ func (p *Preset) Run(ctx context.Context, inv Invocation) (Result, error) {
 	if err := replaceInHome(gatewayHome, inv); err != nil {
 		return Result{}, fmt.Errorf("pointing %s at ralph's model gateway: %w", d.Title, err)
 	}
-	return process{argv: argv, grace: p.Grace, parser: newParser(p.Model), limits: lim}.run(ctx, inv)
+	return process{argv: argv, grace: p.Grace, parser: newParser(p.Model), limits: lim, inActions: p.InActions}.run(ctx, inv)
 }
 
 // writeHome writes the files the preset needs in the agent's HOME (preset.Preset.Home) when the agent runs

@@ -108,7 +108,7 @@ func runPresetIn(t *testing.T, program string, confined, via, allowlist bool, se
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := New(pc.cfg)
+	runner, err := New(pc.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestPresetClaudeTurnLimitRealCLI(t *testing.T) {
 	dir, home := t.TempDir(), t.TempDir()
 	artifact := filepath.Join(dir, "doc.md")
 	f := agenttest.NewAnthropic(t, "sk-ant-fake", artifact, "# Research\n")
-	runner, err := New(config.Agent{Preset: "claude", MaxTurns: 1})
+	runner, err := New(config.Agent{Preset: "claude", MaxTurns: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestPresetBudgetRealCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer gw.Close()
-			runner, err := New(cfg)
+			runner, err := New(cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -417,7 +417,7 @@ func TestPresetClaudeOAuthRealCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	runner, err := New(config.Agent{Preset: "claude", Model: "claude-sonnet-4-5"})
+	runner, err := New(config.Agent{Preset: "claude", Model: "claude-sonnet-4-5"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

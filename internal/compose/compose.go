@@ -107,6 +107,7 @@ func finishBoundary(d Door, sb sandbox.Config) sandbox.Config {
 		sb.Home, sb.HomeTools = workspace.HomeTools(agent.Getenv(d.Environ, "HOME"), sb.UID, sb.GID)
 	}
 	sb.Network = NetworkBoundary(d.Config)
+	sb.Getenv = func(key string) string { return agent.Getenv(d.Environ, key) }
 	return sb
 }
 
@@ -126,6 +127,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		store, sb, closePlaces, err = workspace.Setup{
 			Checkout: d.Checkout, Auth: d.PushAuth, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Writable: d.Writable, ReadOnly: d.ReadOnly,
 			RequireLandlock: cfg.Agent.Landlock == config.LandlockRequired, Runner: runner,
+			Getenv: func(key string) string { return agent.Getenv(d.Environ, key) },
 		}.Open(ctx)
 		if err != nil {
 			closeRunner()
@@ -142,7 +144,7 @@ func Build(ctx context.Context, d Door) (eng *engine.Engine, cleanup func(), err
 		}
 	}
 	sb = finishBoundary(d, sb)
-	runner, agentErr := agent.New(cfg.Agent)
+	runner, agentErr := agent.New(cfg.Agent, func(key string) string { return agent.Getenv(d.Environ, key) })
 	secrets := []string{d.Token}
 	if d.ProjectToken != "" && d.ProjectToken != d.Token {
 		secrets = append(secrets, d.ProjectToken)

@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -322,5 +323,24 @@ func TestGitRunnerTrustsSSLCertFile(t *testing.T) {
 	defer cleanup()
 	if runner.Env != nil {
 		t.Errorf("without SSL_CERT_FILE the runner's env is %q, want none", runner.Env)
+	}
+}
+
+// The agent's boundary reads ralph's environment as the door gives it (Door.Environ), not the process's:
+// RALPH_NETWORK_FIREWALL=off there turns the owner-match rule off, in a run's boundary and in doctor's.
+func TestBoundaryReadsTheDoorsEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.Options{})
+	door := Door{GitHub: client(t, srv, "test-token"), Token: "test-token", Config: config.Default(), Log: &testLog{},
+		Environ: []string{"PATH=/usr/bin", sandbox.EnvFirewall + "=off"}}
+	eng, cleanup, err := Build(context.Background(), door)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	for name, sb := range map[string]sandbox.Config{"run": eng.Sandbox, "doctor": Boundary(door)} {
+		if ok, why := sandbox.FirewallSupport(sb.Getenv); ok || !strings.Contains(why, "turned off by "+sandbox.EnvFirewall+"=off") {
+			t.Errorf("%s's boundary: the firewall rule %v (%s), want it turned off by the door's environment", name, ok, why)
+		}
 	}
 }

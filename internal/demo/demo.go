@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
@@ -109,9 +108,7 @@ func Run(ctx context.Context, out, log io.Writer) (err error) {
 		return err
 	}
 	// ralph's repository is kept under the cache directory, named after the checkout: the demo's own.
-	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
-		return err
-	}
+	environ := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	eng, cleanup, err := compose.Build(ctx, compose.Door{
 		GitHub: gh, Token: "test-token", Config: cfg, Checkout: work,
 		// The agent's script is outside its places: Landlock lets it read only what it is told.
@@ -120,7 +117,7 @@ func Run(ctx context.Context, out, log io.Writer) (err error) {
 		Holder:   lock.LocalHolder("demo"),
 		Origin:   engine.Origin{Label: "gh ralph demo"},
 		Author:   git.Signature{Name: "ralph", Email: "ralph@users.noreply.github.com"},
-		Environ:  os.Environ(), Transport: http.DefaultTransport, Now: time.Now,
+		Environ:  environ, Transport: http.DefaultTransport, Now: time.Now,
 	})
 	if err != nil {
 		return err
@@ -223,17 +220,15 @@ func (l logger) Untrusted(title string) (io.Writer, func()) {
 type fatal string
 
 // tb is what the in-process GitHub needs of a test: temporary directories, cleanups, and somewhere to
-// report what it found wrong. The methods it does not use are the nil testing.TB's (they panic).
+// report what it found wrong (githubtest.TB), without the testing package.
 type tb struct {
-	testing.TB
 	dir      string
 	mu       sync.Mutex
 	cleanups []func()
 	errs     []string
 }
 
-func (t *tb) Helper()      {}
-func (t *tb) Name() string { return "demo" }
+func (t *tb) Helper() {}
 func (t *tb) TempDir() string {
 	d, err := os.MkdirTemp(t.dir, "github-")
 	if err != nil {
@@ -252,7 +247,6 @@ func (t *tb) Errorf(format string, args ...any) {
 	t.errs = append(t.errs, fmt.Sprintf(format, args...))
 }
 func (t *tb) Fatalf(format string, args ...any) { panic(fatal(fmt.Sprintf(format, args...))) }
-func (t *tb) Logf(string, ...any)               {}
 
 func (t *tb) failures() []string {
 	t.mu.Lock()

@@ -42,7 +42,7 @@ func Firewall(cfg config.Config, sb sandbox.Config) (Finding, bool) {
 	if cfg.Network.Mode == config.NetworkOpen || !sb.Separate {
 		return Finding{}, false
 	}
-	supported, why := sandbox.FirewallSupport()
+	supported, why := sandbox.FirewallSupport(sb.Getenv)
 	return firewallFinding(supported, why), true
 }
 

@@ -65,3 +65,19 @@ func TestFirewallFinding(t *testing.T) {
 		}
 	}
 }
+
+// doctor says the firewall rule is off where the environment ralph is given (the boundary's Getenv) turns
+// it off, whatever the process's own holds.
+func TestFirewallTurnedOffByRalphsEnvironment(t *testing.T) {
+	t.Parallel()
+	off := func(key string) string {
+		if key == sandbox.EnvFirewall {
+			return "off"
+		}
+		return ""
+	}
+	f, said := Firewall(config.Default(), sandbox.Config{Separate: true, Getenv: off})
+	if !said || f.Problem || !strings.Contains(f.Msg, "turned off by "+sandbox.EnvFirewall+"=off") {
+		t.Errorf("Firewall = %+v, %v; want it said turned off by %s=off", f, said, sandbox.EnvFirewall)
+	}
+}

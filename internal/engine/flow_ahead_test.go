@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -13,22 +14,22 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// refuseOutcomes makes the fake GitHub answer code to every edit of a status comment whose record holds
+// refuseOutcomes makes GitHub answer code to every edit of a status comment whose record holds
 // no attempt (the edit that records an outcome), from the call on which on is true.
 func refuseOutcomes(h *harness, code int) (on func()) {
 	var mu sync.Mutex
 	armed := false
-	h.gh.refuseEdit = func(body string) error {
+	h.gh.refuseComments(func(body string) int {
 		mu.Lock()
 		defer mu.Unlock()
 		if !armed || !strings.HasPrefix(body, record.StatusMarker) {
-			return nil
+			return 0
 		}
 		if rec, ok, err := record.Parse(body); err == nil && ok && rec.Attempt == nil && rec.State != workflow.HumanNeeded {
-			return ghError(code)
+			return code
 		}
-		return nil
-	}
+		return 0
+	})
 	return func() { mu.Lock(); armed = true; mu.Unlock() }
 }
 
@@ -37,7 +38,7 @@ func refuseOutcomes(h *harness, code int) (on func()) {
 func TestFlowWriteAheadBoundsAgentRuns(t *testing.T) {
 	t.Parallel()
 	for _, code := range []int{502, 422} {
-		t.Run(http5xx(code), func(t *testing.T) {
+		t.Run(http.StatusText(code), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, func(c *config.Config) { c.MaxFailures = 2; c.Agent.MaxCost = 0.5 })
 			n := h.enrolled("Parse widgets")
@@ -104,12 +105,12 @@ func TestFlowWriteAheadRefusedNoAgent(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
-	h.gh.refuseEdit = func(body string) error {
+	h.gh.refuseComments(func(body string) int {
 		if rec, ok, err := record.Parse(body); err == nil && ok && rec.Attempt != nil {
-			return ghError(422)
+			return 422
 		}
-		return nil
-	}
+		return 0
+	})
 	for range 3 {
 		if _, err := h.eng.Advance(context.Background(), n); err == nil || !strings.Contains(err.Error(), "the agent did not run") {
 			t.Errorf("Advance error = %v, want the attempt's record refused", err)
@@ -126,15 +127,15 @@ func TestFlowUnrecordedLabelHolds(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.MaxFailures = 5 })
 	n := h.enrolled("Parse widgets")
-	h.gh.refuseEdit = func(body string) error {
+	h.gh.refuseComments(func(body string) int {
 		if rec, ok, err := record.Parse(body); err == nil && ok && rec.Attempt != nil && rec.State == workflow.ResearchNeeded {
-			return nil
+			return 0
 		}
 		if strings.HasPrefix(body, record.StatusMarker) {
-			return ghError(422)
+			return 422
 		}
-		return nil
-	}
+		return 0
+	})
 	for range 4 {
 		_, _ = h.eng.Advance(context.Background(), n)
 	}

@@ -130,7 +130,7 @@ func TestFlowCrashPullRequest(t *testing.T) {
 	if res.Step != workflow.PR || res.State != workflow.InReview {
 		t.Errorf("rerun Result = %+v", res)
 	}
-	if got := len(h.gh.calls("CreatePull")); got != 1 {
+	if got := h.gh.count("CreatePull"); got != 1 {
 		t.Errorf("CreatePull calls: %d", got)
 	}
 }

@@ -41,7 +41,7 @@ func TestFlowDocumentsSeparate(t *testing.T) {
 	if got, ok := h.show(docsBranch, researchPath); !ok || got+"\n" != researchDoc {
 		t.Errorf("research on %s = %q, %v", docsBranch, got, ok)
 	}
-	if docs := h.gh.commentsStarting(n, "## Research Document"); len(docs) != 1 || !strings.Contains(docs[0], repoURL+"/blob/"+docsBranch+"/"+researchPath) {
+	if docs := h.gh.commentsStarting(n, "## Research Document"); len(docs) != 1 || !strings.Contains(docs[0], h.gh.web()+"/blob/"+docsBranch+"/"+researchPath) {
 		t.Errorf("research comments = %q, want a link to the file on %s", docs, docsBranch)
 	}
 
@@ -91,16 +91,16 @@ func TestFlowDocumentsSeparate(t *testing.T) {
 	if rec.Docs != docsBranch || rec.DocsHead != tip {
 		t.Errorf("record: docs %q at %q; want %s at %s", rec.Docs, rec.DocsHead, docsBranch, tip)
 	}
-	if a := rec.Artifacts["plan"]; a.URL != repoURL+"/blob/"+docsBranch+"/"+planPath {
+	if a := rec.Artifacts["plan"]; a.URL != h.gh.web()+"/blob/"+docsBranch+"/"+planPath {
 		t.Errorf("plan artifact = %+v", a)
 	}
 	pr := h.gh.pull(rec.PR)
-	for _, s := range []string{"Kept out of this pull request, on ralph's branch `" + docsBranch + "`", repoURL + "/blob/" + docsBranch + "/" + planPath, repoURL + "/blob/" + docsBranch + "/" + reviewPath} {
+	for _, s := range []string{"Kept out of this pull request, on ralph's branch `" + docsBranch + "`", h.gh.web() + "/blob/" + docsBranch + "/" + planPath, h.gh.web() + "/blob/" + docsBranch + "/" + reviewPath} {
 		if !strings.Contains(pr.Body, s) {
 			t.Errorf("pull request body lacks %q:\n%s", s, pr.Body)
 		}
 	}
-	if body := h.gh.statusBody(n); !strings.Contains(body, "- Documents: [`"+docsBranch+"`]("+repoURL+"/tree/"+docsBranch+") (kept out of the pull request)") {
+	if body := h.gh.statusBody(n); !strings.Contains(body, "- Documents: [`"+docsBranch+"`]("+h.gh.web()+"/tree/"+docsBranch+") (kept out of the pull request)") {
 		t.Errorf("status comment does not link the documents branch:\n%s", body)
 	}
 }

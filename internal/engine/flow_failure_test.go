@@ -204,7 +204,7 @@ func TestFlowGitHubErrorMidStep(t *testing.T) {
 	h.advance(n)
 	// The attempt is recorded; the plan is committed, pushed and posted; then the status comment cannot
 	// be written.
-	h.gh.failNth("UpdateComment", 1, ghError(502))
+	h.gh.failCall("UpdateComment", 1, 502)
 	res, err := h.eng.Advance(context.Background(), n)
 	if err == nil || stepError(err) != nil || !strings.Contains(err.Error(), "HTTP 502") {
 		t.Fatalf("Advance error = %v, want GitHub's 502", err)
@@ -247,9 +247,9 @@ func TestFlowCommentLost(t *testing.T) {
 		h := newHarness(t, nil)
 		n := h.enrolled("Parse widgets")
 		if after {
-			h.gh.failAfter("CreateComment", ghError(502))
+			h.gh.failCallAfter("CreateComment", 0, 502)
 		} else {
-			h.gh.fail("CreateComment", ghError(502))
+			h.gh.failCall("CreateComment", 0, 502)
 		}
 		res := h.advance(n)
 		if res.State != workflow.ReadyForPlan {
@@ -271,7 +271,7 @@ func TestFlowStatusCommentLost(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
-	h.gh.failAfterNth("CreateComment", 1, ghError(502)) // the research document, then the status comment
+	h.gh.failCallAfter("CreateComment", 1, 502) // the research document, then the status comment
 	if res := h.advance(n); res.State != workflow.ReadyForPlan {
 		t.Errorf("Result = %+v", res)
 	}

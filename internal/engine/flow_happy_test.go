@@ -12,8 +12,6 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
-	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -47,11 +45,11 @@ func TestFlowEndToEnd(t *testing.T) {
 		t.Errorf("research environment = %v", inv.Env)
 	}
 	docs := h.gh.commentsStarting(n, "## Research Document")
-	if len(docs) != 1 || !strings.Contains(docs[0], repoURL+"/blob/"+branch+"/"+researchPath) || !strings.Contains(docs[0], "The widget lives in widget.go.") {
+	if len(docs) != 1 || !strings.Contains(docs[0], h.gh.web()+"/blob/"+branch+"/"+researchPath) || !strings.Contains(docs[0], "The widget lives in widget.go.") {
 		t.Errorf("research comments = %q", docs)
 	}
 	rec := h.gh.record(t, n)
-	if a := rec.Artifacts["research"]; a.Path != researchPath || a.URL != repoURL+"/blob/"+branch+"/"+researchPath || !strings.Contains(a.Comment, "#issuecomment-") {
+	if a := rec.Artifacts["research"]; a.Path != researchPath || a.URL != h.gh.web()+"/blob/"+branch+"/"+researchPath || !strings.Contains(a.Comment, "#issuecomment-") {
 		t.Errorf("research artifact = %+v", a)
 	}
 	if rec.Branch != branch || rec.Base != "main" || rec.Date != day || rec.Slug != "parse-widgets" {
@@ -74,7 +72,7 @@ func TestFlowEndToEnd(t *testing.T) {
 		t.Errorf("the plan's prompt does not hold the research: %+v", inv)
 	}
 	rec = h.gh.record(t, n)
-	if diff := cmp.Diff([]record.Phase{{Title: "Add the parser"}, {Title: "Wire it up"}}, rec.Phases); diff != "" {
+	if diff := cmp.Diff([]engine.Phase{{Title: "Add the parser"}, {Title: "Wire it up"}}, rec.Phases); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}
 	if len(h.gh.commentsStarting(n, "## Implementation Plan")) != 1 {
@@ -156,7 +154,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	if res.State != workflow.InReview || !res.Paused || !strings.Contains(res.Message, "waits for people") {
 		t.Errorf("merge while open: Result = %+v", res)
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.gh.mergePull(rec.PR)
 	res = h.advance(n)
 	if res.Step != workflow.Merge || res.From != workflow.InReview || res.State != workflow.Done || res.Paused || res.Continue {
 		t.Errorf("merge Result = %+v", res)
@@ -174,7 +172,7 @@ func TestFlowEndToEnd(t *testing.T) {
 	for _, s := range []string{
 		"## ralph: Done", "- [x] Research", "- [x] Plan", "- [x] Plan review (auto)", "- [x] Implementation (2 of 2 phases)",
 		"- [x] Pull request", "- [x] Merged", "### Phases (2 of 2 done)", "- [x] Phase 1: Add the parser — " + rec.Phases[0].SHA[:7],
-		"Branch: [`" + branch + "`](" + repoURL + "/tree/" + branch + ")", "Pull request: #", "Nothing: the work is merged.",
+		"Branch: [`" + branch + "`](" + h.gh.web() + "/tree/" + branch + ")", "Pull request: #", "Nothing: the work is merged.",
 		"```mermaid", "[2026-03-04 10:00 UTC](" + repoURL + "/actions/runs/77): **done** — merge: In Review → Done",
 	} {
 		if !strings.Contains(body, s) {
@@ -247,7 +245,7 @@ func TestFlowEnrollment(t *testing.T) {
 			t.Errorf("Advance of an issue with only a state label: %v, want ErrNotEnrolled", err)
 		}
 		if h.gh.writeCount() != 0 || len(h.agent.commands()) != 0 {
-			t.Errorf("writes %v, agent runs %v", h.gh.calls(), h.agent.commands())
+			t.Errorf("writes %s, agent runs %v", h.gh.writes(), h.agent.commands())
 		}
 	})
 
@@ -261,16 +259,11 @@ func TestFlowEnrollment(t *testing.T) {
 		if _, err := h.eng.Advance(context.Background(), 42); !errors.As(err, &ie) || !strings.Contains(err.Error(), "does not exist") {
 			t.Errorf("Advance(42) = %v, want an InputError", err)
 		}
-		n := h.enrolled("A pull request")
-		h.gh.mu.Lock()
-		h.gh.issues[n].PullRequest = &struct {
-			URL string `json:"url"`
-		}{URL: "x"}
-		h.gh.mu.Unlock()
+		n := h.gh.enrolledPull("A pull request")
 		if _, err := h.eng.Advance(context.Background(), n); !errors.As(err, &ie) || !strings.Contains(err.Error(), "pull request") {
 			t.Errorf("Advance of a pull request = %v, want an InputError", err)
 		}
-		h.gh.fail("Issue", ghError(502))
+		h.gh.failCall("IssueWithComments", 0, 502)
 		if _, err := h.eng.Advance(context.Background(), n); err == nil || errors.As(err, &ie) {
 			t.Errorf("Advance when GitHub answers 502 = %v, want a plain error", err)
 		}
@@ -309,7 +302,7 @@ func TestFlowDryRun(t *testing.T) {
 		t.Errorf("dry-run Approve of an issue not enrolled: no error")
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a dry run wrote: %+v", h.gh.calls())
+		t.Errorf("a dry run wrote: %s", h.gh.writes())
 	}
 	if len(h.agent.commands()) != 0 || h.branchExists(branchOf(n, "parse-widgets")) || len(h.lock.acquired) != 0 {
 		t.Errorf("a dry run ran the agent %v, pushed, or locked %v", h.agent.commands(), h.lock.acquired)
@@ -333,7 +326,7 @@ func TestFlowDryRun(t *testing.T) {
 		t.Errorf("dry-run Retry: %v", err)
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a dry run wrote: %+v", h.gh.calls())
+		t.Errorf("a dry run wrote: %s", h.gh.writes())
 	}
 	if got := h.gh.stateLabels(n); !slices.Equal(got, []workflow.State{workflow.Done}) {
 		t.Errorf("a dry run repaired the labels: %v", got)
@@ -369,7 +362,7 @@ func TestFlowHeld(t *testing.T) {
 		t.Errorf("Result = %+v", res)
 	}
 	if h.gh.writeCount() != 0 || len(h.agent.commands()) != 1 {
-		t.Errorf("a held issue was changed: %+v, agent %v", h.gh.calls(), h.agent.commands())
+		t.Errorf("a held issue was changed: %s, agent %v", h.gh.writes(), h.agent.commands())
 	}
 	if _, err := h.eng.Retry(context.Background(), n, "alice"); err == nil || !strings.Contains(err.Error(), "held by") {
 		t.Errorf("Retry of a held issue: %v", err)

@@ -7,13 +7,11 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
-	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // inReview makes a harness whose issue has its pull request open (review skip, no research, self_review off).
-func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, record.Record) {
+func inReview(t *testing.T, mod func(*config.Config)) (*harness, int, engine.Record) {
 	t.Helper()
 	h := newHarness(t, func(c *config.Config) {
 		c.Review, c.Research = config.ReviewSkip, false
@@ -34,7 +32,7 @@ func TestFlowMergeClosed(t *testing.T) {
 	if p := h.gh.pull(rec.PR); p == nil || !p.Draft {
 		t.Errorf("draft_pr: pull request %+v", p)
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State = "closed" })
+	h.gh.closePull(rec.PR)
 	res := h.advance(n)
 	if res.Step != workflow.Merge || res.State != workflow.HumanNeeded || !res.Paused {
 		t.Errorf("Result = %+v", res)
@@ -82,7 +80,7 @@ func TestFlowPullClosed(t *testing.T) {
 	if res, err := h.eng.PullClosed(ctx, other, engine.ClosedPull{Number: 1, Head: branch, SameRepo: true}); err != nil || !strings.Contains(res.Message, "not enrolled") {
 		t.Errorf("PullClosed of an issue not enrolled = %+v, %v", res, err)
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.gh.mergePull(rec.PR)
 	res, err := h.eng.PullClosed(ctx, n, engine.ClosedPull{Number: rec.PR, Head: branch, SameRepo: true})
 	if err != nil || res.Step != workflow.Merge || res.State != workflow.Done || res.PRURL != rec.PRURL {
 		t.Errorf("PullClosed = %+v, %v", res, err)
@@ -102,7 +100,7 @@ func TestFlowPullRequestRefused(t *testing.T) {
 	h.to(n, workflow.InProgress, 2)
 	h.advance(n)
 	h.advance(n)
-	h.gh.fail("CreatePull", ghError(422))
+	h.gh.failCall("CreatePull", 0, 422)
 	res, err := h.eng.Advance(context.Background(), n)
 	if se := stepError(err); se == nil || se.Step != "pr" || se.Reason != "GitHub refused the pull request" {
 		t.Errorf("Advance error = %v", err)
@@ -111,9 +109,9 @@ func TestFlowPullRequestRefused(t *testing.T) {
 		t.Errorf("Result = %+v", res)
 	}
 	// The create went through but its answer was a 422 from a retry: the open pull request is used.
-	h.gh.failAfter("CreatePull", ghError(422))
+	h.gh.failCallAfter("CreatePull", 0, 422)
 	res = h.advance(n)
-	if res.State != workflow.InReview || res.PRURL == "" || len(h.gh.pulls) != 1 {
-		t.Errorf("Result = %+v, pulls %d", res, len(h.gh.pulls))
+	if res.State != workflow.InReview || res.PRURL == "" || h.gh.pullCount() != 1 {
+		t.Errorf("Result = %+v, pulls %d", res, h.gh.pullCount())
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -25,9 +24,9 @@ func TestFlowAgentUnavailable(t *testing.T) {
 		t.Errorf("Advance without an agent: %v", err)
 	}
 	if h.gh.writeCount() != 0 {
-		t.Errorf("a step that cannot run wrote: %+v", h.gh.calls())
+		t.Errorf("a step that cannot run wrote: %s", h.gh.writes())
 	}
-	h.gh.setPull(rec.PR, func(p *ghapi.PullRequest) { p.State, p.Merged = "closed", true })
+	h.gh.mergePull(rec.PR)
 	if res := h.advance(n); res.State != workflow.Done {
 		t.Errorf("merge without an agent: Result = %+v", res)
 	}

@@ -89,7 +89,7 @@ func TestFlowStatus(t *testing.T) {
 	if err != nil || rec.State != workflow.ReadyForPlan || rec.Branch != branchOf(n, "parse-widgets") {
 		t.Fatalf("Status = %+v, %v", rec, err)
 	}
-	replies := h.gh.commentsStarting(n, "ralph: #1 is **Ready for Plan**. Details: "+repoURL+"/issues/1#issuecomment-")
+	replies := h.gh.commentsStarting(n, "ralph: #1 is **Ready for Plan**. Details: "+h.gh.web()+"/issues/1#issuecomment-")
 	if len(replies) != 1 {
 		t.Errorf("replies: %q", replies)
 	}
@@ -111,9 +111,7 @@ func TestFlowStatusUnowned(t *testing.T) {
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	h.eng.Auth = &fakeAuth{allowed: map[string]bool{"alice": true}}
-	h.gh.mu.Lock()
-	h.gh.labeler[n] = "mallory"
-	h.gh.mu.Unlock()
+	h.gh.labelBuildBy(n, "mallory")
 	if _, err := h.eng.Status(ctx, n, false); err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +124,7 @@ func TestFlowStatusUnowned(t *testing.T) {
 	if strings.Contains(body, "on its own") {
 		t.Errorf("status comment of an issue no sweep takes says ralph goes on by itself:\n%s", body)
 	}
-	h.gh.mu.Lock()
-	h.gh.labeler[n] = "alice"
-	h.gh.mu.Unlock()
+	h.gh.labelBuildBy(n, "alice")
 	if _, err := h.eng.Status(ctx, n, false); err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +138,15 @@ func TestFlowOnState(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	var seen []workflow.State
-	h.eng.OnState = func(_ context.Context, node string, n int, to workflow.State) error {
-		if node != "I_1" || n != 1 {
-			t.Errorf("OnState(%q, %d)", node, n)
+	n := h.enrolled("Parse widgets")
+	node := h.gh.nodeID(n)
+	h.eng.OnState = func(_ context.Context, gotNode string, got int, to workflow.State) error {
+		if gotNode != node || got != n {
+			t.Errorf("OnState(%q, %d), want (%q, %d)", gotNode, got, node, n)
 		}
 		seen = append(seen, to)
 		return errors.New("project board unavailable")
 	}
-	n := h.enrolled("Parse widgets")
 	h.advance(n)
 	if len(seen) != 2 || seen[0] != workflow.ResearchInProgress || seen[1] != workflow.ReadyForPlan {
 		t.Errorf("OnState saw %v", seen)

@@ -22,7 +22,7 @@ func TestFlowNextPrompt(t *testing.T) {
 		t.Errorf("NextPrompt = %q, %q, %v:\n%s", command, source, err, prompt)
 	}
 	if h.gh.writeCount() != 0 || len(h.agent.commands()) != 0 {
-		t.Errorf("NextPrompt wrote %+v or ran the agent %v", h.gh.calls(), h.agent.commands())
+		t.Errorf("NextPrompt wrote %s or ran the agent %v", h.gh.writes(), h.agent.commands())
 	}
 	h.to(n, workflow.InProgress, 3)
 	command, _, prompt, err = h.eng.NextPrompt(ctx, n)

@@ -33,7 +33,7 @@ func TestFlowReviewSendBack(t *testing.T) {
 		t.Errorf("labels = %v, want %s", h.gh.labels(n), workflow.LabelNeedsIteration)
 	}
 	rec := h.gh.record(t, n)
-	if rec.PlanIterations != 1 || !strings.HasPrefix(rec.Feedback, "the plan review: "+repoURL) || rec.Artifacts["review"].Verdict != "NEEDS_ITERATION" {
+	if rec.PlanIterations != 1 || !strings.HasPrefix(rec.Feedback, "the plan review: "+h.gh.web()) || rec.Artifacts["review"].Verdict != "NEEDS_ITERATION" {
 		t.Errorf("record: iterations %d, feedback %q, review %+v", rec.PlanIterations, rec.Feedback, rec.Artifacts["review"])
 	}
 	if !strings.Contains(h.gh.statusBody(n), "Plan (sent back 1 of 2 times)") {

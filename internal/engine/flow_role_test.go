@@ -7,24 +7,8 @@ import (
 	"testing"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
-
-// roleGitHub is the fake GitHub that, like ghapi.Client, reads a person's role with the issue.
-type roleGitHub struct {
-	*fakeGitHub
-	roles map[string]string
-	asked []string
-}
-
-var _ engine.IssueReaderFor = (*roleGitHub)(nil)
-
-func (g *roleGitHub) IssueWithCommentsFor(ctx context.Context, n int, login string) (ghapi.Issue, []ghapi.Comment, string, error) {
-	g.asked = append(g.asked, login)
-	is, cs, err := g.IssueWithComments(ctx, n)
-	return is, cs, g.roles[login], err
-}
 
 // TestFlowEnrollerRoleReadWithTheIssue: the run that enrolls an issue learns the enroller's role with the
 // issue it reads anyway; a role GitHub names as write or above needs no permission request, and anything
@@ -48,8 +32,9 @@ func TestFlowEnrollerRoleReadWithTheIssue(t *testing.T) {
 		t.Run(tt.login, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
-			gh := &roleGitHub{fakeGitHub: h.gh, roles: map[string]string{tt.login: tt.role}}
-			h.eng.GitHub = gh
+			if tt.role != "" {
+				h.hub.srv.SetPermission(tt.login, tt.role)
+			}
 			auth := &fakeAuth{allowed: map[string]bool{tt.login: tt.allowed}}
 			h.eng.Auth = auth
 			n := h.enrolled("Parse widgets")
@@ -64,8 +49,8 @@ func TestFlowEnrollerRoleReadWithTheIssue(t *testing.T) {
 			if got := slices.Contains(auth.asked, tt.login); got != tt.asked {
 				t.Errorf("the authorizer was asked about %s: %v, want %v (asked %v)", tt.login, got, tt.asked, auth.asked)
 			}
-			if !slices.Contains(gh.asked, tt.login) {
-				t.Errorf("the issue was not read with %s's role: %v", tt.login, gh.asked)
+			if asked := h.hub.readWithRoleOf(); !slices.Contains(asked, tt.login) {
+				t.Errorf("the issue was not read with %s's role: %v", tt.login, asked)
 			}
 			if !tt.enrolled && len(h.agent.commands()) != 0 {
 				t.Errorf("a refused enrollment ran the agent: %v", h.agent.commands())

@@ -97,7 +97,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	if res := h.advance(n); res.Step != workflow.PR || res.State != workflow.InReview {
 		t.Errorf("pr: Result = %+v", res)
 	}
-	if got := len(h.gh.calls("CreatePull")); got != 1 {
+	if got := h.gh.count("CreatePull"); got != 1 {
 		t.Errorf("CreatePull calls = %d, want 1", got)
 	}
 
@@ -112,7 +112,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	if rec := h.gh.record(t, n); rec.Before != workflow.InProgress || !strings.Contains(rec.Reason, "security review found problems") {
 		t.Errorf("record: before %s, reason %q", rec.Before, rec.Reason)
 	}
-	if len(h.gh.calls("CreatePull")) != 0 {
+	if h.gh.count("CreatePull") != 0 {
 		t.Errorf("a pull request was opened")
 	}
 }

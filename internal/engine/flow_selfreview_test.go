@@ -59,7 +59,7 @@ func TestFlowSelfReviewApproved(t *testing.T) {
 	if cs := h.gh.commentsStarting(n, "## Self-Review"); len(cs) != 1 {
 		t.Errorf("self-review comments: %d", len(cs))
 	}
-	if got := len(h.gh.calls("CreatePull")); got != 0 {
+	if got := h.gh.count("CreatePull"); got != 0 {
 		t.Errorf("the self-review's run opened a pull request (%d CreatePull calls)", got)
 	}
 	h.wantState(n, workflow.InProgress)
@@ -98,7 +98,7 @@ func TestFlowSelfReviewSendsBack(t *testing.T) {
 	if len(rec.Phases) != 3 || !rec.Phases[2].Fix || rec.Phases[2].Title != "Address self-review 1" || rec.Phases[2].SHA != "" || rec.ReviewIterations != 1 {
 		t.Fatalf("phases %+v, review iterations %d", rec.Phases, rec.ReviewIterations)
 	}
-	if got := len(h.gh.calls("CreatePull")); got != 0 {
+	if got := h.gh.count("CreatePull"); got != 0 {
 		t.Errorf("a pull request was opened after NEEDS_ITERATION")
 	}
 
@@ -132,7 +132,7 @@ func TestFlowSelfReviewMaxIterations(t *testing.T) {
 	if rec.Before != workflow.InProgress || rec.Reason != "The self-review sent the change back 1 times (max_iterations: 1)." {
 		t.Errorf("record: before %s, reason %q", rec.Before, rec.Reason)
 	}
-	if len(h.gh.calls("CreatePull")) != 0 {
+	if h.gh.count("CreatePull") != 0 {
 		t.Errorf("a pull request was opened")
 	}
 }

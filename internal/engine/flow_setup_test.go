@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -24,14 +25,16 @@ var today = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
 const day = "2026-03-04"
 
-// harness is an Engine on a fake GitHub, a fake agent and a real workspace: a bare repository as origin
-// with main holding one commit, a clone of it as the checkout, and workspace.Setup on that clone, as both
+// harness is an Engine on the GitHub test server, a scripted agent and a real workspace: the server's
+// bare repository as origin with main holding ralph's seed commit, a clone of it as the checkout, and workspace.Setup on that clone, as both
 // doors open it. As root, Setup gives the agent a uid of its own; the fake agent runs in this process as
 // root, so it hands the files it wrote to that uid (ralph refuses files in the agent's copy that the agent
 // does not own).
 type harness struct {
 	t      *testing.T
-	gh     *fakeGitHub
+	gh     *hub          // the GitHub test server
+	hub    *hub          // the same, by the name the tests that reach into the server use
+	lister engine.Lister // what the sweep reads of GitHub: the engine's client of it
 	agent  *fakeAgent
 	lock   *fakeLocker
 	log    *fakeLog
@@ -41,8 +44,14 @@ type harness struct {
 }
 
 // newHarness makes a harness with the default config (self_review off, so the pr step opens the pull
-// request) changed by mod.
+// request) changed by mod, on the GitHub test server (internal/githubtest) through ghapi.Client, as ralph
+// runs, with the server's repository as the origin ralph pushes to.
 func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
+	t.Helper()
+	return buildHarness(t, mod, newHub(t))
+}
+
+func buildHarness(t *testing.T, mod func(c *config.Config), server *hub) *harness {
 	t.Helper()
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
@@ -50,16 +59,16 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{
-		t: t, gh: newFakeGitHub(), agent: &fakeAgent{}, lock: &fakeLocker{}, log: &fakeLog{},
-		origin: filepath.Join(root, "origin.git"),
+		t: t, agent: &fakeAgent{}, lock: &fakeLocker{}, log: &fakeLog{},
 		env: []string{
 			"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			"GIT_AUTHOR_NAME=Someone", "GIT_AUTHOR_EMAIL=someone@example.com",
 			"GIT_COMMITTER_NAME=Someone", "GIT_COMMITTER_EMAIL=someone@example.com",
 		},
 	}
+	h.gh, h.hub, h.origin, h.lister = server, server, server.srv.BareRepo, server.client
+	github := server.client
 	seed, checkout := filepath.Join(root, "seed"), filepath.Join(root, "checkout")
-	h.run(root, "init", "--quiet", "--bare", "--initial-branch=main", h.origin)
 	h.run(root, "clone", "--quiet", h.origin, seed)
 	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("widgets\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -76,7 +85,7 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	if mod != nil {
 		mod(&cfg)
 	}
-	store, sb, closePlaces, err := workspace.Setup{Checkout: checkout, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix}.Open(context.Background())
+	store, sb, closePlaces, err := workspace.Setup{Checkout: checkout, Protected: cfg.ProtectedBy, Branches: cfg.BranchPrefix, Getenv: os.Getenv}.Open(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +103,18 @@ func newHarness(t *testing.T, mod func(c *config.Config)) *harness {
 	})
 	// In a test binary, reaping every descendant would kill the other tests' processes (sandbox.Config).
 	sb.ReapDescendants = false
+	// The tests run on the machine's own network: ralph must not install its firewall rule there.
+	sb.Getenv = func(key string) string {
+		if key == sandbox.EnvFirewall {
+			return "off"
+		}
+		return ""
+	}
 	if sb.Separate {
 		h.agent.owner = [2]int{sb.UID, sb.GID}
 	}
 	h.eng = engine.New(engine.Engine{
-		GitHub: h.gh, Workspaces: store, Sandbox: sb, Agent: h.agent, Config: cfg, Prompts: prompts.New(""),
+		GitHub: github, Workspaces: store, Sandbox: sb, Agent: h.agent, Config: cfg, Prompts: prompts.New(""),
 		Lock: h.lock, Log: h.log, AgentEnv: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
 		Origin: engine.Origin{URL: repoURL + "/actions/runs/77", Label: "Actions run 77"},
 		Author: git.Signature{Name: "ralph", Email: "ralph@example.com"},

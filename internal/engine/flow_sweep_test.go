@@ -17,32 +17,31 @@ import (
 // says why it passed over the others.
 func TestFlowSweep(t *testing.T) {
 	t.Parallel()
-	gh := newFakeGitHub()
+	gh := newHub(t)
 	b := workflow.LabelBuild
-	ready := gh.addIssue("ready", "", b, workflow.ResearchNeeded.Label())                // 1
-	gh.addIssue("at a gate", "", b, workflow.InReview.Label())                           // 2
-	locked := gh.addIssue("locked", "", b, workflow.ReadyForPlan.Label())                // 3
-	blocked := gh.addIssue("blocked", "", b, workflow.ReadyForPlan.Label())              // 4
-	blocker := gh.addIssue("blocker", "")                                                // 5
-	stranger := gh.addIssue("stranger's", "", b)                                         // 6
-	urgent := gh.addIssue("urgent", "", b, workflow.InProgress.Label(), "priority:high") // 7
-	stale := gh.addIssue("stale lock", "", b, workflow.PlanInReview.Label())             // 8
-	closed := gh.addIssue("closed", "", b)                                               // 9
-	gh.mu.Lock()
-	child := gh.addIssueLocked("ralph's sub-issue", "body\n<!-- ralph:parent 1 part 1 -->", ralphAs, []string{b}) // 10
-	gh.mu.Unlock()
-	gh.addIssue("done", "", b, workflow.Done.Label()) // 11
-	gh.labeler[stranger] = "mallory"
-	gh.labeler[child] = ralphAs
+	ready := gh.addIssue("ready", "", b, workflow.ResearchNeeded.Label())                        // 1
+	gh.addIssue("at a gate", "", b, workflow.InReview.Label())                                   // 2
+	locked := gh.addIssue("locked", "", b, workflow.ReadyForPlan.Label())                        // 3
+	blocked := gh.addIssue("blocked", "", b, workflow.ReadyForPlan.Label())                      // 4
+	blocker := gh.addIssue("blocker", "")                                                        // 5
+	stranger := gh.addIssue("stranger's", "")                                                    // 6
+	urgent := gh.addIssue("urgent", "", b, workflow.InProgress.Label(), "priority:high")         // 7
+	stale := gh.addIssue("stale lock", "", b, workflow.PlanInReview.Label())                     // 8
+	closed := gh.addIssue("closed", "", b)                                                       // 9
+	child := gh.issueBy(ralphAs, "ralph's sub-issue", "body\n<!-- ralph:parent 1 part 1 -->", b) // 10
+	gh.addIssue("done", "", b, workflow.Done.Label())                                            // 11
+	gh.srv.AddLabel(stranger, b, "mallory")
 	gh.close(closed, "completed")
-	gh.blockers[blocked] = []int{blocker}
-	gh.locks = []string{"refs/ralph/locks/3", "refs/ralph/locks/8", "refs/ralph/locks/x"}
+	gh.srv.AddBlockedBy(blocked, blocker)
+	for _, ref := range []string{"refs/ralph/locks/3", "refs/ralph/locks/8", "refs/ralph/locks/x"} {
+		gh.setRef(t, ref)
+	}
 	cfg := config.Default()
 	opts := engine.SweepOptions{
 		Max: 10, Auth: &fakeAuth{allowed: map[string]bool{"alice": true}}, TrustedBot: ralphAs,
 		Locks: func(_ context.Context, n int) (bool, string, error) { return n == locked, "Actions run 5", nil },
 	}
-	sw, err := engine.SweepCandidates(context.Background(), gh, cfg, opts)
+	sw, err := engine.SweepCandidates(context.Background(), gh.client, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func TestFlowSweep(t *testing.T) {
 	// Interactive review: Plan in Review is a gate. Max bounds what is picked.
 	cfg.Review = config.ReviewInteractive
 	opts.Max = 1
-	sw, err = engine.SweepCandidates(context.Background(), gh, cfg, opts)
+	sw, err = engine.SweepCandidates(context.Background(), gh.client, cfg, opts)
 	if err != nil || !cmp.Equal(sw.Picked, []int{urgent}) {
 		t.Errorf("SweepCandidates = %+v, %v", sw, err)
 	}
@@ -73,8 +72,8 @@ func TestFlowSweep(t *testing.T) {
 	// that issue (with the error), and the sweep goes on to the next, each failure taking a place of the
 	// sweep's max.
 	for _, m := range []string{"BlockedBy", "LabeledBy"} {
-		gh.fail(m, ghError(500))
-		sw, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth})
+		gh.failCall(m, 0, 500)
+		sw, err := engine.SweepCandidates(context.Background(), gh.client, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth})
 		if err != nil {
 			t.Errorf("SweepCandidates with %s failing: %v, want the issues passed over", m, err)
 			continue
@@ -90,20 +89,20 @@ func TestFlowSweep(t *testing.T) {
 		}
 	}
 	for _, m := range []string{"Issues", "MatchingRefs"} {
-		gh.fail(m, ghError(500))
-		if _, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth}); err == nil {
+		gh.failCall(m, 0, 500)
+		if _, err := engine.SweepCandidates(context.Background(), gh.client, config.Default(), engine.SweepOptions{Max: 5, Auth: opts.Auth}); err == nil {
 			t.Errorf("SweepCandidates with %s failing: no error", m)
 		}
 	}
-	sw, err = engine.SweepCandidates(context.Background(), newSweepGitHub(), config.Default(), engine.SweepOptions{Max: 5, Auth: &fakeAuth{err: errors.New("down")}})
+	sw, err = engine.SweepCandidates(context.Background(), newSweepHub(t).client, config.Default(), engine.SweepOptions{Max: 5, Auth: &fakeAuth{err: errors.New("down")}})
 	if err != nil || len(sw.Skipped) == 0 || sw.Skipped[0].Err == nil || !strings.Contains(sw.Skipped[0].Reason, "down") {
 		t.Errorf("SweepCandidates with the permission check failing: %+v, %v", sw, err)
 	}
 }
 
-// newSweepGitHub holds two issues ready for a step, enrolled by alice.
-func newSweepGitHub() *fakeGitHub {
-	gh := newFakeGitHub()
+// newSweepHub holds two issues ready for a step, enrolled by alice.
+func newSweepHub(t *testing.T) *hub {
+	gh := newHub(t)
 	gh.addIssue("one", "", workflow.LabelBuild, workflow.ResearchNeeded.Label())
 	gh.addIssue("two", "", workflow.LabelBuild, workflow.ResearchNeeded.Label())
 	return gh
@@ -112,13 +111,13 @@ func newSweepGitHub() *fakeGitHub {
 // TestFlowSweepNothing: nothing enrolled, nothing picked (an empty list, not nil, for JSON).
 func TestFlowSweepNothing(t *testing.T) {
 	t.Parallel()
-	gh := newFakeGitHub()
+	gh := newHub(t)
 	gh.addIssue("plain", "")
-	sw, err := engine.SweepCandidates(context.Background(), gh, config.Default(), engine.SweepOptions{Max: 5})
+	sw, err := engine.SweepCandidates(context.Background(), gh.client, config.Default(), engine.SweepOptions{Max: 5})
 	if err != nil || sw.Picked == nil || len(sw.Picked) != 0 || sw.Looked != 0 {
 		t.Errorf("SweepCandidates = %+v, %v", sw, err)
 	}
-	if len(gh.calls("MatchingRefs")) != 0 {
+	if gh.count("MatchingRefs") != 0 {
 		t.Errorf("the locks were listed with nothing to sweep")
 	}
 }
@@ -140,13 +139,11 @@ func TestFlowSweepForgedSubIssue(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			gh := newFakeGitHub()
-			gh.mu.Lock()
-			n := gh.addIssueLocked("part", tc.body, tc.author, []string{b, workflow.ResearchNeeded.Label()})
-			gh.mu.Unlock()
-			gh.labeler[n] = ralphAs
+			gh := newHub(t)
+			n := gh.issueBy(tc.author, "part", tc.body, workflow.ResearchNeeded.Label())
+			gh.srv.AddLabel(n, b, ralphAs)
 			opts := engine.SweepOptions{Max: 5, Auth: &fakeAuth{allowed: map[string]bool{"alice": true}}, TrustedBot: ralphAs}
-			sw, err := engine.SweepCandidates(context.Background(), gh, config.Default(), opts)
+			sw, err := engine.SweepCandidates(context.Background(), gh.client, config.Default(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

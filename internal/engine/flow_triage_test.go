@@ -141,17 +141,26 @@ func TestFlowTriageSplit(t *testing.T) {
 	}
 	for i, want := range []string{"Parse widgets", "Wire widgets"} {
 		k := n + 1 + i
-		is, err := h.gh.Issue(context.Background(), k)
-		if err != nil || is.Title != want || !strings.Contains(is.Body, "<!-- ralph:parent 1 part "+string(rune('1'+i))+" -->") || !slices.Contains(is.LabelNames(), workflow.LabelBuild) {
-			t.Errorf("sub-issue #%d = %+v, %v", k, is, err)
+		is := h.hub.srv.Issue(k)
+		if is.Title != want || is.Author != ralphAs || !strings.Contains(is.Body, "<!-- ralph:parent 1 part "+string(rune('1'+i))+" -->") || !slices.Contains(is.Labels, workflow.LabelBuild) {
+			t.Errorf("sub-issue #%d = %+v", k, is)
 		}
 		if strings.Contains(is.Body, "Blocked by") || strings.Contains(is.Body, "not part of") {
 			t.Errorf("sub-issue #%d body = %q", k, is.Body)
 		}
 	}
-	if diff := cmp.Diff([]call{{Method: "AddSubIssue", Issue: n, Arg: "2"}, {Method: "AddSubIssue", Issue: n, Arg: "3"}, {Method: "AddBlockedBy", Issue: b, Arg: "2"}},
-		h.gh.calls("AddSubIssue", "AddBlockedBy")); diff != "" {
-		t.Errorf("links (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]int{a, b}, h.hub.srv.SubIssues(n)); diff != "" {
+		t.Errorf("sub-issues (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{a}, h.hub.srv.BlockedBy(b)); diff != "" {
+		t.Errorf("#%d blocked by (-want +got):\n%s", b, diff)
+	}
+	// What the split tests count of ralph's requests is what it sent (hub.callsOf).
+	if got := h.gh.callsOf(splitWrites...); len(got) != 5 {
+		t.Errorf("the split's writes as the hub counts them: %v, want 2 issues, 2 sub-issue links, 1 dependency", got)
+	}
+	if diff := cmp.Diff([]int(nil), h.hub.srv.BlockedBy(a)); diff != "" {
+		t.Errorf("#%d blocked by (-want +got):\n%s", a, diff)
 	}
 	if !strings.Contains(h.gh.statusBody(n), "### Sub-issues") {
 		t.Errorf("status comment has no sub-issues:\n%s", h.gh.statusBody(n))
@@ -227,13 +236,13 @@ func TestFlowTriageSplitRerun(t *testing.T) {
 	crashAt(t, h, "after-sub-issue", 1, func() { h.advance(n) })
 	h.eng.Checkpoint = nil
 	h.advance(n)
-	if got := len(h.gh.calls("CreateIssue")); got != 2 {
+	if got := h.gh.count("CreateIssue"); got != 2 {
 		t.Errorf("sub-issues created: %d, want 2", got)
 	}
 	if diff := cmp.Diff([]int{n + 1, n + 2}, h.gh.record(t, n).Children); diff != "" {
 		t.Errorf("children (-want +got):\n%s", diff)
 	}
-	if got := len(h.gh.calls("AddSubIssue")); got != 2 {
+	if got := h.gh.count("AddSubIssue"); got != 2 {
 		t.Errorf("AddSubIssue calls: %d, want 2", got)
 	}
 }

@@ -54,7 +54,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		}
 		return out, err
 	}}
-	sw, err := engine.SweepCandidates(ctx, h.gh, h.eng.Config, opts)
+	sw, err := engine.SweepCandidates(ctx, h.lister, h.eng.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		t.Errorf("sweep picked %v (waited %v), want [%d] before the older #%d", sw.Picked, sw.Waited, n, older)
 	}
 	opts.Waiting = nil
-	if sw, _ := engine.SweepCandidates(ctx, h.gh, h.eng.Config, opts); !cmp.Equal(sw.Picked, []int{older}) {
+	if sw, _ := engine.SweepCandidates(ctx, h.lister, h.eng.Config, opts); !cmp.Equal(sw.Picked, []int{older}) {
 		t.Errorf("without the marks the sweep picked %v, want the older #%d (the test's premise)", sw.Picked, older)
 	}
 

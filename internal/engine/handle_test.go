@@ -30,7 +30,7 @@ func TestHandleRecorded(t *testing.T) {
 	h = newHarness(t, nil)
 	n = h.enrolled("Parse widgets")
 	h.advance(n)
-	h.gh.failNth("UpdateComment", 1, ghError(502))
+	h.gh.failCall("UpdateComment", 1, 502)
 	res, err = h.eng.Handle(ctx, engine.Request{Action: engine.ActAdvance, Issue: n, Finishable: true})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 502") || res.Recorded || !res.Finish || res.Unfinished != nil {
 		t.Errorf("GitHub's 502 mid-step: Result = %+v, %v; want Finish, not Recorded", res, err)
@@ -52,7 +52,7 @@ func TestHandleNotFinishable(t *testing.T) {
 	h := newHarness(t, nil)
 	n := h.enrolled("Parse widgets")
 	h.advance(n)
-	h.gh.failNth("UpdateComment", 1, ghError(502))
+	h.gh.failCall("UpdateComment", 1, 502)
 	res, err := h.eng.Handle(context.Background(), engine.Request{Action: engine.ActAdvance, Issue: n})
 	if err == nil || res.Recorded || res.Finish || res.Unfinished != nil {
 		t.Errorf("Result = %+v, %v; want a transient failure and no Finish", res, err)

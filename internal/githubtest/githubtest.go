@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -72,7 +71,7 @@ type Server struct {
 	BareRepo   string // path of the bare repository that backs git data
 
 	opts     Options
-	t        testing.TB
+	t        TB
 	srv      *httptest.Server
 	spec     *spec
 	handlers map[string]handler
@@ -208,9 +207,20 @@ type run struct {
 	title              string // display_title: the workflow's run-name (Options.RunName), or its name
 }
 
+// TB is what a Server needs of the test that runs it: temporary directories, cleanups when it ends, and
+// somewhere to report what it found wrong. A *testing.T is one; so is the demo's, which runs without the
+// testing package.
+type TB interface {
+	Helper()
+	TempDir() string
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // New starts a Server, closed when the test ends, with a bare repository holding one
 // commit (README.md) on the default branch.
-func New(t testing.TB, opts Options) *Server {
+func New(t TB, opts Options) *Server {
 	t.Helper()
 	if opts.Owner == "" {
 		opts.Owner = "octo"

@@ -163,10 +163,18 @@ func (s *Server) AddBlockedBy(n, blocker int) {
 }
 
 // CloseIssue closes issue n as completed, as a person would.
-func (s *Server) CloseIssue(n int) {
+func (s *Server) CloseIssue(n int) { s.CloseIssueAs(n, "completed") }
+
+// CloseIssueAs closes issue n with a state_reason of a closed issue's (completed, not_planned or
+// duplicate), as a person would.
+func (s *Server) CloseIssueAs(n int, reason string) {
+	if !slices.Contains([]string{"completed", "not_planned", "duplicate"}, reason) {
+		s.t.Errorf("githubtest: %q is not the state_reason of a closed issue", reason)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if is := s.issues[n]; is != nil {
-		is.state, is.stateReason, is.closed, is.updated = "closed", "completed", s.now(), s.now()
+		is.state, is.stateReason, is.closed, is.updated = "closed", reason, s.now(), s.now()
 	}
 }

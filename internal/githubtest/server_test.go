@@ -925,3 +925,16 @@ func TestClockAndTimestamps(t *testing.T) {
 		t.Errorf("created_at %s", got.CreatedAt)
 	}
 }
+
+// TestCloseIssueAs: a person closes an issue with a closed issue's state_reason, which the REST API shows.
+func TestCloseIssueAs(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, Options{})
+	n := s.CreateIssue("alice", "not now", "")
+	s.CloseIssueAs(n, "not_planned")
+	r := do(t, s, "GET", fmt.Sprintf("/repos/octo/demo/issues/%d", n), nil)
+	want(t, r, 200)
+	if got := decode[ghIssue](t, r); got.State != "closed" || got.StateReason == nil || *got.StateReason != "not_planned" {
+		t.Errorf("closed as not planned: state %q, reason %v", got.State, got.StateReason)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,9 +49,9 @@ type Firewall struct {
 // FirewallSupport says whether ralph can hold the agent's uid to its ports with an owner-match rule here,
 // and why not: it asks nftables for its generation, which changes nothing and needs CAP_NET_ADMIN in this
 // network namespace, and reads the kernel's release for owned tables. EnvFirewall=off in ralph's
-// environment turns the rule off.
-func FirewallSupport() (ok bool, why string) {
-	if os.Getenv(EnvFirewall) == "off" {
+// environment (getenv; nil: an empty one) turns the rule off.
+func FirewallSupport(getenv func(key string) string) (ok bool, why string) {
+	if getenv != nil && getenv(EnvFirewall) == "off" {
 		return false, "turned off by " + EnvFirewall + "=off in ralph's environment"
 	}
 	return firewallSupport()

@@ -94,7 +94,7 @@ func firewallHelper() int {
 		fmt.Fprintln(os.Stderr, "bringing lo up:", err)
 		return 1
 	}
-	if ok, why := FirewallSupport(); !ok {
+	if ok, why := FirewallSupport(nil); !ok {
 		fmt.Println("skip:", why)
 		return 0
 	}

@@ -6,7 +6,9 @@ package sandbox
 type Firewall struct{}
 
 // FirewallSupport says there is no owner-match rule outside Linux.
-func FirewallSupport() (ok bool, why string) { return false, "the owner-match rule needs Linux" }
+func FirewallSupport(func(key string) string) (ok bool, why string) {
+	return false, "the owner-match rule needs Linux"
+}
 
 // Firewall is nil outside Linux, where the agent never runs as another user.
 func (b *Boundary) Firewall() (*Firewall, error) { return nil, nil }

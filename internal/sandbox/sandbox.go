@@ -92,6 +92,9 @@ type Config struct {
 	ProcessLimit int
 	// Launcher is ralph's own executable, run as the supervisor; "" means os.Executable().
 	Launcher string
+	// Getenv reads ralph's own environment, where EnvFirewall=off turns the owner-match rule off; nil:
+	// an empty one.
+	Getenv func(key string) string
 	// Logf is where whether Landlock is in force is said, once; nil says nothing.
 	Logf func(format string, args ...any)
 
@@ -257,7 +260,7 @@ func New(cfg Config) (*Boundary, error) {
 			logf("network: the kernel has no Landlock network rules here (ABI %d; they need ABI %d): the agent's TCP connections are not confined to ralph's proxy, only its other sockets are refused; set network.require_kernel: true to refuse to run so", b.abi, landlockNetABI)
 		}
 		if b.separate {
-			b.netOwner, b.netOwnerWhy = FirewallSupport()
+			b.netOwner, b.netOwnerWhy = FirewallSupport(cfg.Getenv)
 		}
 		if !b.netFilter {
 			logf("network: no socket filter for %s/%s: the agent's UDP and raw sockets are not refused", runtime.GOOS, runtime.GOARCH)

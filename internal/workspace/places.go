@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
@@ -61,22 +62,53 @@ func (p Places) Close() error {
 }
 
 // CacheDir is where gh ralph keeps ralph's repository for the checkout at source, between runs: a
-// directory of its own under the user's cache directory, named after the checkout.
-func CacheDir(source string) (string, error) {
+// directory of its own under the user's cache directory, named after the checkout. getenv reads ralph's
+// environment (nil: an empty one) for that directory, as os.UserCacheDir does: XDG_CACHE_HOME, else
+// HOME's; without either, TMPDIR or /tmp.
+func CacheDir(source string, getenv func(string) string) (string, error) {
 	common, err := commonDirOf(source)
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
+	cache := userCacheDir(getenv)
 	sum := sha256.Sum256([]byte(common))
 	name := filepath.Base(filepath.Dir(common)) // the checkout's directory name, for people who look
 	if filepath.Base(common) != ".git" {
 		name = strings.TrimSuffix(filepath.Base(common), ".git")
 	}
 	return filepath.Join(cache, "ralph", fmt.Sprintf("%s-%x", name, sum[:6])), nil
+}
+
+// userCacheDir is os.UserCacheDir of the environment getenv reads (nil: an empty one), with TMPDIR's or
+// /tmp in place of its error.
+func userCacheDir(getenv func(string) string) string {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var dir string
+	switch runtime.GOOS {
+	case "windows":
+		dir = getenv("LocalAppData")
+	case "darwin", "ios":
+		if home := getenv("HOME"); home != "" {
+			dir = filepath.Join(home, "Library", "Caches")
+		}
+	default:
+		dir = getenv("XDG_CACHE_HOME")
+		if !filepath.IsAbs(dir) {
+			dir = ""
+			if home := getenv("HOME"); home != "" {
+				dir = filepath.Join(home, ".cache")
+			}
+		}
+	}
+	if dir != "" {
+		return dir
+	}
+	if tmp := getenv("TMPDIR"); tmp != "" {
+		return tmp
+	}
+	return "/tmp"
 }
 
 // Setup is what both doors give a run: ralph's repository for the checkout and the agent's boundary.
@@ -86,6 +118,8 @@ type Setup struct {
 	Protected func(path string) string
 	// Branches is branch_prefix: ralph pushes no branch outside it.
 	Branches string
+	// Getenv reads ralph's environment, where the user's cache directory is (CacheDir); nil: an empty one.
+	Getenv func(string) string
 	// Writable are more directories the agent may write (RALPH_AGENT_WRITABLE).
 	Writable []string
 	// ReadOnly are more paths the agent may read and run but not write (RALPH_AGENT_READABLE).
@@ -99,7 +133,7 @@ type Setup struct {
 // agent's own, picked for this run), and the boundary its agent runs in. close removes what the run made
 // that is not kept; call it when the run ends.
 func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close func() error, err error) {
-	cache, err := CacheDir(s.Checkout)
+	cache, err := CacheDir(s.Checkout, s.Getenv)
 	if err != nil {
 		return nil, sandbox.Config{}, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -42,6 +43,34 @@ func TestPlacesClosedToTheAgent(t *testing.T) {
 		}
 		if err := asAgent(p); err == nil {
 			t.Errorf("the agent's user can read %s", p)
+		}
+	}
+}
+
+// TestCacheDirReadsRalphsEnvironment: ralph's repository for a checkout is kept under the user's cache
+// directory of the environment ralph is given, not the process's: XDG_CACHE_HOME when absolute, else
+// HOME's .cache, else TMPDIR.
+func TestCacheDirReadsRalphsEnvironment(t *testing.T) {
+	t.Parallel()
+	source := t.TempDir()
+	if out, err := exec.Command("git", "init", "--quiet", source).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_CACHE_HOME": "/elsewhere/cache", "HOME": "/home/someone"}, "/elsewhere/cache/ralph"},
+		{map[string]string{"XDG_CACHE_HOME": "relative", "HOME": "/home/someone"}, "/home/someone/.cache/ralph"},
+		{map[string]string{"TMPDIR": "/scratch"}, "/scratch/ralph"},
+		{nil, "/tmp/ralph"},
+	} {
+		got, err := CacheDir(source, func(key string) string { return tt.env[key] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Dir(got) != tt.want || !strings.HasPrefix(filepath.Base(got), filepath.Base(source)+"-") {
+			t.Errorf("CacheDir in %v = %s, want %s/%s-<hash>", tt.env, got, tt.want, filepath.Base(source))
 		}
 	}
 }
