@@ -28,15 +28,10 @@ func (e *MovedError) Error() string {
 // from base by the first commit), where own is ralph's last commit ("" before the first). A branch that
 // no longer holds own is a *MovedError.
 func (s *Store) OpenDocuments(ctx context.Context, issue int, branch, base, own string) (*Workspace, error) {
-	_, heads, err := s.repo.RemoteHeads(ctx, branch, base)
+	heads, bsha, refspecs, err := s.remoteHeads(ctx, branch, base)
 	if err != nil {
 		return nil, err
 	}
-	bsha, ok := heads[base]
-	if !ok {
-		return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
-	}
-	refspecs := []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}
 	tip := heads[branch]
 	if tip != "" {
 		refspecs = append(refspecs, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)

@@ -127,21 +127,30 @@ type Workspace struct {
 	kept, own string
 }
 
+// remoteHeads reads the remote's heads of branch and base: base's commit, which must exist, and the
+// refspec that fetches base.
+func (s *Store) remoteHeads(ctx context.Context, branch, base string) (heads map[string]string, bsha string, refspecs []string, err error) {
+	_, heads, err = s.repo.RemoteHeads(ctx, branch, base)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	bsha, ok := heads[base]
+	if !ok {
+		return nil, "", nil, fmt.Errorf("base branch %s does not exist on the remote", base)
+	}
+	return heads, bsha, []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}, nil
+}
+
 // Prepare gives the agent of issue a fresh area at the tip of branch (or at base when the branch does not
 // exist yet): ralph fetches both, writes the files into the agent's copy, and gives that copy a git
 // repository of the agent's own. Only then is the copy the agent's: the area is made anew, and no process
 // of any agent exists while ralph's git writes into it (every one is gone when a step ends), so no git
 // ralph runs ever works in a directory an agent's process could write at that time.
 func (s *Store) Prepare(ctx context.Context, issue int, branch, base string) (*Workspace, error) {
-	_, heads, err := s.repo.RemoteHeads(ctx, branch, base)
+	heads, bsha, refspecs, err := s.remoteHeads(ctx, branch, base)
 	if err != nil {
 		return nil, err
 	}
-	bsha, ok := heads[base]
-	if !ok {
-		return nil, fmt.Errorf("base branch %s does not exist on the remote", base)
-	}
-	refspecs := []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}
 	start, old := bsha, ""
 	if sha, ok := heads[branch]; ok {
 		refspecs = append(refspecs, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
