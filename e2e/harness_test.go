@@ -134,7 +134,11 @@ func controlDir(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(d, 0o777); err != nil {
+	// Every user may make files here but not list them: at the end of its step, another test's ralph
+	// removes what its agent's uid owns in every directory anyone may write and list (sandbox's
+	// removeFiles), and agents' uids are drawn again for every run, so a later agent that drew the uid this
+	// test's agent had would otherwise take this test's files with its own.
+	if err := os.Chmod(d, 0o733); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
