@@ -80,10 +80,19 @@ func anthropicPresetResearch(t *testing.T, preset, content string, agentExtra ..
 // it returns the model's turns, what it billed and what ralph recorded.
 func researchCommitted(t *testing.T, e *env, model *agenttest.Anthropic, r result, cli, content string) (int, agenttest.Billed, agent.Usage) {
 	t.Helper()
+	u := researchRecorded(t, e, r, cli, content, model.Problems())
+	return model.Turns(), model.Billed(), u
+}
+
+// researchRecorded checks that the research run r ended well, with no problem the scripted models saw:
+// the issue Ready for Plan, the document the model had cli write committed on the branch; it returns the
+// usage ralph recorded.
+func researchRecorded(t *testing.T, e *env, r result, cli, content string, problems []string) agent.Usage {
+	t.Helper()
 	if r.exit != 0 || r.outputs["step"] != "research" {
 		t.Fatalf("research with %s: exit %d outputs %v\n%s%s", cli, r.exit, r.outputs, r.stdout, r.stderr)
 	}
-	for _, p := range model.Problems() {
+	for _, p := range problems {
 		t.Errorf("scripted model: %s", p)
 	}
 	e.wantState(1, workflow.ReadyForPlan)
@@ -99,5 +108,5 @@ func researchCommitted(t *testing.T, e *env, model *agenttest.Anthropic, r resul
 	if err != nil || !ok || rec.Usage == nil {
 		t.Fatalf("no usage in the record: %v %v", ok, err)
 	}
-	return model.Turns(), model.Billed(), *rec.Usage
+	return *rec.Usage
 }
