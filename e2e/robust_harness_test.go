@@ -95,6 +95,10 @@ func (e *env) follow(n int, queue []trigger, seen int, o driveOpts) []result {
 		}
 		seen = len(ds)
 		if r.exit != 0 && len(next) == 0 {
+			if r.exit != -1 {
+				// A failure no test injected is worth seeing when a comparison later fails.
+				e.t.Logf("run %d (rerun %d) exited %d:\n%s%s", k, rerun, r.exit, r.stdout, r.stderr)
+			}
 			if rerun++; rerun > o.reruns {
 				e.t.Fatalf("run %d failed %d times in a row:\n%s%s", k, rerun, r.stdout, r.stderr)
 			}
