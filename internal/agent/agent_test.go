@@ -454,7 +454,7 @@ func TestRunThroughBoundary(t *testing.T) {
 
 	t.Run("protocol", func(t *testing.T) {
 		t.Parallel()
-		uid, _ := sandbox.PickIDs()
+		uid := reservedUID(t)
 		dir, spy, tmp := openDir(t, owner(uid)), openDir(t, owner(uid)), openDir(t, owner(uid))
 		b, err := sandbox.New(sandbox.Config{Separate: separate, UID: uid, GID: uid, Writable: []string{dir, spy, tmp}, Launcher: ralph})
 		if err != nil {
@@ -504,7 +504,7 @@ printf '%s' "$RALPH_PROMPT_FILE" > "$SPY/promptpath"
 		if !separate {
 			t.Skip("needs root: switching the agent to another uid (as the same user, only ralph's whole program, its subreaper, can find what escaped)")
 		}
-		uid, _ := sandbox.PickIDs()
+		uid := reservedUID(t)
 		dir := openDir(t, uid)
 		b, err := sandbox.New(sandbox.Config{Separate: true, UID: uid, GID: uid, Writable: []string{dir}, Launcher: ralph})
 		if err != nil {
@@ -595,4 +595,16 @@ func TestEveryPresetHasAParser(t *testing.T) {
 	if _, err := newPreset(p, config.Agent{Preset: p.Name}); err == nil || !strings.Contains(err.Error(), "Args") {
 		t.Errorf("a preset without Args: %v", err)
 	}
+}
+
+// reservedUID is a uid for a test's agent, held as a run of ralph holds it (sandbox.ReserveIDs) until the
+// test ends, so that no other test or run draws it meanwhile.
+func reservedUID(t testing.TB) int {
+	t.Helper()
+	uid, _, release, err := sandbox.ReserveIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return uid
 }

@@ -84,7 +84,7 @@ func runPresetIn(t *testing.T, program string, confined, via, allowlist bool, se
 	separate := confined && os.Geteuid() == 0
 	uid := -1
 	if separate {
-		uid, _ = sandbox.PickIDs()
+		uid = reservedUID(t)
 	}
 	dir, home, tmp := t.TempDir(), t.TempDir(), os.TempDir()
 	if confined {

@@ -21,7 +21,7 @@ func BenchmarkConfined(b *testing.B) {
 	})
 	b.Run("confined", func(b *testing.B) {
 		separate := os.Geteuid() == 0
-		uid, gid := PickIDs()
+		uid, gid := reservedIDs(b)
 		bd, err := New(Config{Separate: separate, UID: uid, GID: gid, Writable: []string{b.TempDir()}, Launcher: launcher, ReapDescendants: false})
 		if err != nil {
 			b.Fatal(err)

@@ -32,7 +32,7 @@ import (
 func TestFirewallOwnerMatch(t *testing.T) {
 	t.Parallel()
 	needRoot(t)
-	uid, _ := PickIDs()
+	uid, _ := reservedIDs(t)
 	cmd := exec.Command(helper)
 	cmd.Env = []string{helperEnv + "=firewall", "PATH=/usr/bin:/bin", "AGENT_UID=" + strconv.Itoa(uid)}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}

@@ -197,7 +197,7 @@ func agentUID(t *testing.T, separate bool) int {
 		return -1
 	}
 	needRoot(t)
-	uid, _ := PickIDs()
+	uid, _ := reservedIDs(t)
 	return uid
 }
 
@@ -723,7 +723,7 @@ func TestPrepareHidesRalphsEnvironment(t *testing.T) {
 				`SCRIPT=tr '\0' '\n' < /proc/$PPID/environ | grep RALPH_TEST_TOKEN; exit 0`}
 			if os.Geteuid() == 0 {
 				// Root reads every process's environment: ralph and the agent are a user here.
-				uid, gid := PickIDs()
+				uid, gid := reservedIDs(t)
 				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
 			}
 			out, err := cmd.CombinedOutput()

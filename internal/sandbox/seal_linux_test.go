@@ -12,7 +12,7 @@ import (
 func TestSealAndCanReach(t *testing.T) {
 	t.Parallel()
 	// Not AgentUID: a sweep of another test or package may kill all of its processes.
-	agent, _ := PickIDs()
+	agent, _ := reservedIDs(t)
 	tests := []struct {
 		name       string
 		mode       os.FileMode

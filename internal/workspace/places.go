@@ -130,16 +130,20 @@ type Setup struct {
 }
 
 // Open opens ralph's repository for the checkout, in the places NewPlaces chooses (as root, a user of the
-// agent's own, picked for this run), and the boundary its agent runs in. close removes what the run made
+// agent's own, reserved for this run: sandbox.ReserveIDs), and the boundary its agent runs in. close removes what the run made
 // that is not kept; call it when the run ends.
 func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close func() error, err error) {
 	cache, err := CacheDir(s.Checkout, s.Getenv)
 	if err != nil {
 		return nil, sandbox.Config{}, nil, err
 	}
-	uid, gid := sandbox.PickIDs()
+	uid, gid, release, err := sandbox.ReserveIDs()
+	if err != nil {
+		return nil, sandbox.Config{}, nil, err
+	}
 	places, err := NewPlaces(cache, uid, gid)
 	if err != nil {
+		release()
 		return nil, sandbox.Config{}, nil, err
 	}
 	store, err = Open(ctx, Options{
@@ -148,6 +152,7 @@ func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close
 	})
 	if err != nil {
 		_ = places.Close()
+		release()
 		return nil, sandbox.Config{}, nil, err
 	}
 	sb = sandbox.Config{
@@ -156,5 +161,7 @@ func (s Setup) Open(ctx context.Context) (store *Store, sb sandbox.Config, close
 		// Both doors are whole programs that run nothing else while the agent runs.
 		ReapDescendants: true,
 	}
-	return store, sb, places.Close, nil
+	// The uid stays the run's until its places are gone: nothing of its agent is left for another run's
+	// agent of the same uid to meet.
+	return store, sb, func() error { defer release(); return places.Close() }, nil
 }
