@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -29,7 +30,7 @@ func Unowned(ctx context.Context, gh LabelerReader, auth Authorizer, is ghapi.Is
 	switch {
 	case who == "":
 		return true, "", nil
-	case who == ActionsBot && ralphsSubIssue(is, ActionsBot):
+	case who == ActionsBot && plantext.RalphsSubIssue(is.Body, is.User.Login, ActionsBot):
 		// A sub-issue ralph's split created and enrolled: its parent's enroller was checked.
 		return false, who, nil
 	}

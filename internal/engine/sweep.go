@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -166,7 +167,7 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 			switch {
 			case who == "":
 				ok = false
-			case who == opts.TrustedBot && ralphsSubIssue(is, opts.TrustedBot):
+			case who == opts.TrustedBot && plantext.RalphsSubIssue(is.Body, is.User.Login, opts.TrustedBot):
 				ok = true
 			case !seen:
 				if ok, err = opts.Auth.Authorize(ctx, who); err != nil {
@@ -223,14 +224,6 @@ func ChainRuns(runs []ghapi.WorkflowRun, path string) map[int]bool {
 		}
 	}
 	return out
-}
-
-// ralphsSubIssue says whether is is a sub-issue ralph opened as bot (its triage's split): ralph opened it, and
-// its body ends with ralph's parent marker as ralph writes it. Anyone can open an issue whose body carries
-// the marker, and another workflow's Actions token can label it.
-func ralphsSubIssue(is ghapi.Issue, bot string) bool {
-	_, _, ok := parseParent(is.Body)
-	return ok && is.User.Login == bot
 }
 
 func lockedIssues(ctx context.Context, gh Lister, opts SweepOptions) (map[int]bool, error) {
