@@ -45,12 +45,3 @@ func Unowned(ctx context.Context, gh LabelerReader, auth Authorizer, is ghapi.Is
 	}
 	return !ok, who, nil
 }
-
-// unownedWarning is what status warns of an issue whose ralph:build counts for nobody (Unowned).
-func unownedWarning(n int, who string) string {
-	by := "no event says who added " + workflow.LabelBuild
-	if who != "" {
-		by = fmt.Sprintf("%s was added by @%s, who may not drive ralph", workflow.LabelBuild, who)
-	}
-	return fmt.Sprintf("%s: no sweep takes #%d until someone with write access runs gh ralph enroll %d (or adds the label again)", by, n, n)
-}

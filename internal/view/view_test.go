@@ -1,4 +1,4 @@
-package engine
+package view
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// viewGitHub is a StatusReader over one issue's comments and labels; alice has write access. lock is the
+// viewGitHub is a Reader over one issue's comments and labels; alice has write access. lock is the
 // message of the issue's lock commit ("": nobody holds it); labeler added ralph:build.
 type viewGitHub struct {
 	comments []ghapi.Comment
@@ -57,16 +59,16 @@ func (viewGitHub) Repo() string  { return "widgets" }
 // TestFindRecord: gh ralph status believes the record a run believes, and no other.
 func TestFindRecord(t *testing.T) {
 	cfg := config.Default()
-	good := Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main"}
-	bad := Record{State: workflow.InProgress, Branch: "main-evil", Base: "main"}
-	status := func(rec Record) string { return RenderStatus(7, rec, cfg, Links{}) }
+	good := record.Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main"}
+	bad := record.Record{State: workflow.InProgress, Branch: "main-evil", Base: "main"}
+	status := func(rec record.Record) string { return engine.RenderStatus(7, rec, cfg, record.Links{}) }
 	tests := []struct {
 		name     string
 		comments []ghapi.Comment
 		want     workflow.State
 		warn     string
 	}{
-		{"ralph's own record", []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: status(good)}}, workflow.InProgress, ""},
+		{"ralph's own record", []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: status(good)}}, workflow.InProgress, ""},
 		{"an outsider's status comment is passed over",
 			[]ghapi.Comment{{User: ghapi.User{Login: "mallory"}, Body: status(good)}}, "", "ignored a comment by @mallory"},
 		{"a record ralph would not have written is refused, as a run refuses it",
@@ -89,12 +91,12 @@ func TestFindRecord(t *testing.T) {
 }
 
 // TestReadView: the view of an issue is its checked record, its progress and what comes next.
-func TestReadView(t *testing.T) {
+func TestRead(t *testing.T) {
 	cfg := config.Default()
-	rec := Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main",
-		Phases: []Phase{{Title: "one", SHA: strings.Repeat("a", 40)}, {Title: "two"}}}
-	gh := viewGitHub{comments: []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: RenderStatus(7, rec, cfg, Links{})}}}
-	v, err := ReadView(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
+	rec := record.Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main",
+		Phases: []record.Phase{{Title: "one", SHA: strings.Repeat("a", 40)}, {Title: "two"}}}
+	gh := viewGitHub{comments: []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: engine.RenderStatus(7, rec, cfg, record.Links{})}}}
+	v, err := Read(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +120,8 @@ func TestReadView(t *testing.T) {
 // writer, nothing is said. At a gate, who added the label does not matter and is not asked.
 func TestReadViewUnowned(t *testing.T) {
 	cfg := config.Default()
-	rec := Record{State: workflow.ReadyForPlan, Branch: cfg.BranchPrefix + "7-x", Base: "main", Reason: "stuck", Before: workflow.ReadyForPlan}
-	body := RenderStatus(7, rec, cfg, Links{})
+	rec := record.Record{State: workflow.ReadyForPlan, Branch: cfg.BranchPrefix + "7-x", Base: "main", Reason: "stuck", Before: workflow.ReadyForPlan}
+	body := engine.RenderStatus(7, rec, cfg, record.Links{})
 	for _, tt := range []struct {
 		labeler string
 		state   workflow.State
@@ -133,11 +135,11 @@ func TestReadViewUnowned(t *testing.T) {
 		r := rec
 		r.State = tt.state
 		if tt.state != rec.State {
-			body = RenderStatus(7, r, cfg, Links{})
+			body = engine.RenderStatus(7, r, cfg, record.Links{})
 		}
 		gh := viewGitHub{labeler: tt.labeler, labels: []string{workflow.LabelBuild, tt.state.Label()},
-			comments: []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: body}}}
-		v, err := ReadView(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
+			comments: []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: body}}}
+		v, err := Read(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,8 +188,8 @@ func TestStateWarnings(t *testing.T) {
 func TestReadViewRunning(t *testing.T) {
 	cfg := config.Default()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	rec := Record{State: workflow.ResearchNeeded, Branch: cfg.BranchPrefix + "7-x", Base: "main",
-		Last: &Entry{Step: workflow.Enroll, To: workflow.ResearchNeeded, At: now.Add(-time.Minute), Outcome: "done"}}
+	rec := record.Record{State: workflow.ResearchNeeded, Branch: cfg.BranchPrefix + "7-x", Base: "main",
+		Last: &record.Entry{Step: workflow.Enroll, To: workflow.ResearchNeeded, At: now.Add(-time.Minute), Outcome: "done"}}
 	holder := func(expires time.Time) string {
 		return fmt.Sprintf("ralph lock for #7 (abc)\n\n{\"kind\":\"actions\",\"run_id\":42,\"since\":%q,\"expires\":%q}\n",
 			now.Add(-time.Minute).Format(time.RFC3339), expires.Format(time.RFC3339))
@@ -205,11 +207,11 @@ func TestReadViewRunning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gh := viewGitHub{
-				comments: []ghapi.Comment{{User: ghapi.User{Login: ActionsBot}, Body: RenderStatus(7, rec, cfg, Links{})}},
+				comments: []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: engine.RenderStatus(7, rec, cfg, record.Links{})}},
 				labels:   []string{workflow.LabelBuild, workflow.ResearchInProgress.Label()},
 				lock:     tt.lock,
 			}
-			v, err := ReadView(context.Background(), gh, cfg, 7, Watch{Now: now, Stale: 72 * time.Hour})
+			v, err := Read(context.Background(), gh, cfg, 7, Watch{Now: now, Stale: 72 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,5 +223,28 @@ func TestReadViewRunning(t *testing.T) {
 				t.Errorf("warnings = %q, want %q", warns, tt.wantWarn)
 			}
 		})
+	}
+}
+
+// TestStartsFrom: the running label a step puts on is expected from the state the step runs from, and from
+// no record at all when enrolling puts the issue in that state in the same run; from any other state it is
+// not, nor is a state that is no step's running state.
+func TestStartsFrom(t *testing.T) {
+	moves := engine.Transitions()
+	for _, tt := range []struct {
+		from, running workflow.State
+		want          bool
+	}{
+		{workflow.ResearchNeeded, workflow.ResearchInProgress, true},
+		{workflow.ReadyForPlan, workflow.PlanInProgress, true},
+		{"", workflow.ResearchInProgress, true}, // enrolled into Research Needed, then the step started
+		{"", workflow.PlanInProgress, true},
+		{workflow.ReadyForPlan, workflow.ResearchInProgress, false},
+		{workflow.InProgress, workflow.PlanInProgress, false},
+		{workflow.Backlog, workflow.ResearchNeeded, false}, // not a running state
+	} {
+		if got := startsFrom(moves, tt.from, tt.running); got != tt.want {
+			t.Errorf("startsFrom(%q, %q) = %v, want %v", tt.from, tt.running, got, tt.want)
+		}
 	}
 }
