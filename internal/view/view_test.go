@@ -2,86 +2,115 @@ package view
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/githubtest"
+	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// viewGitHub is a Reader over one issue's comments and labels; alice has write access. lock is the
-// message of the issue's lock commit ("": nobody holds it); labeler added ralph:build.
-type viewGitHub struct {
-	comments []ghapi.Comment
-	labels   []string
-	lock     string
-	labeler  string
+// repo is the GitHub test server for octo/widgets, whose token is ralph's (the Actions bot), with ralph's
+// client of it; alice has write access.
+type repo struct {
+	srv    *githubtest.Server
+	client *ghapi.Client
 }
 
-func (g viewGitHub) IssueWithComments(context.Context, int) (ghapi.Issue, []ghapi.Comment, error) {
-	is := ghapi.Issue{Number: 7, State: "open"}
-	for _, l := range g.labels {
-		is.Labels = append(is.Labels, ghapi.Label{Name: l})
+func newRepo(t *testing.T) repo {
+	t.Helper()
+	srv := githubtest.New(t, githubtest.Options{Owner: "octo", Repo: "widgets", TokenLogin: engine.ActionsBot})
+	srv.SetPermission("alice", "write")
+	c, err := ghapi.New(ghapi.Options{
+		Endpoints: ghapi.Endpoints{API: srv.URL, GraphQL: srv.GraphQLURL, Server: srv.ServerURL},
+		Token:     "test-token", Owner: "octo", Repo: "widgets", Transport: srv.Client().Transport,
+		Retry: ghapi.Retry{Attempts: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return is, g.comments, nil
+	return repo{srv: srv, client: c}
 }
-func (g viewGitHub) Comments(context.Context, int) ([]ghapi.Comment, error) { return g.comments, nil }
-func (viewGitHub) Permission(_ context.Context, login string) (string, error) {
-	if login == "alice" {
-		return "write", nil
+
+// issue opens an issue by alice with labels, each added by labeler.
+func (r repo) issue(labeler string, labels ...string) int {
+	n := r.srv.CreateIssue("alice", "Add a greeting", "")
+	for _, l := range labels {
+		r.srv.AddLabel(n, l, labeler)
 	}
-	return "read", nil
+	return n
 }
-func (g viewGitHub) LabeledBy(context.Context, int, string) (string, error) { return g.labeler, nil }
-func (viewGitHub) Viewer(context.Context) (string, error)                   { return "ralph-app[bot]", nil }
-func (viewGitHub) Issues(context.Context, ghapi.IssueFilter) ([]ghapi.Issue, error) {
-	return []ghapi.Issue{{Number: 7, State: "open"}}, nil
-}
-func (g viewGitHub) GetRef(context.Context, string) (ghapi.Ref, error) {
-	if g.lock == "" {
-		return ghapi.Ref{}, ghapi.ErrNotFound
+
+// comments returns issue n's comments as ralph reads them.
+func (r repo) comments(t *testing.T, n int) []ghapi.Comment {
+	t.Helper()
+	cs, err := r.client.Comments(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var r ghapi.Ref
-	r.Object.SHA = strings.Repeat("b", 40)
-	return r, nil
+	return cs
 }
-func (g viewGitHub) Commit(context.Context, string) (ghapi.GitCommit, error) {
-	return ghapi.GitCommit{Message: g.lock}, nil
+
+// lock makes a commit with message, as ralph's lock writes its holder, the lock of issue n.
+func (r repo) lock(t *testing.T, n int, message string) {
+	t.Helper()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"--git-dir", r.srv.BareRepo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+			"GIT_AUTHOR_NAME=ralph", "GIT_AUTHOR_EMAIL=ralph@example.com", "GIT_COMMITTER_NAME=ralph", "GIT_COMMITTER_EMAIL=ralph@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	sha := git("commit-tree", "-m", message, "refs/heads/main^{tree}")
+	git("update-ref", "refs/"+lock.RefName(n), sha)
 }
-func (viewGitHub) Owner() string { return "octo" }
-func (viewGitHub) Repo() string  { return "widgets" }
+
+// branch is ralph's branch of issue n.
+func branch(cfg config.Config, n int) string {
+	return fmt.Sprintf("%s%d-add-a-greeting", cfg.BranchPrefix, n)
+}
 
 // TestFindRecord: gh ralph status believes the record a run believes, and no other.
 func TestFindRecord(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
-	good := record.Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main"}
-	bad := record.Record{State: workflow.InProgress, Branch: "main-evil", Base: "main"}
-	status := func(rec record.Record) string { return engine.RenderStatus(7, rec, cfg, record.Links{}) }
 	tests := []struct {
-		name     string
-		comments []ghapi.Comment
-		want     workflow.State
-		warn     string
+		name   string
+		author string
+		branch func(n int) string
+		want   workflow.State
+		warn   string
 	}{
-		{"ralph's own record", []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: status(good)}}, workflow.InProgress, ""},
-		{"an outsider's status comment is passed over",
-			[]ghapi.Comment{{User: ghapi.User{Login: "mallory"}, Body: status(good)}}, "", "ignored a comment by @mallory"},
-		{"a record ralph would not have written is refused, as a run refuses it",
-			[]ghapi.Comment{{User: ghapi.User{Login: "alice"}, Body: status(bad)}}, "", "ralph cannot use the record"},
+		{"ralph's own record", engine.ActionsBot, func(n int) string { return branch(cfg, n) }, workflow.InProgress, ""},
+		{"an outsider's status comment is passed over", "mallory", func(n int) string { return branch(cfg, n) }, "", "ignored a comment by @mallory"},
+		{"a record ralph would not have written is refused, as a run refuses it", "alice", func(int) string { return "main-evil" }, "", "ralph cannot use the record"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec, _, warns, err := FindRecord(context.Background(), viewGitHub{comments: tt.comments}, cfg, 7, tt.comments)
+			t.Parallel()
+			gh := newRepo(t)
+			n := gh.issue("alice", workflow.LabelBuild)
+			rec := record.Record{State: workflow.InProgress, Branch: tt.branch(n), Base: "main"}
+			gh.srv.AddComment(n, tt.author, engine.RenderStatus(n, rec, cfg, record.Links{}))
+			got, _, warns, err := FindRecord(context.Background(), gh.client, cfg, n, gh.comments(t, n))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec.State != tt.want {
-				t.Errorf("state = %q, want %q", rec.State, tt.want)
+			if got.State != tt.want {
+				t.Errorf("state = %q, want %q", got.State, tt.want)
 			}
 			if got := strings.Join(warns, "\n"); tt.warn == "" && got != "" || !strings.Contains(got, tt.warn) {
 				t.Errorf("warnings = %q, want one about %q", got, tt.warn)
@@ -91,12 +120,15 @@ func TestFindRecord(t *testing.T) {
 }
 
 // TestReadView: the view of an issue is its checked record, its progress and what comes next.
-func TestRead(t *testing.T) {
+func TestReadView(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
-	rec := record.Record{State: workflow.InProgress, Branch: cfg.BranchPrefix + "7-x", Base: "main",
+	gh := newRepo(t)
+	n := gh.issue("alice", workflow.LabelBuild)
+	rec := record.Record{State: workflow.InProgress, Branch: branch(cfg, n), Base: "main",
 		Phases: []record.Phase{{Title: "one", SHA: strings.Repeat("a", 40)}, {Title: "two"}}}
-	gh := viewGitHub{comments: []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: engine.RenderStatus(7, rec, cfg, record.Links{})}}}
-	v, err := Read(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
+	gh.srv.AddComment(n, engine.ActionsBot, engine.RenderStatus(n, rec, cfg, record.Links{}))
+	v, err := Read(context.Background(), gh.client, cfg, n, Watch{Now: time.Now(), Stale: 72 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +136,22 @@ func TestRead(t *testing.T) {
 		t.Errorf("Phases() = %+v, want %+v", got, want)
 	}
 	if v.State != workflow.InProgress || !v.HasRecord || !strings.Contains(strings.Join(v.Warnings, "\n"), "disagree") {
-		t.Errorf("view = %+v; want In Progress, with a warning that the (missing) labels disagree", v)
+		t.Errorf("view = %+v; want In Progress, with a warning that the (missing) state labels disagree", v)
 	}
 	if got := v.Next(cfg); !strings.Contains(got, "phase 2 of 2") {
 		t.Errorf("Next() = %q, want the second phase", got)
 	}
-	recs, err := ReadRecords(context.Background(), gh, cfg, []ghapi.Issue{{Number: 7}})
-	if err != nil || recs[7] == nil || recs[7].State != workflow.InProgress {
+	recs, err := ReadRecords(context.Background(), gh.client, cfg, []ghapi.Issue{{Number: n}})
+	if err != nil || recs[n] == nil || recs[n].State != workflow.InProgress {
 		t.Errorf("ReadRecords = %v, %v", recs, err)
+	}
+	// Bad input: an issue that does not exist, one not enrolled.
+	other := gh.srv.CreateIssue("alice", "plain", "")
+	for num, want := range map[int]string{99: "issue #99 does not exist in octo/widgets", other: "is not enrolled: run `gh ralph enroll"} {
+		var ie *engine.InputError
+		if _, err := Read(context.Background(), gh.client, cfg, num, Watch{Now: time.Now()}); !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Read(#%d) = %v, want the person's error %q", num, err, want)
+		}
 	}
 }
 
@@ -119,27 +159,23 @@ func TestRead(t *testing.T) {
 // access (or by no one an event names) waits for a writer, and status says so and what to do; added by a
 // writer, nothing is said. At a gate, who added the label does not matter and is not asked.
 func TestReadViewUnowned(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
-	rec := record.Record{State: workflow.ReadyForPlan, Branch: cfg.BranchPrefix + "7-x", Base: "main", Reason: "stuck", Before: workflow.ReadyForPlan}
-	body := engine.RenderStatus(7, rec, cfg, record.Links{})
 	for _, tt := range []struct {
 		labeler string
 		state   workflow.State
 		want    string
 	}{
-		{"mallory", workflow.ReadyForPlan, "ralph:build was added by @mallory, who may not drive ralph: no sweep takes #7 until someone with write access runs gh ralph enroll 7"},
-		{"", workflow.ReadyForPlan, "no event says who added ralph:build: no sweep takes #7"},
+		{"mallory", workflow.ReadyForPlan, "ralph:build was added by @mallory, who may not drive ralph: no sweep takes #%[1]d until someone with write access runs gh ralph enroll %[1]d"},
+		{"", workflow.ReadyForPlan, "no event says who added ralph:build: no sweep takes #%d"},
 		{"alice", workflow.ReadyForPlan, ""},
 		{"mallory", workflow.HumanNeeded, ""},
 	} {
-		r := rec
-		r.State = tt.state
-		if tt.state != rec.State {
-			body = engine.RenderStatus(7, r, cfg, record.Links{})
-		}
-		gh := viewGitHub{labeler: tt.labeler, labels: []string{workflow.LabelBuild, tt.state.Label()},
-			comments: []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: body}}}
-		v, err := Read(context.Background(), gh, cfg, 7, Watch{Now: time.Now(), Stale: 72 * time.Hour})
+		gh := newRepo(t)
+		n := gh.issue(tt.labeler, workflow.LabelBuild, tt.state.Label())
+		rec := record.Record{State: tt.state, Branch: branch(cfg, n), Base: "main", Reason: "stuck", Before: workflow.ReadyForPlan}
+		gh.srv.AddComment(n, engine.ActionsBot, engine.RenderStatus(n, rec, cfg, record.Links{}))
+		v, err := Read(context.Background(), gh.client, cfg, n, Watch{Now: time.Now(), Stale: 72 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,10 +186,10 @@ func TestReadViewUnowned(t *testing.T) {
 			}
 			continue
 		}
-		if !strings.Contains(warns, tt.want) {
-			t.Errorf("labeled by %q: warnings %q, want %q", tt.labeler, warns, tt.want)
+		if want := fmt.Sprintf(tt.want, n); !strings.Contains(warns, want) {
+			t.Errorf("labeled by %q: warnings %q, want %q", tt.labeler, warns, want)
 		}
-		if !strings.HasPrefix(next, "a person with write access:") || !strings.Contains(next, "gh ralph enroll 7") {
+		if !strings.HasPrefix(next, "a person with write access:") || !strings.Contains(next, fmt.Sprintf("gh ralph enroll %d", n)) {
 			t.Errorf("labeled by %q: next %q, want a writer's enroll", tt.labeler, next)
 		}
 	}
@@ -186,32 +222,35 @@ func TestStateWarnings(t *testing.T) {
 // record; with the lock held status warns of nothing, and with the lock's lease gone, or no lock, it says
 // the run stopped.
 func TestReadViewRunning(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	rec := record.Record{State: workflow.ResearchNeeded, Branch: cfg.BranchPrefix + "7-x", Base: "main",
-		Last: &record.Entry{Step: workflow.Enroll, To: workflow.ResearchNeeded, At: now.Add(-time.Minute), Outcome: "done"}}
-	holder := func(expires time.Time) string {
-		return fmt.Sprintf("ralph lock for #7 (abc)\n\n{\"kind\":\"actions\",\"run_id\":42,\"since\":%q,\"expires\":%q}\n",
-			now.Add(-time.Minute).Format(time.RFC3339), expires.Format(time.RFC3339))
+	holder := func(n int, expires time.Time) string {
+		return fmt.Sprintf("ralph lock for #%d (abc)\n\n{\"kind\":\"actions\",\"run_id\":42,\"since\":%q,\"expires\":%q}\n",
+			n, now.Add(-time.Minute).Format(time.RFC3339), expires.Format(time.RFC3339))
 	}
 	tests := []struct {
 		name        string
-		lock        string
+		expires     time.Time // zero: no lock
 		wantRunning workflow.State
 		wantWarn    string
 	}{
-		{"held", holder(now.Add(time.Hour)), workflow.ResearchInProgress, ""},
-		{"lease expired", holder(now.Add(-time.Second)), workflow.ResearchInProgress, "stale lock: held by Actions run 42"},
-		{"no lock", "", workflow.ResearchInProgress, "no run holds the issue"},
+		{"held", now.Add(time.Hour), workflow.ResearchInProgress, ""},
+		{"lease expired", now.Add(-time.Second), workflow.ResearchInProgress, "stale lock: held by Actions run 42"},
+		{"no lock", time.Time{}, workflow.ResearchInProgress, "no run holds the issue"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := viewGitHub{
-				comments: []ghapi.Comment{{User: ghapi.User{Login: engine.ActionsBot}, Body: engine.RenderStatus(7, rec, cfg, record.Links{})}},
-				labels:   []string{workflow.LabelBuild, workflow.ResearchInProgress.Label()},
-				lock:     tt.lock,
+			t.Parallel()
+			gh := newRepo(t)
+			n := gh.issue("alice", workflow.LabelBuild, workflow.ResearchInProgress.Label())
+			rec := record.Record{State: workflow.ResearchNeeded, Branch: branch(cfg, n), Base: "main",
+				Last: &record.Entry{Step: workflow.Enroll, To: workflow.ResearchNeeded, At: now.Add(-time.Minute), Outcome: "done"}}
+			gh.srv.AddComment(n, engine.ActionsBot, engine.RenderStatus(n, rec, cfg, record.Links{}))
+			if !tt.expires.IsZero() {
+				gh.lock(t, n, holder(n, tt.expires))
 			}
-			v, err := Read(context.Background(), gh, cfg, 7, Watch{Now: now, Stale: 72 * time.Hour})
+			v, err := Read(context.Background(), gh.client, cfg, n, Watch{Now: now, Stale: 72 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,5 +285,47 @@ func TestStartsFrom(t *testing.T) {
 		if got := startsFrom(moves, tt.from, tt.running); got != tt.want {
 			t.Errorf("startsFrom(%q, %q) = %v, want %v", tt.from, tt.running, got, tt.want)
 		}
+	}
+}
+
+// TestPipeline: every enrolled open issue, in workflow order, its state ralph's record's (its label's when
+// ralph holds none), whether a sweep would take it, and what a person should look at: several state
+// labels, an enrollment that counts for nobody. Issues not enrolled, or closed, are not listed.
+func TestPipeline(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	gh := newRepo(t)
+	review := gh.issue("alice", workflow.LabelBuild, workflow.InReview.Label())
+	// The record says Ready for Plan; the label still says Research Needed.
+	planned := gh.issue("alice", workflow.LabelBuild, workflow.ResearchNeeded.Label())
+	gh.srv.AddComment(planned, engine.ActionsBot, engine.RenderStatus(planned, record.Record{State: workflow.ReadyForPlan, Branch: branch(cfg, planned), Base: "main"}, cfg, record.Links{}))
+	twice := gh.issue("alice", workflow.LabelBuild, workflow.Backlog.Label(), workflow.Done.Label())
+	stranger := gh.issue("mallory", workflow.LabelBuild)
+	gh.issue("alice")                                         // not enrolled
+	gh.srv.CloseIssue(gh.issue("alice", workflow.LabelBuild)) // closed
+	rows, err := Pipeline(context.Background(), gh.client, cfg, Watch{Now: time.Now(), Stale: 72 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		N       int
+		State   workflow.State
+		Ready   bool
+		Record  bool
+		Unowned bool
+		Warning string
+	}
+	var got []row
+	for _, r := range rows {
+		got = append(got, row{r.Issue.Number, r.State, r.Ready, r.Record != nil, r.Unowned, strings.Join(r.Warnings, "; ")})
+	}
+	want := []row{
+		{stranger, "", true, false, true, fmt.Sprintf("ralph:build was added by @mallory, who may not drive ralph: no sweep takes #%[1]d until someone with write access runs gh ralph enroll %[1]d (or adds the label again)", stranger)},
+		{twice, workflow.Backlog, true, false, false, "2 state labels (ralph:backlog, ralph:done)"},
+		{planned, workflow.ReadyForPlan, true, true, false, ""},
+		{review, workflow.InReview, false, false, false, ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Pipeline (-want +got):\n%s", diff)
 	}
 }
