@@ -1,6 +1,6 @@
 // Package view is ralph's read model for people: what ralph knows of an issue and of the pipeline of
 // enrolled issues, read the way a run reads it (only ralph's own status comment counts, and only a record
-// that passes record.Check), for gh ralph status and the logs to print. The planner (engine.Next) says what
+// that passes Record.Check), for gh ralph status and the logs to print. The planner (engine.Next) says what
 // comes next, as it does for a run.
 package view
 
