@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/view"
 )
 
 // The Action's log: ralph's lines, none of them a workflow command, and the agent's output fenced.
@@ -47,7 +47,7 @@ func (l actionLog) Warnf(format string, args ...any) { l.a.Warningf(format, args
 func (l actionLog) Untrusted(title string) (io.Writer, func()) {
 	l.a.Group(title)
 	start := time.Now()
-	took := func() { l.Infof("%s: %s", title, engine.Elapsed(time.Since(start))) }
+	took := func() { l.Infof("%s: %s", title, view.Elapsed(time.Since(start))) }
 	if _, ok := l.a.(plainReport); ok {
 		// Off a runner there is no ::stop-commands:: to rely on, and the output may reach a terminal: it
 		// is made inert line by line and character by character.

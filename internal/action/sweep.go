@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/sweep"
 )
 
 // chainPath is the path of the workflow the chain dispatches: chainFile's, else this run's own.
@@ -26,7 +27,7 @@ func (r *runner) chainPath() string {
 // sweep finds enrolled open issues with a step to do, oldest first, at most sweep.max, and advances them one
 // after another (or, with sweep.matrix or dry_run, only lists them in the `issues` output).
 func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client, cfg config.Config) error {
-	opts := engine.SweepOptions{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
+	opts := sweep.Options{Max: cfg.Sweep.Max, Auth: eng.Auth, TrustedBot: "github-actions[bot]"}
 	compose.SweepLocks(eng, &opts)
 	// The runs of chains queued or running (by their run-name, which examples/ralph.yml sets): this run's
 	// own is a sweep's, and names no issue.
@@ -35,7 +36,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		if err != nil {
 			return nil, err
 		}
-		return engine.ChainRuns(runs, r.chainPath()), nil
+		return sweep.ChainRuns(runs, r.chainPath()), nil
 	}
 	// The issues whose last run's dispatch was lost, by ralph's marks (one git ls-remote): taken first.
 	var marks map[int]string
@@ -51,7 +52,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		}
 		return waiting, nil
 	}
-	sw, err := engine.SweepCandidates(ctx, gh, cfg, opts)
+	sw, err := sweep.Candidates(ctx, gh, cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 // forgetMarks deletes the marks of the issues this sweep takes (their runs start now, here or in the
 // matrix job) and of those no longer open and enrolled. A mark left on an issue taken elsewhere meanwhile
 // is deleted by the run that goes on with it, as its record says, or by the sweep that next takes it.
-func (r *runner) forgetMarks(ctx context.Context, eng *engine.Engine, marks map[int]string, sw engine.Sweep) {
+func (r *runner) forgetMarks(ctx context.Context, eng *engine.Engine, marks map[int]string, sw sweep.Result) {
 	for n, sha := range marks {
 		if !slices.Contains(sw.Waited, n) && slices.Contains(sw.Open, n) {
 			continue

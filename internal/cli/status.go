@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/record"
+	"github.com/ralph-dev/gh-ralph/internal/view"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -166,11 +167,11 @@ func statusShow(ctx context.Context, f *Factory, s *session, cfg config.Config, 
 	if opts.Issue == 0 {
 		return pipelineRun(ctx, f, s, cfg, opts)
 	}
-	v, err := engine.ReadView(ctx, s.gh, cfg, opts.Issue, engine.Watch{Now: f.now(), Stale: opts.Stale})
+	v, err := view.Read(ctx, s.gh, cfg, opts.Issue, view.Watch{Now: f.now(), Stale: opts.Stale})
 	if err != nil {
 		return err
 	}
-	st := &issueStatus{IssueView: *v, Config: cfg}
+	st := &issueStatus{Issue: *v, Config: cfg}
 	if opts.Exporter.enabled() {
 		return opts.Exporter.write(f.Stdout, opts.Exporter.pick(st.fields()), f.StdoutTTY, f.Width)
 	}
@@ -178,9 +179,9 @@ func statusShow(ctx context.Context, f *Factory, s *session, cfg config.Config, 
 	return nil
 }
 
-// issueStatus is what status prints of one issue: the engine's view of it, and the config it is read with.
+// issueStatus is what status prints of one issue: ralph's view of it, and the config it is read with.
 type issueStatus struct {
-	engine.IssueView
+	view.Issue
 	Config config.Config
 }
 
@@ -467,7 +468,7 @@ func orNone(s string) string {
 
 func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config, opts *StatusOptions) error {
 	now := f.now()
-	items, err := engine.ReadPipeline(ctx, s.gh, cfg, engine.Watch{Now: now, Stale: opts.Stale})
+	items, err := view.Pipeline(ctx, s.gh, cfg, view.Watch{Now: now, Stale: opts.Stale})
 	if err != nil {
 		return err
 	}
@@ -480,7 +481,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 			}
 			list = append(list, opts.Exporter.pick(map[string]any{
 				"number": it.Issue.Number, "title": it.Issue.Title, "url": it.Issue.HTMLURL, "state": string(it.State),
-				"ready": it.Ready, "since": engine.Elapsed(now.Sub(it.Issue.UpdatedAt)), "updatedAt": it.Issue.UpdatedAt,
+				"ready": it.Ready, "since": view.Elapsed(now.Sub(it.Issue.UpdatedAt)), "updatedAt": it.Issue.UpdatedAt,
 				"usage": usageJSON(record.Record{Usage: usageOf(it)}), "warnings": w,
 			}))
 		}
@@ -523,7 +524,7 @@ func pipelineRun(ctx context.Context, f *Factory, s *session, cfg config.Config,
 		}
 		tp.AddField(inert.String(it.Issue.Title))
 		if f.StdoutTTY {
-			tp.AddField(engine.Elapsed(now.Sub(it.Issue.UpdatedAt)))
+			tp.AddField(view.Elapsed(now.Sub(it.Issue.UpdatedAt)))
 		} else {
 			tp.AddField(it.Issue.UpdatedAt.UTC().Format(time.RFC3339))
 		}
@@ -569,7 +570,7 @@ func usageTSV(u *agent.Usage) string {
 }
 
 // usageOf is what the agent has reported for a row's issue so far.
-func usageOf(r engine.Row) *agent.Usage {
+func usageOf(r view.Row) *agent.Usage {
 	if r.Record == nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/compose"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/sweep"
 )
 
 // SweepOptions are `gh ralph sweep`'s.
@@ -92,7 +93,7 @@ func sweepSteps(ctx context.Context, f *Factory, opts *SweepOptions, out *stepOu
 	if max == 0 {
 		max = cfg.Sweep.Max
 	}
-	sweepOpts := engine.SweepOptions{
+	sweepOpts := sweep.Options{
 		Max:        max,
 		Auth:       engine.PermissionAuthorizer{Permission: s.gh.Permission, AllowedBots: cfg.AllowedBots},
 		TrustedBot: "github-actions[bot]",
@@ -112,7 +113,7 @@ func sweepSteps(ctx context.Context, f *Factory, opts *SweepOptions, out *stepOu
 			return waiting, err
 		}
 	}
-	sw, err := engine.SweepCandidates(ctx, s.gh, cfg, sweepOpts)
+	sw, err := sweep.Candidates(ctx, s.gh, cfg, sweepOpts)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
+	"github.com/ralph-dev/gh-ralph/internal/view"
 )
 
 // termLog is the engine's logger on a terminal (or a pipe). Messages and the agent's output go to stderr;
@@ -172,9 +172,9 @@ func (l *termLog) isInterrupted() bool { return l.interrupted != nil && l.interr
 // ended is how long a group ran, and whether it was interrupted.
 func (l *termLog) ended(d time.Duration) string {
 	if l.isInterrupted() {
-		return "interrupted after " + engine.Elapsed(d)
+		return "interrupted after " + view.Elapsed(d)
 	}
-	return engine.Elapsed(d)
+	return view.Elapsed(d)
 }
 
 // clear removes the status line; the caller holds mu.
@@ -191,7 +191,7 @@ func (l *termLog) draw() {
 	if !l.tty || l.stop == nil || !l.atBOL {
 		return
 	}
-	fmt.Fprintf(l.w, "%s %s", spinner[l.frame%len(spinner)], l.color.dim(fmt.Sprintf("%s — %s%s", l.title, engine.Elapsed(l.now().Sub(l.started)), l.metered())))
+	fmt.Fprintf(l.w, "%s %s", spinner[l.frame%len(spinner)], l.color.dim(fmt.Sprintf("%s — %s%s", l.title, view.Elapsed(l.now().Sub(l.started)), l.metered())))
 	l.shown = true
 }
 

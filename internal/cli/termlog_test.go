@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/view"
 )
 
 func TestTermLog(t *testing.T) {
@@ -51,8 +51,8 @@ func TestElapsed(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		42 * time.Second: "42s", 72 * time.Second: "1m12s", 5*time.Hour + 3*time.Minute: "5h03m", 76 * time.Hour: "3d4h", 72 * time.Hour: "3d",
 	} {
-		if got := engine.Elapsed(d); got != want {
-			t.Errorf("engine.Elapsed(%s) = %q, want %q", d, got, want)
+		if got := view.Elapsed(d); got != want {
+			t.Errorf("view.Elapsed(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

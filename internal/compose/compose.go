@@ -24,6 +24,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/project"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/sweep"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -281,7 +282,7 @@ func lockRefs(gh GitHub, store *workspace.Store, author git.Signature) lock.Refs
 
 // SweepLocks fills a sweep's view of the engine's issue locks: which issues have one (one git ls-remote)
 // and whether a lock's holder still lives. Nothing when the engine takes no lock of its own.
-func SweepLocks(eng *engine.Engine, opts *engine.SweepOptions) {
+func SweepLocks(eng *engine.Engine, opts *sweep.Options) {
 	if l, ok := eng.Lock.(locker); ok {
 		opts.Locks, opts.Locked = l.Live, l.Locked
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/sweep"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -175,7 +176,7 @@ func TestLockHeld(t *testing.T) {
 	if got, want := held.Error(), (&lock.HeldError{Holder: held.Holder}).Error(); got != want {
 		t.Errorf("engine's words %q, lock's %q", got, want)
 	}
-	var opts engine.SweepOptions
+	var opts sweep.Options
 	SweepLocks(eng, &opts)
 	if opts.Locks == nil || opts.Locked == nil {
 		t.Fatal("SweepLocks of a built engine left the sweep without the lock's checks: it would count every lock as live")
@@ -183,7 +184,7 @@ func TestLockHeld(t *testing.T) {
 	if live, _, err := opts.Locks(ctx, 9); err != nil || !live {
 		t.Errorf("Locks(9) = %v, %v; want live", live, err)
 	}
-	var none engine.SweepOptions
+	var none sweep.Options
 	SweepLocks(&engine.Engine{Lock: engine.Unlocked{}}, &none)
 	if none.Locks != nil || none.Locked != nil {
 		t.Error("SweepLocks of an engine without ralph's lock set its checks")

@@ -12,32 +12,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-func TestParsePhases(t *testing.T) {
-	t.Parallel()
-	plan := "# Plan\n\nintro\n\n## Phase 1: Parse input\n\nedit a.go\n\n## Phase 2: Wire it up\n\nedit b.go\n\n## Notes\n\nnot a phase\n"
-	got, err := ParsePhases(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Phase{
-		{Title: "Parse input", Text: "## Phase 1: Parse input\n\nedit a.go"},
-		{Title: "Wire it up", Text: "## Phase 2: Wire it up\n\nedit b.go"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ParsePhases (-want +got):\n%s", diff)
-	}
-	for _, bad := range []string{
-		"# Plan\n\nno phases here\n",
-		"## Phase 2: Starts at two\n",
-		"## Phase 1: a\n## Phase 3: skips two\n",
-		"### Phase 1: wrong level\n",
-	} {
-		if _, err := ParsePhases(bad); err == nil {
-			t.Errorf("ParsePhases(%q): no error", bad)
-		}
-	}
-}
-
 func TestParseVerdict(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

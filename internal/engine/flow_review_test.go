@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -190,7 +191,7 @@ func TestFlowParseVerdictAndPhases(t *testing.T) {
 	if v, err := engine.ParseVerdict(sentBack); v != "NEEDS_ITERATION" || err != nil {
 		t.Errorf("ParseVerdict = %q, %v", v, err)
 	}
-	ph, err := engine.ParsePhases(planDoc)
+	ph, err := plantext.ParsePhases(planDoc)
 	if err != nil || len(ph) != 2 || ph[1].Title != "Wire it up" || ph[1].Text != "## Phase 2: Wire it up\n\nWrite wire.go." {
 		t.Errorf("ParsePhases = %+v, %v", ph, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
+	"github.com/ralph-dev/gh-ralph/internal/sweep"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -32,9 +33,9 @@ const day = "2026-03-04"
 // does not own).
 type harness struct {
 	t      *testing.T
-	gh     *hub          // the GitHub test server
-	hub    *hub          // the same, by the name the tests that reach into the server use
-	lister engine.Lister // what the sweep reads of GitHub: the engine's client of it
+	gh     *hub         // the GitHub test server
+	hub    *hub         // the same, by the name the tests that reach into the server use
+	lister sweep.Lister // what the sweep reads of GitHub: the engine's client of it
 	agent  *fakeAgent
 	lock   *fakeLocker
 	log    *fakeLog

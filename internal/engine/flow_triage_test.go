@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -250,11 +251,11 @@ func TestFlowTriageSplitRerun(t *testing.T) {
 // TestFlowParseSplit reads the sub-issues of a split.
 func TestFlowParseSplit(t *testing.T) {
 	t.Parallel()
-	got, err := engine.ParseSplit(splitDoc)
+	got, err := plantext.ParseSplit(splitDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []engine.SubIssue{
+	want := []plantext.SubIssue{
 		{Title: "Parse widgets", Body: "Write the parser."},
 		{Title: "Wire widgets", Body: "Wire the parser in.", BlockedBy: []int{1}},
 	}

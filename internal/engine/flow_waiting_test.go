@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/record"
+	"github.com/ralph-dev/gh-ralph/internal/sweep"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -46,7 +46,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		t.Fatalf("WaitingIssues = %v, %v; want #%d", marks, err, n)
 	}
 
-	opts := engine.SweepOptions{Max: 1, Waiting: func(ctx context.Context) (map[int]bool, error) {
+	opts := sweep.Options{Max: 1, Waiting: func(ctx context.Context) (map[int]bool, error) {
 		m, err := h.eng.WaitingIssues(ctx)
 		out := map[int]bool{}
 		for k := range m {
@@ -54,7 +54,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		}
 		return out, err
 	}}
-	sw, err := engine.SweepCandidates(ctx, h.lister, h.eng.Config, opts)
+	sw, err := sweep.Candidates(ctx, h.lister, h.eng.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFlowLostDispatch(t *testing.T) {
 		t.Errorf("sweep picked %v (waited %v), want [%d] before the older #%d", sw.Picked, sw.Waited, n, older)
 	}
 	opts.Waiting = nil
-	if sw, _ := engine.SweepCandidates(ctx, h.lister, h.eng.Config, opts); !cmp.Equal(sw.Picked, []int{older}) {
+	if sw, _ := sweep.Candidates(ctx, h.lister, h.eng.Config, opts); !cmp.Equal(sw.Picked, []int{older}) {
 		t.Errorf("without the marks the sweep picked %v, want the older #%d (the test's premise)", sw.Picked, older)
 	}
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -405,13 +403,3 @@ func (g *hub) issueBy(author, title, body string, labels ...string) int {
 
 // editComment changes comment id's body, as its author would.
 func (g *hub) editComment(id int64, body string) { g.srv.EditComment(id, body) }
-
-// setRef points ref at main's commit in the server's repository, as a run of ralph elsewhere would.
-func (g *hub) setRef(t *testing.T, ref string) {
-	t.Helper()
-	cmd := exec.Command("git", "--git-dir", g.srv.BareRepo, "update-ref", ref, "refs/heads/main")
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git update-ref %s: %v: %s", ref, err, out)
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -29,7 +30,7 @@ func Unowned(ctx context.Context, gh LabelerReader, auth Authorizer, is ghapi.Is
 	switch {
 	case who == "":
 		return true, "", nil
-	case who == ActionsBot && ralphsSubIssue(is, ActionsBot):
+	case who == ActionsBot && plantext.RalphsSubIssue(is.Body, is.User.Login, ActionsBot):
 		// A sub-issue ralph's split created and enrolled: its parent's enroller was checked.
 		return false, who, nil
 	}
@@ -43,13 +44,4 @@ func Unowned(ctx context.Context, gh LabelerReader, auth Authorizer, is ghapi.Is
 		}
 	}
 	return !ok, who, nil
-}
-
-// unownedWarning is what status warns of an issue whose ralph:build counts for nobody (Unowned).
-func unownedWarning(n int, who string) string {
-	by := "no event says who added " + workflow.LabelBuild
-	if who != "" {
-		by = fmt.Sprintf("%s was added by @%s, who may not drive ralph", workflow.LabelBuild, who)
-	}
-	return fmt.Sprintf("%s: no sweep takes #%d until someone with write access runs gh ralph enroll %d (or adds the label again)", by, n, n)
 }

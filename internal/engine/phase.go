@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
@@ -39,7 +40,7 @@ func (r *runner) phase(ctx context.Context, rec *Record, ws *workspace.Workspace
 		d.PhaseText += "\n\n" + truncate(r.readBranchFile(ctx, ws, ph.Doc), 200000)
 	}
 	if d.PhaseText == "" {
-		if all, err := ParsePhases(d.Plan); err == nil && k < len(all) {
+		if all, err := plantext.ParsePhases(d.Plan); err == nil && k < len(all) {
 			d.PhaseText = all[k].Text
 		}
 	}

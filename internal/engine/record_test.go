@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/transform"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -173,7 +174,7 @@ func TestTriageCommentQuotesTheDocument(t *testing.T) {
 	if !ok || got != strings.TrimSpace(doc) && got != doc {
 		t.Errorf("triageDoc = %q, %v; want the document", got, ok)
 	}
-	subs, err := ParseSplit(got)
+	subs, err := plantext.ParseSplit(got)
 	if err != nil || len(subs) != 2 || len(subs[1].BlockedBy) != 1 {
 		t.Errorf("ParseSplit of the quoted document = %+v, %v", subs, err)
 	}

@@ -6,51 +6,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
-	"github.com/ralph-dev/gh-ralph/internal/record"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
-
-// parentMarkerPrefix starts the hidden line that ties a sub-issue ralph created to its parent.
-const parentMarkerPrefix = "<!-- ralph:parent "
-
-func parentMarker(parent, part int) string {
-	return fmt.Sprintf("%s%d part %d -->", parentMarkerPrefix, parent, part)
-}
-
-// parentMarkerRE is the marker where ralph writes it: the last line of the body, alone on its line. The
-// agent's text above it is escaped (subIssueBody) so that it holds no "<!--" of its own, and a marker
-// anywhere else is no marker.
-var parentMarkerRE = regexp.MustCompile(`(?:\A|\n)<!-- ralph:parent ([1-9]\d{0,9}) part ([1-9]\d{0,5}) -->\n?\z`)
-
-// parseParent reads the parent and part of a sub-issue ralph created from the end of its body. Only a body
-// ralph wrote counts (parentOf checks who opened the issue).
-func parseParent(body string) (parent, part int, ok bool) {
-	m := parentMarkerRE.FindStringSubmatch(strings.ReplaceAll(body, "\r\n", "\n"))
-	if m == nil {
-		return 0, 0, false
-	}
-	parent, err1 := strconv.Atoi(m[1])
-	part, err2 := strconv.Atoi(m[2])
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return parent, part, true
-}
 
 // parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
 // was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
 // an issue whose body ends with a marker.
 func (p people) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
-	parent, part, ok = parseParent(is.Body)
+	parent, part, ok = plantext.ParseParent(is.Body)
 	if !ok {
 		return 0, 0, false, nil
 	}
@@ -66,104 +35,10 @@ func (p people) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent
 	return parent, part, true, nil
 }
 
-// Limits of what GitHub takes in an issue (characters; bytes are counted, which is never fewer).
-const (
-	maxIssueTitle = 256
-	// maxSubIssueBody leaves room under GitHub's 65536 for the footer ralph adds.
-	maxSubIssueBody = 60000
-)
-
-// escapeBody makes agent text that ralph puts in an issue body inert: each line as Inert makes a title (no
-// reference, mention, link or character reference), and every "<" (which Inert writes "＜") as "&lt;",
-// which GitHub shows as "<" but which opens no HTML comment or tag, so that the text can neither hide
-// anything nor carry a marker of ralph's.
-func escapeBody(s string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.ReplaceAll(Inert(l), "\uFF1C", "&lt;")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// subIssueBody is the body of part (of total) of parent: the part's text, escaped, then ralph's footer,
-// which ends with the marker (nothing follows it).
-func subIssueBody(sub SubIssue, parent, part, total int) string {
-	return fmt.Sprintf("%s\n\n---\nPart %d of %d of #%d, split by ralph's triage.\n%s", escapeBody(sub.Body), part, total, parent, parentMarker(parent, part))
-}
-
-// checkSplit says why ralph may not make this split ("" when it may): more parts than split.max, or a
-// part GitHub would not take. It is checked before anything is created. The parts' dependencies need no
-// bound of their own: a part is blocked only by earlier parts, each once (ParseSplit).
-func checkSplit(subs []SubIssue, limit int) string {
-	if limit < 2 { // a Config not made by config.Default or Parse
-		limit = config.Default().Split.Max
-	}
-	limit = min(limit, record.MaxChildrenKept)
-	if len(subs) > limit {
-		return fmt.Sprintf("The triage asked for %d sub-issues; one split may create at most %d (split.max: %d). Nothing was created.", len(subs), limit, limit)
-	}
-	for i, sub := range subs {
-		if n := utf8.RuneCountInString(sub.Title); n > maxIssueTitle {
-			return fmt.Sprintf("The title of sub-issue %d is %d characters; GitHub takes at most %d. Nothing was created.", i+1, n, maxIssueTitle)
-		}
-		if n := len(escapeBody(sub.Body)); n > maxSubIssueBody {
-			return fmt.Sprintf("The body of sub-issue %d (%s) is %d characters once escaped; ralph writes at most %d. Nothing was created.", i+1, Inert(sub.Title), n, maxSubIssueBody)
-		}
-	}
-	return ""
-}
-
-// SubIssue is one part a triage split an issue into.
-type SubIssue struct {
-	Title     string
-	Body      string
-	BlockedBy []int // 1-based numbers of earlier parts that must be done first
-}
-
-var (
-	subHeading  = regexp.MustCompile(`(?m)^## Sub-issue: *(.+?)\s*$`)
-	blockedLine = regexp.MustCompile(`(?mi)^\W{0,3}blocked by:\s*(.+)$`)
-)
-
-// ParseSplit reads the "## Sub-issue: <title>" sections of a triage that decided to split an issue, with
-// their "Blocked by: 1, 2" lines (the parts, by number, that must be done first).
-func ParseSplit(doc string) ([]SubIssue, error) {
-	locs := subHeading.FindAllStringSubmatchIndex(doc, -1)
-	if len(locs) < 2 {
-		return nil, errors.New("a split needs at least two `## Sub-issue: <title>` sections")
-	}
-	subs := make([]SubIssue, 0, len(locs))
-	for i, l := range locs {
-		end := len(doc)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		body := doc[l[1]:end]
-		if j := regexp.MustCompile(`(?m)^#{1,2} `).FindStringIndex(body); j != nil {
-			body = body[:j[0]]
-		}
-		sub := SubIssue{Title: doc[l[2]:l[3]]}
-		for _, m := range blockedLine.FindAllStringSubmatch(body, -1) {
-			for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' || r == '#' }) {
-				k, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(f), "part"))
-				if err != nil || k < 1 || k > i {
-					return nil, fmt.Errorf("sub-issue %d (%q) is blocked by %q: name an earlier part by its number, 1 to %d", i+1, sub.Title, f, i)
-				}
-				if !slices.Contains(sub.BlockedBy, k) {
-					sub.BlockedBy = append(sub.BlockedBy, k)
-				}
-			}
-		}
-		sub.Body = strings.TrimSpace(blockedLine.ReplaceAllString(body, ""))
-		subs = append(subs, sub)
-	}
-	return subs, nil
-}
-
 // split creates the sub-issues, links them to the parent and to each other, and enrolls them; it returns
 // the ones that can start now. A rerun after
 // a crash finds the parts it already created by their marker and creates only the rest.
-func (r *runner) split(ctx context.Context, rec *Record, subs []SubIssue) ([]int, error) {
+func (r *runner) split(ctx context.Context, rec *Record, subs []plantext.SubIssue) ([]int, error) {
 	existing := map[int]ghapi.Issue{}
 	linked := map[int]bool{}
 	kids, err := r.gh.SubIssues(ctx, r.ic.n)
@@ -200,7 +75,7 @@ func (r *runner) split(ctx context.Context, rec *Record, subs []SubIssue) ([]int
 		part := k + 1
 		child, ok := existing[part]
 		if !ok {
-			body := subIssueBody(sub, r.ic.n, part, len(subs))
+			body := plantext.SubIssueBody(sub, r.ic.n, part, len(subs))
 			if child, err = r.gh.CreateIssue(ctx, ghapi.NewIssue{Title: Inert(sub.Title), Body: body, Labels: []string{workflow.LabelBuild}}); err != nil {
 				return nil, fmt.Errorf("creating sub-issue %d: %w", part, err)
 			}
@@ -303,7 +178,7 @@ func commentDigest(body string) string {
 // GitHub takes before anything is created; a split that passes is made now, or, with split.approve, held
 // for a person's approval (the issue stays in Backlog and the planner waits: WaitSplit).
 func (r *runner) splitDecided(ctx context.Context, rec *Record, doc string) (Outcome, error) {
-	subs, err := ParseSplit(doc)
+	subs, err := plantext.ParseSplit(doc)
 	if err != nil {
 		return Outcome{}, &StepError{Step: "triage", Reason: "the triage decided to split the issue, but " + err.Error()}
 	}
@@ -313,7 +188,7 @@ func (r *runner) splitDecided(ctx context.Context, rec *Record, doc string) (Out
 	if err != nil {
 		return Outcome{}, err
 	}
-	if why := checkSplit(subs, r.cfg.Split.Max); why != "" {
+	if why := plantext.CheckSplit(subs, r.cfg.Split.Max); why != "" {
 		rec.SetArtifact("triage", Artifact{Comment: cm.HTMLURL, Verdict: "split: to a person"})
 		return Outcome{Person: splitEscalation(r.ic.n, why)}, nil
 	}
@@ -336,12 +211,12 @@ func (r *runner) approvedSplit(ctx context.Context, rec *Record, ps *PendingSpli
 		return Outcome{}, err
 	}
 	why := fmt.Sprintf("The triage comment whose split @%s approved is gone, or changed since ralph wrote it. Nothing was created.", ps.ApprovedBy)
-	var subs []SubIssue
+	var subs []plantext.SubIssue
 	if found {
-		if subs, err = ParseSplit(doc); err != nil {
+		if subs, err = plantext.ParseSplit(doc); err != nil {
 			why = fmt.Sprintf("The split @%s approved cannot be read back: %v. Nothing was created.", ps.ApprovedBy, err)
 		} else {
-			why = checkSplit(subs, r.cfg.Split.Max)
+			why = plantext.CheckSplit(subs, r.cfg.Split.Max)
 		}
 	}
 	if why != "" {
@@ -371,7 +246,7 @@ func (r *runner) heldSplit(ctx context.Context, ps *PendingSplit) (doc, url stri
 }
 
 // makeSplit creates, links and enrolls the parts; the parent follows them from In Progress.
-func (r *runner) makeSplit(ctx context.Context, rec *Record, subs []SubIssue, comment string) (Outcome, error) {
+func (r *runner) makeSplit(ctx context.Context, rec *Record, subs []plantext.SubIssue, comment string) (Outcome, error) {
 	dispatch, err := r.split(ctx, rec, subs)
 	if err != nil {
 		return Outcome{}, err

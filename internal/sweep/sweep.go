@@ -1,4 +1,7 @@
-package engine
+// Package sweep picks the enrolled issues a scheduled sweep advances: those with a step ralph can run now,
+// in the order it takes them, and why it passed over the others. It reads GitHub and the planner
+// (engine.Ready); it runs nothing.
+package sweep
 
 import (
 	"context"
@@ -8,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -33,8 +38,8 @@ type Skipped struct {
 	Err    error
 }
 
-// Sweep is what a sweep found.
-type Sweep struct {
+// Result is what a sweep found.
+type Result struct {
 	Picked  []int     // the issues to advance, in order
 	Skipped []Skipped // issues with a step to do that were passed over, and why
 	Looked  int       // enrolled open issues listed
@@ -45,11 +50,11 @@ type Sweep struct {
 	Waited []int
 }
 
-// SweepOptions tune a sweep.
-type SweepOptions struct {
+// Options tune a sweep.
+type Options struct {
 	Max   int
-	Auth  Authorizer // who may have enrolled an issue; nil: anyone
-	Locks LockCheck  // nil: any lock counts as live
+	Auth  engine.Authorizer // who may have enrolled an issue; nil: anyone
+	Locks LockCheck         // nil: any lock counts as live
 	// Locked lists the issues that have a lock (one git ls-remote for lock.Locker); nil: the refs API.
 	Locked func(ctx context.Context) (map[int]bool, error)
 	// Chains lists the issues a run of whose chain is queued or running (one request for them all, see
@@ -63,12 +68,12 @@ type SweepOptions struct {
 	TrustedBot string
 }
 
-// SweepCandidates lists enrolled open issues that have a step ralph can run now: not at a gate, not terminal,
+// Candidates lists enrolled open issues that have a step ralph can run now: not at a gate, not terminal,
 // not held by a live lock, not blocked by an open issue, and enrolled by someone who may drive ralph.
 // Issues whose last run's dispatch was lost (opts.Waiting) come first, then issues with a priority label
 // (priority:critical, high, medium, low, or a number, lowest first), then the oldest.
-func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts SweepOptions) (Sweep, error) {
-	var sw Sweep
+func Candidates(ctx context.Context, gh Lister, cfg config.Config, opts Options) (Result, error) {
+	var sw Result
 	open, err := gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
 	if err != nil {
 		return sw, fmt.Errorf("listing enrolled issues: %w", err)
@@ -80,7 +85,7 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 	sw.Picked = []int{}
 	var ready []ghapi.Issue
 	for _, is := range open {
-		if Ready(is.LabelNames(), cfg) {
+		if engine.Ready(is.LabelNames(), cfg) {
 			ready = append(ready, is)
 		}
 	}
@@ -146,7 +151,7 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 		// The listing says how many issues block this one: none, and there is nothing to read. Otherwise
 		// (or when GitHub's answer did not say) the blockers are read, to name the open ones.
 		if d := is.Dependencies; d == nil || d.TotalBlockedBy > 0 {
-			open, err := openBlockers(ctx, gh, is.Number)
+			open, err := engine.OpenBlockers(ctx, gh, is.Number)
 			if err != nil {
 				fail(err)
 				continue
@@ -166,7 +171,7 @@ func SweepCandidates(ctx context.Context, gh Lister, cfg config.Config, opts Swe
 			switch {
 			case who == "":
 				ok = false
-			case who == opts.TrustedBot && ralphsSubIssue(is, opts.TrustedBot):
+			case who == opts.TrustedBot && plantext.RalphsSubIssue(is.Body, is.User.Login, opts.TrustedBot):
 				ok = true
 			case !seen:
 				if ok, err = opts.Auth.Authorize(ctx, who); err != nil {
@@ -225,15 +230,7 @@ func ChainRuns(runs []ghapi.WorkflowRun, path string) map[int]bool {
 	return out
 }
 
-// ralphsSubIssue says whether is is a sub-issue ralph opened as bot (its triage's split): ralph opened it, and
-// its body ends with ralph's parent marker as ralph writes it. Anyone can open an issue whose body carries
-// the marker, and another workflow's Actions token can label it.
-func ralphsSubIssue(is ghapi.Issue, bot string) bool {
-	_, _, ok := parseParent(is.Body)
-	return ok && is.User.Login == bot
-}
-
-func lockedIssues(ctx context.Context, gh Lister, opts SweepOptions) (map[int]bool, error) {
+func lockedIssues(ctx context.Context, gh Lister, opts Options) (map[int]bool, error) {
 	if opts.Locked != nil {
 		return opts.Locked(ctx)
 	}
@@ -277,4 +274,13 @@ func priority(is ghapi.Issue) int {
 		best = min(best, rank)
 	}
 	return best
+}
+
+// issueList names issues as GitHub links them: "#4, #5".
+func issueList(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = "#" + strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
 }

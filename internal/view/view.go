@@ -1,4 +1,8 @@
-package engine
+// Package view is ralph's read model for people: what ralph knows of an issue and of the pipeline of
+// enrolled issues, read the way a run reads it (only ralph's own status comment counts, and only a record
+// that passes Record.Check), for gh ralph status and the logs to print. The planner (engine.Next) says what
+// comes next, as it does for a run.
+package view
 
 import (
 	"cmp"
@@ -13,18 +17,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/lock"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// The status read model: what ralph knows of an issue, read the way a run reads it (only ralph's own status
-// comment counts, and only a record that passes Record.check), for gh ralph status to print. The status
-// comment is rendered from the same record and the same planner (RenderStatus).
-
-// StatusReader is what reading an issue's status needs of GitHub; *ghapi.Client implements it.
-type StatusReader interface {
+// Reader is what reading an issue's status needs of GitHub; *ghapi.Client implements it.
+type Reader interface {
 	IssueWithComments(ctx context.Context, n int) (ghapi.Issue, []ghapi.Comment, error)
 	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
 	Permission(ctx context.Context, login string) (string, error)
@@ -46,20 +47,20 @@ type Watch struct {
 // staleLock is how long an issue may sit in a lock state before status calls the lock stale.
 const staleLock = time.Hour
 
-// IssueView is what ralph knows of one issue.
-type IssueView struct {
+// Issue is what ralph knows of one issue.
+type Issue struct {
 	Number    int
 	Title     string
 	URL       string
 	Open      bool
 	State     workflow.State // the record's; labels are a view of it
-	Record    Record
+	Record    record.Record
 	HasRecord bool
 	UpdatedAt time.Time
 	// Since is when the issue entered its state, as far as ralph knows.
 	Since time.Time
 	// Lock is who holds the issue's lock; nil: nobody.
-	Lock *LockView
+	Lock *Lock
 	// Running is the state label a step puts on while it runs (Research in Progress), when the labels show
 	// it over the record's state: no disagreement with the record. Whether a run holds the issue now, Lock
 	// says.
@@ -73,8 +74,8 @@ type IssueView struct {
 	Warnings []string
 }
 
-// LockView is who holds an issue's lock (the ref refs/ralph/locks/<N>).
-type LockView struct {
+// Lock is who holds an issue's lock (the ref refs/ralph/locks/<N>).
+type Lock struct {
 	Holder  string    `json:"holder"`
 	Since   time.Time `json:"since"`
 	Expires time.Time `json:"expires"`
@@ -82,7 +83,7 @@ type LockView struct {
 }
 
 // readLock reads who holds issue n's lock: two requests when someone does, one when nobody does.
-func readLock(ctx context.Context, gh StatusReader, n int, now time.Time) (*LockView, error) {
+func readLock(ctx context.Context, gh Reader, n int, now time.Time) (*Lock, error) {
 	ref, err := gh.GetRef(ctx, lock.RefName(n))
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, nil
@@ -96,9 +97,9 @@ func readLock(ctx context.Context, gh StatusReader, n int, now time.Time) (*Lock
 	}
 	h, err := lock.ParseHolder(c.Message)
 	if err != nil {
-		return &LockView{Holder: "unknown (" + err.Error() + ")"}, nil
+		return &Lock{Holder: "unknown (" + err.Error() + ")"}, nil
 	}
-	return &LockView{Holder: h.String(), Since: h.Since, Expires: h.Expires, Expired: now.After(h.Expires)}, nil
+	return &Lock{Holder: h.String(), Since: h.Since, Expires: h.Expires, Expired: now.After(h.Expires)}, nil
 }
 
 // PhaseProgress is how far the implementation is: Done of Total phases, Next the title of the one to do next.
@@ -109,7 +110,7 @@ type PhaseProgress struct {
 }
 
 // Phases is how far the implementation is.
-func (v IssueView) Phases() PhaseProgress {
+func (v Issue) Phases() PhaseProgress {
 	p := PhaseProgress{Total: len(v.Record.Phases)}
 	for _, ph := range v.Record.Phases {
 		if ph.SHA != "" {
@@ -122,13 +123,13 @@ func (v IssueView) Phases() PhaseProgress {
 }
 
 // Next says what happens next, and who does it: the planner decides, as it does for a run.
-func (v IssueView) Next(cfg config.Config) string {
-	return Next(v.Number, v.Record, true, Facts{Closed: !v.Open, Unowned: v.Unowned, Labeler: v.Labeler}, cfg).Describe()
+func (v Issue) Next(cfg config.Config) string {
+	return engine.Next(v.Number, v.Record, true, engine.Facts{Closed: !v.Open, Unowned: v.Unowned, Labeler: v.Labeler}, cfg).Describe()
 }
 
-// ReadView reads issue n: one request for the issue with its comments, the permission checks that say
+// Read reads issue n: one request for the issue with its comments, the permission checks that say
 // whose status comment counts, and its lock.
-func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w Watch) (*IssueView, error) {
+func Read(ctx context.Context, gh Reader, cfg config.Config, n int, w Watch) (*Issue, error) {
 	is, comments, err := gh.IssueWithComments(ctx, n)
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, inputErrorf("issue #%d does not exist in %s/%s", n, gh.Owner(), gh.Repo())
@@ -139,7 +140,7 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 	if is.IsPull() {
 		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
 	}
-	v := &IssueView{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
+	v := &Issue{Number: n, Title: is.Title, URL: is.HTMLURL, Open: is.State == "open", UpdatedAt: is.UpdatedAt, Since: is.UpdatedAt}
 	var warns []string
 	v.Record, v.HasRecord, warns, err = FindRecord(ctx, gh, cfg, n, comments)
 	if err != nil {
@@ -158,7 +159,7 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 	}
 	states := workflow.StatesFromLabels(is.LabelNames())
 	switch {
-	case len(states) == 1 && workflowTable().startsFrom(v.State, states[0]):
+	case len(states) == 1 && startsFrom(engine.Transitions(), v.State, states[0]):
 		// The label a step puts on while it runs: expected, not a disagreement (the lock says whether a run
 		// holds the issue now).
 		v.Running = states[0]
@@ -175,9 +176,9 @@ func ReadView(ctx context.Context, gh StatusReader, cfg config.Config, n int, w 
 	}
 	v.Warnings = append(v.Warnings, stateWarnings(v.State, v.Since, w)...)
 	// Who added ralph:build matters only to a sweep: when the issue has a step ralph could take now.
-	if d := Next(n, v.Record, true, Facts{Closed: !v.Open}, cfg); d.Now() && !d.Running && v.Lock == nil && slices.Contains(is.LabelNames(), workflow.LabelBuild) {
-		auth := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}
-		if v.Unowned, v.Labeler, err = Unowned(ctx, gh, auth, is, nil); err != nil {
+	if d := engine.Next(n, v.Record, true, engine.Facts{Closed: !v.Open}, cfg); d.Now() && !d.Running && v.Lock == nil && slices.Contains(is.LabelNames(), workflow.LabelBuild) {
+		auth := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}
+		if v.Unowned, v.Labeler, err = engine.Unowned(ctx, gh, auth, is, nil); err != nil {
 			return nil, err
 		}
 		if v.Unowned {
@@ -227,7 +228,7 @@ type Row struct {
 	Issue    ghapi.Issue
 	State    workflow.State
 	Ready    bool
-	Record   *Record // nil: none yet
+	Record   *record.Record // nil: none yet
 	Since    time.Time
 	Warnings []string
 	// Unowned: ralph:build counts for nobody (Unowned; Labeler added it), so no sweep takes the issue.
@@ -239,17 +240,17 @@ type Row struct {
 // Next is who or what moves the issue next: the planner decides, from ralph's record (from the state label,
 // for an issue with none yet).
 func (r Row) Next(cfg config.Config) string {
-	rec := Record{State: r.State}
+	rec := record.Record{State: r.State}
 	if r.Record != nil {
 		rec = *r.Record
 	}
-	return Next(r.Issue.Number, rec, true, Facts{Blockers: []int{}, Unowned: r.Unowned, Labeler: r.Labeler}, cfg).Short()
+	return engine.Next(r.Issue.Number, rec, true, engine.Facts{Blockers: []int{}, Unowned: r.Unowned, Labeler: r.Labeler}, cfg).Short()
 }
 
-// ReadPipeline reads every enrolled open issue with its record, in workflow order (then oldest first):
+// Pipeline reads every enrolled open issue with its record, in workflow order (then oldest first):
 // one request for the list, one per issue for its comments, and, for each issue a sweep would consider,
 // one for who added ralph:build (with one permission check per person).
-func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Watch) ([]Row, error) {
+func Pipeline(ctx context.Context, gh Reader, cfg config.Config, w Watch) ([]Row, error) {
 	issues, err := gh.Issues(ctx, ghapi.IssueFilter{State: "open", Labels: []string{workflow.LabelBuild}})
 	if err != nil {
 		return nil, fmt.Errorf("listing enrolled issues: %w", err)
@@ -260,9 +261,9 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 	}
 	rows := make([]Row, 0, len(issues))
 	trusted := map[string]bool{}
-	auth := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}
+	auth := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}
 	for _, is := range issues {
-		r := Row{Issue: is, Ready: Ready(is.LabelNames(), cfg), Record: recs[is.Number], Since: is.UpdatedAt}
+		r := Row{Issue: is, Ready: engine.Ready(is.LabelNames(), cfg), Record: recs[is.Number], Since: is.UpdatedAt}
 		states := workflow.StatesFromLabels(is.LabelNames())
 		if len(states) > 0 {
 			r.State = states[0]
@@ -278,7 +279,7 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 		}
 		r.Warnings = append(r.Warnings, stateWarnings(r.State, r.Since, w)...)
 		if r.Ready {
-			if r.Unowned, r.Labeler, err = Unowned(ctx, gh, auth, is, trusted); err != nil {
+			if r.Unowned, r.Labeler, err = engine.Unowned(ctx, gh, auth, is, trusted); err != nil {
 				return nil, err
 			}
 			if r.Unowned {
@@ -299,13 +300,13 @@ func ReadPipeline(ctx context.Context, gh StatusReader, cfg config.Config, w Wat
 }
 
 // startsFrom says whether running is the state a step takes the issue to from the record's state when it
-// starts (from "", the one the enrollment puts it in, in the same run).
-func (t *table) startsFrom(from, running workflow.State) bool {
+// starts (from "", the one the enrollment puts it in, in the same run), by the workflow's moves.
+func startsFrom(moves []workflow.Transition, from, running workflow.State) bool {
 	if running.Kind() != workflow.Lock {
 		return false
 	}
-	for _, tr := range t.flow.Transitions() {
-		if tr.Event == workflow.Start && tr.To == running && (tr.From == from || from == "" && t.flow.Check("", workflow.Enroll, tr.From) == nil) {
+	for _, tr := range moves {
+		if tr.Event == workflow.Start && tr.To == running && (tr.From == from || from == "" && slices.Contains(moves, workflow.Transition{From: "", Event: workflow.Enroll, To: tr.From})) {
 			return true
 		}
 	}
@@ -315,20 +316,22 @@ func (t *table) startsFrom(from, running workflow.State) bool {
 // FindRecord is issue n's record among its comments, read as a run reads it: only a status comment ralph
 // (or someone with write access) wrote counts, and only a record ralph would have written. The warnings
 // name what was passed over.
-func FindRecord(ctx context.Context, gh StatusReader, cfg config.Config, n int, comments []ghapi.Comment) (Record, bool, []string, error) {
-	may := PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
-	identity := OnceIdentity(gh.Viewer)
-	f, err := record.Find(ctx, comments, cfg, isStep, func(ctx context.Context, u ghapi.User) (bool, error) { return WroteRecord(ctx, u, may, identity) })
+func FindRecord(ctx context.Context, gh Reader, cfg config.Config, n int, comments []ghapi.Comment) (record.Record, bool, []string, error) {
+	may := engine.PermissionAuthorizer{Permission: gh.Permission, AllowedBots: cfg.AllowedBots}.Authorize
+	identity := engine.OnceIdentity(gh.Viewer)
+	f, err := record.Find(ctx, comments, cfg, engine.IsStep, func(ctx context.Context, u ghapi.User) (bool, error) {
+		return engine.WroteRecord(ctx, u, may, identity)
+	})
 	if err != nil {
-		return Record{}, false, nil, fmt.Errorf("#%d: %w", n, err)
+		return record.Record{}, false, nil, fmt.Errorf("#%d: %w", n, err)
 	}
 	return f.Record, f.Has(), f.Warnings(), nil
 }
 
 // ReadRecords reads each issue's record (none: not in the map): one request per issue (its comments), a few
 // at a time.
-func ReadRecords(ctx context.Context, gh StatusReader, cfg config.Config, issues []ghapi.Issue) (map[int]*Record, error) {
-	out := make(map[int]*Record, len(issues))
+func ReadRecords(ctx context.Context, gh Reader, cfg config.Config, issues []ghapi.Issue) (map[int]*record.Record, error) {
+	out := make(map[int]*record.Record, len(issues))
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
@@ -357,4 +360,19 @@ func joinLabels(states []workflow.State) string {
 		names = append(names, s.Label())
 	}
 	return strings.Join(names, ", ")
+}
+
+// inputErrorf is bad input from a person (a missing issue, a pull request, an issue not enrolled), in the
+// engine's type for it: the doors tell it from a failure.
+func inputErrorf(format string, args ...any) error {
+	return &engine.InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// unownedWarning is what status warns of an issue whose ralph:build counts for nobody (engine.Unowned).
+func unownedWarning(n int, who string) string {
+	by := "no event says who added " + workflow.LabelBuild
+	if who != "" {
+		by = fmt.Sprintf("%s was added by @%s, who may not drive ralph", workflow.LabelBuild, who)
+	}
+	return fmt.Sprintf("%s: no sweep takes #%d until someone with write access runs gh ralph enroll %d (or adds the label again)", by, n, n)
 }
