@@ -128,6 +128,12 @@ func BenchmarkFleet(b *testing.B) {
 		b.ReportMetric(wall.Seconds()/floor.Seconds(), "wall/floor")
 		if inReview != issues {
 			b.Errorf("%d of %d issues reached In Review", inReview, issues)
+			for _, n := range ns {
+				if st := e.state(n); st != workflow.InReview {
+					// Where it stopped and what its record says: the issue waits for whom?
+					b.Logf("#%d is %s; its labels %v; its status comment:\n%s", n, st, e.srv.Labels(n), e.statusComment(n))
+				}
+			}
 		}
 	}
 }
