@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -281,7 +282,7 @@ func (p Decision) Actions() string {
 	case WaitPullRequest:
 		return "Review and merge the pull request. Closing it without merging hands the issue back to a person."
 	case WaitWriter:
-		return fmt.Sprintf("ralph waits: %s, so ralph's sweeps pass this issue over. Someone with write access runs `gh ralph enroll %d` (or takes the label off and adds it again) to have ralph take it from there, or `gh ralph advance %d` to run the next step now.", p.unownedWhy(func(s string) string { return "`" + s + "`" }), n, n)
+		return fmt.Sprintf("ralph waits: %s, so ralph's sweeps pass this issue over. Someone with write access runs `gh ralph enroll %d` (or takes the label off and adds it again) to have ralph take it from there, or `gh ralph advance %d` to run the next step now.", p.unownedWhy(inert.Code), n, n)
 	case Finished:
 		if p.State == workflow.Done {
 			return "Nothing: the work is merged."
