@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,14 +50,20 @@ func BenchmarkFleet(b *testing.B) {
 			queue = append(queue, job{n: n, event: "issues"})
 		}
 		busy := map[int]bool{}
+		var mu sync.Mutex
+		last := map[int][]string{} // each issue's runs: their event and the end of their output
 		done := make(chan int)
 		running, runs, seen, failed := 0, 0, 0, 0
 		start := time.Now()
-		for len(queue) > 0 || running > 0 {
-			// New dispatches join the queue, as GitHub queues the runs they start.
+		for {
+			// New dispatches join the queue, as GitHub queues the runs they start: read before the fleet is
+			// called done, since the last run to end may have dispatched the next step of its issue.
 			for ds := e.srv.Dispatches(); seen < len(ds); seen++ {
 				n, _ := strconv.Atoi(fmt.Sprint(ds[seen].Inputs["issue"]))
 				queue = append(queue, job{n: n, event: "workflow_dispatch", inputs: ds[seen].Inputs})
+			}
+			if len(queue) == 0 && running == 0 {
+				break
 			}
 			launched := false
 			for k := 0; k < len(queue) && running < runners; k++ {
@@ -75,7 +82,11 @@ func BenchmarkFleet(b *testing.B) {
 				p := e.start(j.event, payload, nil, runOpts{})
 				busy[j.n], running, runs, launched = true, running+1, runs+1, true
 				go func(n int, event string) {
-					if r := p.wait(); r.exit != 0 {
+					r := p.wait()
+					mu.Lock()
+					last[n] = append(last[n], event+": "+lastLines(r.stdout+r.stderr, 12))
+					mu.Unlock()
+					if r.exit != 0 {
 						// Why, for the figures' reader: the run's last error line.
 						why := ""
 						for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
@@ -132,8 +143,24 @@ func BenchmarkFleet(b *testing.B) {
 				if st := e.state(n); st != workflow.InReview {
 					// Where it stopped and what its record says: the issue waits for whom?
 					b.Logf("#%d is %s; its labels %v; its status comment:\n%s", n, st, e.srv.Labels(n), e.statusComment(n))
+					for _, d := range e.srv.Dispatches() {
+						if fmt.Sprint(d.Inputs["issue"]) == strconv.Itoa(n) {
+							b.Logf("#%d: dispatched %v", n, d.Inputs)
+						}
+					}
+					mu.Lock()
+					for _, l := range last[n] {
+						b.Logf("#%d: a run of %s", n, l)
+					}
+					mu.Unlock()
 				}
 			}
 		}
 	}
+}
+
+// lastLines is the last k lines of out.
+func lastLines(out string, k int) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-k):], "\n")
 }
