@@ -210,6 +210,14 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	defer cleanup()
+	// With chain: false no run follows this one's step: only a sweep takes the issue on, and no sweep takes
+	// one whose ralph:build counts for nobody, so the status comment the step writes must say it waits for
+	// a writer, not that ralph goes on by itself. (A sweep takes only issues whose label counts.)
+	if !cfg.Chain && trig.Command != CmdSweep {
+		eng.Labeler = func(ctx context.Context, is ghapi.Issue) (bool, string, error) {
+			return engine.Unowned(ctx, gh, eng.Auth, is, nil)
+		}
+	}
 	if cfg.Project != nil && ev.Inputs.ProjectToken == "" {
 		a.Warningf("project: is set in the config, but the project_token input is empty, so the board is not updated: " +
 			"the Actions token (GITHUB_TOKEN) cannot reach Projects. Store a token that can (a classic token with the project scope, " +
