@@ -106,7 +106,7 @@ func NewCmdApprove(f *Factory, runF func(context.Context, *ApproveOptions) error
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActApprove, Issue: opts.Issue, Advance: opts.Advance})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActApprove, Issue: opts.Issue, CommandOnly: !opts.Advance})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
@@ -135,7 +135,7 @@ send-backs the issue goes to Human Needed.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance, Terminal: true})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, CommandOnly: !opts.Advance, Terminal: true})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")
@@ -162,7 +162,7 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActRetry, Issue: opts.Issue, Advance: opts.Advance})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActRetry, Issue: opts.Issue, CommandOnly: !opts.Advance})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
@@ -172,21 +172,21 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 
 // personRun does a person's command as the token's owner, then (with --advance) the next step: one engine
 // call (Engine.Handle), as the Action makes it.
-func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) error {
+func personRun(ctx context.Context, f *Factory, repo string, q engine.Request) error {
 	s, err := f.session(repo)
 	if err != nil {
 		return err
 	}
 	defer s.release()
-	if c.Login, err = s.login(ctx); err != nil {
+	if q.Actor, err = s.login(ctx); err != nil {
 		return err
 	}
 	log := f.termLog()
-	eng, err := s.engineFor(ctx, log, false, c.Advance)
+	eng, err := s.engineFor(ctx, log, false, !q.CommandOnly)
 	if err != nil {
 		return err
 	}
-	res, err := eng.Handle(ctx, engine.Request{Action: c.Action, Issue: c.Issue, Actor: c.Login, Reason: c.Reason, Terminal: c.Terminal, CommandOnly: !c.Advance})
+	res, err := eng.Handle(ctx, q)
 	if res.Acted != nil {
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *res.Acted, nil)
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
