@@ -187,6 +187,7 @@ func personRun(ctx context.Context, f *Factory, repo string, q engine.Request) e
 		return err
 	}
 	res, err := eng.Handle(ctx, q)
+	err = commandFailure(res, err)
 	if res.Acted != nil {
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *res.Acted, nil)
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
@@ -200,6 +201,15 @@ func personRun(ctx context.Context, f *Factory, repo string, q engine.Request) e
 		startWorkflow(ctx, f, s, res.Issue)
 	}
 	return nil
+}
+
+// commandFailure is how gh ralph says that a person's command (or the step it ran) failed (err), from its
+// Result: a failure recorded on the issue (Result.Recorded) is said as one, any other error as it is.
+func commandFailure(res engine.Result, err error) error {
+	if err != nil && res.Recorded {
+		return &recordedError{Err: err}
+	}
+	return err
 }
 
 // startWorkflow dispatches ralph's workflow for issue n's next step, as a /ralph comment starts a run: the
@@ -281,6 +291,7 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 		return err
 	}
 	res, err := eng.Handle(ctx, engine.Request{Action: engine.ActEnroll, Issue: opts.Issue, Actor: login})
+	err = commandFailure(res, err)
 	if opts.Exporter.enabled() {
 		if werr := opts.Exporter.write(f.Stdout, opts.Exporter.pick(stepJSON(res, err)), f.StdoutTTY, f.Width); werr != nil && err == nil {
 			return werr
