@@ -117,6 +117,21 @@ func TestParseEvent(t *testing.T) {
 			want: Trigger{Action: engine.ActRetry, Issues: []int{12}, Actor: "mona"},
 		},
 		{
+			name: "dispatch with the door's sweep", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) {
+				m["inputs"] = map[string]any{"command": "sweep"}
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Own: OwnSweep, Actor: "mona"},
+		},
+		{
+			// Only the command input's words: help (a door's reply to a comment) and unknown words are no
+			// request.
+			name: "dispatch with an unknown command", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) { m["inputs"] = map[string]any{"issue": "12", "command": "help"} }),
+			wantErr: true,
+		},
+		{
 			name: "dispatch with a bad issue", event: "workflow_dispatch",
 			payload: payload(t, "workflow_dispatch", func(m map[string]any) { m["inputs"] = map[string]any{"issue": "twelve"} }),
 			wantErr: true,
