@@ -370,3 +370,26 @@ func TestPullRequestNotRalphs(t *testing.T) {
 		t.Errorf("a closed pull request ran the agent: %q", got)
 	}
 }
+
+// TestActionNoChainOutsiderLabel: with chain: false, a writer's dispatch takes the step of an issue whose
+// ralph:build someone without write access added; no run follows it and no sweep takes the issue, so the
+// status comment says the issue waits for a writer (and what they do), not that ralph goes on by itself.
+func TestActionNoChainOutsiderLabel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, baseConfig(t, "chain: false\n"))
+	e.srv.SetPermission("trina", "triage")
+	n := e.srv.CreateIssue("trina", "Add a greeting", "")
+	if r := e.label(n, "trina"); r.exit != 0 || !strings.Contains(r.stdout, "@trina may not enroll") {
+		t.Fatalf("a triage user's label: exit %d\n%s", r.exit, r.stdout)
+	}
+	if r := e.run("workflow_dispatch", dispatchEvent(t, map[string]any{"issue": itoa(n)}), nil); r.exit != 0 {
+		t.Fatalf("a writer's dispatch: exit %d\n%s", r.exit, r.stdout)
+	}
+	e.invariants(n)
+	e.wantState(n, workflow.ReadyForPlan)
+	body := e.statusComment(n)
+	if !strings.Contains(body, "ralph waits: `ralph:build` was added by `@trina`, who may not drive ralph") ||
+		!strings.Contains(body, "`gh ralph enroll "+itoa(n)+"`") || strings.Contains(body, "on its own") {
+		t.Errorf("the status comment of an issue no run follows and no sweep takes:\n%s", body)
+	}
+}

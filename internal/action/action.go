@@ -99,7 +99,6 @@ type runner struct {
 	ev      Environment
 	results []engine.Result
 	issues  []int
-	command Command
 	dryRun  bool
 	links   *ghapi.Client
 	// ciNotice says that a pull request this run opened starts no CI (see noteCI).
@@ -167,13 +166,12 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.command = trig.Command
 	r.defaultBranch = trig.DefaultBranch
 	r.chainFile = cfg.Workflow
 	if wf := r.chainWorkflow(cfg); wf != nil && wf.Chain != nil {
 		r.chainFile = wf.Chain.File()
 	}
-	if trig.Command == CmdNone {
+	if trig.Action == "" && trig.Own == "" {
 		a.Infof("nothing to do: %s", trig.Why)
 		r.summary("nothing to do: "+trig.Why, nil)
 		return nil
@@ -199,8 +197,8 @@ func (r *runner) run(ctx context.Context) error {
 	// A run whose first act on GitHub is a git push (its lock) asks GitHub about the token first: a token
 	// GitHub refuses is then said as bad credentials (exit 4), not as git's "could not read Username". The
 	// others start with a request of the API (a person's permission, the list of a sweep).
-	switch trig.Command {
-	case CmdEnroll, CmdAdvance, CmdMerge, CmdFinish, CmdFix:
+	switch trig.Action {
+	case engine.ActEnroll, engine.ActAdvance, engine.ActMerge, engine.ActFinish, engine.ActFix:
 		if err := gh.CheckToken(ctx); err != nil {
 			return fmt.Errorf("checking the token: %w", err)
 		}
@@ -210,6 +208,14 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	defer cleanup()
+	// With chain: false no run follows this one's step: only a sweep takes the issue on, and no sweep takes
+	// one whose ralph:build counts for nobody, so the status comment the step writes must say it waits for
+	// a writer, not that ralph goes on by itself. (A sweep takes only issues whose label counts.)
+	if !cfg.Chain && trig.Own != OwnSweep {
+		eng.Labeler = func(ctx context.Context, is ghapi.Issue) (bool, string, error) {
+			return engine.Unowned(ctx, gh, eng.Auth, is, nil)
+		}
+	}
 	if cfg.Project != nil && ev.Inputs.ProjectToken == "" {
 		a.Warningf("project: is set in the config, but the project_token input is empty, so the board is not updated: " +
 			"the Actions token (GITHUB_TOKEN) cannot reach Projects. Store a token that can (a classic token with the project scope, " +
@@ -219,21 +225,17 @@ func (r *runner) run(ctx context.Context) error {
 
 	sb := eng.Sandbox
 	// Every command that may run a step checks, before it touches an issue, that the agent can run.
-	switch trig.Command {
-	case CmdEnroll, CmdAdvance, CmdApprove, CmdReject, CmdRetry, CmdSweep, CmdFix, CmdFinish:
-		if dry || trig.Command == CmdSweep && cfg.Sweep.Matrix {
-			break
-		}
+	if runsStep(trig) && !dry && !(trig.Own == OwnSweep && cfg.Sweep.Matrix) {
 		boundary, err := r.preflight(ctx, cfg, sb)
 		if err != nil {
 			return err
 		}
 		eng.Agent = compose.Announced(eng.Agent, r.a.Infof, boundary)
 	}
-	switch trig.Command {
-	case CmdSweep:
+	switch trig.Own {
+	case OwnSweep:
 		return r.sweep(ctx, eng, gh, cfg)
-	case CmdHelp:
+	case OwnHelp:
 		n := trig.Issues[0]
 		// The word is the commenter's: it is quoted inert.
 		said := strings.TrimSpace("/ralph " + trig.Reason)
@@ -248,7 +250,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.summary(note, nil)
 		return nil
 	}
-	if trig.Command == CmdFix && len(trig.Issues) == 0 && trig.Fix != nil && trig.Fix.Pull != 0 {
+	if trig.Action == engine.ActFix && len(trig.Issues) == 0 && trig.Fix != nil && trig.Fix.Pull != 0 {
 		why, err := resolveFixPull(ctx, gh, cfg.BranchPrefix, &trig)
 		if err != nil {
 			return err
@@ -260,7 +262,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	if len(trig.Issues) == 0 {
-		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Command)
+		return fmt.Errorf("command %s needs an issue: set the action's issue input (or the workflow_dispatch input issue)", trig.Action)
 	}
 	var errs []error
 	for _, n := range trig.Issues {
@@ -302,7 +304,7 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 			var derr error
 			finishing := m == n && res.Finish
 			if finishing {
-				derr = r.dispatchCommand(ctx, gh, m, CmdFinish)
+				derr = r.dispatchCommand(ctx, gh, m, engine.ActFinish)
 			} else {
 				derr = r.dispatch(ctx, gh, m)
 			}
@@ -310,7 +312,7 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 				errs = append(errs, derr)
 				// The dispatch is lost (GitHub refused it past ralph's wait, or failed it): the issue's
 				// record says so, and the next sweep takes it first.
-				step := workflow.Event("")
+				var step workflow.Event
 				if finishing {
 					step = res.Step
 				}
@@ -319,6 +321,16 @@ func (r *runner) oneAndChain(ctx context.Context, eng *engine.Engine, gh *ghapi.
 		}
 	}
 	return errs
+}
+
+// runsStep says whether t may run a step of the agent's: a sweep, and every request but a merge's and
+// status.
+func runsStep(t Trigger) bool {
+	switch t.Action {
+	case engine.ActEnroll, engine.ActAdvance, engine.ActApprove, engine.ActReject, engine.ActRetry, engine.ActFix, engine.ActFinish:
+		return true
+	}
+	return t.Own == OwnSweep
 }
 
 // lost records that issue n's run (to take step, or to finish it) was not started, for the next sweep
@@ -337,7 +349,7 @@ func (r *runner) lost(ctx context.Context, eng *engine.Engine, n int, step workf
 // one asks the engine to do the trigger's command on issue n (engine.Handle) and says what it did.
 // finishable: a step GitHub failed for a while is finished by a run this one dispatches.
 func (r *runner) one(ctx context.Context, eng *engine.Engine, trig Trigger, n int, finishable bool) (engine.Result, error) {
-	q := engine.Request{Action: trig.Command, Issue: n, Actor: trig.Actor, Reason: trig.Reason, Pull: trig.Pull, Finishable: finishable}
+	q := engine.Request{Action: trig.Action, Issue: n, Actor: trig.Actor, Reason: trig.Reason, Pull: trig.Pull, Finishable: finishable}
 	if f := trig.Fix; f != nil {
 		q.Fix = &engine.FixRequest{Cause: f.Cause, Pull: f.Pull, HeadSHA: f.HeadSHA}
 	}
@@ -411,13 +423,11 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 		return t, err
 	}
 	if in := r.ev.Inputs.Command; in != "" {
-		switch c := Command(in); c {
-		case CmdAdvance, CmdSweep, CmdApprove, CmdReject, CmdRetry, CmdStatus, CmdFix, CmdFinish:
-			t.Command = c
-		default:
-			return t, fmt.Errorf("input command %q is not one of advance, sweep, approve, reject, retry, fix, status, finish", in)
+		var err error
+		if t.Action, t.Own, err = inputVerb(in); err != nil {
+			return t, fmt.Errorf("input %w", err)
 		}
-		if t.Command == CmdFix && t.Fix == nil {
+		if t.Action == engine.ActFix && t.Fix == nil {
 			t.Fix = &FixRequest{Cause: FixComment} // a person's request, as `/ralph fix` is
 		}
 		if t.Actor == "" {
@@ -430,8 +440,8 @@ func (r *runner) trigger(cfg config.Config) (Trigger, error) {
 			return t, fmt.Errorf("input issue: %w", err)
 		}
 		t.Issues = []int{n}
-		if t.Command == CmdNone {
-			t.Command = CmdAdvance
+		if t.Action == "" && t.Own == "" {
+			t.Action = engine.ActAdvance
 		}
 	}
 	return t, nil
@@ -446,7 +456,7 @@ func (r *runner) dispatch(ctx context.Context, gh *ghapi.Client, n int) error {
 // dispatchCommand dispatches this workflow for issue n with the command input cmd ("": none, the
 // workflow's default, advance). A workflow whose workflow_dispatch has no command input is dispatched
 // without it, with a warning of what is lost.
-func (r *runner) dispatchCommand(ctx context.Context, gh *ghapi.Client, n int, cmd Command) error {
+func (r *runner) dispatchCommand(ctx context.Context, gh *ghapi.Client, n int, cmd engine.Action) error {
 	file, gitRef, ok := strings.Cut(r.ev.WorkflowRef, "@")
 	if !ok || file == "" {
 		r.a.Warningf("GITHUB_WORKFLOW_REF is not set; not dispatching the next step of #%d (chain: true needs it)", n)

@@ -10,40 +10,42 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// Command is what a run is asked to do: the engine's request kind (engine.Action), or one of the door's
-// own (a sweep, help, nothing).
-type Command = engine.Action
+// Own is a verb of the Action's own, one that never reaches the engine; every other verb is the
+// engine's request kind (engine.Action), which the Action only passes on.
+type Own string
 
-// The commands of the action's `command` input.
 const (
-	CmdAdvance         = engine.ActAdvance
-	CmdSweep   Command = "sweep"
-	CmdApprove         = engine.ActApprove
-	CmdReject          = engine.ActReject
-	CmdRetry           = engine.ActRetry
-	CmdStatus          = engine.ActStatus
-	CmdEnroll          = engine.ActEnroll // from an `issues` labeled event
-	CmdMerge           = engine.ActMerge  // from a `pull_request` closed event
-	// CmdFix: a writer asked for changes on ralph's pull request (a review, `/ralph fix`) or its checks
-	// failed (`check_suite`, `workflow_run`); Trigger.Fix says which.
-	CmdFix          = engine.ActFix
-	CmdHelp Command = "help" // an unknown /ralph command: reply with help
-	// CmdFinish: a run ralph dispatched to finish a step a run of its could not record; it first does what
-	// that run carried (a person's command that did not take effect), then advances.
-	CmdFinish         = engine.ActFinish
-	CmdNone   Command = "" // nothing to do
+	OwnSweep Own = "sweep" // advance every issue that is ready (a schedule, the command input)
+	OwnHelp  Own = "help"  // an unknown /ralph command: reply with the commands
 )
+
+// inputVerb reads the command input (the action's, or a workflow_dispatch's): an engine request, or the
+// Action's sweep.
+func inputVerb(s string) (engine.Action, Own, error) {
+	if s == string(OwnSweep) {
+		return "", OwnSweep, nil
+	}
+	for _, a := range []engine.Action{engine.ActAdvance, engine.ActApprove, engine.ActReject, engine.ActRetry, engine.ActFix, engine.ActStatus, engine.ActFinish} {
+		if s == string(a) {
+			return a, "", nil
+		}
+	}
+	return "", "", fmt.Errorf("command %q is not one of advance, sweep, approve, reject, retry, fix, status, finish", s)
+}
 
 // Trigger is an event reduced to what ralph does with it.
 type Trigger struct {
-	Command Command
-	Issues  []int  // the issue (or, for a merged pull request, the issues it closes)
-	Actor   string // the person whose action this is
-	Reason  string // reject's reason; for CmdHelp, the unknown command
-	Why     string // why there is nothing to do, for the log
-	// Pull is the closed pull request of CmdMerge.
+	// Action is what the engine is asked for each issue ("" when Own is set, or nothing is to do).
+	Action engine.Action
+	// Own is a verb the Action does itself (a sweep, help); "" when the engine is asked.
+	Own    Own
+	Issues []int  // the issue (or, for a merged pull request, the issues it closes)
+	Actor  string // the person whose action this is
+	Reason string // reject's reason; for OwnHelp, the unknown command
+	Why    string // why there is nothing to do, for the log
+	// Pull is the closed pull request of engine.ActMerge.
 	Pull engine.ClosedPull
-	// Fix is what CmdFix knows of its cause. Reason is the person's text: the review's body, or what
+	// Fix is what engine.ActFix knows of its cause. Reason is the person's text: the review's body, or what
 	// follows `/ralph fix`; it is data, quoted, never read for commands.
 	Fix *FixRequest
 	// DefaultBranch is the repository's default branch, as the payload says ("" when it does not): where
@@ -190,7 +192,7 @@ func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 		if ev.Action != "labeled" || ev.Label == nil || ev.Label.Name != workflow.LabelBuild {
 			return Trigger{Why: fmt.Sprintf("issues event %q is not %s being added", ev.Action, workflow.LabelBuild)}, nil
 		}
-		return Trigger{Command: CmdEnroll, Issues: []int{ev.Issue.Number}, Actor: sender}, nil
+		return Trigger{Action: engine.ActEnroll, Issues: []int{ev.Issue.Number}, Actor: sender}, nil
 
 	case "issue_comment":
 		if ev.Issue == nil || ev.Comment == nil {
@@ -199,13 +201,14 @@ func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 		if ev.Action != "created" {
 			return Trigger{Why: fmt.Sprintf("issue_comment %q: only new comments carry commands", ev.Action)}, nil
 		}
-		cmd, arg, ok := ParseComment(ev.Comment.Body)
+		t, ok := ParseComment(ev.Comment.Body)
 		if !ok {
 			return Trigger{Why: "the comment is not a /ralph command"}, nil
 		}
+		t.Actor = ev.Comment.User.Login
 		onPull := len(ev.Issue.PullRequest) > 0 && string(ev.Issue.PullRequest) != "null"
-		if cmd == CmdFix {
-			t := Trigger{Command: CmdFix, Actor: ev.Comment.User.Login, Reason: arg, Fix: &FixRequest{Cause: FixComment}}
+		if t.Action == engine.ActFix {
+			t.Fix = &FixRequest{Cause: FixComment}
 			if onPull {
 				// The payload does not say the pull request's branch: the runner reads it (resolveFixPull),
 				// and the engine checks it is ralph's.
@@ -218,7 +221,7 @@ func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 		if onPull {
 			return Trigger{Why: "/ralph commands work on issues, not pull requests (except /ralph fix)"}, nil
 		}
-		t := Trigger{Command: cmd, Issues: []int{ev.Issue.Number}, Actor: ev.Comment.User.Login, Reason: arg}
+		t.Issues = []int{ev.Issue.Number}
 		return t, nil
 
 	case "pull_request_review":
@@ -232,11 +235,12 @@ func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 		if err != nil {
 			return Trigger{}, fmt.Errorf("workflow_dispatch input issue: %w", err)
 		}
-		cmd := CmdAdvance
+		t := Trigger{Action: engine.ActAdvance, Actor: sender}
 		if c, _ := ev.Inputs["command"].(string); c != "" {
-			cmd = Command(c)
+			if t.Action, t.Own, err = inputVerb(c); err != nil {
+				return Trigger{}, fmt.Errorf("workflow_dispatch input %w", err)
+			}
 		}
-		t := Trigger{Command: cmd, Actor: sender}
 		if n > 0 {
 			t.Issues = []int{n}
 		}
@@ -246,7 +250,7 @@ func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 		return t, nil
 
 	case "schedule":
-		return Trigger{Command: CmdSweep}, nil
+		return Trigger{Own: OwnSweep}, nil
 
 	case "pull_request":
 		if ev.PullRequest == nil {
@@ -263,7 +267,7 @@ func eventTrigger(name string, ev event, branchPrefix string) (Trigger, error) {
 		if why != "" {
 			return Trigger{Why: why}, nil
 		}
-		return Trigger{Command: CmdMerge, Issues: []int{n}, Actor: sender, Pull: engine.ClosedPull{Number: pr.Number, Head: pr.Head.Ref, SameRepo: true}}, nil
+		return Trigger{Action: engine.ActMerge, Issues: []int{n}, Actor: sender, Pull: engine.ClosedPull{Number: pr.Number, Head: pr.Head.Ref, SameRepo: true}}, nil
 
 	case "pull_request_target":
 		return Trigger{Why: "ralph never acts on pull_request_target events: they run with secrets on code from forks"}, nil
@@ -308,7 +312,7 @@ func reviewTrigger(ev event, branchPrefix string) (Trigger, error) {
 	if outsiders[rv.AuthorAssociation] {
 		return Trigger{Why: fmt.Sprintf("the review by @%s (%s) cannot be from someone with write access: ignored", rv.User.Login, rv.AuthorAssociation)}, nil
 	}
-	return Trigger{Command: CmdFix, Issues: []int{n}, Actor: rv.User.Login, Reason: rv.Body,
+	return Trigger{Action: engine.ActFix, Issues: []int{n}, Actor: rv.User.Login, Reason: rv.Body,
 		Fix: &FixRequest{Cause: FixReview, Pull: ev.PullRequest.Number, Head: ev.PullRequest.Head.Ref, ReviewID: rv.ID}}, nil
 }
 
@@ -372,7 +376,7 @@ func checksTrigger(name string, ev event, branchPrefix string) (Trigger, error) 
 	if ev.Sender != nil {
 		actor = ev.Sender.Login
 	}
-	return Trigger{Command: CmdFix, Issues: []int{n}, Actor: actor, Fix: fix}, nil
+	return Trigger{Action: engine.ActFix, Issues: []int{n}, Actor: actor, Fix: fix}, nil
 }
 
 func inputInt(v any) (int, error) {
@@ -395,25 +399,31 @@ func inputInt(v any) (int, error) {
 	return 0, fmt.Errorf("%v is not an issue number", v)
 }
 
-// ParseComment reads a `/ralph <command> [args]` comment (the first line counts).
-func ParseComment(body string) (Command, string, bool) {
+// ParseComment reads a `/ralph <command> [args]` comment (the first line counts): the engine's request
+// with its argument in Reason (reject's reason, fix's text), or OwnHelp with the unknown word in Reason.
+func ParseComment(body string) (Trigger, bool) {
 	line, rest, _ := strings.Cut(strings.TrimLeft(body, " \t\r\n"), "\n")
 	line = strings.TrimSpace(line)
 	if line != "/ralph" && !strings.HasPrefix(line, "/ralph ") {
-		return CmdNone, "", false
+		return Trigger{}, false
 	}
 	fields := strings.Fields(strings.TrimPrefix(line, "/ralph"))
 	if len(fields) == 0 {
-		return CmdHelp, "", true
+		return Trigger{Own: OwnHelp}, true
 	}
 	arg := strings.TrimSpace(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(line, "/ralph")), fields[0])) + "\n" + rest)
-	switch c := Command(strings.ToLower(fields[0])); c {
-	case CmdApprove, CmdRetry, CmdStatus:
-		return c, "", true
-	case CmdReject, CmdFix:
-		return c, arg, true
+	word := strings.ToLower(fields[0])
+	for _, a := range []engine.Action{engine.ActApprove, engine.ActRetry, engine.ActStatus} {
+		if word == string(a) {
+			return Trigger{Action: a}, true
+		}
 	}
-	return CmdHelp, fields[0], true
+	for _, a := range []engine.Action{engine.ActReject, engine.ActFix} {
+		if word == string(a) {
+			return Trigger{Action: a, Reason: arg}, true
+		}
+	}
+	return Trigger{Own: OwnHelp, Reason: fields[0]}, true
 }
 
 // branchIssue reads N from a ralph branch name "<prefix>N-slug".

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 )
 
 // ralphReview is GitHub's pull_request_review payload for a review of ralph's pull request #12 from
@@ -80,7 +82,7 @@ func TestParseEventFix(t *testing.T) {
 		{
 			name: "a changes-requested review of ralph's pull request", event: "pull_request_review",
 			payload: ralphReview(t, nil),
-			want: Trigger{Command: CmdFix, Issues: []int{5}, Actor: "mona", Reason: "Please rename the flag.",
+			want: Trigger{Action: engine.ActFix, Issues: []int{5}, Actor: "mona", Reason: "Please rename the flag.",
 				Fix: &FixRequest{Cause: FixReview, Pull: 12, Head: "ralph/5-thing", ReviewID: 777}},
 		},
 		{
@@ -122,7 +124,7 @@ func TestParseEventFix(t *testing.T) {
 		{
 			name: "a failed check suite on ralph's head commit", event: "check_suite",
 			payload: failedSuite(t, nil),
-			want: Trigger{Command: CmdFix, Issues: []int{5}, Actor: "Codertocat",
+			want: Trigger{Action: engine.ActFix, Issues: []int{5}, Actor: "Codertocat",
 				Fix: &FixRequest{Cause: FixCI, Pull: 12, Head: "ralph/5-thing", HeadSHA: "ec26c3e57ca3a959ca5aad62de7213c562f8c821", CheckSuiteID: 4242}},
 		},
 		{
@@ -143,7 +145,7 @@ func TestParseEventFix(t *testing.T) {
 		{
 			name: "a failed workflow run on ralph's branch", event: "workflow_run",
 			payload: failedRun(t, nil),
-			want: Trigger{Command: CmdFix, Issues: []int{5}, Actor: "Codertocat",
+			want: Trigger{Action: engine.ActFix, Issues: []int{5}, Actor: "Codertocat",
 				Fix: &FixRequest{Cause: FixCI, Pull: 12, Head: "ralph/5-thing", HeadSHA: "3484a3fb816e0859fd6e1cea078d76385ff50625", WorkflowRunID: 9001}},
 		},
 		{
@@ -166,13 +168,13 @@ func TestParseEventFix(t *testing.T) {
 		{
 			name: "/ralph fix on the issue, with text", event: "issue_comment",
 			payload: commentOn(t, "issue_comment.created", 5, "/ralph fix the flag is misnamed\nsee the review"),
-			want: Trigger{Command: CmdFix, Issues: []int{5}, Actor: "hubot", Reason: "the flag is misnamed\nsee the review",
+			want: Trigger{Action: engine.ActFix, Issues: []int{5}, Actor: "hubot", Reason: "the flag is misnamed\nsee the review",
 				Fix: &FixRequest{Cause: FixComment}},
 		},
 		{
 			name: "/ralph fix on the pull request: the pull request goes to the runner to resolve", event: "issue_comment",
 			payload: commentOn(t, "issue_comment.created-on-pull", 12, "/ralph fix"),
-			want:    Trigger{Command: CmdFix, Actor: "hubot", Fix: &FixRequest{Cause: FixComment, Pull: 12}},
+			want:    Trigger{Action: engine.ActFix, Actor: "hubot", Fix: &FixRequest{Cause: FixComment, Pull: 12}},
 		},
 		{
 			name: "other commands on a pull request still do nothing", event: "issue_comment",
@@ -258,7 +260,7 @@ func TestHostileTextDecidesNothing(t *testing.T) {
 	// A comment that is not a /ralph command on its first line is no command, whatever follows.
 	for _, body := range []string{hostile[strings.Index(hostile, "fixes"):], "please /ralph fix", "> /ralph fix\nquoted"} {
 		got, err := ParseEvent("issue_comment", commentOn(t, "issue_comment.created", 5, body), "ralph/")
-		if err != nil || got.Command != CmdNone {
+		if err != nil || got.Action != "" || got.Own != "" {
 			t.Errorf("comment %q: %+v, %v; want no command", body, got, err)
 		}
 	}

@@ -53,7 +53,7 @@ func TestParseEvent(t *testing.T) {
 				obj(m, "issue")["number"] = 47.0
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdEnroll, Issues: []int{47}, Actor: "mona"},
+			want: Trigger{Action: engine.ActEnroll, Issues: []int{47}, Actor: "mona"},
 		},
 		{
 			name: "another label does nothing", event: "issues",
@@ -73,7 +73,7 @@ func TestParseEvent(t *testing.T) {
 				delete(obj(m, "issue"), "pull_request")
 				obj(m, "issue")["number"] = 3.0
 			}),
-			want: Trigger{Command: CmdApprove, Issues: []int{3}, Actor: "hubot"},
+			want: Trigger{Action: engine.ActApprove, Issues: []int{3}, Actor: "hubot"},
 		},
 		{
 			name: "reject comment carries its reason, lines included", event: "issue_comment",
@@ -83,7 +83,7 @@ func TestParseEvent(t *testing.T) {
 				delete(obj(m, "issue"), "pull_request")
 				obj(m, "issue")["number"] = 3.0
 			}),
-			want: Trigger{Command: CmdReject, Issues: []int{3}, Actor: "hubot", Reason: "too big\nsplit phase 2"},
+			want: Trigger{Action: engine.ActReject, Issues: []int{3}, Actor: "hubot", Reason: "too big\nsplit phase 2"},
 		},
 		{
 			name: "unknown command gets help", event: "issue_comment",
@@ -93,7 +93,7 @@ func TestParseEvent(t *testing.T) {
 				delete(obj(m, "issue"), "pull_request")
 				obj(m, "issue")["number"] = 3.0
 			}),
-			want: Trigger{Command: CmdHelp, Issues: []int{3}, Actor: "hubot", Reason: "deploy"},
+			want: Trigger{Own: OwnHelp, Issues: []int{3}, Actor: "hubot", Reason: "deploy"},
 		},
 		{
 			name: "ordinary comment does nothing", event: "issue_comment",
@@ -106,7 +106,7 @@ func TestParseEvent(t *testing.T) {
 				m["inputs"] = map[string]any{"issue": "12"}
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdAdvance, Issues: []int{12}, Actor: "mona"},
+			want: Trigger{Action: engine.ActAdvance, Issues: []int{12}, Actor: "mona"},
 		},
 		{
 			name: "dispatch with command", event: "workflow_dispatch",
@@ -114,7 +114,22 @@ func TestParseEvent(t *testing.T) {
 				m["inputs"] = map[string]any{"issue": "#12", "command": "retry"}
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdRetry, Issues: []int{12}, Actor: "mona"},
+			want: Trigger{Action: engine.ActRetry, Issues: []int{12}, Actor: "mona"},
+		},
+		{
+			name: "dispatch with the door's sweep", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) {
+				m["inputs"] = map[string]any{"command": "sweep"}
+				obj(m, "sender")["login"] = "mona"
+			}),
+			want: Trigger{Own: OwnSweep, Actor: "mona"},
+		},
+		{
+			// Only the command input's words: help (a door's reply to a comment) and unknown words are no
+			// request.
+			name: "dispatch with an unknown command", event: "workflow_dispatch",
+			payload: payload(t, "workflow_dispatch", func(m map[string]any) { m["inputs"] = map[string]any{"issue": "12", "command": "help"} }),
+			wantErr: true,
 		},
 		{
 			name: "dispatch with a bad issue", event: "workflow_dispatch",
@@ -130,7 +145,7 @@ func TestParseEvent(t *testing.T) {
 				obj(pr, "head")["ref"] = "ralph/5-thing"
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdMerge, Issues: []int{5}, Actor: "mona", Pull: engine.ClosedPull{Number: 12, Head: "ralph/5-thing", SameRepo: true}},
+			want: Trigger{Action: engine.ActMerge, Issues: []int{5}, Actor: "mona", Pull: engine.ClosedPull{Number: 12, Head: "ralph/5-thing", SameRepo: true}},
 		},
 		{
 			name: "closed unmerged pull request of a ralph branch", event: "pull_request",
@@ -141,7 +156,7 @@ func TestParseEvent(t *testing.T) {
 				obj(pr, "head")["ref"] = "ralph/8-thing"
 				obj(m, "sender")["login"] = "mona"
 			}),
-			want: Trigger{Command: CmdMerge, Issues: []int{8}, Actor: "mona", Pull: engine.ClosedPull{Number: 13, Head: "ralph/8-thing", SameRepo: true}},
+			want: Trigger{Action: engine.ActMerge, Issues: []int{8}, Actor: "mona", Pull: engine.ClosedPull{Number: 13, Head: "ralph/8-thing", SameRepo: true}},
 		},
 		{
 			name: "a body's closing keywords enroll and move nothing", event: "pull_request",
@@ -174,7 +189,7 @@ func TestParseEvent(t *testing.T) {
 			}),
 			want: Trigger{Why: `issue_comment "edited": only new comments carry commands`},
 		},
-		{name: "schedule sweeps", event: "schedule", payload: []byte(`{"schedule":"17 * * * *"}`), want: Trigger{Command: CmdSweep}},
+		{name: "schedule sweeps", event: "schedule", payload: []byte(`{"schedule":"17 * * * *"}`), want: Trigger{Own: OwnSweep}},
 		{name: "pull_request_target is refused", event: "pull_request_target", payload: payload(t, "pull_request.closed", nil),
 			want: Trigger{Why: "ralph never acts on pull_request_target events: they run with secrets on code from forks"}},
 		{name: "push does nothing", event: "push", payload: []byte(`{}`), want: Trigger{Why: `ralph has nothing to do for "push" events`}},
@@ -225,24 +240,26 @@ func TestParseComment(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		body    string
-		cmd     Command
-		arg     string
+		want    Trigger
 		command bool
 	}{
-		{"/ralph approve", CmdApprove, "", true},
-		{"  /ralph   RETRY  ", CmdRetry, "", true},
-		{"/ralph status\nthanks", CmdStatus, "", true},
-		{"/ralph reject no tests", CmdReject, "no tests", true},
-		{"/ralph reject", CmdReject, "", true},
-		{"/ralph", CmdHelp, "", true},
-		{"/ralphy approve", CmdNone, "", false},
-		{"please /ralph approve", CmdNone, "", false},
-		{"", CmdNone, "", false},
+		{"/ralph approve", Trigger{Action: engine.ActApprove}, true},
+		{"  /ralph   RETRY  ", Trigger{Action: engine.ActRetry}, true},
+		{"/ralph status\nthanks", Trigger{Action: engine.ActStatus}, true},
+		{"/ralph reject no tests", Trigger{Action: engine.ActReject, Reason: "no tests"}, true},
+		{"/ralph reject", Trigger{Action: engine.ActReject}, true},
+		{"/ralph fix the flag", Trigger{Action: engine.ActFix, Reason: "the flag"}, true},
+		{"/ralph", Trigger{Own: OwnHelp}, true},
+		{"/ralph deploy now", Trigger{Own: OwnHelp, Reason: "deploy"}, true},
+		{"/ralph advance", Trigger{Own: OwnHelp, Reason: "advance"}, true},
+		{"/ralphy approve", Trigger{}, false},
+		{"please /ralph approve", Trigger{}, false},
+		{"", Trigger{}, false},
 	}
 	for _, tt := range tests {
-		cmd, arg, ok := ParseComment(tt.body)
-		if cmd != tt.cmd || arg != tt.arg || ok != tt.command {
-			t.Errorf("ParseComment(%q) = %q, %q, %v; want %q, %q, %v", tt.body, cmd, arg, ok, tt.cmd, tt.arg, tt.command)
+		got, ok := ParseComment(tt.body)
+		if got.Action != tt.want.Action || got.Own != tt.want.Own || got.Reason != tt.want.Reason || ok != tt.command {
+			t.Errorf("ParseComment(%q) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.command)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/githubtest"
 )
@@ -43,7 +44,7 @@ func TestResolveFixPull(t *testing.T) {
 		{"no such pull request", 99, nil, "#99 is not a pull request of this repository"},
 	}
 	for _, tt := range tests {
-		trig := Trigger{Command: CmdFix, Actor: "mona", Fix: &FixRequest{Cause: FixComment, Pull: tt.pull}}
+		trig := Trigger{Action: engine.ActFix, Actor: "mona", Fix: &FixRequest{Cause: FixComment, Pull: tt.pull}}
 		why, err := resolveFixPull(ctx, gh, "ralph/", &trig)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)

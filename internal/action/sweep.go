@@ -77,7 +77,7 @@ func (r *runner) sweep(ctx context.Context, eng *engine.Engine, gh *ghapi.Client
 		return nil
 	}
 	for _, n := range r.issues {
-		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, Trigger{Command: CmdAdvance}, n)...)
+		errs = append(errs, r.oneAndChain(ctx, eng, gh, cfg, Trigger{Action: engine.ActAdvance}, n)...)
 	}
 	// Advanced here: nothing is left for a matrix job (the summary lists what ran).
 	r.issues = []int{}

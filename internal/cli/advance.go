@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -192,14 +191,7 @@ func advanceSteps(ctx context.Context, f *Factory, opts *AdvanceOptions, out *st
 		if err != nil && ctx.Err() != nil {
 			return &InterruptedError{Err: err, Issue: opts.Issue}
 		}
-		if err != nil && engine.Transient(err) {
-			return &transientError{Issue: opts.Issue, Err: err}
-		}
-		var serr *engine.StepError
-		if errors.As(err, &serr) {
-			return &failedStepError{Issue: opts.Issue, State: res.State, Err: err}
-		}
-		if err != nil {
+		if err := stepFailure(opts.Issue, res, err); err != nil {
 			return err
 		}
 		switch {
@@ -217,6 +209,22 @@ func advanceSteps(ctx context.Context, f *Factory, opts *AdvanceOptions, out *st
 		}
 	}
 	return fmt.Errorf("#%d did not reach %s in %d steps", opts.Issue, opts.Until.Title(), maxLoop)
+}
+
+// stepFailure is how gh ralph advance says that the step of issue n failed (err), from its Result: a failure
+// recorded on the issue (Result.Recorded: its status comment says what comes next, and where the issue
+// now is decides the command that goes on), GitHub failing for a while (engine.Transient: a rerun goes
+// on), or any other error as it is. nil when err is.
+func stepFailure(n int, res engine.Result, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case res.Recorded:
+		return &failedStepError{Issue: n, State: res.State, Err: err}
+	case engine.Transient(err):
+		return &transientError{Issue: n, Err: err}
+	}
+	return err
 }
 
 // printResult writes one line per step: for people on a terminal, tab-separated fields otherwise

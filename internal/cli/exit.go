@@ -66,6 +66,13 @@ type transientError struct {
 func (e *transientError) Error() string { return e.Err.Error() }
 func (e *transientError) Unwrap() error { return e.Err }
 
+// recordedError: a person's command, or the step it ran, failed, and ralph recorded the failure on the
+// issue (engine.Result.Recorded): its status comment says what comes next.
+type recordedError struct{ Err error }
+
+func (e *recordedError) Error() string { return e.Err.Error() }
+func (e *recordedError) Unwrap() error { return e.Err }
+
 // Exit maps an error to an exit code, printing it (with a hint where there is one) unless the command
 // already reported it. It is the one place that decides how a failure looks to the user.
 func Exit(err error, stderr io.Writer) int {
@@ -83,8 +90,8 @@ func Exit(err error, stderr io.Writer) int {
 		refused  *engine.RefusedError
 		input    *engine.InputError
 		apiErr   *ghapi.Error
-		stepErr  *engine.StepError
 		failed   *failedStepError
+		recorded *recordedError
 		jsonErr  *jsonFieldsError
 		startErr *doctor.StartError
 		transErr *transientError
@@ -142,7 +149,7 @@ func Exit(err error, stderr io.Writer) int {
 	case errors.As(err, &failed):
 		fmt.Fprintf(stderr, "%v\n%s\n", failed.Err, failed.next())
 		return ExitError
-	case errors.As(err, &stepErr):
+	case errors.As(err, &recorded):
 		fmt.Fprintf(stderr, "%v\nThe failure is on the issue: gh ralph status shows it.\n", err)
 		return ExitError
 	}

@@ -52,7 +52,7 @@ data. Give it as the arguments after the issue number or with --text, not both.`
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActFix, Issue: opts.Issue, Reason: opts.Text, Advance: opts.Advance, Terminal: true})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActFix, Issue: opts.Issue, Reason: opts.Text, CommandOnly: !opts.Advance, Terminal: true})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Text, "text", "t", "", "What to change, in your words (quoted to the agent as data)")

@@ -106,7 +106,7 @@ func NewCmdApprove(f *Factory, runF func(context.Context, *ApproveOptions) error
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActApprove, Issue: opts.Issue, Advance: opts.Advance})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActApprove, Issue: opts.Issue, CommandOnly: !opts.Advance})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
@@ -135,7 +135,7 @@ send-backs the issue goes to Human Needed.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, Advance: opts.Advance, Terminal: true})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActReject, Issue: opts.Issue, Reason: opts.Reason, CommandOnly: !opts.Advance, Terminal: true})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Reason, "reason", "r", "", "Why the plan goes back (required)")
@@ -162,7 +162,7 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return personRun(cmd.Context(), f, opts.Repo, engine.Command{Action: engine.ActRetry, Issue: opts.Issue, Advance: opts.Advance})
+			return personRun(cmd.Context(), f, opts.Repo, engine.Request{Action: engine.ActRetry, Issue: opts.Issue, CommandOnly: !opts.Advance})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Advance, "advance", false, advanceHelp)
@@ -172,21 +172,22 @@ func NewCmdRetry(f *Factory, runF func(context.Context, *RetryOptions) error) *c
 
 // personRun does a person's command as the token's owner, then (with --advance) the next step: one engine
 // call (Engine.Handle), as the Action makes it.
-func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) error {
+func personRun(ctx context.Context, f *Factory, repo string, q engine.Request) error {
 	s, err := f.session(repo)
 	if err != nil {
 		return err
 	}
 	defer s.release()
-	if c.Login, err = s.login(ctx); err != nil {
+	if q.Actor, err = s.login(ctx); err != nil {
 		return err
 	}
 	log := f.termLog()
-	eng, err := s.engineFor(ctx, log, false, c.Advance)
+	eng, err := s.engineFor(ctx, log, false, !q.CommandOnly)
 	if err != nil {
 		return err
 	}
-	res, err := eng.Handle(ctx, engine.Request{Action: c.Action, Issue: c.Issue, Actor: c.Login, Reason: c.Reason, Terminal: c.Terminal, CommandOnly: !c.Advance})
+	res, err := eng.Handle(ctx, q)
+	err = commandFailure(res, err)
 	if res.Acted != nil {
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), *res.Acted, nil)
 		printResult(f.Stdout, f.StdoutTTY, colorizer(f.Color), res, err)
@@ -200,6 +201,15 @@ func personRun(ctx context.Context, f *Factory, repo string, c engine.Command) e
 		startWorkflow(ctx, f, s, res.Issue)
 	}
 	return nil
+}
+
+// commandFailure is how gh ralph says that a person's command (or the step it ran) failed (err), from its
+// Result: a failure recorded on the issue (Result.Recorded) is said as one, any other error as it is.
+func commandFailure(res engine.Result, err error) error {
+	if err != nil && res.Recorded {
+		return &recordedError{Err: err}
+	}
+	return err
 }
 
 // startWorkflow dispatches ralph's workflow for issue n's next step, as a /ralph comment starts a run: the
@@ -281,6 +291,7 @@ func enrollRun(ctx context.Context, f *Factory, opts *EnrollOptions) error {
 		return err
 	}
 	res, err := eng.Handle(ctx, engine.Request{Action: engine.ActEnroll, Issue: opts.Issue, Actor: login})
+	err = commandFailure(res, err)
 	if opts.Exporter.enabled() {
 		if werr := opts.Exporter.write(f.Stdout, opts.Exporter.pick(stepJSON(res, err)), f.StdoutTTY, f.Width); werr != nil && err == nil {
 			return werr

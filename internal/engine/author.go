@@ -29,17 +29,24 @@ const ActionsBot = "github-actions[bot]"
 //     token writes as "<app>[bot]"), which ralph asks GitHub for once per run (Engine.Identity), and only
 //     when it meets such a comment.
 
-// Action is what a door asks of the engine (a Request's kind): a person's action, or a run's (ActAdvance,
-// ActMerge, ActStatus, ActFinish). It is the workflow's Event: a person's action is the event it records.
-type Action = workflow.Event
+// Action is what a door asks of the engine (a Request's kind): a person's action (ActEnroll, ActApprove,
+// ActReject, ActRetry, ActFix), or a run's (ActAdvance, ActMerge, ActStatus, ActFinish). It is the engine's
+// own vocabulary, the one both doors use; a person's action is recorded as the workflow's event of the
+// same name (Action.Event).
+type Action string
 
 // The person's actions.
 const (
-	ActEnroll  = workflow.Enroll
-	ActApprove = workflow.Approve
-	ActReject  = workflow.Reject
-	ActRetry   = workflow.Retry
+	ActEnroll  Action = "enroll"
+	ActApprove Action = "approve"
+	ActReject  Action = "reject"
+	ActRetry   Action = "retry"
+	// ActFix is a person's (or the checks') request for a fix.
+	ActFix Action = "fix"
 )
+
+// Event is the workflow's event a person's action a is recorded as (the same name).
+func (a Action) Event() workflow.Event { return workflow.Event(a) }
 
 // RefusedError: the person may not do this; a polite comment said so.
 type RefusedError struct {

@@ -6,16 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // What else a door asks of the engine, besides a person's actions (ActEnroll, ActApprove, …): Action is
 // the one vocabulary of the doors' requests.
 const (
-	ActAdvance Action = "advance"      // the issue's next step
-	ActMerge          = workflow.Merge // a pull request was closed: Request.Pull
-	ActStatus  Action = "status"       // reply on the issue with where it is
+	ActAdvance Action = "advance" // the issue's next step
+	ActMerge   Action = "merge"   // a pull request was closed: Request.Pull
+	ActStatus  Action = "status"  // reply on the issue with where it is
 	// ActFinish is a run ralph dispatched to finish a step a run of its could not (Result.Finish): it
 	// first does what that run carried (a person's command that did not take effect), then advances.
 	ActFinish Action = "finish"

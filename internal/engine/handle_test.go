@@ -87,12 +87,12 @@ func TestHandleActed(t *testing.T) {
 				t.Fatal(err)
 			}
 			if only {
-				if res.Acted != nil || res.Step != engine.ActApprove || !res.Continue {
+				if res.Acted != nil || res.Step != workflow.Approve || !res.Continue {
 					t.Errorf("the command alone: Result = %+v", res)
 				}
 				return
 			}
-			if res.Acted == nil || res.Acted.Step != engine.ActApprove || res.Step != workflow.Implement {
+			if res.Acted == nil || res.Acted.Step != workflow.Approve || res.Step != workflow.Implement {
 				t.Errorf("the command and its step: Result = %+v, Acted %+v", res, res.Acted)
 			}
 		})

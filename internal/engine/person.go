@@ -245,14 +245,14 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
 	out.Record = &draft
-	st, err := e.table().settle(ic.rec, settling{Step: act, From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
+	st, err := e.table().settle(ic.rec, settling{Step: act.Event(), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
 		err = e.writer(ic).write(context.WithoutCancel(ctx), st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
-	res := Result{Issue: n, Step: act, From: from, State: st.To, PRURL: st.Record.PRURL, Message: st.Message}
+	res := Result{Issue: n, Step: act.Event(), From: from, State: st.To, PRURL: st.Record.PRURL, Message: st.Message}
 	res.Paused, res.Continue = e.next(ic)
 	if !advance || !res.Continue {
 		return res, nil, nil

@@ -144,9 +144,6 @@ const (
 // maxFixAnnotation bounds one annotation's line (a file, a line, a message) of another CI's check.
 const maxFixAnnotation = 300
 
-// ActFix is a person's (or the checks') request for a fix.
-const ActFix = workflow.Fix
-
 // fix is the fix step's work on the record: it reads what asks for the fix (a review's threads, a
 // comment, the failing checks of ralph's last commit) and makes it the next phase.
 func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequest) (Outcome, error) {
