@@ -129,6 +129,12 @@ func TestCommandFailure(t *testing.T) {
 			t.Errorf("%s: exit %d, printed %q; want %d and %q (not %q)", tt.name, code, buf.String(), ExitError, tt.want, tt.notWant)
 		}
 	}
+	// gh ralph sweep joins each issue's failure, as it is said from its Result.
+	var buf bytes.Buffer
+	swept := errors.Join(fmt.Errorf("#7: %w", commandFailure(engine.Result{Issue: 7, Recorded: true}, stepErr)), fmt.Errorf("#8: %w", errors.New("reading #8: boom")))
+	if code := Exit(swept, &buf); code != ExitError || !strings.Contains(buf.String(), "The failure is on the issue") {
+		t.Errorf("a sweep's joined failures: exit %d, printed %q; want %d and the recorded one said as on the issue", code, buf.String(), ExitError)
+	}
 	if err := commandFailure(engine.Result{Issue: 7, Step: workflow.Approve}, nil); err != nil {
 		t.Errorf("a command done: %v", err)
 	}

@@ -164,7 +164,7 @@ func sweepSteps(ctx context.Context, f *Factory, opts *SweepOptions, out *stepOu
 		res, err := eng.Handle(ctx, engine.Request{Action: engine.ActAdvance, Issue: n})
 		out.add(res, err)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("#%d: %w", n, err))
+			errs = append(errs, fmt.Errorf("#%d: %w", n, commandFailure(res, err)))
 		}
 	}
 	return errors.Join(errs...)
