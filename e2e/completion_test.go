@@ -41,75 +41,23 @@ func TestCompletionOfGhRalph(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed: the completion script is bash's")
 	}
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		t.Skip("gh is not installed (apt-get install -y gh); .ci/run installs it")
-	}
 	if _, err := os.Stat(bashCompletionLib); err != nil {
 		t.Skipf("bash-completion is not installed (%s; apt-get install -y bash-completion); .ci/run installs it", bashCompletionLib)
 	}
-	// The extension as gh finds an installed one: $XDG_DATA_HOME/gh/extensions/gh-ralph/gh-ralph.
-	dir := t.TempDir()
-	ext := filepath.Join(dir, "data", "gh", "extensions", "gh-ralph")
-	if err := os.MkdirAll(ext, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(binary, filepath.Join(ext, "gh-ralph")); err != nil {
-		t.Fatal(err)
-	}
-	lines := []string{
-		"gh ralph adv",
-		"gh ralph advance --un",
-		"gh ralph advance 1 --until in-r",
-		"gh ralph completion b",
-		"gh ralph ",
-	}
+	env := completionEnv(t)
+	lines, want := shellLines("bash"), completionWants("bash")
 	// gh's own completion, where the system installed it, still completes gh's commands.
-	ghOwn := "/usr/share/bash-completion/completions/gh"
-	if _, err := os.Stat(ghOwn); err == nil {
-		lines = append(lines, "gh pr")
+	if _, err := os.Stat("/usr/share/bash-completion/completions/gh"); err == nil {
+		lines, want["gh pr"] = append(lines, "gh pr"), []string{"pr"}
 	}
 	cmd := exec.Command(bash, "--noprofile", "--norc", "-c", completeScript)
-	cmd.Env = []string{
-		"PATH=" + filepath.Dir(gh) + ":/usr/bin:/bin", "HOME=" + dir, "XDG_DATA_HOME=" + filepath.Join(dir, "data"),
-		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "GH_CONFIG_DIR=" + filepath.Join(dir, "gh-config"),
-		"GH_NO_UPDATE_NOTIFIER=1", "GH_TOKEN=", "GH_ENTERPRISE_TOKEN=",
-	}
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bash: %v\n%s", err, out)
 	}
-	got := map[string][]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if line, cands, ok := strings.Cut(l, " -> "); ok {
-			got[line] = strings.Fields(cands)
-		}
-	}
-	want := map[string][]string{
-		"gh ralph adv":                    {"advance"},
-		"gh ralph advance --un":           {"--until"},
-		"gh ralph advance 1 --until in-r": {"in-review"},
-		"gh ralph completion b":           {"bash"},
-		"gh pr":                           {"pr"},
-	}
-	for _, line := range lines {
-		if line == "gh ralph " {
-			// Every command, and nothing of gh's own (pr, issue, …).
-			for _, c := range []string{"advance", "doctor", "enroll", "status", "sweep"} {
-				if !slices.Contains(got[line], c) {
-					t.Errorf("%q completes %v, want %s among them\n%s", line, got[line], c, out)
-				}
-			}
-			if slices.Contains(got[line], "pr") {
-				t.Errorf("%q completes gh's own commands: %v", line, got[line])
-			}
-			continue
-		}
-		if w := want[line]; strings.Join(got[line], " ") != strings.Join(w, " ") {
-			t.Errorf("%q completes %v, want %v\n%s", line, got[line], w, out)
-		}
-	}
+	checkCompletions(t, "bash", lines, want, out)
 }
 
 // completionEnv is the environment of a shell that completes `gh ralph …` through the real gh, with the
@@ -136,11 +84,24 @@ func completionEnv(t *testing.T) []string {
 	}
 }
 
-// shellLines are the command lines each shell's completion test completes, and what each completes to
-// ("gh ralph " is checked apart: every command of ralph's, none of gh's).
-var shellLines = []string{"gh ralph adv", "gh ralph advance --un", "gh ralph advance 1 --until in-r", "gh ralph completion z", "gh ralph "}
+// shellLines are the command lines a shell's completion test completes (completionWants says what each
+// completes to; "gh ralph " is checked apart: every command of ralph's, none of gh's).
+func shellLines(shell string) []string {
+	return []string{"gh ralph adv", "gh ralph advance --un", "gh ralph advance 1 --until in-r", "gh ralph completion " + shell[:1], "gh ralph "}
+}
 
-func checkCompletions(t *testing.T, shell string, out []byte) {
+// completionWants is what each of shellLines(shell) completes to.
+func completionWants(shell string) map[string][]string {
+	return map[string][]string{
+		"gh ralph adv":                     {"advance"},
+		"gh ralph advance --un":            {"--until"},
+		"gh ralph advance 1 --until in-r":  {"in-review"},
+		"gh ralph completion " + shell[:1]: {shell},
+	}
+}
+
+// checkCompletions checks the shell's "line -> candidates" output for each of lines against want.
+func checkCompletions(t *testing.T, shell string, lines []string, want map[string][]string, out []byte) {
 	t.Helper()
 	got := map[string][]string{}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -148,13 +109,7 @@ func checkCompletions(t *testing.T, shell string, out []byte) {
 			got[line] = strings.Fields(cands)
 		}
 	}
-	want := map[string][]string{
-		"gh ralph adv":                    {"advance"},
-		"gh ralph advance --un":           {"--until"},
-		"gh ralph advance 1 --until in-r": {"in-review"},
-		"gh ralph completion z":           {"zsh"},
-	}
-	for _, line := range shellLines {
+	for _, line := range lines {
 		if line == "gh ralph " {
 			for _, c := range []string{"advance", "doctor", "enroll", "status", "sweep"} {
 				if !slices.Contains(got[line], c) {
@@ -211,12 +166,12 @@ func TestCompletionOfGhRalphZsh(t *testing.T) {
 	env := completionEnv(t)
 	cmd := exec.Command(zsh, "-f", "-c", zshCompleteScript)
 	cmd.Env = env
-	cmd.Stdin = strings.NewReader(strings.Join(shellLines, "\n") + "\n")
+	cmd.Stdin = strings.NewReader(strings.Join(shellLines("zsh"), "\n") + "\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("zsh: %v\n%s", err, out)
 	}
-	checkCompletions(t, "zsh", out)
+	checkCompletions(t, "zsh", shellLines("zsh"), completionWants("zsh"), out)
 	// gh's own completion, where the system installed it (the gh package puts _gh in zsh's fpath), is kept
 	// for gh's other commands.
 	if _, err := os.Stat("/usr/share/zsh/vendor-completions/_gh"); err == nil && !strings.Contains(string(out), "gh's own: _gh\n") {
@@ -247,10 +202,10 @@ func TestCompletionOfGhRalphFish(t *testing.T) {
 	env := completionEnv(t)
 	cmd := exec.Command(fish, "--no-config", "-c", fishCompleteScript)
 	cmd.Env = env
-	cmd.Stdin = strings.NewReader(strings.Join(shellLines, "\n") + "\n")
+	cmd.Stdin = strings.NewReader(strings.Join(shellLines("fish"), "\n") + "\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("fish: %v\n%s", err, out)
 	}
-	checkCompletions(t, "fish", out)
+	checkCompletions(t, "fish", shellLines("fish"), completionWants("fish"), out)
 }
