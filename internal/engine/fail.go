@@ -24,18 +24,19 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	} else {
 		e.Log.Warnf("#%d: %v", ic.n, serr)
 	}
-	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: e.runner(ic).session.Redact(serr.Error()), Refused: ic.refused}
+	r := e.runner(ic)
+	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: r.session.Redact(serr.Error()), Refused: ic.refused}
 	// A push a repository rule refused (GH013) is not made again: the same push meets the same rule.
 	if rej := (*git.PushRejectedError)(nil); !errors.As(serr, &rej) || len(rej.Rules) == 0 {
 		e.pushCommitted(cctx, ic)
 	}
-	e.runner(ic).explainTurnLimit(serr)
+	r.explainTurnLimit(serr)
 	f, err := e.table().settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
-		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Refused: ic.refused, Redact: e.runner(ic).session.Redact})
+		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Refused: ic.refused, Redact: r.session.Redact})
 	if err != nil {
 		return res, errors.Join(serr, err)
 	}
-	if err := e.writer(ic).write(cctx, f.settled); err != nil {
+	if err := r.w.write(cctx, f.settled); err != nil {
 		err = e.unrecorded(cctx, ic, from, err)
 		if be != nil {
 			return res, err
