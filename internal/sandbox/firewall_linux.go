@@ -25,7 +25,7 @@ import (
 // The table is owned (NFT_TABLE_F_OWNER, Linux 5.12): the kernel removes it when the netlink socket that
 // made it closes, so a ralph that crashed or was killed leaves nothing behind, and no other process, the
 // agent least of all, can change it. It is named for the agent's uid, which no two ralphs on one host share
-// (PickIDs).
+// (ReserveIDs).
 
 // nfAccept is NF_ACCEPT, the chain's policy: what the rules do not refuse passes.
 const nfAccept = 1

@@ -18,7 +18,7 @@ import (
 
 // AgentUID and AgentGID are the agent's ids when Config.Separate leaves them unset: high enough to belong to
 // no one in the Action's container, and neither root nor 1001, which owns the runner's mounts. An agent's
-// uid is always within AgentUID and AgentUID+3999 (PickIDs).
+// uid is always within AgentUID and AgentUID+3999 (ReserveIDs).
 const (
 	AgentUID = 61000
 	AgentGID = 61000
@@ -63,7 +63,7 @@ type Config struct {
 	Separate bool
 	// UID and GID are the agent's ids when Separate; 0 means AgentUID/AgentGID. They must not be 0 or 1001
 	// (1001 owns the runner's mounts), and UID must be within AgentUID and AgentUID+3999. Reap kills every
-	// process of UID: two agents that run at once must not share one (PickIDs).
+	// process of UID: two agents that run at once must not share one (ReserveIDs).
 	UID, GID int
 	// Writable are the directories the agent may write under Landlock: its copy of the repository, its
 	// HOME, its TMPDIR. /dev/null and the like are added. The agent may read and run what is in them too.

@@ -20,7 +20,7 @@ import (
 )
 
 // The tests run hostile scripts under a real supervisor, ralph's own binary, built once. Each test that
-// switches to another uid takes one no process has (PickIDs): the sweeps kill every process of the agent's
+// switches to another uid takes one no process has (ReserveIDs): the sweeps kill every process of the agent's
 // uid, and tests run in parallel, with each other and with other packages' tests.
 
 // Environment of the test binary re-run as a helper: a whole program of its own, which may call Prepare.

@@ -15,44 +15,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PickIDs chooses the agent's uid and gid for one run of ralph: AgentUID, AgentGID plus the same offset,
+// ReserveIDs chooses the agent's uid and gid for one run of ralph: AgentUID, AgentGID plus the same offset,
 // one that no running process has, nor its reaper uid (reaperUID). The agent's processes are reaped by
 // their uid, so two ralphs on one machine (a self-hosted runner, parallel tests) must not share one: each
-// would kill the other's agent. A run holds its ids with ReserveIDs; PickIDs alone reserves nothing.
-func PickIDs() (uid, gid int) {
-	inUse := idsInUse()
-	for i := 0; i < 64; i++ {
-		off, ok := randomOffset()
-		if !ok {
-			break
-		}
-		if free(inUse, off) {
-			return AgentUID + off, AgentGID + off
-		}
-	}
-	return AgentUID, AgentGID
-}
-
-// ReserveIDs chooses the agent's uid and gid for one run of ralph as PickIDs does, and holds them until
-// release (or until the process ends, however it ends): an exclusive lock on a file of the uid's own in a
-// directory only root may write (reserveDir). A process of the uid shows only while the agent or a verify
-// command runs; between two of them another ralph would take the same uid, and each ralph's reaping would
-// then kill the other's agent and remove its files. Another ralph skips a uid so held. Only root switches
-// the agent to another uid: for anyone else ReserveIDs is PickIDs, with nothing to release.
+// would kill the other's agent and remove its files. A process of the uid shows only while the agent or a
+// verify command runs, so ReserveIDs also holds the ids until release (or until the process ends, however
+// it ends): an exclusive lock on a file of the uid's own in a directory only root may write (reserveDir),
+// which another ralph's ReserveIDs skips. Only root switches the agent to another uid: for anyone else
+// nothing is locked, and release does nothing.
 func ReserveIDs() (uid, gid int, release func(), err error) {
-	if os.Geteuid() != 0 {
-		uid, gid = PickIDs()
-		return uid, gid, func() {}, nil
-	}
-	dir, err := reserveDir([]string{"/run", os.TempDir()})
-	if err != nil {
-		return 0, 0, nil, err
+	dir := ""
+	if os.Geteuid() == 0 {
+		if dir, err = reserveDir([]string{"/run", os.TempDir()}); err != nil {
+			return 0, 0, nil, err
+		}
 	}
 	return reserve(dir, randomOffset)
 }
 
 // reserve takes the first free offset that offset draws (at most 64 draws) whose lock file in dir it can
-// lock.
+// lock; with no dir, the first free one, locking nothing.
 func reserve(dir string, offset func() (int, bool)) (uid, gid int, release func(), err error) {
 	inUse := idsInUse()
 	for i := 0; i < 64; i++ {
@@ -62,6 +44,9 @@ func reserve(dir string, offset func() (int, bool)) (uid, gid int, release func(
 		}
 		if !free(inUse, off) {
 			continue
+		}
+		if dir == "" {
+			return AgentUID + off, AgentGID + off, func() {}, nil
 		}
 		f, err := lockID(dir, AgentUID+off)
 		if err != nil {
