@@ -240,6 +240,7 @@ func TestCLIAdvanceStopped(t *testing.T) {
 			}
 			start := time.Now()
 			r := wait()
+			stopped := r
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("gh ralph took %s to stop", d)
 			}
@@ -274,7 +275,7 @@ func TestCLIAdvanceStopped(t *testing.T) {
 				want = 2 // the agent had not finished: it works again
 			}
 			if got := e.invocations(); len(got) != want {
-				t.Errorf("the agent ran %d times (%v), want %d", len(got), got, want)
+				t.Errorf("the agent ran %d times (%v), want %d\nthe stopped run:\n%s%s\nthe next:\n%s%s", len(got), got, want, stopped.stdout, stopped.stderr, r.stdout, r.stderr)
 			}
 		})
 	}

@@ -711,9 +711,14 @@ func (e *env) invocations() []string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// Only whole lines count: the agent's >> makes the file before it writes its line, and a test that
+	// stops the agent once it was invoked must not take the empty file for an invocation.
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		out = append(out, strings.TrimSpace(l))
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\n") {
+			out = append(out, strings.TrimSpace(l))
+		}
 	}
 	return out
 }
