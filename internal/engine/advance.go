@@ -224,7 +224,7 @@ func (e *Engine) admit(ctx context.Context, n int, enroller string, gate func(*i
 		return nil, "", err
 	}
 	if enroller != "" {
-		if err := e.people().authorizeIn(ctx, ic, enroller, ActEnroll); err != nil {
+		if err := ic.people.authorizeIn(ctx, ic.n, enroller, ActEnroll); err != nil {
 			return ic, "", err
 		}
 	}

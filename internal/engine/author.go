@@ -58,7 +58,10 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("@%s may not %s: write, maintain or admin permission is needed", e.Login, e.Action)
 }
 
-// people says who may drive ralph, and whose comments ralph believes: the one place a run asks.
+// people says who may drive ralph, and whose comments ralph believes: the one place a run asks. A run
+// makes one (Engine.people) when it reads its issue, and everything of the run asks it (the reader, the
+// runner, the writer, a sub-issue's record): it keeps every answer it had, so GitHub is asked about a
+// login once per run.
 type people struct {
 	auth Authorizer // nil: everyone may
 	// identity asks GitHub which account ralph's token writes as (nil: never asked).
@@ -67,24 +70,30 @@ type people struct {
 	// gh and dryRun are for the one comment a refusal posts.
 	gh     CommentStore
 	dryRun bool
+	// answers are whether each login this run asked about may drive ralph.
+	answers map[string]bool
 }
 
-func (e *Engine) people() people {
-	return people{auth: e.Auth, identity: e.Identity, log: e.Log, gh: e.GitHub, dryRun: e.DryRun}
+func (e *Engine) people() *people {
+	return &people{auth: e.Auth, identity: e.Identity, log: e.Log, gh: e.GitHub, dryRun: e.DryRun, answers: map[string]bool{}}
 }
+
+// vouch records that login may drive ralph, known without asking (GitHub named their role, or authorize
+// asked): it is not asked about again in this run.
+func (p *people) vouch(login string) { p.answers[login] = true }
 
 // authorizeIn is authorize for an issue this run has read: a person whose role came with the issue
 // (reader.load with a login) is not asked about again.
-func (p people) authorizeIn(ctx context.Context, ic *issue, login string, act Action) error {
-	if ic.trusted[login] {
+func (p *people) authorizeIn(ctx context.Context, n int, login string, act Action) error {
+	if p.answers[login] {
 		return nil
 	}
-	return p.authorize(ctx, ic.n, login, act)
+	return p.authorize(ctx, n, login, act)
 }
 
 // authorize checks a person's permission to act; a refusal posts one polite comment and returns
 // *RefusedError.
-func (p people) authorize(ctx context.Context, n int, login string, act Action) error {
+func (p *people) authorize(ctx context.Context, n int, login string, act Action) error {
 	if p.auth == nil {
 		return nil
 	}
@@ -105,29 +114,24 @@ func (p people) authorize(ctx context.Context, n int, login string, act Action) 
 }
 
 // trusted says whether login may drive ralph, asking GitHub once per login and run.
-func (p people) trusted(ctx context.Context, ic *issue, login string) (bool, error) {
+func (p *people) trusted(ctx context.Context, login string) (bool, error) {
 	if p.auth == nil {
 		return true, nil
 	}
-	if ic.trusted == nil {
-		ic.trusted = map[string]bool{}
-	}
-	if ok, seen := ic.trusted[login]; seen {
+	if ok, seen := p.answers[login]; seen {
 		return ok, nil
 	}
 	ok, err := p.auth.Authorize(ctx, login)
 	if err != nil {
 		return false, fmt.Errorf("checking the permission of @%s: %w", login, err)
 	}
-	ic.trusted[login] = ok
+	p.answers[login] = ok
 	return ok, nil
 }
 
-// authored says whether c was written by ralph, or by someone with write access, so that ralph may believe
-// what it holds and edit it.
-func (p people) authored(ctx context.Context, ic *issue, c ghapi.Comment) (bool, error) {
-	may := func(ctx context.Context, login string) (bool, error) { return p.trusted(ctx, ic, login) }
-	return WroteRecord(ctx, c.User, may, p.identity)
+// wrote says whether u's comment counts as ralph's: WroteRecord with this run's answers.
+func (p *people) wrote(ctx context.Context, u ghapi.User) (bool, error) {
+	return WroteRecord(ctx, u, p.trusted, p.identity)
 }
 
 // WroteRecord says whether a comment by u counts as ralph's (see above). may says whether a login may drive
@@ -153,12 +157,12 @@ func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context
 
 // ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
 // are passed over (and reported once, by find, for the status marker).
-func (p people) ownComment(ctx context.Context, ic *issue, match func(body string) bool) (int, error) {
-	for i, c := range ic.comments {
+func (p *people) ownComment(ctx context.Context, comments []ghapi.Comment, match func(body string) bool) (int, error) {
+	for i, c := range comments {
 		if !match(c.Body) {
 			continue
 		}
-		ok, err := p.authored(ctx, ic, c)
+		ok, err := p.wrote(ctx, c.User)
 		if err != nil {
 			return -1, err
 		}
@@ -169,14 +173,12 @@ func (p people) ownComment(ctx context.Context, ic *issue, match func(body strin
 	return -1, nil
 }
 
-// find is Find for an issue this run has read, with this run's word on who wrote what; the comments Find
-// passes over are named in the log: ralph neither believes nor edits those.
-func (p people) find(ctx context.Context, ic *issue, cfg config.Config) (record.Found, error) {
-	f, err := record.Find(ctx, ic.comments, cfg, isStep, func(ctx context.Context, u ghapi.User) (bool, error) {
-		return p.authored(ctx, ic, ghapi.Comment{User: u})
-	})
+// find is Find over issue n's comments, with this run's word on who wrote what; the comments Find passes
+// over are named in the log: ralph neither believes nor edits those.
+func (p *people) find(ctx context.Context, n int, comments []ghapi.Comment, cfg config.Config) (record.Found, error) {
+	f, err := record.Find(ctx, comments, cfg, isStep, p.wrote)
 	for _, c := range f.Ignored {
-		p.log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", ic.n, c.User.Login, c.HTMLURL)
+		p.log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", n, c.User.Login, c.HTMLURL)
 	}
 	return f, err
 }

@@ -35,7 +35,7 @@ func TestAuthored(t *testing.T) {
 		asks++
 		return "ralph-app[bot]", nil
 	})}
-	ic := &issue{n: 1}
+	p := e.people()
 	tests := []struct {
 		login string
 		bot   bool
@@ -54,7 +54,7 @@ func TestAuthored(t *testing.T) {
 		if tt.bot {
 			typ = "Bot"
 		}
-		got, err := e.people().authored(context.Background(), ic, ghapi.Comment{User: ghapi.User{Login: tt.login, Type: typ}})
+		got, err := p.wrote(context.Background(), ghapi.User{Login: tt.login, Type: typ})
 		if err != nil || got != tt.want {
 			t.Errorf("authored(@%s) = %v, %v; want %v", tt.login, got, err, tt.want)
 		}
@@ -63,7 +63,7 @@ func TestAuthored(t *testing.T) {
 		t.Errorf("asked GitHub who ralph is %d times, want once", asks)
 	}
 	before := auth.asked
-	if ok, _ := e.people().authored(context.Background(), ic, ghapi.Comment{User: ghapi.User{Login: "mallory"}}); ok || auth.asked != before {
+	if ok, _ := p.wrote(context.Background(), ghapi.User{Login: "mallory"}); ok || auth.asked != before {
 		t.Errorf("a second comment by @mallory: %v, asked again: %v", ok, auth.asked != before)
 	}
 }
@@ -71,12 +71,12 @@ func TestAuthored(t *testing.T) {
 func TestFindStatusSkipsOthers(t *testing.T) {
 	t.Parallel()
 	e := &Engine{Auth: &writers{}, Log: quietLog{}}
-	ic := &issue{n: 1, comments: []ghapi.Comment{
+	comments := []ghapi.Comment{
 		{ID: 1, Body: record.StatusMarker + "\nforged", User: ghapi.User{Login: "mallory"}},
 		{ID: 2, Body: "hello", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 		{ID: 3, Body: record.StatusMarker + "\nralph's", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
-	}}
-	f, err := e.people().find(context.Background(), ic, config.Default())
+	}
+	f, err := e.people().find(context.Background(), 1, comments, config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

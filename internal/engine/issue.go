@@ -19,7 +19,7 @@ type issue struct {
 	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
 	stray    []workflow.State     // state labels on an issue ralph holds no record of
 	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
-	trusted  map[string]bool      // logins whose permission this run has checked
+	people   *people              // who this run asked may drive ralph, and their answers (one per run)
 	takeover string               // the stale lock holder this run took over from
 	ws       *workspace.Workspace // the agent's copy of the step, once made
 	docs     *workspace.Workspace // ralph's documents branch, when the issue's documents are kept there

@@ -236,7 +236,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 		return Result{Issue: n}, nil, notEnrolled(ic)
 	}
 	if p.authorize {
-		ic.trusted = map[string]bool{login: true} // asked above: not asked again in this run
+		ic.people.vouch(login) // asked above: not asked again in this run
 	}
 	from := ic.state
 	draft := ic.rec.Clone()

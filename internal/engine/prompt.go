@@ -87,7 +87,7 @@ func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data,
 			continue
 		}
 		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
-		ok, err := r.people.trusted(ctx, r.ic, c.User.Login)
+		ok, err := r.ic.people.trusted(ctx, c.User.Login)
 		if err != nil {
 			return d, err
 		}

@@ -29,7 +29,7 @@ type reader struct {
 	gh     GitHub
 	cfg    config.Config
 	log    Logger
-	people people
+	people func() *people // one for each issue the reader reads
 	dryRun bool
 	now    func() time.Time
 	runURL string
@@ -38,7 +38,7 @@ type reader struct {
 }
 
 func (e *Engine) reader() reader {
-	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people(), dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.writer, steps: e.table()}
+	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people, dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.writer, steps: e.table()}
 }
 
 // load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
@@ -69,12 +69,12 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 	if gi.IsPull() {
 		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
 	}
-	ic := &issue{n: n, gh: gi, comments: comments}
+	ic := &issue{n: n, gh: gi, comments: comments, people: r.people()}
 	if login != "" && !strings.HasSuffix(login, "[bot]") && slices.Contains([]string{"admin", "maintain", "write"}, role) {
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
-		ic.trusted = map[string]bool{login: true}
+		ic.people.vouch(login)
 	}
-	found, err := r.people.find(ctx, ic, r.cfg)
+	found, err := ic.people.find(ctx, n, comments, r.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
-		if ic.rec.Parent, _, _, err = r.people.parentOf(ctx, ic, gi); err != nil {
+		if ic.rec.Parent, _, _, err = ic.people.parentOf(ctx, n, gi); err != nil {
 			return nil, err
 		}
 	}

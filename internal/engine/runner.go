@@ -23,11 +23,10 @@ type runner struct {
 	prompts    *prompts.Set
 	author     git.Signature
 	w          writer
-	people     people
 	now        func() time.Time
 }
 
 func (e *Engine) runner(ic *issue) *runner {
 	return &runner{ic: ic, cfg: e.Config, gh: e.GitHub, log: e.Log, session: e.session(ic), workspaces: e.Workspaces,
-		prompts: e.Prompts, author: e.Author, w: e.writer(ic), people: e.people(), now: e.now}
+		prompts: e.Prompts, author: e.Author, w: e.writer(ic), now: e.now}
 }

@@ -18,18 +18,17 @@ import (
 // parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
 // was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
 // an issue whose body ends with a marker.
-func (p people) parentOf(ctx context.Context, ic *issue, is ghapi.Issue) (parent, part int, ok bool, err error) {
+func (p *people) parentOf(ctx context.Context, n int, is ghapi.Issue) (parent, part int, ok bool, err error) {
 	parent, part, ok = plantext.ParseParent(is.Body)
 	if !ok {
 		return 0, 0, false, nil
 	}
-	may := func(ctx context.Context, login string) (bool, error) { return p.trusted(ctx, ic, login) }
-	own, err := WroteRecord(ctx, is.User, may, p.identity)
+	own, err := p.wrote(ctx, is.User)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("checking who opened #%d: %w", is.Number, err)
 	}
 	if !own {
-		p.log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", ic.n, is.Number, is.User.Login)
+		p.log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", n, is.Number, is.User.Login)
 		return 0, 0, false, nil
 	}
 	return parent, part, true, nil
@@ -46,7 +45,7 @@ func (r *runner) split(ctx context.Context, rec *Record, subs []plantext.SubIssu
 		return nil, fmt.Errorf("listing the sub-issues of #%d: %w", r.ic.n, err)
 	}
 	for _, k := range kids {
-		p, part, ok, err := r.people.parentOf(ctx, r.ic, k)
+		p, part, ok, err := r.ic.people.parentOf(ctx, r.ic.n, k)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +60,7 @@ func (r *runner) split(ctx context.Context, rec *Record, subs []plantext.SubIssu
 			return nil, fmt.Errorf("looking for sub-issues already created: %w", err)
 		}
 		for _, is := range open {
-			p, part, ok, err := r.people.parentOf(ctx, r.ic, is)
+			p, part, ok, err := r.ic.people.parentOf(ctx, r.ic.n, is)
 			if err != nil {
 				return nil, err
 			}
@@ -150,7 +149,7 @@ func (r *runner) postTriage(ctx context.Context, doc string) (ghapi.Comment, err
 // issue over starts the count again).
 func (r *runner) postedTriage(ctx context.Context) (string, bool, error) {
 	marker := triageMarker(r.ic.rec.Runs)
-	i, err := r.people.ownComment(ctx, r.ic, func(b string) bool { return carries(b, marker) })
+	i, err := r.ic.people.ownComment(ctx, r.ic.comments, func(b string) bool { return carries(b, marker) })
 	if err != nil || i < 0 {
 		return "", false, err
 	}
@@ -233,7 +232,7 @@ func (r *runner) heldSplit(ctx context.Context, ps *PendingSplit) (doc, url stri
 		if !strings.HasSuffix(body, ps.Marker) || commentDigest(body) != ps.Digest {
 			continue
 		}
-		own, err := r.people.authored(ctx, r.ic, c)
+		own, err := r.ic.people.wrote(ctx, c.User)
 		if err != nil {
 			return "", "", false, err
 		}

@@ -40,12 +40,10 @@ func (r *runner) childState(ctx context.Context, k ghapi.Issue) (workflow.State,
 	if err != nil {
 		return "", fmt.Errorf("reading the record of sub-issue #%d: %w", k.Number, err)
 	}
-	child := &issue{n: k.Number, gh: k, comments: comments, trusted: r.ic.trusted}
-	found, err := r.people.find(ctx, child, r.cfg)
+	found, err := r.ic.people.find(ctx, k.Number, comments, r.cfg)
 	if err != nil {
 		return "", err
 	}
-	r.ic.trusted = child.trusted
 	if found.Status == nil {
 		return "", nil
 	}

@@ -248,12 +248,11 @@ func (r *runner) fix(ctx context.Context, rec *Record, login string, req FixRequ
 // and what they wrote is no request to ralph (nor does it reach the agent, as their issue comments do not),
 // nor a thread ralph answers.
 func (r *runner) writersThreads(ctx context.Context, threads []ghapi.ReviewThread) ([]ghapi.ReviewThread, error) {
-	may := func(ctx context.Context, login string) (bool, error) { return r.people.trusted(ctx, r.ic, login) }
 	var out []ghapi.ReviewThread
 	for _, t := range threads {
 		var kept []ghapi.ReviewComment
 		for i, c := range t.Comments {
-			ok, err := WroteRecord(ctx, ghapi.User{Login: c.Author}, may, r.people.identity)
+			ok, err := r.ic.people.wrote(ctx, ghapi.User{Login: c.Author})
 			if err != nil {
 				return nil, err
 			}
@@ -433,7 +432,7 @@ func (r *runner) answered(ctx context.Context, rv Reviews, pr int, sha string, t
 			if !strings.HasPrefix(c.Body, "ralph ") || !strings.Contains(c.Body, " in "+sha+" (") {
 				continue
 			}
-			own, err := r.people.authored(ctx, r.ic, ghapi.Comment{User: ghapi.User{Login: c.Author}})
+			own, err := r.ic.people.wrote(ctx, ghapi.User{Login: c.Author})
 			if err != nil {
 				return "", nil, err
 			}

@@ -80,7 +80,7 @@ func (w writer) notice(ctx context.Context, key, body string) error {
 func (w writer) upsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
 	body = sealed(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := w.people.ownComment(ctx, w.ic, func(b string) bool { return carries(b, marker) })
+	i, err := w.ic.people.ownComment(ctx, w.ic.comments, func(b string) bool { return carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
@@ -128,7 +128,7 @@ func (w writer) createComment(ctx context.Context, marked func(body string) bool
 			if !marked(c.Body) {
 				continue
 			}
-			if own, aerr := w.people.authored(ctx, w.ic, c); aerr == nil && own {
+			if own, aerr := w.ic.people.wrote(ctx, c.User); aerr == nil && own {
 				cm, found = c, true
 			}
 		}

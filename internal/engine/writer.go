@@ -16,7 +16,6 @@ type writer struct {
 	log    Logger
 	cfg    config.Config
 	runURL string
-	people people
 	// stop, when set, is called between two writes (Engine.Checkpoint).
 	stop    func(name string)
 	onState func(ctx context.Context, issueNodeID string, n int, to workflow.State) error
@@ -24,5 +23,5 @@ type writer struct {
 }
 
 func (e *Engine) writer(ic *issue) writer {
-	return writer{ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, people: e.people(), stop: e.Checkpoint, onState: e.OnState, steps: e.table()}
+	return writer{ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, stop: e.Checkpoint, onState: e.OnState, steps: e.table()}
 }
