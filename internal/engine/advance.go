@@ -153,7 +153,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		e.Log.Infof("%s", why)
 		res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
 		if ic.state != "" {
-			err = e.writer(ic).flush(ctx)
+			err = ic.w.flush(ctx)
 		}
 		return res, err
 	}
@@ -210,7 +210,7 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 		_ = ic.docs.Close()
 	}
 	if err == nil && ic.state != "" {
-		err = e.writer(ic).flush(ctx)
+		err = ic.w.flush(ctx)
 	}
 	res.Usage, res.Total = ic.usage, ic.rec.Usage
 	return res, err

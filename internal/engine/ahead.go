@@ -94,7 +94,7 @@ func (e *Engine) unrecorded(ctx context.Context, ic *issue, from workflow.State,
 	if ic.ahead == nil || !errors.As(werr, &ge) || ge.Status < 400 || ge.Status > 499 {
 		return werr
 	}
-	w := e.writer(ic)
+	w := ic.w
 	why := cutBytes(Inert(werr.Error()), 300)
 	reason := fmt.Sprintf("ralph could not record the outcome of the %s step (GitHub answered: %s); the agent's attempt is counted as a failure and its budget as spent.", ic.step, why)
 	rec := ic.ahead.Clone()

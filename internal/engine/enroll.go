@@ -64,15 +64,15 @@ func (r reader) confused(ctx context.Context, ic *issue) error {
 		return err
 	}
 	for _, n := range notices {
-		if err := r.writer(ic).notice(ctx, n.Key, n.Body); err != nil {
+		if err := ic.w.notice(ctx, n.Key, n.Body); err != nil {
 			return err
 		}
 	}
 	ic.rec.State = workflow.HumanNeeded
-	if err := r.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
+	if err := ic.w.setState(ctx, workflow.HumanNeeded); err != nil {
 		return err
 	}
-	return r.writer(ic).saveStatus(ctx)
+	return ic.w.saveStatus(ctx)
 }
 
 // fillRecord gives a record what every step needs of it: the slug, the branch and the date of its documents.

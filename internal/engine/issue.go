@@ -13,8 +13,7 @@ import (
 type issue struct {
 	n        int
 	gh       ghapi.Issue
-	comments []ghapi.Comment
-	status   *ghapi.Comment
+	w        *writer // the issue's one writer, which keeps its comments and ralph's status comment
 	rec      Record
 	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
 	stray    []workflow.State     // state labels on an issue ralph holds no record of

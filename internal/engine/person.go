@@ -247,7 +247,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 	out.Record = &draft
 	st, err := e.table().settle(ic.rec, settling{Step: act.Event(), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
-		err = e.writer(ic).write(context.WithoutCancel(ctx), st)
+		err = ic.w.write(context.WithoutCancel(ctx), st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, nil, err

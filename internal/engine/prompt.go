@@ -82,7 +82,7 @@ func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data,
 		Verify:     r.cfg.Verify,
 		Protected:  r.cfg.AllProtected(),
 	}
-	for _, c := range r.ic.comments {
+	for _, c := range r.w.comments {
 		if c.User.IsBot() || strings.HasPrefix(c.Body, record.StatusMarker) {
 			continue
 		}

@@ -33,12 +33,12 @@ type reader struct {
 	dryRun bool
 	now    func() time.Time
 	runURL string
-	writer func(ic *issue) writer
+	writer func(ic *issue, comments []ghapi.Comment) *writer // the one writer of each issue it reads
 	steps  *table
 }
 
 func (e *Engine) reader() reader {
-	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people, dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.writer, steps: e.table()}
+	return reader{gh: e.GitHub, cfg: e.Config, log: e.Log, people: e.people, dryRun: e.DryRun, now: e.now, runURL: e.Origin.URL, writer: e.newWriter, steps: e.table()}
 }
 
 // load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
@@ -69,7 +69,8 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 	if gi.IsPull() {
 		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
 	}
-	ic := &issue{n: n, gh: gi, comments: comments, people: r.people()}
+	ic := &issue{n: n, gh: gi, people: r.people()}
+	ic.w = r.writer(ic, comments)
 	if login != "" && !strings.HasSuffix(login, "[bot]") && slices.Contains([]string{"admin", "maintain", "write"}, role) {
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
 		ic.people.vouch(login)
@@ -78,7 +79,7 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ic.status = found.Status; ic.status != nil {
+	if ic.w.status = found.Status; ic.w.status != nil {
 		if found.Unusable != nil {
 			return nil, r.unreadable(ctx, ic, found.Unusable)
 		}
@@ -132,7 +133,7 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 	if r.dryRun {
 		return nil
 	}
-	return r.writer(ic).setState(ctx, rec)
+	return ic.w.setState(ctx, rec)
 }
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
@@ -191,19 +192,19 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // unreadable fails closed on a status comment ralph cannot use: nothing of the issue moves but its label, to
 // Human Needed, and one comment says why and what to do.
 func (r reader) unreadable(ctx context.Context, ic *issue, cause error) error {
-	rerr := &RecordError{Issue: ic.n, URL: ic.status.HTMLURL, Err: cause}
+	rerr := &RecordError{Issue: ic.n, URL: ic.w.status.HTMLURL, Err: cause}
 	r.log.Warnf("%v", rerr)
 	if r.dryRun {
 		return rerr
 	}
 	body := fmt.Sprintf("### ralph: a person is needed\n\nralph cannot use the record at the end of [its status comment](%s): %s. "+
 		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
-		ic.status.HTMLURL, Inert(cause.Error()))
-	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.status.ID, 10) + " -->"
-	if _, err := r.writer(ic).upsertComment(ctx, marker, body); err != nil {
+		ic.w.status.HTMLURL, Inert(cause.Error()))
+	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.w.status.ID, 10) + " -->"
+	if _, err := ic.w.upsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
-	if err := r.writer(ic).setState(ctx, workflow.HumanNeeded); err != nil {
+	if err := ic.w.setState(ctx, workflow.HumanNeeded); err != nil {
 		return errors.Join(rerr, err)
 	}
 	return rerr

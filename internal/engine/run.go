@@ -70,7 +70,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	if w := out.Wait; w != nil {
 		// Nothing is recorded of a step that found nothing to do: not its attempt either.
 		if ic.ahead != nil {
-			if err := e.writer(ic).saveStatus(ctx); err != nil {
+			if err := ic.w.saveStatus(ctx); err != nil {
 				return res, err
 			}
 		}
@@ -83,7 +83,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	s, err := e.table().settle(ic.rec, settling{Step: st.Name, Row: st, From: from, State: ic.state, Out: out,
 		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover, Refused: ic.refused})
 	if err == nil {
-		if err = e.writer(ic).write(ctx, s); err != nil {
+		if err = ic.w.write(ctx, s); err != nil {
 			err = e.unrecorded(ctx, ic, from, err)
 		}
 	}
@@ -122,7 +122,7 @@ func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) error {
 	if err := e.table().flow.Check(ic.state, workflow.Start, st.Running); err != nil {
 		return err
 	}
-	return e.writer(ic).setState(ctx, st.Running)
+	return ic.w.setState(ctx, st.Running)
 }
 
 func (e *Engine) baseBranch(ctx context.Context) (string, error) {

@@ -22,11 +22,11 @@ type runner struct {
 	workspaces *workspace.Store
 	prompts    *prompts.Set
 	author     git.Signature
-	w          writer
+	w          *writer
 	now        func() time.Time
 }
 
 func (e *Engine) runner(ic *issue) *runner {
 	return &runner{ic: ic, cfg: e.Config, gh: e.GitHub, log: e.Log, session: e.session(ic), workspaces: e.Workspaces,
-		prompts: e.Prompts, author: e.Author, w: e.writer(ic), now: e.now}
+		prompts: e.Prompts, author: e.Author, w: ic.w, now: e.now}
 }

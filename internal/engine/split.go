@@ -149,16 +149,16 @@ func (r *runner) postTriage(ctx context.Context, doc string) (ghapi.Comment, err
 // issue over starts the count again).
 func (r *runner) postedTriage(ctx context.Context) (string, bool, error) {
 	marker := triageMarker(r.ic.rec.Runs)
-	i, err := r.ic.people.ownComment(ctx, r.ic.comments, func(b string) bool { return carries(b, marker) })
+	i, err := r.ic.people.ownComment(ctx, r.w.comments, func(b string) bool { return carries(b, marker) })
 	if err != nil || i < 0 {
 		return "", false, err
 	}
-	c := r.ic.comments[i]
+	c := r.w.comments[i]
 	at := c.UpdatedAt
 	if at.IsZero() {
 		at = c.CreatedAt
 	}
-	switch st := r.ic.status; {
+	switch st := r.w.status; {
 	case st != nil && at.Before(st.UpdatedAt), st == nil && at.Before(r.now().Add(-time.Hour)):
 		return "", false, nil
 	}
@@ -227,7 +227,7 @@ func (r *runner) approvedSplit(ctx context.Context, rec *Record, ps *PendingSpli
 
 // heldSplit finds the document of a held split in ralph's triage comment, as ralph wrote it.
 func (r *runner) heldSplit(ctx context.Context, ps *PendingSplit) (doc, url string, found bool, err error) {
-	for _, c := range r.ic.comments {
+	for _, c := range r.w.comments {
 		body := strings.TrimSpace(strings.ReplaceAll(c.Body, "\r\n", "\n"))
 		if !strings.HasSuffix(body, ps.Marker) || commentDigest(body) != ps.Digest {
 			continue

@@ -10,29 +10,29 @@ import (
 )
 
 // saveStatus writes the one status comment: created on the first run, edited in place afterwards.
-func (w writer) saveStatus(ctx context.Context) error {
+func (w *writer) saveStatus(ctx context.Context) error {
 	return w.saveRecord(ctx, w.ic.rec)
 }
 
 // saveRecord writes rec as the status comment, whatever the record in this run is.
-func (w writer) saveRecord(ctx context.Context, rec Record) error {
+func (w *writer) saveRecord(ctx context.Context, rec Record) error {
 	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links(), Facts{Unowned: w.ic.unowned, Labeler: w.ic.labeler})
-	if w.ic.status != nil {
-		if w.ic.status.Body == body {
+	if w.status != nil {
+		if w.status.Body == body {
 			return nil
 		}
-		cm, err := w.gh.UpdateComment(ctx, w.ic.status.ID, body)
+		cm, err := w.gh.UpdateComment(ctx, w.status.ID, body)
 		if err != nil {
 			return fmt.Errorf("updating the status comment of #%d: %w", w.ic.n, err)
 		}
-		w.ic.status = &cm
+		w.status = &cm
 		return nil
 	}
 	cm, err := w.createComment(ctx, record.IsStatus, body)
 	if err != nil {
 		return fmt.Errorf("creating the status comment of #%d: %w", w.ic.n, err)
 	}
-	w.ic.status = &cm
+	w.status = &cm
 	if cm.Body != body {
 		// A status comment posted by this run's failed request, found again: bring it up to date.
 		return w.saveRecord(ctx, rec)
@@ -67,16 +67,16 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 	if e.DryRun {
 		return ic.rec, nil
 	}
-	if err := e.writer(ic).saveStatus(ctx); err != nil {
+	if err := ic.w.saveStatus(ctx); err != nil {
 		return ic.rec, err
 	}
-	if reply && ic.status != nil {
-		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.status.HTMLURL))
+	if reply && ic.w.status != nil {
+		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.w.status.HTMLURL))
 	}
 	return ic.rec, err
 }
 
-func (w writer) links() Links {
+func (w *writer) links() Links {
 	l := Links{Run: w.runURL}
 	if w.ic.rec.Branch != "" && w.ic.rec.Base != "" {
 		l.Branch = w.gh.TreeURL(w.ic.rec.Branch)

@@ -77,7 +77,7 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 		w.Step = p.Step.Name
 	}
 	ic.rec.Waiting = &w
-	if err := e.writer(ic).saveStatus(ctx); err != nil {
+	if err := ic.w.saveStatus(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("recording that #%d waits for a sweep: %w", n, err))
 	}
 	return true, errors.Join(errs...)

@@ -14,7 +14,7 @@ import (
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list,
 // which also adds or removes the other labels changes names (a step's needs-iteration). The record's
 // state is settle's to change.
-func (w writer) setState(ctx context.Context, to workflow.State, changes ...labelChange) error {
+func (w *writer) setState(ctx context.Context, to workflow.State, changes ...labelChange) error {
 	labels := w.ic.gh.LabelNames()
 	want := make([]string, 0, len(labels)+1+len(changes))
 	for _, l := range labels {
@@ -52,7 +52,7 @@ func (w writer) setState(ctx context.Context, to workflow.State, changes ...labe
 // write carries a settled run to GitHub: the notices, then the status comment with the new record, then
 // the labels (the state's and the others the step changes) in one request. A crash between the last two
 // leaves labels that the next run repairs from the record (see resolveState).
-func (w writer) write(ctx context.Context, s settled) error {
+func (w *writer) write(ctx context.Context, s settled) error {
 	w.ic.rec = s.Record
 	for _, n := range s.Notices {
 		if err := w.notice(ctx, n.Key, n.Body); err != nil {
@@ -71,28 +71,28 @@ func (w writer) write(ctx context.Context, s settled) error {
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
-func (w writer) notice(ctx context.Context, key, body string) error {
+func (w *writer) notice(ctx context.Context, key, body string) error {
 	_, err := w.upsertComment(ctx, "<!-- ralph:notice "+key+" -->", body)
 	return err
 }
 
 // upsertComment creates the comment that carries marker, or edits the one that does.
-func (w writer) upsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
+func (w *writer) upsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
 	body = sealed(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := w.ic.people.ownComment(ctx, w.ic.comments, func(b string) bool { return carries(b, marker) })
+	i, err := w.ic.people.ownComment(ctx, w.comments, func(b string) bool { return carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
 	if i < 0 {
 		return w.createComment(ctx, func(b string) bool { return carries(b, marker) }, body)
 	}
-	if c := w.ic.comments[i]; c.Body == body {
+	if c := w.comments[i]; c.Body == body {
 		return c, nil
 	}
-	cm, err := w.gh.UpdateComment(ctx, w.ic.comments[i].ID, body)
+	cm, err := w.gh.UpdateComment(ctx, w.comments[i].ID, body)
 	if err == nil {
-		w.ic.comments[i] = cm
+		w.comments[i] = cm
 	}
 	return cm, err
 }
@@ -113,7 +113,7 @@ func carries(body, marker string) bool {
 // createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
 // GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once
 // more, so the comment is never there twice.
-func (w writer) createComment(ctx context.Context, marked func(body string) bool, body string) (ghapi.Comment, error) {
+func (w *writer) createComment(ctx context.Context, marked func(body string) bool, body string) (ghapi.Comment, error) {
 	cm, err := w.gh.CreateComment(ctx, w.ic.n, body)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -140,12 +140,12 @@ func (w writer) createComment(ctx context.Context, marked func(body string) bool
 		}
 		w.log.Warnf("#%d: posting a comment: %v (recovered)", w.ic.n, first)
 	}
-	w.ic.comments = append(w.ic.comments, cm)
+	w.comments = append(w.comments, cm)
 	return cm, nil
 }
 
 // checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
-func (w writer) checkpoint(name string) {
+func (w *writer) checkpoint(name string) {
 	if w.stop != nil {
 		w.stop(name)
 	}
@@ -153,13 +153,13 @@ func (w writer) checkpoint(name string) {
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
 // enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
-func (w writer) flush(ctx context.Context) error {
+func (w *writer) flush(ctx context.Context) error {
 	if st := workflow.StatesFromLabels(w.ic.gh.LabelNames()); len(st) != 1 || st[0] != w.ic.state {
 		if err := w.setState(ctx, w.ic.state); err != nil {
 			return err
 		}
 	}
-	if w.ic.status == nil || w.ic.repaired {
+	if w.status == nil || w.ic.repaired {
 		return w.saveStatus(ctx)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -11,7 +12,12 @@ import (
 // their markers, only among the comments ralph wrote), the labels, the status comment with the record, and
 // the board.
 type writer struct {
-	ic     *issue
+	ic *issue // its number, labels, state and record, which the writes move
+	// comments are the issue's comments as the run read them and the writer wrote them since; status is
+	// ralph's status comment among them, nil until there is one. The writer alone changes them.
+	comments []ghapi.Comment
+	status   *ghapi.Comment
+
 	gh     GitHub
 	log    Logger
 	cfg    config.Config
@@ -22,6 +28,7 @@ type writer struct {
 	steps   *table
 }
 
-func (e *Engine) writer(ic *issue) writer {
-	return writer{ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, stop: e.Checkpoint, onState: e.OnState, steps: e.table()}
+// newWriter makes the one writer of an issue the run has just read (reader.load), with its comments.
+func (e *Engine) newWriter(ic *issue, comments []ghapi.Comment) *writer {
+	return &writer{comments: comments, ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, stop: e.Checkpoint, onState: e.OnState, steps: e.table()}
 }
