@@ -193,26 +193,10 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 	}
 	e.goesOn(ctx, ic)
 	res, err := e.step(ctx, ic)
-	if ic.ws != nil {
-		for _, u := range ic.ws.Unverified {
-			res.Unverified = append(res.Unverified, u.SHA+": "+u.Reason)
-			e.Log.Warnf("#%d: GitHub did not verify ralph's commit %s (%s)", ic.n, u.SHA, u.Reason)
-		}
-		if cerr := ic.ws.Close(); cerr != nil {
-			e.Log.Warnf("#%d: removing the agent's copy: %v", ic.n, cerr)
-		}
-	}
-	if ic.docs != nil {
-		for _, u := range ic.docs.Unverified {
-			res.Unverified = append(res.Unverified, u.SHA+": "+u.Reason)
-			e.Log.Warnf("#%d: GitHub did not verify ralph's commit %s (%s)", ic.n, u.SHA, u.Reason)
-		}
-		_ = ic.docs.Close()
-	}
 	if err == nil && ic.state != "" {
 		err = ic.w.flush(ctx)
 	}
-	res.Usage, res.Total = ic.usage, ic.rec.Usage
+	res.Total = ic.rec.Usage
 	return res, err
 }
 

@@ -45,7 +45,7 @@ func docsBranch(rec Record, cfg config.Config, n int) string {
 // openDocs opens the documents branch for the step, when its documents are kept apart.
 func (r *runner) openDocs(ctx context.Context) error {
 	rec := r.ic.rec
-	if r.ic.docs != nil || !separateDocs(rec, r.cfg) {
+	if r.docs != nil || !separateDocs(rec, r.cfg) {
 		return nil
 	}
 	branch := docsBranch(rec, r.cfg, r.ic.n)
@@ -57,7 +57,7 @@ func (r *runner) openDocs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening ralph's documents branch %s: %w", branch, err)
 	}
-	r.ic.docs = docs
+	r.docs = docs
 	return nil
 }
 
@@ -65,7 +65,7 @@ func (r *runner) openDocs(ctx context.Context) error {
 // hold past ralph's last commit nothing but what an earlier run of this very step left there (its trailer,
 // and no change but to its document); or ws, the branch.
 func (r *runner) docsFor(ctx context.Context, ws *workspace.Workspace, key, rel string) (*workspace.Workspace, error) {
-	docs := r.ic.docs
+	docs := r.docs
 	if docs == nil {
 		return ws, nil
 	}

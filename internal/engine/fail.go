@@ -15,7 +15,8 @@ import (
 
 // fail records a failed step (settleFailure says how). Its writes use a context of their own, so that they
 // happen even when the run's context is what ended.
-func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from workflow.State, serr *StepError) (Result, error) {
+func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr *StepError) (Result, error) {
+	ic, ev := r.ic, r.step
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var be *session.BudgetError
@@ -24,20 +25,19 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 	} else {
 		e.Log.Warnf("#%d: %v", ic.n, serr)
 	}
-	r := e.runner(ic)
-	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: r.session.Redact(serr.Error()), Refused: ic.refused}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: r.session.Redact(serr.Error()), Refused: r.refused}
 	// A push a repository rule refused (GH013) is not made again: the same push meets the same rule.
 	if rej := (*git.PushRejectedError)(nil); !errors.As(serr, &rej) || len(rej.Rules) == 0 {
-		e.pushCommitted(cctx, ic)
+		e.pushCommitted(cctx, r)
 	}
 	r.explainTurnLimit(serr)
 	f, err := e.table().settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
-		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Refused: ic.refused, Redact: r.session.Redact})
+		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: r.usage, Refused: r.refused, Redact: r.session.Redact})
 	if err != nil {
 		return res, errors.Join(serr, err)
 	}
 	if err := r.w.write(cctx, f.settled); err != nil {
-		err = e.unrecorded(cctx, ic, from, err)
+		err = e.unrecorded(cctx, r, from, err)
 		if be != nil {
 			return res, err
 		}
@@ -54,13 +54,13 @@ func (e *Engine) fail(ctx context.Context, ic *issue, ev workflow.Event, from wo
 // pushCommitted pushes a commit ralph built and checked in this step but had not pushed when the step
 // stopped, so no finished work is lost. Nothing else is ever pushed: not the agent's own commits, whatever
 // their messages say, and not a ref the agent moved.
-func (e *Engine) pushCommitted(ctx context.Context, ic *issue) {
-	for _, ws := range []*workspace.Workspace{ic.ws, ic.docs} {
+func (e *Engine) pushCommitted(ctx context.Context, r *runner) {
+	for _, ws := range []*workspace.Workspace{r.ws, r.docs} {
 		if ws == nil || ws.Built() == "" {
 			continue
 		}
-		if err := push(ctx, ic, ws); err != nil {
-			e.Log.Warnf("#%d: pushing the work committed before the stop: %v", ic.n, err)
+		if err := push(ctx, r.ic, ws); err != nil {
+			e.Log.Warnf("#%d: pushing the work committed before the stop: %v", r.ic.n, err)
 		}
 	}
 }

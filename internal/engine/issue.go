@@ -3,10 +3,8 @@ package engine
 import (
 	"slices"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // issue is everything a run reads of one issue before it acts.
@@ -15,22 +13,12 @@ type issue struct {
 	gh       ghapi.Issue
 	w        *writer // the issue's one writer, which keeps its comments and ralph's status comment
 	rec      Record
-	state    workflow.State       // from the record ("" = not enrolled); the labels are repaired to it
-	stray    []workflow.State     // state labels on an issue ralph holds no record of
-	repaired bool                 // the labels disagreed with the record and were put back (rec.Repair says how)
-	people   *people              // who this run asked may drive ralph, and their answers (one per run)
-	takeover string               // the stale lock holder this run took over from
-	ws       *workspace.Workspace // the agent's copy of the step, once made
-	docs     *workspace.Workspace // ralph's documents branch, when the issue's documents are kept there
-	usage    *agent.Usage         // what the agent reported of this run's step (usage.go)
-	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
-	// once, at most refusedMax; refusedMore counts the others (network.go).
-	refused     []string
-	refusedMore int
-	// step is the step this run takes; ahead the record written before its agent started (ahead.go), nil
-	// until then; unrecorded the attempt of an earlier run whose outcome was never recorded.
-	step       workflow.Event
-	ahead      *Record
+	state    workflow.State   // from the record ("" = not enrolled); the labels are repaired to it
+	stray    []workflow.State // state labels on an issue ralph holds no record of
+	repaired bool             // the labels disagreed with the record and were put back (rec.Repair says how)
+	people   *people          // who this run asked may drive ralph, and their answers (one per run)
+	takeover string           // the stale lock holder this run took over from
+	// unrecorded is the attempt of an earlier run whose outcome was never recorded.
 	unrecorded *Attempt
 	// unowned: ralph:build counts for nobody (Unowned; labeler added it), as far as this run asked (only
 	// a refresh of the status comment asks): the comment then says the issue waits for a writer.

@@ -54,11 +54,11 @@ func TestRefusedBounded(t *testing.T) {
 	if got := len(rec.Refused); got != refusedMax {
 		t.Errorf("the record keeps %d hosts, want %d", got, refusedMax)
 	}
-	ic := &issue{}
+	w := &work{}
 	for i := 0; i < refusedMax+3; i++ {
-		ic.noteRefused(fmt.Sprintf("%d-%s.test", i, strings.Repeat("a", 300)))
+		w.noteRefused(fmt.Sprintf("%d-%s.test", i, strings.Repeat("a", 300)))
 	}
-	if len(ic.refused) != refusedMax || ic.refusedMore != 3 || len(ic.refused[0]) > refusedLen+len("…") {
-		t.Errorf("a step keeps %d hosts (%d more), the first %d bytes long", len(ic.refused), ic.refusedMore, len(ic.refused[0]))
+	if len(w.refused) != refusedMax || w.refusedMore != 3 || len(w.refused[0]) > refusedLen+len("…") {
+		t.Errorf("a step keeps %d hosts (%d more), the first %d bytes long", len(w.refused), w.refusedMore, len(w.refused[0]))
 	}
 }

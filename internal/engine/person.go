@@ -240,7 +240,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 	}
 	from := ic.state
 	draft := ic.rec.Clone()
-	out, err := change(e.runner(ic), &draft)
+	out, err := change(e.runner(ic, ""), &draft)
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}

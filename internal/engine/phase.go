@@ -63,8 +63,8 @@ func (r *runner) phase(ctx context.Context, rec *Record, ws *workspace.Workspace
 		return Outcome{}, err
 	}
 	rec.Phases[k].SHA = head
-	if ph.Fix && r.ic.usage != nil {
-		rec.Phases[k].CostUSD = r.ic.usage.CostUSD // a fix phase's cost, self-review's or a fix round's
+	if ph.Fix && r.usage != nil {
+		rec.Phases[k].CostUSD = r.usage.CostUSD // a fix phase's cost, self-review's or a fix round's
 	}
 	return Outcome{To: workflow.InProgress}, nil
 }

@@ -49,7 +49,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	}
 	// An issue no step has run for yet has no branch in its record: the one its first step will make.
 	ro.reader().fillRecord(ic)
-	d, err := ro.runner(ic).promptData(ctx, artifact)
+	d, err := ro.runner(ic, p.Step.Name).promptData(ctx, artifact)
 	if err != nil {
 		return "", "", "", err
 	}

@@ -16,20 +16,20 @@ const refusedLen = 100
 
 // noteRefused adds a refused host to the step's, unless it is there or the list is full; it says
 // whether the host is new.
-func (ic *issue) noteRefused(h string) bool {
+func (w *work) noteRefused(h string) bool {
 	if len(h) > refusedLen {
 		h = strings.ToValidUTF8(h[:refusedLen], "") + "…"
 	}
-	for _, r := range ic.refused {
+	for _, r := range w.refused {
 		if r == h {
 			return false
 		}
 	}
-	if len(ic.refused) >= refusedMax {
-		ic.refusedMore++
+	if len(w.refused) >= refusedMax {
+		w.refusedMore++
 		return false
 	}
-	ic.refused = append(ic.refused, h)
+	w.refused = append(w.refused, h)
 	return true
 }
 

@@ -8,9 +8,9 @@ import (
 )
 
 // step takes the one step the planner picks for the issue, or says why none runs.
-func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
+func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 	from := ic.state
-	res := Result{Issue: ic.n, From: from, State: from}
+	res = Result{Issue: ic.n, From: from, State: from}
 	p, err := e.decide(ctx, ic)
 	if err != nil {
 		return res, err
@@ -40,11 +40,12 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	// The step works on a draft of the record: what it changes counts only once settled. A failed step is
 	// settled from the record as the run read it (its rounds and iterations), so that the retry finds what
 	// the failed attempt committed instead of doing it again.
-	ic.step = st.Name
+	r := e.runner(ic, st.Name)
+	defer r.close(&res)
 	if e.startsExhausted(ic, st) {
 		// The agent started max_failures times and no outcome was recorded: it does not start again.
 		ic.rec.Failures = e.Config.MaxFailures - 1
-		return e.fail(ctx, ic, st.Name, from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
+		return e.fail(ctx, r, from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
 	}
 	// The rules of the issue's branch are read before anything changes: a rule that would refuse the step's
 	// push stops the run here, with no agent run and nothing written.
@@ -55,21 +56,21 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 	err = e.begin(ctx, ic, st)
 	if err == nil {
 		draft := ic.rec.Clone()
-		out, err = st.Do(e.runner(ic), ctx, &draft)
-		if ws := ic.ws; ws != nil && ws.Pushed() != "" {
+		out, err = st.Do(r, ctx, &draft)
+		if ws := r.ws; ws != nil && ws.Pushed() != "" {
 			draft.Head = ws.Pushed() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's
 		}
 		out.Record = &draft
 	}
 	if serr := stepError(err); serr != nil {
-		return e.fail(ctx, ic, st.Name, from, serr)
+		return e.fail(ctx, r, from, serr)
 	}
 	if err != nil {
 		return res, err
 	}
 	if w := out.Wait; w != nil {
 		// Nothing is recorded of a step that found nothing to do: not its attempt either.
-		if ic.ahead != nil {
+		if r.ahead != nil {
 			if err := ic.w.saveStatus(ctx); err != nil {
 				return res, err
 			}
@@ -81,16 +82,16 @@ func (e *Engine) step(ctx context.Context, ic *issue) (Result, error) {
 		return res, nil
 	}
 	s, err := e.table().settle(ic.rec, settling{Step: st.Name, Row: st, From: from, State: ic.state, Out: out,
-		At: e.now(), URL: e.Origin.URL, Usage: ic.usage, Takeover: ic.takeover, Refused: ic.refused})
+		At: e.now(), URL: e.Origin.URL, Usage: r.usage, Takeover: ic.takeover, Refused: r.refused})
 	if err == nil {
 		if err = ic.w.write(ctx, s); err != nil {
-			err = e.unrecorded(ctx, ic, from, err)
+			err = e.unrecorded(ctx, r, from, err)
 		}
 	}
 	if err != nil {
 		return Result{Issue: ic.n, Step: st.Name, From: from, State: ic.state}, err
 	}
-	res = Result{Issue: ic.n, Step: st.Name, From: from, State: s.To, PRURL: s.Record.PRURL, Message: s.Message, Dispatch: out.Dispatch, Refused: ic.refused}
+	res = Result{Issue: ic.n, Step: st.Name, From: from, State: s.To, PRURL: s.Record.PRURL, Message: s.Message, Dispatch: out.Dispatch, Refused: r.refused}
 	if s.Record.Parent != 0 && s.To != from {
 		res.Dispatch = append(res.Dispatch, s.Record.Parent) // the parent follows its sub-issues
 	}

@@ -3,9 +3,12 @@ package engine
 import (
 	"time"
 
+	"github.com/ralph-dev/gh-ralph/internal/agent"
+
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
+	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
@@ -24,9 +27,47 @@ type runner struct {
 	author     git.Signature
 	w          *writer
 	now        func() time.Time
+	work
 }
 
-func (e *Engine) runner(ic *issue) *runner {
-	return &runner{ic: ic, cfg: e.Config, gh: e.GitHub, log: e.Log, session: e.session(ic), workspaces: e.Workspaces,
-		prompts: e.Prompts, author: e.Author, w: ic.w, now: e.now}
+// work is what one step's attempt makes beside its draft of the record, kept by the step's one runner
+// until the run writes the outcome and removes the copies.
+type work struct {
+	step workflow.Event       // the step taken
+	ws   *workspace.Workspace // the agent's copy of the step, once made
+	docs *workspace.Workspace // ralph's documents branch, when the issue's documents are kept there
+	// usage is what the agent reported of the step (usage.go).
+	usage *agent.Usage
+	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
+	// once, at most refusedMax; refusedMore counts the others (refused.go).
+	refused     []string
+	refusedMore int
+	// ahead is the record written before the agent started (ahead.go), nil until then.
+	ahead *Record
+}
+
+// runner makes the runner of one step (step, "" for a person's command) on ic.
+func (e *Engine) runner(ic *issue, step workflow.Event) *runner {
+	r := &runner{ic: ic, cfg: e.Config, gh: e.GitHub, log: e.Log, workspaces: e.Workspaces,
+		prompts: e.Prompts, author: e.Author, w: ic.w, now: e.now, work: work{step: step}}
+	r.session = e.session(ic, &r.work)
+	return r
+}
+
+// close ends the step's work once its outcome is written: res says which of ralph's commits GitHub did not
+// verify and what the agent used, and the agent's copy and the documents branch's are removed.
+func (r *runner) close(res *Result) {
+	for _, ws := range []*workspace.Workspace{r.ws, r.docs} {
+		if ws == nil {
+			continue
+		}
+		for _, u := range ws.Unverified {
+			res.Unverified = append(res.Unverified, u.SHA+": "+u.Reason)
+			r.log.Warnf("#%d: GitHub did not verify ralph's commit %s (%s)", r.ic.n, u.SHA, u.Reason)
+		}
+		if err := ws.Close(); err != nil && ws == r.ws {
+			r.log.Warnf("#%d: removing the agent's copy: %v", r.ic.n, err)
+		}
+	}
+	res.Usage = r.usage
 }

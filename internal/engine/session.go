@@ -38,7 +38,7 @@ type StepError = session.StepError
 type Meterer = session.Meterer
 
 // session is the step's session on issue ic: NewSession's when set, else the real one.
-func (e *Engine) session(ic *issue) Session {
+func (e *Engine) session(ic *issue, wk *work) Session {
 	n := 0
 	if ic != nil {
 		n = ic.n
@@ -53,13 +53,13 @@ func (e *Engine) session(ic *issue) Session {
 		return e.NewSession(n)
 	}
 	return session.New(session.Options{Config: e.Config, Log: e.Log, Agent: e.Agent, Sandbox: e.Sandbox, BaseEnv: e.AgentEnv,
-		SecretNames: e.Secrets, ModelTransport: e.ModelTransport, Ledger: e.Ledger, Issue: n, Spent: spent, Notes: notes{ic: ic, log: e.Log}})
+		SecretNames: e.Secrets, ModelTransport: e.ModelTransport, Ledger: e.Ledger, Issue: n, Spent: spent, Notes: notes{work: wk, log: e.Log}})
 }
 
-// notes keeps what the session's runs leave for the issue's record.
+// notes keeps what the session's runs leave for the issue's record, in the step's work.
 type notes struct {
-	ic  *issue
-	log Logger
+	work *work
+	log  Logger
 }
 
 // Usage keeps what the agent reported of its run for the record and logs it.
@@ -67,13 +67,13 @@ func (n notes) Usage(command string, u *agent.Usage) {
 	if u == nil {
 		return
 	}
-	n.ic.usage = u
+	n.work.usage = u
 	n.log.Infof("agent %s: %s", command, u)
 }
 
-func (n notes) Refused(host string) bool { return n.ic.noteRefused(host) }
+func (n notes) Refused(host string) bool { return n.work.noteRefused(host) }
 
-func (n notes) RefusedMore(more int) { n.ic.refusedMore += more }
+func (n notes) RefusedMore(more int) { n.work.refusedMore += more }
 
 // refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
 // secret's value, or nil: nothing of it may be committed, pushed or posted.

@@ -11,7 +11,7 @@ import (
 // explainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
 // reason it did not finish.
 func (r *runner) explainTurnLimit(serr *StepError) {
-	if r.ic.usage == nil || !r.ic.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
+	if r.usage == nil || !r.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
 		return
 	}
 	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)

@@ -41,7 +41,7 @@ func (r *runner) checkout(ctx context.Context) (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("preparing the agent's copy: %w", err)
 	}
-	r.ic.ws = ws
+	r.ws = ws
 	r.session.Prepare(ws)
 	if err := r.openDocs(ctx); err != nil {
 		return nil, err
@@ -98,8 +98,8 @@ func push(ctx context.Context, ic *issue, ws *workspace.Workspace) error {
 // its documents branch; "" when it is not there.
 func (r *runner) readBranchFile(ctx context.Context, ws *workspace.Workspace, rel string) string {
 	read := ws.Committed
-	if r.ic.docs != nil {
-		read = r.ic.docs.Own // kept apart: at ralph's last commit there (docs.go)
+	if r.docs != nil {
+		read = r.docs.Own // kept apart: at ralph's last commit there (docs.go)
 	}
 	doc, err := read(ctx, rel)
 	if err != nil {
