@@ -14,25 +14,6 @@ const refusedMax = netproxy.MaxRefused
 // refusedLen bounds a recorded host, in bytes: the record lives in a comment GitHub bounds.
 const refusedLen = 100
 
-// noteRefused adds a refused host to the step's, unless it is there or the list is full; it says
-// whether the host is new.
-func (w *work) noteRefused(h string) bool {
-	if len(h) > refusedLen {
-		h = strings.ToValidUTF8(h[:refusedLen], "") + "…"
-	}
-	for _, r := range w.refused {
-		if r == h {
-			return false
-		}
-	}
-	if len(w.refused) >= refusedMax {
-		w.refusedMore++
-		return false
-	}
-	w.refused = append(w.refused, h)
-	return true
-}
-
 // refusedSection is the status comment's list of the hosts the agent was refused, each once,
 // quoted inert (the agent chose them), with the line of the config that would allow them.
 func refusedSection(rec Record) string {

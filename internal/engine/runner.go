@@ -3,8 +3,6 @@ package engine
 import (
 	"time"
 
-	"github.com/ralph-dev/gh-ralph/internal/agent"
-
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
@@ -28,22 +26,6 @@ type runner struct {
 	w          *writer
 	now        func() time.Time
 	work
-}
-
-// work is what one step's attempt makes beside its draft of the record, kept by the step's one runner
-// until the run writes the outcome and removes the copies.
-type work struct {
-	step workflow.Event       // the step taken
-	ws   *workspace.Workspace // the agent's copy of the step, once made
-	docs *workspace.Workspace // ralph's documents branch, when the documents are kept there
-	// usage is what the agent reported of the step (usage.go).
-	usage *agent.Usage
-	// refused are the hosts ralph's network proxy refused the step's agent and verify commands, each
-	// once, at most refusedMax; refusedMore counts the others (refused.go).
-	refused     []string
-	refusedMore int
-	// ahead is the record written before the agent started (ahead.go), nil until then.
-	ahead *Record
 }
 
 // runner makes the runner of one step (step, "" for a person's command) on ic.
