@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // usageSummary is the step summary's table of what the agent used: each step of this run and each
@@ -34,7 +35,7 @@ func usageSummary(results []engine.Result) string {
 		if u.Budget != "" {
 			step += " (stopped at " + u.Budget + ")"
 		}
-		requests, in, cost := engine.UsageFigures(u)
+		requests, in, cost := record.UsageFigures(u)
 		total := "—"
 		if res.Total != nil {
 			total = res.Total.String()

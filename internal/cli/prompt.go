@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
+	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // printPromptRun prints the prompt the agent would get for the issue's next step: the data to stdout,
@@ -37,7 +38,7 @@ func printPromptRun(ctx context.Context, f *Factory, opts *AdvanceOptions) error
 // printRefused says which hosts ralph's network proxy refused the step's agent, each once, and the config
 // line that would allow them. The agent chose them: nothing of them reaches the terminal as a control.
 func printRefused(w io.Writer, res engine.Result) {
-	for _, line := range engine.RefusedLines(res.Refused) {
+	for _, line := range record.RefusedLines(res.Refused) {
 		fmt.Fprintf(w, "#%d: %s\n", res.Issue, inert.String(line))
 	}
 }

@@ -124,5 +124,5 @@ func (p statusParts) Actions(rec Record) string {
 func (p statusParts) Diagram(st workflow.State) string { return p.t.flow.Mermaid(st) }
 
 func (p statusParts) Sections(rec Record) string {
-	return refusedSection(rec) + usageSection(rec, p.cfg)
+	return record.RefusedSection(rec) + record.UsageSection(rec, p.cfg)
 }

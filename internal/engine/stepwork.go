@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
+	"github.com/ralph-dev/gh-ralph/internal/netproxy"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
@@ -41,4 +43,19 @@ func (w *work) noteRefused(h string) bool {
 	}
 	w.refused = append(w.refused, h)
 	return true
+}
+
+// refusedMax bounds the refused hosts one run records: the agent chooses them.
+const refusedMax = netproxy.MaxRefused
+
+// refusedLen bounds a recorded host, in bytes: the record lives in a comment GitHub bounds.
+const refusedLen = 100
+
+// explainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
+// reason it did not finish.
+func (r *runner) explainTurnLimit(serr *StepError) {
+	if r.usage == nil || !r.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
+		return
+	}
+	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)
 }

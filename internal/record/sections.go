@@ -1,26 +1,19 @@
-package engine
+package record
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 )
 
-// explainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
-// reason it did not finish.
-func (r *runner) explainTurnLimit(serr *StepError) {
-	if r.usage == nil || !r.usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
-		return
-	}
-	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)
-}
-
-// usageSection is the status comment's table of what the agent used, per step and in total: with ralph's
+// UsageSection is the status comment's table of what the agent used, per step and in total: with ralph's
 // model gateway, its figures (what the vendor's API billed, priced from ralph's table), otherwise what
 // the CLI reported of itself. The budgets follow.
-func usageSection(rec Record, cfg config.Config) string {
+func UsageSection(rec Record, cfg config.Config) string {
 	if rec.Usage == nil {
 		return ""
 	}
@@ -30,9 +23,9 @@ func usageSection(rec Record, cfg config.Config) string {
 		if r.Usage == nil {
 			continue
 		}
-		step := Inert(string(r.Step))
+		step := inert.GitHub(string(r.Step))
 		if r.Outcome != "done" {
-			step += " (" + Inert(r.Outcome) + ")"
+			step += " (" + inert.GitHub(r.Outcome) + ")"
 		}
 		if r.Usage.HitTurnLimit {
 			step += " — turn limit hit"
@@ -41,7 +34,7 @@ func usageSection(rec Record, cfg config.Config) string {
 			step += " — over max_cost"
 		}
 		if r.Usage.Budget != "" {
-			step += " — stopped at " + Inert(r.Usage.Budget)
+			step += " — stopped at " + inert.GitHub(r.Usage.Budget)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.At.Format("2006-01-02 15:04"), step, usageCells(*r.Usage))
 	}
@@ -74,7 +67,7 @@ func usageCells(u agent.Usage) string {
 		model = "—"
 	}
 	requests, in, cost := UsageFigures(u)
-	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(Inert(model), "|", "\\|"))
+	return fmt.Sprintf("%d | %s | %s | %d | %s | %s", u.Turns, requests, in, u.OutputTokens, cost, strings.ReplaceAll(inert.GitHub(model), "|", "\\|"))
 }
 
 // UsageFigures are a usage's model requests, tokens in (with the cached ones in parentheses) and cost as
@@ -93,4 +86,41 @@ func UsageFigures(u agent.Usage) (requests, in, cost string) {
 		cost = fmt.Sprintf("$%.4f", u.CostUSD)
 	}
 	return requests, in, cost
+}
+
+// RefusedSection is the status comment's list of the hosts the issue's agent was refused, each once,
+// quoted inert (the agent chose them), with the line of the config that would allow them.
+func RefusedSection(rec Record) string {
+	if len(rec.Refused) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Network refused\n\nralph's network proxy refused the agent these hosts (they are not on the allow-list, `network.allow`):\n\n")
+	var quoted []string
+	for _, h := range rec.Refused {
+		fmt.Fprintf(&b, "- `%s`\n", inertCode(h))
+		quoted = append(quoted, strconv.Quote(inertCode(h)))
+	}
+	fmt.Fprintf(&b, "\nIf the agent needs them, allow them in `.github/ralph.yml`:\n\n```yaml\nnetwork:\n  allow: [%s]\n```\n", strings.Join(quoted, ", "))
+	return b.String()
+}
+
+// RefusedLines are what a door prints of a run's refused hosts: each once, and the config line that would
+// allow them; nil when none was refused.
+func RefusedLines(hosts []string) []string {
+	if len(hosts) == 0 {
+		return nil
+	}
+	var lines, quoted []string
+	for _, h := range hosts {
+		lines = append(lines, "ralph's network proxy refused the agent `"+inertCode(h)+"`")
+		quoted = append(quoted, strconv.Quote(inertCode(h)))
+	}
+	return append(lines, "to allow them, add to .github/ralph.yml: network.allow: ["+strings.Join(quoted, ", ")+"]")
+}
+
+// inertCode is a host as code in Markdown: the proxy keeps hosts to host characters, and anything else is
+// made inert and stripped of backticks, which would end the code span.
+func inertCode(h string) string {
+	return strings.ReplaceAll(inert.GitHub(h), "`", "'")
 }
