@@ -19,21 +19,21 @@ import (
 // it, no agent runs.
 func (r *runner) writeAhead(ctx context.Context) error {
 	ic := r.ic
-	if r.ahead != nil || r.step == "" {
+	if r.Ahead != nil || r.Step == "" {
 		return nil
 	}
 	rec := ic.rec.Clone()
-	rec.FailedStep, rec.Failures = r.step, failuresAfter(ic.rec, r.step)
-	rec.Attempt = &Attempt{Step: r.step, Reserved: r.reservation()}
+	rec.FailedStep, rec.Failures = r.Step, failuresAfter(ic.rec, r.Step)
+	rec.Attempt = &Attempt{Step: r.Step, Reserved: r.reservation()}
 	if err := r.w.saveRecord(ctx, rec); err != nil {
-		return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.step, err)
+		return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
 	}
-	r.ahead = &rec
+	r.Ahead = &rec
 	// A status comment shows where the issue is with one state label (an issue enrolled in this run has
 	// none yet).
 	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
 		if err := r.w.setState(ctx, ic.state); err != nil {
-			return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.step, err)
+			return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
 		}
 	}
 	return nil
@@ -92,22 +92,22 @@ func (e *Engine) unrecorded(ctx context.Context, r *runner, from workflow.State,
 	// GitHub's 4xx refuses this record for good (422: too long, say); anything else may pass on the next
 	// run, which the attempt counted ahead already bounds.
 	var ge *ghapi.Error
-	if r.ahead == nil || !errors.As(werr, &ge) || ge.Status < 400 || ge.Status > 499 {
+	if r.Ahead == nil || !errors.As(werr, &ge) || ge.Status < 400 || ge.Status > 499 {
 		return werr
 	}
 	w := ic.w
 	why := cutBytes(Inert(werr.Error()), 300)
-	reason := fmt.Sprintf("ralph could not record the outcome of the %s step (GitHub answered: %s); the agent's attempt is counted as a failure and its budget as spent.", r.step, why)
-	rec := r.ahead.Clone()
-	if err := e.table().flow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err == nil || ic.state == workflow.HumanNeeded {
-		rec.Before, rec.Reason, rec.State = e.table().restartState(from), reason, workflow.HumanNeeded
+	reason := fmt.Sprintf("ralph could not record the outcome of the %s step (GitHub answered: %s); the agent's attempt is counted as a failure and its budget as spent.", r.Step, why)
+	rec := r.Ahead.Clone()
+	if err := e.table().Flow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err == nil || ic.state == workflow.HumanNeeded {
+		rec.Before, rec.Reason, rec.State = e.table().RestartState(from), reason, workflow.HumanNeeded
 		if serr := w.saveRecord(ctx, rec); serr == nil {
 			ic.rec = rec
 		}
 	}
-	body := fmt.Sprintf("### ralph: the outcome of %s could not be recorded, a person is needed\n\n%s\n\nLook at the run's log, then say `/ralph retry` (or run `gh ralph retry %d`).", r.step, reason, ic.n)
+	body := fmt.Sprintf("### ralph: the outcome of %s could not be recorded, a person is needed\n\n%s\n\nLook at the run's log, then say `/ralph retry` (or run `gh ralph retry %d`).", r.Step, reason, ic.n)
 	lerr := w.setState(ctx, workflow.HumanNeeded)
-	cerr := w.notice(ctx, fmt.Sprintf("unrecorded %s %d", r.step, r.ahead.Runs), body)
+	cerr := w.notice(ctx, fmt.Sprintf("unrecorded %s %d", r.Step, r.Ahead.Runs), body)
 	if lerr != nil || cerr != nil {
 		e.Log.Warnf("#%d: asking for a person: %v %v", ic.n, lerr, cerr)
 	}

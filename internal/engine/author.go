@@ -9,13 +9,14 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/record"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// ActionsBot is the account the Actions token (GITHUB_TOKEN) writes as. Only the repository's own workflows
-// hold that token, and only people with write access change them, so what it wrote counts as ralph's.
-const ActionsBot = "github-actions[bot]"
+// ActionsBot is the account the Actions token writes as (steps.ActionsBot).
+const ActionsBot = steps.ActionsBot
 
 // Anyone who can comment on an issue can post a comment that starts with ralph's markers. What ralph reads
 // back from a comment (the record, above all: state, phase, branch, counts) is believed only when ralph
@@ -114,7 +115,7 @@ func (p *people) authorize(ctx context.Context, n int, login string, act Action)
 }
 
 // trusted says whether login may drive ralph, asking GitHub once per login and run.
-func (p *people) trusted(ctx context.Context, login string) (bool, error) {
+func (p *people) Trusted(ctx context.Context, login string) (bool, error) {
 	if p.auth == nil {
 		return true, nil
 	}
@@ -130,8 +131,8 @@ func (p *people) trusted(ctx context.Context, login string) (bool, error) {
 }
 
 // wrote says whether u's comment counts as ralph's: WroteRecord with this run's answers.
-func (p *people) wrote(ctx context.Context, u ghapi.User) (bool, error) {
-	return WroteRecord(ctx, u, p.trusted, p.identity)
+func (p *people) Wrote(ctx context.Context, u ghapi.User) (bool, error) {
+	return WroteRecord(ctx, u, p.Trusted, p.identity)
 }
 
 // WroteRecord says whether a comment by u counts as ralph's (see above). may says whether a login may drive
@@ -157,12 +158,12 @@ func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context
 
 // ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
 // are passed over (and reported once, by find, for the status marker).
-func (p *people) ownComment(ctx context.Context, comments []ghapi.Comment, match func(body string) bool) (int, error) {
+func (p *people) OwnComment(ctx context.Context, comments []ghapi.Comment, match func(body string) bool) (int, error) {
 	for i, c := range comments {
 		if !match(c.Body) {
 			continue
 		}
-		ok, err := p.wrote(ctx, c.User)
+		ok, err := p.Wrote(ctx, c.User)
 		if err != nil {
 			return -1, err
 		}
@@ -175,8 +176,8 @@ func (p *people) ownComment(ctx context.Context, comments []ghapi.Comment, match
 
 // find is Find over issue n's comments, with this run's word on who wrote what; the comments Find passes
 // over are named in the log: ralph neither believes nor edits those.
-func (p *people) find(ctx context.Context, n int, comments []ghapi.Comment, cfg config.Config) (record.Found, error) {
-	f, err := record.Find(ctx, comments, cfg, isStep, p.wrote)
+func (p *people) Find(ctx context.Context, n int, comments []ghapi.Comment, cfg config.Config) (record.Found, error) {
+	f, err := record.Find(ctx, comments, cfg, isStep, p.Wrote)
 	for _, c := range f.Ignored {
 		p.log.Warnf("#%d: ignoring the comment by @%s that starts with ralph's status marker (%s): only ralph and people with write access write ralph's record", n, c.User.Login, c.HTMLURL)
 	}
@@ -225,4 +226,23 @@ func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool
 		return true, nil
 	}
 	return false, nil
+}
+
+// parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
+// was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
+// an issue whose body ends with a marker.
+func (p *people) ParentOf(ctx context.Context, n int, is ghapi.Issue) (parent, part int, ok bool, err error) {
+	parent, part, ok = plantext.ParseParent(is.Body)
+	if !ok {
+		return 0, 0, false, nil
+	}
+	own, err := p.Wrote(ctx, is.User)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("checking who opened #%d: %w", is.Number, err)
+	}
+	if !own {
+		p.log.Warnf("#%d: ignoring the parent marker in #%d, opened by @%s: only ralph marks its sub-issues", n, is.Number, is.User.Login)
+		return 0, 0, false, nil
+	}
+	return parent, part, true, nil
 }

@@ -54,7 +54,7 @@ func TestAuthored(t *testing.T) {
 		if tt.bot {
 			typ = "Bot"
 		}
-		got, err := p.wrote(context.Background(), ghapi.User{Login: tt.login, Type: typ})
+		got, err := p.Wrote(context.Background(), ghapi.User{Login: tt.login, Type: typ})
 		if err != nil || got != tt.want {
 			t.Errorf("authored(@%s) = %v, %v; want %v", tt.login, got, err, tt.want)
 		}
@@ -63,7 +63,7 @@ func TestAuthored(t *testing.T) {
 		t.Errorf("asked GitHub who ralph is %d times, want once", asks)
 	}
 	before := auth.asked
-	if ok, _ := p.wrote(context.Background(), ghapi.User{Login: "mallory"}); ok || auth.asked != before {
+	if ok, _ := p.Wrote(context.Background(), ghapi.User{Login: "mallory"}); ok || auth.asked != before {
 		t.Errorf("a second comment by @mallory: %v, asked again: %v", ok, auth.asked != before)
 	}
 }
@@ -76,7 +76,7 @@ func TestFindStatusSkipsOthers(t *testing.T) {
 		{ID: 2, Body: "hello", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 		{ID: 3, Body: record.StatusMarker + "\nralph's", User: ghapi.User{Login: ActionsBot, Type: "Bot"}},
 	}
-	f, err := e.people().find(context.Background(), 1, comments, config.Default())
+	f, err := e.people().Find(context.Background(), 1, comments, config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,19 @@
-// Package engine advances one issue by one step. A run is a pipeline of values: read (the issue and ralph's
-// record of it, under the issue's lock) → plan (planner.go: which step, or what the issue waits for) → begin
-// (the step's lock state) → run (the step, on a draft of the record, with the agent in its boundary when the
-// step needs one) → settle (settle.go, pure: the record and the step's Outcome make the new record and the
-// writes) → write (notices, labels, the status comment with the record, the state label, the board).
+// Package engine advances one issue by one step. A run is a pipeline of values: lock → read (the issue and
+// ralph's record of it, read.go) → plan (the planner, internal/steps: which step, or what the issue waits
+// for) → begin (the step's lock state) → run (the step, internal/steps, on a snapshot of the issue and a
+// draft of the record, with the agent in its boundary when the step needs one) → settle (settle.go, pure:
+// the record and the step's Outcome make the new record and the writes) → write (write.go: notices, labels,
+// the status comment with the record, the state label, the board).
 //
-// Engine keeps the public verbs (Advance, PullClosed, Enroll, Act with Approve, Reject and Retry, Status,
-// NextPrompt) and the run's pipeline; it hands the rest to three parts: the runner (work.go: what a step runs
-// with, the agent's session above all, which steps reach through Session (session.go); each step's run
-// function is a method of it), the writer (write.go: what a run
-// writes to GitHub) and people (author.go: whose word ralph takes). The status read model (view.go) reads an
-// issue the way a run does, for gh ralph status.
+// Engine keeps the one door both doors ask through (Handle) and the run's pipeline. What it hands a step
+// is the step's runner (runner.go: the agent's session, session.go, the copies, the issue's snapshot), the
+// issue's one writer (writer.go, for ralph's own comments) and the run's people (author.go: whose word
+// ralph takes).
 package engine
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -27,71 +24,24 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/sandbox"
 	"github.com/ralph-dev/gh-ralph/internal/session"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
-// GitHub is what the engine needs of GitHub; *ghapi.Client implements it. It is made of the small
-// interfaces below, one for each kind of thing the engine reads or writes.
-type GitHub interface {
-	IssueStore
-	LabelStore
-	CommentStore
-	PullStore
-	Relations
-	WebLinks
-}
-
-// IssueStore reads and creates issues.
-type IssueStore interface {
-	// IssueWithComments reads an issue with all its comments: a run's one read of it.
-	IssueWithComments(ctx context.Context, n int) (ghapi.Issue, []ghapi.Comment, error)
-	Issue(ctx context.Context, n int) (ghapi.Issue, error)
-	Issues(ctx context.Context, f ghapi.IssueFilter) ([]ghapi.Issue, error)
-	CreateIssue(ctx context.Context, ni ghapi.NewIssue) (ghapi.Issue, error)
-}
-
-// IssueReaderFor is a GitHub that reads, with an issue and its comments, one person's role on the
-// repository in the same request (*ghapi.Client does): the run that enrolls an issue learns whether the
-// person who enrolled it may at no extra request. The role is "" when GitHub does not say.
-type IssueReaderFor interface {
-	IssueWithCommentsFor(ctx context.Context, n int, login string) (ghapi.Issue, []ghapi.Comment, string, error)
-}
-
-// LabelStore moves an issue's labels.
-type LabelStore interface {
-	AddLabels(ctx context.Context, n int, labels ...string) error
-	SetLabels(ctx context.Context, n int, labels []string) error
-	RemoveLabel(ctx context.Context, n int, label string) error
-}
-
-// CommentStore reads and writes an issue's comments (the status comment, documents, notices).
-type CommentStore interface {
-	Comments(ctx context.Context, n int) ([]ghapi.Comment, error)
-	CreateComment(ctx context.Context, n int, body string) (ghapi.Comment, error)
-	UpdateComment(ctx context.Context, id int64, body string) (ghapi.Comment, error)
-}
-
-// PullStore finds and opens the issue's pull request.
-type PullStore interface {
-	FindPull(ctx context.Context, head, base string) (*ghapi.PullRequest, error)
-	Pull(ctx context.Context, n int) (ghapi.PullRequest, error)
-	CreatePull(ctx context.Context, p ghapi.NewPull) (ghapi.PullRequest, error)
-}
-
-// Relations are sub-issues and what blocks an issue.
-type Relations interface {
-	SubIssues(ctx context.Context, n int) ([]ghapi.Issue, error)
-	AddSubIssue(ctx context.Context, n int, childID int64) error
-	AddBlockedBy(ctx context.Context, n int, blockerID int64) error
-	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
-}
-
-// WebLinks are the web addresses of files and branches, for comments.
-type WebLinks interface {
-	BlobURL(branch, path string) string
-	TreeURL(branch string) string
-}
+// GitHub is what the engine needs of GitHub (steps.GitHub; *ghapi.Client implements it), and the small
+// interfaces it is made of.
+type (
+	GitHub       = steps.GitHub
+	IssueStore   = steps.IssueStore
+	LabelStore   = steps.LabelStore
+	CommentStore = steps.CommentStore
+	PullStore    = steps.PullStore
+	Relations    = steps.Relations
+	WebLinks     = steps.WebLinks
+	// IssueReaderFor reads an issue with one person's role (steps.IssueReaderFor).
+	IssueReaderFor = steps.IssueReaderFor
+)
 
 // Locker serializes runs on one issue. Acquire returns a *HeldError when another run holds the issue.
 type Locker interface {
@@ -131,15 +81,8 @@ type Authorizer interface {
 	Authorize(ctx context.Context, login string) (bool, error)
 }
 
-// Logger is where the engine reports progress: the Action's log (with groups) or a terminal.
-type Logger interface {
-	Infof(format string, args ...any)
-	Warnf(format string, args ...any)
-	// Untrusted starts a section for output that is not ralph's (the agent's, a verify command's), and
-	// returns where that output goes and the function that ends the section. In the Actions log no
-	// workflow command printed inside it takes effect.
-	Untrusted(title string) (io.Writer, func())
-}
+// Logger is where the engine reports progress (steps.Logger).
+type Logger = steps.Logger
 
 // Origin says who is running: an Actions run, or a person's terminal.
 type Origin struct {
@@ -215,14 +158,10 @@ type Ledger = session.Ledger
 // alone enrolls nothing).
 var ErrNotEnrolled = errors.New("issue is not enrolled: add the ralph:build label")
 
-// InputError is bad input from a person: a missing issue, a pull request, a command that does not apply.
-type InputError struct{ Msg string }
+// InputError is bad input from a person (steps.InputError).
+type InputError = steps.InputError
 
-func (e *InputError) Error() string { return e.Msg }
-
-func inputErrorf(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
-}
+func inputErrorf(format string, args ...any) error { return steps.InputErrorf(format, args...) }
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {

@@ -4,41 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// FirstState is where enrollment puts an issue under config c.
-func FirstState(c config.Config) workflow.State {
-	switch {
-	case c.Triage:
-		return workflow.Backlog
-	case c.Research:
-		return workflow.ResearchNeeded
-	}
-	return workflow.ReadyForPlan
-}
-
-var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
-
-// Slug makes a branch- and file-name-safe short form of an issue title, one that forms no reference to
-// another issue (see inertSlug).
-func Slug(title string) string {
-	s := inertSlug(strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-"))
-	if len(s) > 40 {
-		s = strings.TrimRight(s[:40], "-")
-	}
-	if s == "" {
-		s = "issue"
-	}
-	return s
-}
+// FirstState is where enrolling puts an issue under config c (steps.FirstState).
+func FirstState(c config.Config) workflow.State { return steps.FirstState(c) }
 
 // enroll is bookkeeping, not a step: the first state and the branch name. The labels and the status comment
 // are written by the step that follows (its lock state, or its outcome), or by flush when no step runs, so
@@ -46,7 +23,7 @@ func Slug(title string) string {
 func (r reader) enroll(ic *issue) error {
 	to := FirstState(r.cfg)
 	r.fillRecord(ic)
-	if err := r.steps.flow.Check("", workflow.Enroll, to); err != nil {
+	if err := r.steps.Flow.Check("", workflow.Enroll, to); err != nil {
 		return err
 	}
 	ic.state, ic.rec.State = to, to
@@ -59,7 +36,7 @@ func (r reader) enroll(ic *issue) error {
 // record of ralph's explains: nothing says which, if any, is right.
 func (r reader) confused(ctx context.Context, ic *issue) error {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
-	notices, err := r.steps.escalate(&ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
+	notices, err := escalate(r.steps, &ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
 	if err != nil {
 		return err
 	}
@@ -78,7 +55,7 @@ func (r reader) confused(ctx context.Context, ic *issue) error {
 // fillRecord gives a record what every step needs of it: the slug, the branch and the date of its documents.
 func (r reader) fillRecord(ic *issue) {
 	if ic.rec.Slug == "" {
-		ic.rec.Slug = Slug(ic.gh.Title)
+		ic.rec.Slug = plantext.Slug(ic.gh.Title)
 	}
 	if ic.rec.Branch == "" {
 		ic.rec.Branch = r.cfg.BranchPrefix + strconv.Itoa(ic.n) + "-" + ic.rec.Slug

@@ -5,10 +5,11 @@ import (
 	"slices"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// A throwaway step, defined here the way a step of ralph's is defined in its step_*.go file: its row beside
+// A throwaway step, defined here the way a step of ralph's is defined in its own file of internal/steps: its row beside
 // its run function. It proves that a step is one file (and one line of the table): the planner takes it,
 // the agent writes its document, ralph commits and posts it, settle records it, and the status comment,
 // gh ralph status and the pull request's body list it, with no other edit. It is In Review's step while
@@ -16,30 +17,30 @@ import (
 
 const probeEvent = workflow.Event("probe")
 
-var probeDocument = Document{Kind: "probe", Title: "Probe", Header: "## Probe", Folder: "probes"}
+var probeDocument = steps.Document{Kind: "probe", Title: "Probe", Header: "## Probe", Folder: "probes"}
 
-func probeStep() Step {
-	return Step{Name: probeEvent, From: workflow.InReview, Agent: always, Doc: &probeDocument,
-		Guard: Guard{"no probe yet", func(rec Record, _ config.Config) bool { return rec.Artifacts[probeDocument.Kind].Path == "" }},
+func probeStep() steps.Step {
+	return steps.Step{Name: probeEvent, From: workflow.InReview, Agent: steps.Always, Doc: &probeDocument,
+		Guard: Guard{Name: "no probe yet", Holds: func(rec Record, _ config.Config) bool { return rec.Artifacts[probeDocument.Kind].Path == "" }},
 		Describe: func(from, to workflow.State, rec Record) string {
 			return "probe: wrote " + rec.Artifacts[probeDocument.Kind].Path
 		},
-		Check: func(rec Record, _ config.Config) []checkItem {
-			return []checkItem{{has(rec, probeEvent), "Probe"}}
+		Check: func(rec Record, _ config.Config) []steps.CheckItem {
+			return []steps.CheckItem{{Done: steps.Has(rec, probeEvent), Text: "Probe"}}
 		},
-		Do: (*runner).probe}
+		Do: probe}
 }
 
-func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
-	ws, d, err := r.prepare(ctx)
+func probe(r *steps.Runner, ctx context.Context, rec *Record) (Outcome, error) {
+	ws, d, err := r.Prepare(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
-	st := probeDocument.step(r.ic, nil)
+	st := probeDocument.Step(r.Issue(), nil)
 	// This build has no template probe.md (a real step adds internal/prompts/templates/<kind>.md): the
 	// probe borrows the review's.
-	st.command = "review"
-	_, art, err := r.document(ctx, rec, ws, st, d)
+	st.Command = "review"
+	_, art, err := r.WriteDocument(ctx, rec, ws, st, d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -50,7 +51,7 @@ func (r *runner) probe(ctx context.Context, rec *Record) (Outcome, error) {
 // AddProbeStep puts the probe's row into e's table, before the merge step: the table is e's own, so the
 // test that does it runs in parallel with the others.
 func AddProbeStep(e *Engine) {
-	rows := workflowSteps()
+	rows := steps.Workflow().Steps()
 	i := slices.IndexFunc(rows, func(s Step) bool { return s.Name == workflow.Merge })
-	e.steps = newTable(slices.Insert(rows, i, probeStep()), commandMoves())
+	e.steps = steps.NewTable(slices.Insert(slices.Clone(rows), i, probeStep()), steps.Commands())
 }

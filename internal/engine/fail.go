@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // fail records a failed step (settleFailure says how). Its writes use a context of their own, so that they
 // happen even when the run's context is what ended.
 func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr *StepError) (Result, error) {
-	ic, ev := r.ic, r.step
+	ic, ev := r.ic, r.Step
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var be *session.BudgetError
@@ -25,14 +25,16 @@ func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr 
 	} else {
 		e.Log.Warnf("#%d: %v", ic.n, serr)
 	}
-	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().restartState(from), Message: r.session.Redact(serr.Error()), Refused: r.refused}
+	res := Result{Issue: ic.n, Step: ev, From: from, State: e.table().RestartState(from), Message: r.Session().Redact(serr.Error()), Refused: r.Refused}
 	// A push a repository rule refused (GH013) is not made again: the same push meets the same rule.
 	if rej := (*git.PushRejectedError)(nil); !errors.As(serr, &rej) || len(rej.Rules) == 0 {
-		e.pushCommitted(cctx, r)
+		if err := r.PushCommitted(cctx); err != nil {
+			e.Log.Warnf("#%d: pushing the work committed before the stop: %v", ic.n, err)
+		}
 	}
-	r.explainTurnLimit(serr)
-	f, err := e.table().settleFailure(ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
-		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: r.usage, Refused: r.refused, Redact: r.session.Redact})
+	r.ExplainTurnLimit(serr)
+	f, err := settleFailure(e.table(), ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
+		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: r.Usage, Refused: r.Refused, Redact: r.Session().Redact})
 	if err != nil {
 		return res, errors.Join(serr, err)
 	}
@@ -51,20 +53,6 @@ func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr 
 	return res, serr
 }
 
-// pushCommitted pushes a commit ralph built and checked in this step but had not pushed when the step
-// stopped, so no finished work is lost. Nothing else is ever pushed: not the agent's own commits, whatever
-// their messages say, and not a ref the agent moved.
-func (e *Engine) pushCommitted(ctx context.Context, r *runner) {
-	for _, ws := range []*workspace.Workspace{r.ws, r.docs} {
-		if ws == nil || ws.Built() == "" {
-			continue
-		}
-		if err := push(ctx, r.ic, ws); err != nil {
-			e.Log.Warnf("#%d: pushing the work committed before the stop: %v", r.ic.n, err)
-		}
-	}
-}
-
 func capitalize(s string) string {
 	if s == "" {
 		return s
@@ -79,7 +67,7 @@ func detail(serr *StepError) string {
 	}
 	var ae *session.AgentFailure
 	if errors.As(serr.Err, &ae) && ae.Tail != "" {
-		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", fence("text", InertText(ae.Tail)))
+		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", inert.Fence("text", InertText(ae.Tail)))
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/plantext"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -46,7 +47,7 @@ func TestFlowHostileTitle(t *testing.T) {
 	n := h.gh.addIssue("Fixes #2 for @bob GH-3", "", workflow.LabelBuild)
 	res := h.to(n, workflow.InReview, 6)
 	rec := h.gh.record(t, n)
-	if rec.Branch != "ralph/1-fixes-2-for-bob-3" || rec.Slug != engine.Slug("Fixes #2 for @bob GH-3") {
+	if rec.Branch != "ralph/1-fixes-2-for-bob-3" || rec.Slug != plantext.Slug("Fixes #2 for @bob GH-3") {
 		t.Errorf("branch %q, slug %q", rec.Branch, rec.Slug)
 	}
 	pr := h.gh.pull(rec.PR)

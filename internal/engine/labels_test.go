@@ -23,7 +23,7 @@ func TestRalphsOwnLabel(t *testing.T) {
 		{"none", Record{State: workflow.PlanInReview}, nil, false},
 	}
 	for _, tt := range tests {
-		if got := newTable(workflowSteps(), commandMoves()).ralphsOwn(tt.rec, tt.labels); got != tt.want {
+		if got := ralphsOwn(workflowTable(), tt.rec, tt.labels); got != tt.want {
 			t.Errorf("%s: ralphsOwn = %v, want %v", tt.name, got, tt.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -110,7 +111,7 @@ func approval(n int, login string) personal {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to approve", n, ic.state.Title())
 		}
 		rec.Feedback = ""
-		rec.SetArtifact(reviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
+		rec.SetArtifact(steps.ReviewDocument.Kind, Artifact{Verdict: "APPROVED by @" + login})
 		return Outcome{To: workflow.InProgress}, nil
 	}}
 }
@@ -142,8 +143,8 @@ func rejection(n int, login, reason string) (personal, error) {
 		if ic.state != workflow.PlanInReview {
 			return Outcome{}, inputErrorf("#%d is %s, not Plan in Review: there is no plan to reject", n, ic.state.Title())
 		}
-		rec.SetArtifact(reviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
-		return r.sendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
+		rec.SetArtifact(steps.ReviewDocument.Kind, Artifact{Verdict: "NEEDS_ITERATION from @" + login})
+		return r.SendBack(ic.n, rec, fmt.Sprintf("@%s rejected the plan: %s", login, reason), "People sent the plan back"), nil
 	}}, nil
 }
 
@@ -163,10 +164,10 @@ func retrial(n int, login string) personal {
 		if !to.Valid() || to == workflow.HumanNeeded {
 			to = FirstState(r.cfg)
 		}
-		to = r.w.steps.restartState(to)
+		to = r.w.steps.RestartState(to)
 		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
 		rec.CIDigest = "" // a person looked: the same failure may be fixed again
-		for _, st := range r.w.steps.steps {
+		for _, st := range r.w.steps.Steps() {
 			if st.From == to && st.Retry != nil {
 				st.Retry(rec, r.cfg) // what each step that starts there clears for a person's retry
 			}
@@ -194,7 +195,7 @@ func fixRequest(ctx context.Context, login string, req FixRequest) personal {
 	return personal{act: ActFix, login: login,
 		// Failing checks: no person asks, the checks' result on ralph's own commit does, which fix checks.
 		authorize: req.Cause != FixCI,
-		change:    func(r *runner, rec *Record) (Outcome, error) { return r.fix(ctx, rec, login, req) }}
+		change:    func(r *runner, rec *Record) (Outcome, error) { return r.Fix(ctx, rec, login, req) }}
 }
 
 // person runs a person's command: authorize, lock, read, check, change, record; then, with advance and
@@ -245,7 +246,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 		return Result{Issue: n, From: from, State: ic.state}, nil, err
 	}
 	out.Record = &draft
-	st, err := e.table().settle(ic.rec, settling{Step: act.Event(), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
+	st, err := settle(e.table(), ic.rec, settling{Step: act.Event(), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
 		err = ic.w.write(context.WithoutCancel(ctx), st)
 	}

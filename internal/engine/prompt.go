@@ -3,10 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"github.com/ralph-dev/gh-ralph/internal/prompts"
-	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
 // NextPrompt renders the prompt the agent would get for issue n's next step, from the repository's
@@ -49,7 +45,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 	}
 	// An issue no step has run for yet has no branch in its record: the one its first step will make.
 	ro.reader().fillRecord(ic)
-	d, err := ro.runner(ic, p.Step.Name).promptData(ctx, artifact)
+	d, err := ro.runner(ic, p.Step.Name).PromptData(ctx, artifact)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -67,47 +63,4 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 		return "", "", "", err
 	}
 	return command, e.Prompts.Source(command), prompt, nil
-}
-
-func (r *runner) promptData(ctx context.Context, artifact string) (prompts.Data, error) {
-	title, hidTitle := prompts.Clean(r.ic.gh.Title, prompts.MaxTitle)
-	body, hidBody := prompts.Clean(r.ic.gh.Body, prompts.MaxBody)
-	hidden := hidTitle.Add(hidBody)
-	d := prompts.Data{
-		Repository: ownerRepo(r.ic.gh.HTMLURL),
-		Issue:      prompts.Issue{Number: r.ic.n, Title: title, Body: body, URL: r.ic.gh.HTMLURL},
-		Artifact:   artifact,
-		Branch:     r.ic.rec.Branch,
-		Base:       r.ic.rec.Base,
-		Verify:     r.cfg.Verify,
-		Protected:  r.cfg.AllProtected(),
-	}
-	for _, c := range r.w.comments {
-		if c.User.IsBot() || strings.HasPrefix(c.Body, record.StatusMarker) {
-			continue
-		}
-		// Anyone can comment on a public issue; only people who may drive ralph reach the agent.
-		ok, err := r.ic.people.trusted(ctx, c.User.Login)
-		if err != nil {
-			return d, err
-		}
-		if !ok {
-			d.Omitted++
-			continue
-		}
-		text, hid := prompts.Clean(c.Body, prompts.MaxComment)
-		hidden = hidden.Add(hid)
-		d.Comments = append(d.Comments, prompts.Comment{Author: c.User.Login, Body: text})
-	}
-	d.Hidden = hidden.String()
-	return d, nil
-}
-
-// ownerRepo takes "owner/repo" out of an issue's web URL.
-func ownerRepo(htmlURL string) string {
-	parts := strings.Split(strings.TrimRight(htmlURL, "/"), "/")
-	if len(parts) >= 4 {
-		return parts[len(parts)-4] + "/" + parts[len(parts)-3]
-	}
-	return ""
 }

@@ -75,7 +75,7 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
 		ic.people.vouch(login)
 	}
-	found, err := ic.people.find(ctx, n, comments, r.cfg)
+	found, err := ic.people.Find(ctx, n, comments, r.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 	}
 	ic.rec.Repair = "" // said once, by the run that repaired the labels
 	if ic.rec.Parent == 0 {
-		if ic.rec.Parent, _, _, err = ic.people.parentOf(ctx, n, gi); err != nil {
+		if ic.rec.Parent, _, _, err = ic.people.ParentOf(ctx, n, gi); err != nil {
 			return nil, err
 		}
 	}
@@ -118,11 +118,11 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 	if a := ic.unrecorded; a != nil && len(states) == 1 && states[0] == workflow.HumanNeeded {
 		// The run that started the agent could not record the outcome and asked for a person with the
 		// label alone (ahead.go): the issue waits for them.
-		ic.state, ic.rec.State, ic.rec.Before = workflow.HumanNeeded, workflow.HumanNeeded, r.steps.restartState(rec)
+		ic.state, ic.rec.State, ic.rec.Before = workflow.HumanNeeded, workflow.HumanNeeded, r.steps.RestartState(rec)
 		ic.rec.Reason = fmt.Sprintf("ralph could not record the outcome of the %s step; the agent's attempt is counted as a failure.", a.Step)
 		return nil
 	}
-	if r.steps.ralphsOwn(ic.rec, states) {
+	if ralphsOwn(r.steps, ic.rec, states) {
 		// A run stopped between its writes: the label shows a move of ralph's own that the record has
 		// settled (a step under way, or its outcome recorded and the label not yet moved).
 		r.log.Warnf("#%d: the label says %s, ralph's record %s (a run stopped before it moved the label); repairing the label", ic.n, joinStates(states), rec.Title())
@@ -138,18 +138,18 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
 // lock state of the step the record calls for, or where the last recorded run started from.
-func (t *table) ralphsOwn(rec Record, states []workflow.State) bool {
+func ralphsOwn(t *table, rec Record, states []workflow.State) bool {
 	if len(states) != 1 {
 		return false
 	}
 	label := states[0]
-	for _, r := range t.steps {
+	for _, r := range t.Steps() {
 		if r.From == rec.State && r.Running != "" && r.Running == label {
 			return true
 		}
 	}
 	last := rec.Last
-	return last != nil && last.To == rec.State && (last.From == label || t.running(last.Step) == label)
+	return last != nil && last.To == rec.State && (last.From == label || t.Running(last.Step) == label)
 }
 
 // repairNote says, in the status comment, what was wrong with the labels and what ralph did.
@@ -201,7 +201,7 @@ func (r reader) unreadable(ctx context.Context, ic *issue, cause error) error {
 		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
 		ic.w.status.HTMLURL, Inert(cause.Error()))
 	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.w.status.ID, 10) + " -->"
-	if _, err := ic.w.upsertComment(ctx, marker, body); err != nil {
+	if _, err := ic.w.UpsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
 	if err := ic.w.setState(ctx, workflow.HumanNeeded); err != nil {

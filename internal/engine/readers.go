@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -14,7 +15,7 @@ import (
 func OpenBlockers(ctx context.Context, gh interface {
 	BlockedBy(ctx context.Context, n int) ([]ghapi.Issue, error)
 }, n int) ([]int, error) {
-	return openBlockers(ctx, gh, n)
+	return steps.OpenBlockers(ctx, gh, n)
 }
 
 // IsStep says whether ev names one of the workflow's steps: what record.Find asks of the workflow, for a

@@ -23,4 +23,4 @@ type (
 
 // isStep says whether ev names one of the workflow's steps: what record.Check asks of the workflow. The
 // table is built only for a record that names a step (one that waits for a sweep).
-func isStep(ev workflow.Event) bool { return workflowTable().named(ev) != nil }
+func isStep(ev workflow.Event) bool { return workflowTable().Named(ev) != nil }

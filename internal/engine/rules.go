@@ -6,24 +6,18 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/rules"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 )
 
 // RuleReader is a GitHub that reads the repository rules (rulesets) that apply to a branch; *ghapi.Client
 // does. With one, a step that runs the agent and pushes to the issue's branch first reads that branch's rules
-// and stops, before it changes anything, where one would refuse its work.
-type RuleReader interface {
-	BranchRules(ctx context.Context, branch string) ([]ghapi.Rule, error)
-}
+// RuleReader reads the rules of a branch (steps.RuleReader).
+type RuleReader = steps.RuleReader
 
-// Signing says whether GitHub will find ralph's commits signed, and how: a rule requiring signatures is
-// judged by it.
-type Signing struct {
-	Signed bool
-	How    string // "ssh key ~/.ssh/id_ed25519.pub", or why they are not signed
-}
+// Signing says whether GitHub will find ralph's commits signed (steps.Signing).
+type Signing = steps.Signing
 
 // RulesError is a run stopped before it changed anything because a repository rule would refuse its work.
 type RulesError struct {
@@ -46,42 +40,15 @@ func (e *Engine) ruleWork(ic *issue) rules.Work {
 	return RuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec)
 }
 
-// RuleWork is what ralph does on issue n's branch (rec names it), for the repository's rules to judge: the
-// branch, the commit messages it writes, the files it writes itself (its documents, unless they are kept
-// apart: DocsRuleWork), and how it signs.
+// RuleWork is what ralph does on issue n's branch, for the repository's rules to judge (steps.RuleWork).
 func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
-	w := ruleWork(cfg, s, rec.Branch)
-	if !separateDocs(rec, cfg) {
-		w = withDocuments(w, n, title, rec)
-	}
-	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", n, Inert(title), trailerKey))
-	return w
+	return steps.RuleWork(cfg, s, n, title, rec)
 }
 
 // DocsRuleWork is what ralph does on issue n's documents branch, when its documents are kept apart
-// (documents: separate): ok is false when they are on the issue's branch.
+// (steps.DocsRuleWork).
 func DocsRuleWork(cfg config.Config, s Signing, n int, title string, rec Record) (w rules.Work, ok bool) {
-	if !separateDocs(rec, cfg) {
-		return rules.Work{}, false
-	}
-	return withDocuments(ruleWork(cfg, s, docsBranch(rec, cfg, n)), n, title, rec), true
-}
-
-func ruleWork(cfg config.Config, s Signing, branch string) rules.Work {
-	w := rules.Work{Branch: branch, Prefix: cfg.BranchPrefix, Signed: s.Signed, Signing: s.How}
-	if w.Signing == "" {
-		w.Signing = "ralph's commits are made with git and not signed"
-	}
-	return w
-}
-
-// withDocuments adds the documents' commits and files to w.
-func withDocuments(w rules.Work, n int, title string, rec Record) rules.Work {
-	for _, d := range []Document{researchDocument, planDocument, reviewDocument, selfReviewDocument} {
-		w.Messages = append(w.Messages, d.subject(n, title)+"\n\n"+trailerKey+": "+d.Kind)
-		w.Paths = append(w.Paths, d.path(n, rec))
-	}
-	return w
+	return steps.DocsRuleWork(cfg, s, n, title, rec)
 }
 
 // checkRules reads the rules of the issue's branch before step st runs its agent, and returns a *RulesError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -56,13 +57,13 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 	err = e.begin(ctx, ic, st)
 	if err == nil {
 		draft := ic.rec.Clone()
-		out, err = st.Do(r, ctx, &draft)
-		if ws := r.ws; ws != nil && ws.Pushed() != "" {
+		out, err = st.Do(r.Runner, ctx, &draft)
+		if ws := r.WS; ws != nil && ws.Pushed() != "" {
 			draft.Head = ws.Pushed() // the commit ralph last pushed: a fix builds on it, checks on it are ralph's
 		}
 		out.Record = &draft
 	}
-	if serr := stepError(err); serr != nil {
+	if serr := steps.AsStepError(err); serr != nil {
 		return e.fail(ctx, r, from, serr)
 	}
 	if err != nil {
@@ -70,7 +71,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 	}
 	if w := out.Wait; w != nil {
 		// Nothing is recorded of a step that found nothing to do: not its attempt either.
-		if r.ahead != nil {
+		if r.Ahead != nil {
 			if err := ic.w.saveStatus(ctx); err != nil {
 				return res, err
 			}
@@ -81,8 +82,8 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 		}
 		return res, nil
 	}
-	s, err := e.table().settle(ic.rec, settling{Step: st.Name, Row: st, From: from, State: ic.state, Out: out,
-		At: e.now(), URL: e.Origin.URL, Usage: r.usage, Takeover: ic.takeover, Refused: r.refused})
+	s, err := settle(e.table(), ic.rec, settling{Step: st.Name, Row: st, From: from, State: ic.state, Out: out,
+		At: e.now(), URL: e.Origin.URL, Usage: r.Usage, Takeover: ic.takeover, Refused: r.Refused})
 	if err == nil {
 		if err = ic.w.write(ctx, s); err != nil {
 			err = e.unrecorded(ctx, r, from, err)
@@ -91,7 +92,7 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 	if err != nil {
 		return Result{Issue: ic.n, Step: st.Name, From: from, State: ic.state}, err
 	}
-	res = Result{Issue: ic.n, Step: st.Name, From: from, State: s.To, PRURL: s.Record.PRURL, Message: s.Message, Dispatch: out.Dispatch, Refused: r.refused}
+	res = Result{Issue: ic.n, Step: st.Name, From: from, State: s.To, PRURL: s.Record.PRURL, Message: s.Message, Dispatch: out.Dispatch, Refused: r.Refused}
 	if s.Record.Parent != 0 && s.To != from {
 		res.Dispatch = append(res.Dispatch, s.Record.Parent) // the parent follows its sub-issues
 	}
@@ -103,16 +104,16 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 // sub-issue before its first step).
 func (e *Engine) decide(ctx context.Context, ic *issue) (Decision, error) {
 	f := Facts{Closed: ic.gh.State == "closed"}
-	p := e.table().next(ic.n, ic.rec, true, f, e.Config)
+	p := e.table().Next(ic.n, ic.rec, true, f, e.Config)
 	if !p.AskBlockers {
 		return p, nil
 	}
-	open, err := openBlockers(ctx, e.GitHub, ic.n)
+	open, err := steps.OpenBlockers(ctx, e.GitHub, ic.n)
 	if err != nil {
 		return p, err
 	}
 	f.Blockers = open
-	return e.table().next(ic.n, ic.rec, true, f, e.Config), nil
+	return e.table().Next(ic.n, ic.rec, true, f, e.Config), nil
 }
 
 // begin moves the issue into the step's lock state.
@@ -120,7 +121,7 @@ func (e *Engine) begin(ctx context.Context, ic *issue, st *Step) error {
 	if st.Running == "" || ic.state == st.Running {
 		return nil
 	}
-	if err := e.table().flow.Check(ic.state, workflow.Start, st.Running); err != nil {
+	if err := e.table().Flow.Check(ic.state, workflow.Start, st.Running); err != nil {
 		return err
 	}
 	return ic.w.setState(ctx, st.Running)
@@ -136,4 +137,10 @@ func (e *Engine) baseBranch(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("reading the default branch: %w", err)
 	}
 	return def, nil
+}
+
+// next says whether the issue now waits for people, or has a step ralph can run right away.
+func (e *Engine) next(ic *issue) (paused, cont bool) {
+	p := e.table().Next(ic.n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
+	return p.Paused(), p.Now()
 }

@@ -1,35 +1,13 @@
 package engine
 
 import (
-	"context"
-	"fmt"
-	"strings"
-
 	"github.com/ralph-dev/gh-ralph/internal/agent"
-	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/session"
-	"github.com/ralph-dev/gh-ralph/internal/workspace"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 )
 
-// Session is the agent's session for one step, what a step runs the agent and the verify commands with:
-// *session.Session is the real one (the model gateway and its budgets, the network proxy, the boundary,
-// the secrets), a test's scripted session another.
-type Session interface {
-	// Prepare readies the step's copy for the agent, before it first runs.
-	Prepare(ws *workspace.Workspace)
-	// Run runs the agent once on ws. A failure is a *StepError, with a *session.BudgetError when a budget
-	// stopped the agent.
-	Run(ctx context.Context, ws *workspace.Workspace, run session.Run) error
-	// Verify runs the verify commands on ws (phase of phases); all must pass.
-	Verify(ctx context.Context, ws *workspace.Workspace, phase, phases int) error
-	// Scan refuses changes whose files hold a secret's value.
-	Scan(ctx context.Context, ws *workspace.Workspace, changes []git.Change) error
-	// Leaks names the secrets whose values text holds; Redact replaces them with ***.
-	Leaks(text string) []string
-	Redact(text string) string
-}
-
-var _ Session = (*session.Session)(nil)
+// Session is the agent's session for one step (steps.Session).
+type Session = steps.Session
 
 // StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
 type StepError = session.StepError
@@ -37,28 +15,23 @@ type StepError = session.StepError
 // Meterer is a Logger that shows what the agent has used so far while its section is open.
 type Meterer = session.Meterer
 
-// session is the step's session on issue ic: NewSession's when set, else the real one.
-func (e *Engine) session(ic *issue, wk *work) Session {
-	n := 0
-	if ic != nil {
-		n = ic.n
-	}
-	spent := func() float64 {
-		if ic == nil || ic.rec.Usage == nil {
-			return 0
-		}
-		return ic.rec.Usage.CostUSD
-	}
+// session is the step's session on issue n, whose record is rec: NewSession's when set, else the real
+// one. Its notes fill the step's work wk.
+func (e *Engine) session(n int, rec Record, wk *steps.Work) Session {
 	if e.NewSession != nil {
 		return e.NewSession(n)
 	}
+	spent := 0.0
+	if rec.Usage != nil {
+		spent = rec.Usage.CostUSD
+	}
 	return session.New(session.Options{Config: e.Config, Log: e.Log, Agent: e.Agent, Sandbox: e.Sandbox, BaseEnv: e.AgentEnv,
-		SecretNames: e.Secrets, ModelTransport: e.ModelTransport, Ledger: e.Ledger, Issue: n, Spent: spent, Notes: notes{work: wk, log: e.Log}})
+		SecretNames: e.Secrets, ModelTransport: e.ModelTransport, Ledger: e.Ledger, Issue: n, Spent: func() float64 { return spent }, Notes: notes{work: wk, log: e.Log}})
 }
 
 // notes keeps what the session's runs leave for the issue's record, in the step's work.
 type notes struct {
-	work *work
+	work *steps.Work
 	log  Logger
 }
 
@@ -67,20 +40,10 @@ func (n notes) Usage(command string, u *agent.Usage) {
 	if u == nil {
 		return
 	}
-	n.work.usage = u
+	n.work.Usage = u
 	n.log.Infof("agent %s: %s", command, u)
 }
 
-func (n notes) Refused(host string) bool { return n.work.noteRefused(host) }
+func (n notes) Refused(host string) bool { return n.work.NoteRefused(host) }
 
-func (n notes) RefusedMore(more int) { n.work.refusedMore += more }
-
-// refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
-// secret's value, or nil: nothing of it may be committed, pushed or posted.
-func (r *runner) refuseLeak(step, what, text string) error {
-	names := r.session.Leaks(text)
-	if len(names) == 0 {
-		return nil
-	}
-	return &StepError{Step: step, Reason: fmt.Sprintf("%s holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", what, strings.Join(names, ", "))}
-}
+func (n notes) RefusedMore(more int) { n.work.RefusedMore += more }

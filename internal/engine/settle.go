@@ -58,7 +58,7 @@ type settling struct {
 
 // settle is what a step (or a person's command) that completed with s.Out makes of rec. Out.Wait is not
 // settled: nothing is recorded of a step that found nothing to do.
-func (t *table) settle(rec Record, s settling) (settled, error) {
+func settle(t *table, rec Record, s settling) (settled, error) {
 	if s.Out.Record != nil {
 		rec = s.Out.Record.Clone()
 	} else {
@@ -70,10 +70,10 @@ func (t *table) settle(rec Record, s settling) (settled, error) {
 	if to == "" {
 		to = s.State // staying is no move: nothing to check
 	} else if out.Person == nil {
-		if s.Row != nil && !s.Row.may(to) {
+		if s.Row != nil && !s.Row.May(to) {
 			return w, &workflow.TransitionError{From: s.State, Event: s.Step, To: to}
 		}
-		if err := t.flow.Check(s.State, s.Step, to); err != nil {
+		if err := t.Flow.Check(s.State, s.Step, to); err != nil {
 			return w, err
 		}
 	}
@@ -82,7 +82,7 @@ func (t *table) settle(rec Record, s settling) (settled, error) {
 	}
 	if p := out.Person; p != nil {
 		body := fmt.Sprintf("### ralph needs a person\n\n%s %s", Inert(p.Reason), p.Advice)
-		n, err := t.escalate(&rec, s.State, p.Before, p.Reason, "human", body)
+		n, err := escalate(t, &rec, s.State, p.Before, p.Reason, "human", body)
 		if err != nil {
 			return w, err
 		}
@@ -96,7 +96,7 @@ func (t *table) settle(rec Record, s settling) (settled, error) {
 	if s.By != "" {
 		msg = fmt.Sprintf("@%s: %s (%s → %s)", s.By, s.Step, s.From.Title(), to.Title())
 	} else {
-		msg = t.describe(s.Step, s.From, to, rec)
+		msg = t.Describe(s.Step, s.From, to, rec)
 		if to != workflow.HumanNeeded {
 			rec.FailedStep, rec.Failures, rec.RulesRefused = "", 0, false
 			rec.Steps = append(rec.Steps, Done{Step: s.Step, Note: msg})
@@ -119,9 +119,9 @@ func (w *settled) close(rec Record, to workflow.State, run Entry) {
 // escalate makes Human Needed where rec goes, remembering where the issue was (before) and why, with body
 // posted once as the notice "<key> <run>" (none when body is ""). It is the one way ralph asks for a person:
 // a step's escalation, too many failures, a budget reached, labels no record explains.
-func (t *table) escalate(rec *Record, state, before workflow.State, reason, key, body string) ([]Notice, error) {
+func escalate(t *table, rec *Record, state, before workflow.State, reason, key, body string) ([]Notice, error) {
 	// An issue being enrolled ("": labels no record explains) goes to a person without a transition of its own.
-	if err := t.flow.Check(state, workflow.Escalate, workflow.HumanNeeded); err != nil && state != "" {
+	if err := t.Flow.Check(state, workflow.Escalate, workflow.HumanNeeded); err != nil && state != "" {
 		return nil, err
 	}
 	rec.Before, rec.Reason = before, reason
@@ -163,12 +163,12 @@ type failed struct {
 // gone with it). The issue goes back to where the step started; the failure is counted, and the issue goes
 // to a person when the same step has now failed max_failures times in a row. A step stopped at a budget
 // goes to a person at once, and an interrupted run is recorded but not counted.
-func (t *table) settleFailure(rec Record, f failing) (failed, error) {
+func settleFailure(t *table, rec Record, f failing) (failed, error) {
 	rec = rec.Clone()
 	var w failed
-	start := t.restartState(f.From)
+	start := t.RestartState(f.From)
 	if f.State != start {
-		if err := t.flow.Check(f.State, workflow.Abort, start); err != nil {
+		if err := t.Flow.Check(f.State, workflow.Abort, start); err != nil {
 			return w, err
 		}
 	}
@@ -178,7 +178,7 @@ func (t *table) settleFailure(rec Record, f failing) (failed, error) {
 	switch {
 	case errors.As(serr, &be):
 		reason := session.BudgetReason(f.Issue, be)
-		n, err := t.escalate(&rec, f.State, start, reason, "budget "+string(ev), "### ralph: the model budget is reached, a person is needed\n\n"+reason)
+		n, err := escalate(t, &rec, f.State, start, reason, "budget "+string(ev), "### ralph: the model budget is reached, a person is needed\n\n"+reason)
 		if err != nil {
 			return w, err
 		}
@@ -214,7 +214,7 @@ func (t *table) settleFailure(rec Record, f failing) (failed, error) {
 		}
 		body := fmt.Sprintf("### ralph: %s failed, a person is needed\n\n%s\n\n%s\nWhat was produced before the failure is kept on the branch `%s`. Fix the cause (the issue, the config, the agent), then say `/ralph retry` (or run `gh ralph retry %d`) to go on from %s.",
 			ev, reason, detail(serr), rec.Branch, f.Issue, start.Title())
-		n, err := t.escalate(&rec, f.State, start, reason, key, f.Redact(body))
+		n, err := escalate(t, &rec, f.State, start, reason, key, f.Redact(body))
 		if err != nil {
 			return w, err
 		}

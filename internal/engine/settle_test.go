@@ -36,7 +36,7 @@ func TestSettle(t *testing.T) {
 	}{
 		{
 			name: "a step moves the issue and counts for the checklist; its failures are forgotten",
-			in: settling{Step: workflow.Plan, Row: testTable().named(workflow.Plan), From: workflow.ReadyForPlan, State: workflow.PlanInProgress,
+			in: settling{Step: workflow.Plan, Row: testTable().Named(workflow.Plan), From: workflow.ReadyForPlan, State: workflow.PlanInProgress,
 				Out: Outcome{To: workflow.PlanInReview, Record: &draft, Labels: map[string]bool{"z": true, "a": false}}},
 			to: workflow.PlanInReview, msg: "plan: Ready for Plan → Plan in Review",
 			labels: []labelChange{{"a", false}, {"z", true}}, steps: 1, phases: 1,
@@ -80,7 +80,7 @@ func TestSettle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.At, tt.in.URL = settleAt, "https://run"
 			before := base.Clone()
-			got, err := testTable().settle(base, tt.in)
+			got, err := settle(testTable(), base, tt.in)
 			if diff := cmp.Diff(before, base); diff != "" {
 				t.Fatalf("settle changed the record it was given (-before +after):\n%s", diff)
 			}
@@ -167,7 +167,7 @@ func TestSettleFailure(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Issue, tt.f.At, tt.f.Redact = 7, settleAt, redact
-			got, err := testTable().settleFailure(tt.rec, tt.f)
+			got, err := settleFailure(testTable(), tt.rec, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,3 +200,6 @@ func TestSettleFailure(t *testing.T) {
 		})
 	}
 }
+
+// testTable is the workflow's table, built from the steps' declarations.
+func testTable() *table { return workflowTable() }

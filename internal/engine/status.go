@@ -43,7 +43,7 @@ func (w *writer) saveRecord(ctx context.Context, rec Record) error {
 // fitStatus renders the status comment of issue n with record rec, within what GitHub takes (record.Fit).
 // f is what the run knows of the issue besides its record (Facts.Unowned).
 func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Facts) (string, Record) {
-	return record.Fit(rec, func(r Record) string { return t.renderStatus(n, r, cfg, links, f) })
+	return record.Fit(rec, func(r Record) string { return t.RenderStatus(n, r, cfg, links, f) })
 }
 
 // Status refreshes the status comment and answers with a short reply pointing at it.
@@ -85,44 +85,4 @@ func (w *writer) links() Links {
 		l.Docs = w.gh.TreeURL(w.ic.rec.Docs)
 	}
 	return l
-}
-
-// renderStatus renders the status comment of issue n (record.Render), the workflow's parts from the table.
-func (t *table) renderStatus(n int, rec Record, cfg config.Config, links Links, f Facts) string {
-	return record.Render(n, rec, cfg, links, statusParts{t: t, n: n, cfg: cfg, f: f})
-}
-
-// statusParts is what the status comment shows of the workflow, which the engine owns: the table's
-// checklist, documents and diagram, the planner's "What you can do", and the agent session's sections.
-type statusParts struct {
-	t   *table
-	n   int
-	cfg config.Config
-	f   Facts
-}
-
-func (p statusParts) Checklist(rec Record) []record.Item {
-	var out []record.Item
-	for _, it := range p.t.checklist(rec, p.cfg) {
-		out = append(out, record.Item{Done: it.done, Text: it.text})
-	}
-	return out
-}
-
-func (p statusParts) Documents() []record.Doc {
-	var out []record.Doc
-	for _, d := range p.t.documents() {
-		out = append(out, record.Doc{Kind: d.Kind, Title: d.Title})
-	}
-	return out
-}
-
-func (p statusParts) Actions(rec Record) string {
-	return p.t.next(p.n, rec, true, Facts{Blockers: []int{}, Unowned: p.f.Unowned, Labeler: p.f.Labeler}, p.cfg).Actions()
-}
-
-func (p statusParts) Diagram(st workflow.State) string { return p.t.flow.Mermaid(st) }
-
-func (p statusParts) Sections(rec Record) string {
-	return record.RefusedSection(rec) + record.UsageSection(rec, p.cfg)
 }

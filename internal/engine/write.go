@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/record"
@@ -62,30 +61,30 @@ func (w *writer) write(ctx context.Context, s settled) error {
 	if err := w.saveStatus(ctx); err != nil {
 		return err
 	}
-	w.checkpoint("after-status")
+	w.Checkpoint("after-status")
 	if err := w.setState(ctx, s.To, s.Labels...); err != nil {
 		return err
 	}
-	w.checkpoint("after-label")
+	w.Checkpoint("after-label")
 	return nil
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
 func (w *writer) notice(ctx context.Context, key, body string) error {
-	_, err := w.upsertComment(ctx, "<!-- ralph:notice "+key+" -->", body)
+	_, err := w.UpsertComment(ctx, "<!-- ralph:notice "+key+" -->", body)
 	return err
 }
 
 // upsertComment creates the comment that carries marker, or edits the one that does.
-func (w *writer) upsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
-	body = sealed(body, marker)
+func (w *writer) UpsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
+	body = record.Seal(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := w.ic.people.ownComment(ctx, w.comments, func(b string) bool { return carries(b, marker) })
+	i, err := w.ic.people.OwnComment(ctx, w.comments, func(b string) bool { return record.Carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
 	if i < 0 {
-		return w.createComment(ctx, func(b string) bool { return carries(b, marker) }, body)
+		return w.createComment(ctx, func(b string) bool { return record.Carries(b, marker) }, body)
 	}
 	if c := w.comments[i]; c.Body == body {
 		return c, nil
@@ -95,19 +94,6 @@ func (w *writer) upsertComment(ctx context.Context, marker, body string) (ghapi.
 		w.comments[i] = cm
 	}
 	return cm, err
-}
-
-// sealed is a comment's body as ralph posts it: what it composed, in which nothing can pass for a marker,
-// and then its one marker, at the fixed end. Sealing a sealed body changes nothing.
-func sealed(content, marker string) string {
-	content = strings.TrimSuffix(strings.TrimRight(content, " \t\r\n"), marker)
-	return record.FitBody(unmarked(strings.TrimRight(content, " \t\r\n"))) + "\n\n" + marker
-}
-
-// carries says whether body is a comment that ralph sealed with marker: the marker is its end, where no
-// quoted text can reach.
-func carries(body, marker string) bool {
-	return strings.HasSuffix(strings.TrimRight(body, " \t\r\n"), marker)
 }
 
 // createComment posts a comment that marked recognises as the one it posts. When the answer is an error,
@@ -128,7 +114,7 @@ func (w *writer) createComment(ctx context.Context, marked func(body string) boo
 			if !marked(c.Body) {
 				continue
 			}
-			if own, aerr := w.ic.people.wrote(ctx, c.User); aerr == nil && own {
+			if own, aerr := w.ic.people.Wrote(ctx, c.User); aerr == nil && own {
 				cm, found = c, true
 			}
 		}
@@ -145,7 +131,7 @@ func (w *writer) createComment(ctx context.Context, marked func(body string) boo
 }
 
 // checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
-func (w *writer) checkpoint(name string) {
+func (w *writer) Checkpoint(name string) {
 	if w.stop != nil {
 		w.stop(name)
 	}

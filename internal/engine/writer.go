@@ -32,3 +32,9 @@ type writer struct {
 func (e *Engine) newWriter(ic *issue, comments []ghapi.Comment) *writer {
 	return &writer{comments: comments, ic: ic, gh: e.GitHub, log: e.Log, cfg: e.Config, runURL: e.Origin.URL, stop: e.Checkpoint, onState: e.OnState, steps: e.table()}
 }
+
+// Comments are the issue's comments as the run read them and the writer wrote them since.
+func (w *writer) Comments() []ghapi.Comment { return w.comments }
+
+// Status is ralph's status comment among them, nil until there is one.
+func (w *writer) Status() *ghapi.Comment { return w.status }
