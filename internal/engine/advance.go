@@ -208,7 +208,7 @@ func (e *Engine) admit(ctx context.Context, n int, enroller string, gate func(*i
 		return nil, "", err
 	}
 	if enroller != "" {
-		if err := ic.people.authorizeIn(ctx, ic.n, enroller, ActEnroll); err != nil {
+		if err := ic.people.authorize(ctx, ic.n, enroller, ActEnroll); err != nil {
 			return ic, "", err
 		}
 	}

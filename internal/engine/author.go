@@ -79,28 +79,16 @@ func (e *Engine) people() *people {
 	return &people{auth: e.Auth, identity: e.Identity, log: e.Log, gh: e.GitHub, dryRun: e.DryRun, answers: map[string]bool{}}
 }
 
-// vouch records that login may drive ralph, known without asking (GitHub named their role, or authorize
-// asked): it is not asked about again in this run.
+// vouch records that login may drive ralph, known without asking (GitHub named their role): it is not
+// asked about again in this run.
 func (p *people) vouch(login string) { p.answers[login] = true }
 
-// authorizeIn is authorize for an issue this run has read: a person whose role came with the issue
-// (reader.load with a login) is not asked about again.
-func (p *people) authorizeIn(ctx context.Context, n int, login string, act Action) error {
-	if p.answers[login] {
-		return nil
-	}
-	return p.authorize(ctx, n, login, act)
-}
-
-// authorize checks a person's permission to act; a refusal posts one polite comment and returns
-// *RefusedError.
+// authorize checks a person's permission to act, and keeps the answer: a person who may is not asked about
+// again in this run. A refusal posts one polite comment and returns *RefusedError.
 func (p *people) authorize(ctx context.Context, n int, login string, act Action) error {
-	if p.auth == nil {
-		return nil
-	}
-	ok, err := p.auth.Authorize(ctx, login)
+	ok, err := p.Trusted(ctx, login)
 	if err != nil {
-		return fmt.Errorf("checking the permission of @%s: %w", login, err)
+		return err
 	}
 	if ok {
 		return nil
@@ -114,7 +102,7 @@ func (p *people) authorize(ctx context.Context, n int, login string, act Action)
 	return &RefusedError{Login: login, Action: act}
 }
 
-// trusted says whether login may drive ralph, asking GitHub once per login and run.
+// Trusted says whether login may drive ralph, asking GitHub once per login and run.
 func (p *people) Trusted(ctx context.Context, login string) (bool, error) {
 	if p.auth == nil {
 		return true, nil
@@ -130,7 +118,7 @@ func (p *people) Trusted(ctx context.Context, login string) (bool, error) {
 	return ok, nil
 }
 
-// wrote says whether u's comment counts as ralph's: WroteRecord with this run's answers.
+// Wrote says whether u's comment counts as ralph's: WroteRecord with this run's answers.
 func (p *people) Wrote(ctx context.Context, u ghapi.User) (bool, error) {
 	return WroteRecord(ctx, u, p.Trusted, p.identity)
 }

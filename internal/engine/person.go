@@ -205,13 +205,17 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, nil, err
 	}
+	// One people for the run: the person asked about here is not asked about again when the issue is read.
+	ppl := e.people()
+	read := e.reader()
+	read.people = func() *people { return ppl }
 	if p.authorize {
-		if err := e.people().authorize(ctx, n, login, act); err != nil {
+		if err := ppl.authorize(ctx, n, login, act); err != nil {
 			return Result{Issue: n}, nil, err
 		}
 	}
 	if e.DryRun {
-		ic, err := e.reader().load(ctx, n, "")
+		ic, err := read.load(ctx, n, "")
 		if err != nil {
 			return Result{Issue: n}, nil, err
 		}
@@ -229,15 +233,12 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 		return Result{Issue: n}, nil, err
 	}
 	defer release()
-	ic, err := e.reader().load(ctx, n, "")
+	ic, err := read.load(ctx, n, "")
 	if err != nil {
 		return Result{Issue: n}, nil, err
 	}
 	if ic.state == "" {
 		return Result{Issue: n}, nil, notEnrolled(ic)
-	}
-	if p.authorize {
-		ic.people.vouch(login) // asked above: not asked again in this run
 	}
 	from := ic.state
 	draft := ic.rec.Clone()
