@@ -15,56 +15,6 @@ import (
 // happened; a run that cannot (GitHub refuses the edit, the process dies) leaves them counted, so the agent
 // runs at most max_failures times per step and the issue's budget counts it, whatever GitHub answers.
 
-// writeAhead records the step's attempt before the agent starts, once per run; if GitHub does not take
-// it, no agent runs.
-func (r *runner) writeAhead(ctx context.Context) error {
-	ic := r.ic
-	if r.Ahead != nil || r.Step == "" {
-		return nil
-	}
-	rec := ic.rec.Clone()
-	rec.FailedStep, rec.Failures = r.Step, failuresAfter(ic.rec, r.Step)
-	rec.Attempt = &Attempt{Step: r.Step, Reserved: r.reservation()}
-	if err := r.w.saveRecord(ctx, rec); err != nil {
-		return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
-	}
-	r.Ahead = &rec
-	// A status comment shows where the issue is with one state label (an issue enrolled in this run has
-	// none yet).
-	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
-		if err := r.w.setState(ctx, ic.state); err != nil {
-			return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
-		}
-	}
-	return nil
-}
-
-// failuresAfter is the step's count of failures in a row once one more is counted.
-func failuresAfter(rec Record, step workflow.Event) int {
-	if rec.FailedStep == step {
-		return rec.Failures + 1
-	}
-	return 1
-}
-
-// reservation is what a step's agent may spend at most, in dollars: agent.max_cost, or else what is left
-// of budget.issue (0: no budget bounds it).
-func (r *runner) reservation() float64 {
-	if c := r.cfg.Agent.MaxCost; c > 0 {
-		return c
-	}
-	if b := r.cfg.Budget.Issue; b > 0 {
-		spent := 0.0
-		if r.ic.rec.Usage != nil {
-			spent = r.ic.rec.Usage.CostUSD
-		}
-		if b > spent {
-			return b - spent
-		}
-	}
-	return 0
-}
-
 // foldAttempt takes a record's unrecorded attempt as what it was counted as: a failure (already in the
 // record) and its reservation spent.
 func foldAttempt(ic *issue) {

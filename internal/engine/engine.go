@@ -63,6 +63,19 @@ type HeldError struct{ Holder string }
 
 func (e *HeldError) Error() string { return "issue is held by " + e.Holder }
 
+// acquire takes issue n's lock (a *HeldError when another run holds it); release gives it up, warning
+// when that fails.
+func (e *Engine) acquire(ctx context.Context, n int) (lease Lease, release func(), err error) {
+	if lease, err = e.Lock.Acquire(ctx, n); err != nil {
+		return nil, nil, err
+	}
+	return lease, func() {
+		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
+			e.Log.Warnf("releasing the lock on #%d: %v", n, rerr)
+		}
+	}, nil
+}
+
 // Unlocked takes no lock. It is right only where something else runs one ralph at a time per issue, such as
 // the per-issue `concurrency:` group of the workflow that runs the Action.
 type Unlocked struct{}

@@ -3,12 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
-	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
@@ -51,29 +48,4 @@ func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr 
 		return res, nil
 	}
 	return res, serr
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func detail(serr *StepError) string {
-	var b strings.Builder
-	if serr.Err != nil && !restated(serr.Err) {
-		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(Inert(serr.Err.Error()), "`", "'"))
-	}
-	var ae *session.AgentFailure
-	if errors.As(serr.Err, &ae) && ae.Tail != "" {
-		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", inert.Fence("text", InertText(ae.Tail)))
-	}
-	return b.String()
-}
-
-// restated reports whether err is an agent failure its step's reason already says.
-func restated(err error) bool {
-	var ae *session.AgentFailure
-	return errors.As(err, &ae) && ae.Restated
 }

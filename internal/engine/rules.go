@@ -16,9 +16,6 @@ import (
 // RuleReader reads the rules of a branch (steps.RuleReader).
 type RuleReader = steps.RuleReader
 
-// Signing says whether GitHub will find ralph's commits signed (steps.Signing).
-type Signing = steps.Signing
-
 // RulesError is a run stopped before it changed anything because a repository rule would refuse its work.
 type RulesError struct {
 	Issue   int

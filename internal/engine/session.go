@@ -6,9 +6,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/steps"
 )
 
-// Session is the agent's session for one step (steps.Session).
-type Session = steps.Session
-
 // StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
 type StepError = session.StepError
 

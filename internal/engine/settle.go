@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/session"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
@@ -226,4 +228,29 @@ func settleFailure(t *table, rec Record, f failing) (failed, error) {
 	}
 	w.close(rec, run.To, run)
 	return w, nil
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func detail(serr *StepError) string {
+	var b strings.Builder
+	if serr.Err != nil && !restated(serr.Err) {
+		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(Inert(serr.Err.Error()), "`", "'"))
+	}
+	var ae *session.AgentFailure
+	if errors.As(serr.Err, &ae) && ae.Tail != "" {
+		fmt.Fprintf(&b, "<details><summary>Last output</summary>\n\n%s\n</details>\n\n", inert.Fence("text", InertText(ae.Tail)))
+	}
+	return b.String()
+}
+
+// restated reports whether err is an agent failure its step's reason already says.
+func restated(err error) bool {
+	var ae *session.AgentFailure
+	return errors.As(err, &ae) && ae.Restated
 }

@@ -43,3 +43,7 @@ func DocumentKinds() []string {
 
 // Transitions are the workflow's legal moves, derived from the steps' declarations.
 func Transitions() []workflow.Transition { return workflowTable().Flow.Transitions() }
+
+// isStep says whether ev names one of the workflow's steps: what record.Check asks of the workflow. The
+// table is built only for a record that names a step (one that waits for a sweep).
+func isStep(ev workflow.Event) bool { return workflowTable().Named(ev) != nil }

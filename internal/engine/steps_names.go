@@ -22,6 +22,10 @@ type (
 	Wait        = steps.Wait
 	Reviews     = steps.Reviews
 	CheckLister = steps.CheckLister
+	// Session is the agent's session for one step.
+	Session = steps.Session
+	// Signing says whether GitHub will find ralph's commits signed.
+	Signing = steps.Signing
 )
 
 // What an issue waits for (steps.Wait).

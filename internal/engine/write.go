@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -149,4 +150,52 @@ func (w *writer) flush(ctx context.Context) error {
 		return w.saveStatus(ctx)
 	}
 	return nil
+}
+
+// saveStatus writes the one status comment: created on the first run, edited in place afterwards.
+func (w *writer) saveStatus(ctx context.Context) error {
+	return w.saveRecord(ctx, w.ic.rec)
+}
+
+// saveRecord writes rec as the status comment, whatever the issue's record in this run is.
+func (w *writer) saveRecord(ctx context.Context, rec Record) error {
+	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links(), Facts{Unowned: w.ic.unowned, Labeler: w.ic.labeler})
+	if w.status != nil {
+		if w.status.Body == body {
+			return nil
+		}
+		cm, err := w.gh.UpdateComment(ctx, w.status.ID, body)
+		if err != nil {
+			return fmt.Errorf("updating the status comment of #%d: %w", w.ic.n, err)
+		}
+		w.status = &cm
+		return nil
+	}
+	cm, err := w.createComment(ctx, record.IsStatus, body)
+	if err != nil {
+		return fmt.Errorf("creating the status comment of #%d: %w", w.ic.n, err)
+	}
+	w.status = &cm
+	if cm.Body != body {
+		// A status comment posted by this run's failed request, found again: bring it up to date.
+		return w.saveRecord(ctx, rec)
+	}
+	return nil
+}
+
+// fitStatus renders the status comment of issue n with record rec, within what GitHub takes (record.Fit).
+// f is what the run knows of the issue besides its record (Facts.Unowned).
+func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Facts) (string, Record) {
+	return record.Fit(rec, func(r Record) string { return t.RenderStatus(n, r, cfg, links, f) })
+}
+
+func (w *writer) links() Links {
+	l := Links{Run: w.runURL}
+	if w.ic.rec.Branch != "" && w.ic.rec.Base != "" {
+		l.Branch = w.gh.TreeURL(w.ic.rec.Branch)
+	}
+	if w.ic.rec.Docs != "" {
+		l.Docs = w.gh.TreeURL(w.ic.rec.Docs)
+	}
+	return l
 }
