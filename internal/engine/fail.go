@@ -47,5 +47,6 @@ func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr 
 		res.Message = f.Message
 		return res, nil
 	}
+	res.Recorded = true // the record says what comes next: a retry, or a person
 	return res, serr
 }

@@ -19,31 +19,15 @@ import (
 // A run that ends on one has left the issue where a run that starts afresh picks it up (every write is
 // found again by its marker, its branch or the record, and the agent's work by its commit), so the Action
 // dispatches a run to finish the step instead of leaving the issue to a sweep.
-// The run's context ending is not transient: whoever ended it decides.
-//
-// A step's failure that ralph recorded (a *StepError on its own, not joined with the error of writing it)
-// is not transient: the record says what comes next, a retry or a person.
+// The run's context ending is not transient: whoever ended it decides. A step's failure that ralph
+// recorded (Result.Recorded) is not asked about: the record says what comes next, a retry or a person.
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || recorded(err) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	return git.Transient(err) || ghapi.Transient(err)
 }
 
-// recorded says whether err is, under plain wrapping, a *StepError: fail wrote it down. A StepError joined
-// with another error is one whose writing failed.
-func recorded(err error) bool {
-	for err != nil {
-		if _, ok := err.(*StepError); ok {
-			return true
-		}
-		if _, ok := err.(interface{ Unwrap() []error }); ok {
-			return false
-		}
-		err = errors.Unwrap(err)
-	}
-	return false
-}
 
 // MaxFinishing is how many runs in a row may be dispatched to finish the same step of an issue: GitHub
 // failing for longer than that many runs (about a minute each) is an outage, which the next sweep, or a

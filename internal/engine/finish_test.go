@@ -13,8 +13,8 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/git"
 )
 
-// Transient decides whether a failed run dispatches a run to finish its step: GitHub failing for a while
-// does; a refusal, a recorded step failure and a cancelled run do not.
+// Transient says whether an error is GitHub failing for a while: a refusal and a cancelled run are not.
+// (Whether a failure was recorded, which no run is dispatched to finish, is the Result's: TestHandleRecorded.)
 func TestTransient(t *testing.T) {
 	t.Parallel()
 	lost := &url.Error{Op: "Patch", URL: "https://api.github.com/x", Err: io.EOF}
@@ -33,8 +33,7 @@ func TestTransient(t *testing.T) {
 		{"failure recorded, its writing failed", fmt.Errorf("#1: %w", errors.Join(step, lost)), true},
 		{"forbidden", &ghapi.Error{Status: 403, Message: "Resource not accessible by integration"}, false},
 		{"not found", &ghapi.Error{Status: 404}, false},
-		{"step failure recorded", fmt.Errorf("#1: %w", step), false},
-		{"step failure on a lost answer, recorded", fmt.Errorf("#1: %w", &StepError{Step: "pr", Err: lost}), false},
+		{"step failure", fmt.Errorf("#1: %w", step), false},
 		{"input", &InputError{Msg: "no such issue"}, false},
 		{"held", &HeldError{Holder: "Actions run 1"}, false},
 	}

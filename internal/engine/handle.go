@@ -60,8 +60,8 @@ func (e *Engine) Handle(ctx context.Context, q Request) (Result, error) {
 	} else {
 		res, undone, err = e.handle(ctx, q)
 	}
-	res.Recorded = err != nil && recorded(err)
-	if err != nil && q.Finishable && !e.DryRun && !res.Continue && !slices.Contains(res.Dispatch, q.Issue) && Transient(err) {
+	res.Recorded = res.Recorded && err != nil
+	if err != nil && q.Finishable && !e.DryRun && !res.Continue && !slices.Contains(res.Dispatch, q.Issue) && !res.Recorded && Transient(err) {
 		carry := ""
 		if undone {
 			b, _ := json.Marshal(q)

@@ -9,7 +9,10 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // TestHandleRecorded: Handle's Result says whether a failure was recorded on the issue (a step that
@@ -26,6 +29,22 @@ func TestHandleRecorded(t *testing.T) {
 	if stepError(err) == nil || !res.Recorded || res.Finish || res.Unfinished != nil {
 		t.Errorf("a failed step: Result = %+v, %v; want Recorded, no Finish", res, err)
 	}
+
+	// A recorded failure whose cause GitHub would retry (the agent's own call answered 502), the last
+	// one max_failures allows: the record says what comes next (a person), so no run is dispatched to
+	// finish it.
+	h = newHarness(t, func(c *config.Config) { c.MaxFailures = 1 })
+	n = h.enrolled("Parse widgets")
+	h.eng.NewSession = func(int) engine.Session {
+		return &scriptedSession{script: func(*workspace.Workspace, session.Run) error {
+			return &engine.StepError{Step: "research", Reason: "the agent's request failed", Err: &ghapi.Error{Status: 502}}
+		}}
+	}
+	res, err = h.eng.Handle(ctx, engine.Request{Action: engine.ActAdvance, Issue: n, Finishable: true})
+	if stepError(err) == nil || !engine.Transient(err) || !res.Recorded || res.Finish || res.Unfinished != nil {
+		t.Errorf("a recorded failure with a transient cause: Result = %+v, %v; want Recorded, no Finish", res, err)
+	}
+	h.wantState(n, workflow.HumanNeeded)
 
 	h = newHarness(t, nil)
 	n = h.enrolled("Parse widgets")
