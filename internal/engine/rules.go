@@ -34,18 +34,18 @@ func (e *RulesError) Error() string {
 
 // ruleWork is what the step about to run will do on the issue's branch, for the rules to judge.
 func (e *Engine) ruleWork(ic *issue) rules.Work {
-	return RuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec)
+	return e.table().RuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec)
 }
 
 // RuleWork is what ralph does on issue n's branch, for the repository's rules to judge (steps.RuleWork).
 func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
-	return steps.RuleWork(cfg, s, n, title, rec)
+	return workflowTable().RuleWork(cfg, s, n, title, rec)
 }
 
 // DocsRuleWork is what ralph does on issue n's documents branch, when its documents are kept apart
 // (steps.DocsRuleWork).
 func DocsRuleWork(cfg config.Config, s Signing, n int, title string, rec Record) (w rules.Work, ok bool) {
-	return steps.DocsRuleWork(cfg, s, n, title, rec)
+	return workflowTable().DocsRuleWork(cfg, s, n, title, rec)
 }
 
 // checkRules reads the rules of the issue's branch before step st runs its agent, and returns a *RulesError
@@ -62,7 +62,7 @@ func (e *Engine) checkRules(ctx context.Context, ic *issue, st *Step) error {
 		return nil
 	}
 	var works []rules.Work
-	if docs, apart := DocsRuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec); apart && st.Doc != nil {
+	if docs, apart := e.table().DocsRuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec); apart && st.Doc != nil {
 		// A document step of an issue whose documents are kept apart pushes to the documents branch alone:
 		// both branches' rules are read before its first document there, so that a rule that would refuse
 		// the phases stops the issue before any agent runs.

@@ -20,14 +20,15 @@ import (
 // nothing but its own commit of the step lies past that one: a push of anyone else's there cannot change
 // what ralph reads, and it stops ralph's next document with what to do.
 
-// separateDocs says whether the issue's documents are kept apart. An issue keeps the way its first
-// document went whatever the config says later: its documents are all in one place.
-func separateDocs(rec Record, cfg config.Config) bool {
+// separateDocs says whether the issue's documents (docs: the table's, Table.Documents) are kept apart. An
+// issue keeps the way its first document went whatever the config says later: its documents are all in one
+// place.
+func separateDocs(rec Record, cfg config.Config, docs []Document) bool {
 	if rec.Docs != "" {
 		return true
 	}
-	for _, d := range []Document{researchDocument, planDocument, ReviewDocument, selfReviewDocument} {
-		if a, ok := rec.Artifacts[d.Kind]; ok && a.Path != "" {
+	for _, d := range docs {
+		if a, ok := rec.Artifacts[d.Kind]; ok && d.Folder != "" && a.Path != "" {
 			return false
 		}
 	}
@@ -45,7 +46,7 @@ func docsBranch(rec Record, cfg config.Config, n int) string {
 // openDocs opens the issue's documents branch for the step, when its documents are kept apart.
 func (r *Runner) openDocs(ctx context.Context) error {
 	rec := r.ic.Rec
-	if r.Docs != nil || !separateDocs(rec, r.cfg) {
+	if r.Docs != nil || !separateDocs(rec, r.cfg, r.table.Documents()) {
 		return nil
 	}
 	branch := docsBranch(rec, r.cfg, r.ic.N)

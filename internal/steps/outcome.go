@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ralph-dev/gh-ralph/internal/session"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -75,3 +76,6 @@ func (e *InputError) Error() string { return e.Msg }
 func InputErrorf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
+type StepError = session.StepError

@@ -23,35 +23,6 @@ type Facts struct {
 	Labeler string
 }
 
-// Wait is what an issue waits for when no step of ralph's can move it now.
-type Wait int
-
-const (
-	// NoWait: a step of ralph's can run now.
-	NoWait Wait = iota
-	// WaitPerson: Human Needed; only a person's retry moves it.
-	WaitPerson
-	// WaitApproval: a plan waits for a person's review (review: interactive).
-	WaitApproval
-	// WaitPullRequest: the pull request is open for people; the merge step finds it merged or closed.
-	WaitPullRequest
-	// WaitSubIssues: a parent follows its sub-issues; the children step mirrors them.
-	WaitSubIssues
-	// WaitBlockers: issues that block this one are still open.
-	WaitBlockers
-	// WaitReopen: the issue is closed; reopening it lets it go on.
-	WaitReopen
-	// Finished: Done or Canceled.
-	Finished
-	// WaitSplit: the triage's split waits for a person's approval before any sub-issue is created
-	// (split.approve); the issue stays in Backlog.
-	WaitSplit
-	// WaitWriter: a step of ralph's could run, but ralph:build was added by someone who may not drive
-	// ralph (Facts.Unowned), so no sweep takes the issue: a writer's gh ralph enroll N, or the label added
-	// again by one, does.
-	WaitWriter
-)
-
 // Decision is what happens next to an issue: the one decision that the engine, dry runs, gh ralph status,
 // sweeps and the status comment's "What you can do" all read.
 type Decision struct {
@@ -310,21 +281,6 @@ func issueList(ns []int) string {
 		parts[i] = "#" + strconv.Itoa(b)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Ready says whether an enrolled issue with these labels has a step ralph can run now, as far as its labels
-// tell (a sweep reads no record): not at a gate, not terminal, not in a lock state.
-func Ready(labels []string, cfg config.Config) bool {
-	states := workflow.StatesFromLabels(labels)
-	switch len(states) {
-	case 0:
-		return true // enrolled by the label, not started yet
-	case 1:
-	default:
-		return true // the run repairs the labels
-	}
-	p := Workflow().Next(0, Record{State: states[0]}, true, Facts{Blockers: []int{}}, cfg)
-	return p.Now() && !p.Running
 }
 
 // FirstState is where enrollment puts an issue under config c.

@@ -17,10 +17,10 @@ type Signing struct {
 // RuleWork is what ralph does on issue n's branch (rec names it), for the repository's rules to judge: the
 // branch, the commit messages it writes, the files it writes itself (its documents, unless they are kept
 // apart: DocsRuleWork), and how it signs.
-func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
+func (t *Table) RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rules.Work {
 	w := ruleWork(cfg, s, rec.Branch)
-	if !separateDocs(rec, cfg) {
-		w = withDocuments(w, n, title, rec)
+	if docs := t.Documents(); !separateDocs(rec, cfg, docs) {
+		w = withDocuments(w, n, title, rec, docs)
 	}
 	w.Messages = append(w.Messages, fmt.Sprintf("ralph: Phase 1 of 1: #%d %s\n\n%s: implement", n, Inert(title), trailerKey))
 	return w
@@ -28,11 +28,12 @@ func RuleWork(cfg config.Config, s Signing, n int, title string, rec Record) rul
 
 // DocsRuleWork is what ralph does on issue n's documents branch, when its documents are kept apart
 // (documents: separate): ok is false when they are on the issue's branch.
-func DocsRuleWork(cfg config.Config, s Signing, n int, title string, rec Record) (w rules.Work, ok bool) {
-	if !separateDocs(rec, cfg) {
+func (t *Table) DocsRuleWork(cfg config.Config, s Signing, n int, title string, rec Record) (w rules.Work, ok bool) {
+	docs := t.Documents()
+	if !separateDocs(rec, cfg, docs) {
 		return rules.Work{}, false
 	}
-	return withDocuments(ruleWork(cfg, s, docsBranch(rec, cfg, n)), n, title, rec), true
+	return withDocuments(ruleWork(cfg, s, docsBranch(rec, cfg, n)), n, title, rec, docs), true
 }
 
 func ruleWork(cfg config.Config, s Signing, branch string) rules.Work {
@@ -43,9 +44,12 @@ func ruleWork(cfg config.Config, s Signing, branch string) rules.Work {
 	return w
 }
 
-// withDocuments adds the documents' commits and files to w.
-func withDocuments(w rules.Work, n int, title string, rec Record) rules.Work {
-	for _, d := range []Document{researchDocument, planDocument, ReviewDocument, selfReviewDocument} {
+// withDocuments adds the commits and files of the documents (docs) that are files to w.
+func withDocuments(w rules.Work, n int, title string, rec Record, docs []Document) rules.Work {
+	for _, d := range docs {
+		if d.Folder == "" {
+			continue // a comment only (the triage)
+		}
 		w.Messages = append(w.Messages, d.subject(n, title)+"\n\n"+trailerKey+": "+d.Kind)
 		w.Paths = append(w.Paths, d.path(n, rec))
 	}

@@ -2,6 +2,8 @@ package steps
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
@@ -122,4 +124,23 @@ func (r *Runner) Close() (unverified []string) {
 		}
 	}
 	return unverified
+}
+
+// refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
+// secret's value, or nil: nothing of it may be committed, pushed or posted.
+func (r *Runner) refuseLeak(step, what, text string) error {
+	names := r.session.Leaks(text)
+	if len(names) == 0 {
+		return nil
+	}
+	return &StepError{Step: step, Reason: fmt.Sprintf("%s holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", what, strings.Join(names, ", "))}
+}
+
+// ExplainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
+// reason it did not finish.
+func (r *Runner) ExplainTurnLimit(serr *StepError) {
+	if r.Usage == nil || !r.Usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
+		return
+	}
+	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)
 }

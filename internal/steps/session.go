@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/git"
 	"github.com/ralph-dev/gh-ralph/internal/session"
@@ -29,16 +27,3 @@ type Session interface {
 }
 
 var _ Session = (*session.Session)(nil)
-
-// StepError is a step that failed; the issue was left in its start state (or sent to Human Needed).
-type StepError = session.StepError
-
-// refuseLeak is the failure of a step whose product (what: "the document", "the triage") holds a
-// secret's value, or nil: nothing of it may be committed, pushed or posted.
-func (r *Runner) refuseLeak(step, what, text string) error {
-	names := r.session.Leaks(text)
-	if len(names) == 0 {
-		return nil
-	}
-	return &StepError{Step: step, Reason: fmt.Sprintf("%s holds the value of %s, a secret the agent holds; ralph committed and posted nothing of it", what, strings.Join(names, ", "))}
-}

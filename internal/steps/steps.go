@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -40,3 +41,18 @@ func Commands() []workflow.Declaration {
 // Workflow is the workflow's table: its steps and the commands' moves, built afresh from the declarations
 // (nothing keeps it in a package variable, so a test may build a table of its own).
 func Workflow() *Table { return NewTable(workflowSteps(), Commands()) }
+
+// Ready says whether an enrolled issue with these labels has a step ralph can run now, as far as its labels
+// tell (a sweep reads no record): not at a gate, not terminal, not in a lock state.
+func Ready(labels []string, cfg config.Config) bool {
+	states := workflow.StatesFromLabels(labels)
+	switch len(states) {
+	case 0:
+		return true // enrolled by the label, not started yet
+	case 1:
+	default:
+		return true // the run repairs the labels
+	}
+	p := Workflow().Next(0, Record{State: states[0]}, true, Facts{Blockers: []int{}}, cfg)
+	return p.Now() && !p.Running
+}

@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
@@ -50,12 +49,3 @@ const refusedMax = netproxy.MaxRefused
 
 // refusedLen bounds a recorded host, in bytes: the record lives in a comment GitHub bounds.
 const refusedLen = 100
-
-// ExplainTurnLimit adds to a failure that the agent had stopped at its turn limit, when it had: the likely
-// reason it did not finish.
-func (r *Runner) ExplainTurnLimit(serr *StepError) {
-	if r.Usage == nil || !r.Usage.HitTurnLimit || strings.Contains(serr.Reason, "turn limit") {
-		return
-	}
-	serr.Reason += fmt.Sprintf(" (the agent stopped at its turn limit, agent.max_turns: %d; raise it if the step needs more)", r.cfg.Agent.MaxTurns)
-}

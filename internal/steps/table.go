@@ -229,3 +229,32 @@ func Has(rec Record, ev workflow.Event) bool {
 func planApproved(rec Record) bool {
 	return rec.State == workflow.InProgress || rec.State == workflow.InReview || rec.State == workflow.Done
 }
+
+// Wait is what an issue waits for when no step of ralph's can move it now.
+type Wait int
+
+const (
+	// NoWait: a step of ralph's can run now.
+	NoWait Wait = iota
+	// WaitPerson: Human Needed; only a person's retry moves it.
+	WaitPerson
+	// WaitApproval: a plan waits for a person's review (review: interactive).
+	WaitApproval
+	// WaitPullRequest: the pull request is open for people; the merge step finds it merged or closed.
+	WaitPullRequest
+	// WaitSubIssues: a parent follows its sub-issues; the children step mirrors them.
+	WaitSubIssues
+	// WaitBlockers: issues that block this one are still open.
+	WaitBlockers
+	// WaitReopen: the issue is closed; reopening it lets it go on.
+	WaitReopen
+	// Finished: Done or Canceled.
+	Finished
+	// WaitSplit: the triage's split waits for a person's approval before any sub-issue is created
+	// (split.approve); the issue stays in Backlog.
+	WaitSplit
+	// WaitWriter: a step of ralph's could run, but ralph:build was added by someone who may not drive
+	// ralph (Facts.Unowned), so no sweep takes the issue: a writer's gh ralph enroll N, or the label added
+	// again by one, does.
+	WaitWriter
+)
