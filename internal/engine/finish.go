@@ -28,7 +28,6 @@ func Transient(err error) bool {
 	return git.Transient(err) || ghapi.Transient(err)
 }
 
-
 // MaxFinishing is how many runs in a row may be dispatched to finish the same step of an issue: GitHub
 // failing for longer than that many runs (about a minute each) is an outage, which the next sweep, or a
 // person's `/ralph retry`, outlasts better than a chain of runs that each fail.
