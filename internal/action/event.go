@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -444,7 +445,7 @@ func HelpText(unknown string) string {
 	var b strings.Builder
 	if unknown != "" {
 		// The command is whatever its commenter wrote: quoted inert, it can mention or reference nothing.
-		fmt.Fprintf(&b, "ralph does not know the command `%s`.", strings.ReplaceAll(engine.Inert(unknown), "`", "'"))
+		fmt.Fprintf(&b, "ralph does not know the command `%s`.", inert.CodeText(unknown))
 	} else {
 		b.WriteString("ralph needs a command after `/ralph`.")
 	}

@@ -2,11 +2,11 @@ package action
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/ralph-dev/gh-ralph/internal/agent"
 	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 )
 
@@ -76,15 +76,14 @@ func refusedSummary(results []engine.Result) string {
 		if b.Len() == 0 {
 			b.WriteString("### Network refused\n\nralph's network proxy refused the agent these hosts (not on the allow-list, `network.allow`):\n\n")
 		}
-		var hosts, quoted []string
 		refused := res.Refused
 		if len(refused) > refusedHosts {
 			refused = refused[:refusedHosts]
 		}
-		for _, h := range refused {
-			code := strings.ReplaceAll(engine.Inert(h), "`", "'")
-			hosts = append(hosts, "`"+code+"`")
-			quoted = append(quoted, strconv.Quote(code))
+		codes, quoted := record.RefusedHosts(refused)
+		var hosts []string
+		for _, c := range codes {
+			hosts = append(hosts, "`"+c+"`")
 		}
 		more := ""
 		if n := len(res.Refused) - len(refused); n > 0 {
@@ -106,7 +105,7 @@ func unverifiedSummary(results []engine.Result) string {
 			if b.Len() == 0 {
 				b.WriteString("### Commits not verified\n\nGitHub made these commits of ralph's but did not verify them (on GitHub Enterprise Server, the site admin turns on web commit signing):\n\n")
 			}
-			fmt.Fprintf(&b, "- #%d (%s): `%s`\n", res.Issue, orDash(string(res.Step)), strings.ReplaceAll(engine.Inert(u), "`", "'"))
+			fmt.Fprintf(&b, "- #%d (%s): `%s`\n", res.Issue, orDash(string(res.Step)), inert.CodeText(u))
 		}
 	}
 	if b.Len() > 0 {

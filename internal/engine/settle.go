@@ -240,7 +240,7 @@ func capitalize(s string) string {
 func detail(serr *StepError) string {
 	var b strings.Builder
 	if serr.Err != nil && !restated(serr.Err) {
-		fmt.Fprintf(&b, "Error: `%s`\n\n", strings.ReplaceAll(Inert(serr.Err.Error()), "`", "'"))
+		fmt.Fprintf(&b, "Error: `%s`\n\n", inert.CodeText(serr.Err.Error()))
 	}
 	var ae *session.AgentFailure
 	if errors.As(serr.Err, &ae) && ae.Tail != "" {

@@ -82,7 +82,12 @@ func Link(u string) string {
 // exists: GitHub's look-alikes (GH‑0001) would not. A name that could leave the span is made inert instead.
 func Code(s string) string {
 	if strings.ContainsAny(s, "`\r\n<>") || strings.TrimSpace(s) != s {
-		return "`" + strings.ReplaceAll(GitHub(s), "`", "'") + "`"
+		return "`" + CodeText(s) + "`"
 	}
 	return "`" + s + "`"
 }
+
+// CodeText is text of others (an error, a host, a check's or a command's name) made to stand inside a code
+// span that the caller writes around it: inert for GitHub (GitHub), and with its backticks, which would end
+// the span, as quotes.
+func CodeText(s string) string { return strings.ReplaceAll(GitHub(s), "`", "'") }

@@ -96,12 +96,11 @@ func RefusedSection(rec Record) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n### Network refused\n\nralph's network proxy refused the agent these hosts (they are not on the allow-list, `network.allow`):\n\n")
-	var quoted []string
-	for _, h := range rec.Refused {
-		fmt.Fprintf(&b, "- `%s`\n", inertCode(h))
-		quoted = append(quoted, strconv.Quote(inertCode(h)))
+	codes, allow := RefusedHosts(rec.Refused)
+	for _, c := range codes {
+		fmt.Fprintf(&b, "- `%s`\n", c)
 	}
-	fmt.Fprintf(&b, "\nIf the agent needs them, allow them in `.github/ralph.yml`:\n\n```yaml\nnetwork:\n  allow: [%s]\n```\n", strings.Join(quoted, ", "))
+	fmt.Fprintf(&b, "\nIf the agent needs them, allow them in `.github/ralph.yml`:\n\n```yaml\nnetwork:\n  allow: [%s]\n```\n", strings.Join(allow, ", "))
 	return b.String()
 }
 
@@ -111,16 +110,21 @@ func RefusedLines(hosts []string) []string {
 	if len(hosts) == 0 {
 		return nil
 	}
-	var lines, quoted []string
-	for _, h := range hosts {
-		lines = append(lines, "ralph's network proxy refused the agent `"+inertCode(h)+"`")
-		quoted = append(quoted, strconv.Quote(inertCode(h)))
+	codes, allow := RefusedHosts(hosts)
+	var lines []string
+	for _, c := range codes {
+		lines = append(lines, "ralph's network proxy refused the agent `"+c+"`")
 	}
-	return append(lines, "to allow them, add to .github/ralph.yml: network.allow: ["+strings.Join(quoted, ", ")+"]")
+	return append(lines, "to allow them, add to .github/ralph.yml: network.allow: ["+strings.Join(allow, ", ")+"]")
 }
 
-// inertCode is a host as code in Markdown: the proxy keeps hosts to host characters, and anything else is
-// made inert and stripped of backticks, which would end the code span.
-func inertCode(h string) string {
-	return strings.ReplaceAll(inert.GitHub(h), "`", "'")
+// RefusedHosts are refused hosts as ralph shows them: each as the text of a code span (inert: the agent
+// chose them), and as the entry of network.allow that would allow it.
+func RefusedHosts(hosts []string) (codes, allow []string) {
+	for _, h := range hosts {
+		c := inert.CodeText(h)
+		codes = append(codes, c)
+		allow = append(allow, strconv.Quote(c))
+	}
+	return codes, allow
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
 	"github.com/ralph-dev/gh-ralph/internal/ghapi"
+	"github.com/ralph-dev/gh-ralph/internal/inert"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/rules"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
@@ -302,7 +303,7 @@ func checksText(checks []ghapi.FailedCheck) string {
 			fmt.Fprintf(&b, "(%d more checks failed.)\n", len(checks)-i)
 			break
 		}
-		fmt.Fprintf(&b, "### Check `%s`: %s\n\n", strings.ReplaceAll(Inert(c.Run.Name), "`", "'"), Inert(c.Run.Conclusion))
+		fmt.Fprintf(&b, "### Check `%s`: %s\n\n", inert.CodeText(c.Run.Name), Inert(c.Run.Conclusion))
 		if s := strings.TrimSpace(c.Run.Output.Title + "\n" + c.Run.Output.Summary); s != "" {
 			fmt.Fprintf(&b, "Summary:\n\n%s\n\n", fence("text", clip(s, maxFixComment)))
 		}
