@@ -38,15 +38,10 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 		}
 		ic.rec.Base = base
 	}
-	// The step works on a draft of the record: what it changes counts only once settled. A failed step is
-	// settled from the record as the run read it (its rounds and iterations), so that the retry finds what
-	// the failed attempt committed instead of doing it again.
-	r := e.runner(ic, st.Name)
-	defer r.close(&res)
 	if e.startsExhausted(ic, st) {
 		// The agent started max_failures times and no outcome was recorded: it does not start again.
 		ic.rec.Failures = e.Config.MaxFailures - 1
-		return e.fail(ctx, r, from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
+		return e.fail(ctx, e.runner(ic, st.Name), from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
 	}
 	// The rules of the issue's branch are read before anything changes: a rule that would refuse the step's
 	// push stops the run here, with no agent run and nothing written.
@@ -55,6 +50,12 @@ func (e *Engine) step(ctx context.Context, ic *issue) (res Result, err error) {
 	}
 	var out Outcome
 	err = e.begin(ctx, ic, st)
+	// The step sees the issue as it stands now, in the step's lock state: a snapshot, which nothing written
+	// later changes. It works on a draft of the record: what it changes counts only once settled. A failed
+	// step is settled from the record as the run read it (its rounds and iterations), so that the retry
+	// finds what the failed attempt committed instead of doing it again.
+	r := e.runner(ic, st.Name)
+	defer r.close(&res)
 	if err == nil {
 		draft := ic.rec.Clone()
 		out, err = st.Do(r.Runner, ctx, &draft)
