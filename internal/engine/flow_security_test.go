@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
-	"github.com/ralph-dev/gh-ralph/internal/engine"
+	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
@@ -39,7 +39,7 @@ func TestFlowSecurityReviewPasses(t *testing.T) {
 		t.Fatalf("first: Result = %+v, want the self-review", res)
 	}
 	res := h.advance(n)
-	if res.Step != engine.SecurityReview || res.State != workflow.InProgress || !res.Continue || res.PRURL != "" {
+	if res.Step != steps.SecurityReview || res.State != workflow.InProgress || !res.Continue || res.PRURL != "" {
 		t.Errorf("security review Result = %+v", res)
 	}
 	inv := h.agent.last()
@@ -80,7 +80,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	h.agent.set("security-review", writes("# Security review\n\nparse.go builds a shell command from the title.\n\nVERDICT: FINDINGS\n"), writes("VERDICT: PASS\n"))
 	h.advance(n) // the self-review
 	res := h.advance(n)
-	if res.Step != engine.SecurityReview || res.State != workflow.InProgress || !res.Continue {
+	if res.Step != steps.SecurityReview || res.State != workflow.InProgress || !res.Continue {
 		t.Errorf("security review Result = %+v", res)
 	}
 	rec := h.gh.record(t, n)
@@ -91,7 +91,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	if inv := h.agent.last(); res.Step != workflow.Implement || inv.Phase != 3 || !strings.Contains(inv.Prompt, "builds a shell command from the title") {
 		t.Errorf("fix phase: Result = %+v, phase %d", res, inv.Phase)
 	}
-	if res := h.advance(n); res.Step != engine.SecurityReview || res.State != workflow.InProgress {
+	if res := h.advance(n); res.Step != steps.SecurityReview || res.State != workflow.InProgress {
 		t.Errorf("second security review: Result = %+v", res)
 	}
 	if res := h.advance(n); res.Step != workflow.PR || res.State != workflow.InReview {
@@ -105,7 +105,7 @@ func TestFlowSecurityReviewFindings(t *testing.T) {
 	h.agent.set("security-review", writes("VERDICT: FINDINGS\n"))
 	h.advance(n) // the self-review
 	res = h.advance(n)
-	if res.Step != engine.SecurityReview || res.State != workflow.HumanNeeded || !res.Paused {
+	if res.Step != steps.SecurityReview || res.State != workflow.HumanNeeded || !res.Paused {
 		t.Errorf("at max_iterations: Result = %+v", res)
 	}
 	h.wantState(n, workflow.HumanNeeded)

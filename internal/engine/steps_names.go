@@ -49,9 +49,6 @@ const (
 	FixCI      = steps.FixCI
 )
 
-// SecurityReview is the security review's step (steps.SecurityReview).
-const SecurityReview = steps.SecurityReview
-
 // ParseVerdict reads a review's verdict (steps.ParseVerdict).
 func ParseVerdict(doc string) (string, error) { return steps.ParseVerdict(doc) }
 
