@@ -76,8 +76,9 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	if w.Step == "" {
 		w.Step = p.Step.Name
 	}
-	ic.rec.Waiting = &w
-	if err := ic.w.saveStatus(ctx); err != nil {
+	rec := ic.rec.Clone()
+	rec.Waiting = &w
+	if err := ic.w.saveRecord(ctx, rec); err != nil {
 		errs = append(errs, fmt.Errorf("recording that #%d waits for a sweep: %w", n, err))
 	}
 	return true, errors.Join(errs...)
