@@ -7,7 +7,7 @@
 //
 // Engine keeps the one door both doors ask through (Handle) and the run's pipeline. What it hands a step
 // is the step's runner (runner.go: the agent's session, session.go, the copies, the issue's snapshot), the
-// issue's one writer (writer.go, for ralph's own comments) and the run's people (author.go: whose word
+// issue's one writer (issue.go, for ralph's own comments) and the run's people (author.go: whose word
 // ralph takes).
 package engine
 
