@@ -26,7 +26,7 @@ func (e *Engine) held(ctx context.Context, n int, h *HeldError) Result {
 var errLockLost = errors.New("another run took over this issue's lock (the lease expired)")
 
 // dryRun says what Advance would do, writing nothing.
-func (e *Engine) dryRun(ic *issue) (Result, error) {
+func (e *Engine) dryRun(ic issue) (Result, error) {
 	if ic.state == "" {
 		if !ic.enrollable() {
 			return Result{Issue: ic.n}, ErrNotEnrolled
@@ -34,10 +34,10 @@ func (e *Engine) dryRun(ic *issue) (Result, error) {
 		if len(ic.stray) > 1 {
 			return Result{Issue: ic.n}, inputErrorf("#%d has %d state labels (%s) and no record of ralph's; a real run sends it to a person", ic.n, len(ic.stray), joinStates(ic.stray))
 		}
-		ic.state = FirstState(e.Config)
-		ic.rec.State = ic.state
+		ic = ic.in(FirstState(e.Config))
 	}
-	return e.step(context.Background(), ic)
+	res, _, err := e.step(context.Background(), ic)
+	return res, err
 }
 
 // Advance performs the next step of issue n: enrollment first when ralph:build is on an issue ralph holds
@@ -59,7 +59,7 @@ type ClosedPull struct {
 // opened from n's branch in this repository. It never enrolls an issue and never runs the agent: anyone
 // who can open a pull request can close one, and write what they like in its body.
 func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, error) {
-	return e.advance(ctx, n, "", func(ic *issue) string {
+	return e.advance(ctx, n, "", func(ic issue) string {
 		switch {
 		case ic.state == "":
 			return fmt.Sprintf("#%d is not enrolled (ralph holds no record of it); a pull request enrolls nothing", n)
@@ -76,7 +76,7 @@ func (e *Engine) PullClosed(ctx context.Context, n int, pr ClosedPull) (Result, 
 // the issue: the run goes on only if they may drive ralph. gate, when set, is asked once the issue and its
 // record are read: a reason not to go on, or "" to go on; an issue ralph holds no record of passes only a
 // nil gate, which enrolls it.
-func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(*issue) string) (Result, error) {
+func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(issue) string) (Result, error) {
 	if err := checkNumber(n); err != nil {
 		return Result{Issue: n}, err
 	}
@@ -112,7 +112,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		e.Log.Infof("%s", why)
 		res := Result{Issue: n, From: ic.state, State: ic.state, Message: why}
 		if ic.state != "" {
-			err = ic.w.flush(ctx)
+			_, err = ic.w.flush(ctx, ic)
 		}
 		return res, err
 	}
@@ -121,9 +121,9 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 		case !ic.enrollable():
 			return Result{Issue: n}, ErrNotEnrolled
 		case len(ic.stray) > 1:
-			err = e.reader().confused(ctx, ic)
+			ic, err = e.reader().confused(ctx, ic)
 		default:
-			err = e.reader().enroll(ic)
+			ic, err = e.reader().enroll(ic)
 		}
 		if err != nil {
 			return Result{Issue: n}, err
@@ -134,7 +134,7 @@ func (e *Engine) advance(ctx context.Context, n int, enroller string, gate func(
 
 // take takes the issue's next step under lease, which cancels the step when another run takes the lock
 // over, and writes what is left to write.
-func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, error) {
+func (e *Engine) take(ctx context.Context, ic issue, lease Lease) (Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -150,10 +150,10 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 			e.Log.Warnf("#%d: %v", ic.n, lerr)
 		}
 	}
-	e.goesOn(ctx, ic)
-	res, err := e.step(ctx, ic)
+	ic = e.goesOn(ctx, ic)
+	res, ic, err := e.step(ctx, ic)
 	if err == nil && ic.state != "" {
-		err = ic.w.flush(ctx)
+		ic, err = ic.w.flush(ctx, ic)
 	}
 	res.Total = ic.rec.Usage
 	return res, err
@@ -161,10 +161,10 @@ func (e *Engine) take(ctx context.Context, ic *issue, lease Lease) (Result, erro
 
 // admit reads issue n (with the enroller's role, when there is one) and says whether the run may go on:
 // the enroller may drive ralph, and gate has no reason against it (why).
-func (e *Engine) admit(ctx context.Context, n int, enroller string, gate func(*issue) string) (ic *issue, why string, err error) {
+func (e *Engine) admit(ctx context.Context, n int, enroller string, gate func(issue) string) (ic issue, why string, err error) {
 	ic, err = e.reader().load(ctx, n, enroller)
 	if err != nil {
-		return nil, "", err
+		return issue{}, "", err
 	}
 	if enroller != "" {
 		if err := ic.people.authorize(ctx, ic.n, enroller, ActEnroll); err != nil {

@@ -16,34 +16,35 @@ import (
 // runs at most max_failures times per step and the issue's budget counts it, whatever GitHub answers.
 
 // foldAttempt takes a record's unrecorded attempt as what it was counted as: a failure (already in the
-// record) and its reservation spent.
-func foldAttempt(ic *issue) {
-	a := ic.rec.Attempt
+// record) and its reservation spent. It returns the record without the attempt, and the attempt.
+func foldAttempt(rec Record) (Record, *Attempt) {
+	a := rec.Attempt
 	if a == nil {
-		return
+		return rec, nil
 	}
-	ic.unrecorded, ic.rec.Attempt = a, nil
+	rec = rec.Clone()
+	rec.Attempt = nil
 	if a.Reserved > 0 {
-		ic.rec.AddUsage(&agent.Usage{CostUSD: a.Reserved})
+		rec.AddUsage(&agent.Usage{CostUSD: a.Reserved})
 	}
+	return rec, a
 }
 
 // startsExhausted says whether the step's agent has already started max_failures times in a row without
 // a recorded success: it does not start again.
-func (e *Engine) startsExhausted(ic *issue, st *Step) bool {
+func (e *Engine) startsExhausted(ic issue, st *Step) bool {
 	return st.Agent(e.Config) && ic.rec.FailedStep == st.Name && ic.rec.Failures >= e.Config.MaxFailures
 }
 
-// unrecorded sends the issue to a person when ralph could not record the outcome of a step whose agent
+// unrecorded sends issue ic to a person when ralph could not record the outcome of a step whose agent
 // ran (werr): the record written ahead, with Human Needed and why, or, when GitHub takes no record at all,
-// the label and one short comment. The attempt stays counted either way.
-func (e *Engine) unrecorded(ctx context.Context, r *runner, from workflow.State, werr error) error {
-	ic := r.ic
+// the label and one short comment. The attempt stays counted either way. It returns the issue as written.
+func (e *Engine) unrecorded(ctx context.Context, ic issue, r *runner, from workflow.State, werr error) (issue, error) {
 	// GitHub's 4xx refuses this record for good (422: too long, say); anything else may pass on the next
 	// run, which the attempt counted ahead already bounds.
 	var ge *ghapi.Error
 	if r.Ahead == nil || !errors.As(werr, &ge) || ge.Status < 400 || ge.Status > 499 {
-		return werr
+		return ic, werr
 	}
 	w := ic.w
 	why := cutBytes(Inert(werr.Error()), 300)
@@ -51,17 +52,17 @@ func (e *Engine) unrecorded(ctx context.Context, r *runner, from workflow.State,
 	rec := r.Ahead.Clone()
 	if err := e.table().Flow.Check(ic.state, workflow.Escalate, workflow.HumanNeeded); err == nil || ic.state == workflow.HumanNeeded {
 		rec.Before, rec.Reason, rec.State = e.table().RestartState(from), reason, workflow.HumanNeeded
-		if serr := w.saveRecord(ctx, rec); serr == nil {
-			ic.rec = rec
+		if serr := w.saveRecord(ctx, ic, rec); serr == nil {
+			ic = ic.with(rec)
 		}
 	}
 	body := fmt.Sprintf("### ralph: the outcome of %s could not be recorded, a person is needed\n\n%s\n\nLook at the run's log, then say `/ralph retry` (or run `gh ralph retry %d`).", r.Step, reason, ic.n)
-	lerr := w.setState(ctx, workflow.HumanNeeded)
+	ic, lerr := w.setState(ctx, ic, workflow.HumanNeeded)
 	cerr := w.notice(ctx, fmt.Sprintf("unrecorded %s %d", r.Step, r.Ahead.Runs), body)
 	if lerr != nil || cerr != nil {
 		e.Log.Warnf("#%d: asking for a person: %v %v", ic.n, lerr, cerr)
 	}
-	return werr
+	return ic, werr
 }
 
 // cutBytes is s, at most n bytes of it, whole runes, with an ellipsis when cut.

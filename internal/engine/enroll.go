@@ -19,50 +19,57 @@ func FirstState(c config.Config) workflow.State { return steps.FirstState(c) }
 
 // enroll is bookkeeping, not a step: the first state and the branch name. The labels and the status comment
 // are written by the step that follows (its lock state, or its outcome), or by flush when no step runs, so
-// that enrolling costs no request of its own.
-func (r reader) enroll(ic *issue) error {
+// that enrolling costs no request of its own. It returns the issue enrolled.
+func (r reader) enroll(ic issue) (issue, error) {
 	to := FirstState(r.cfg)
-	r.fillRecord(ic)
 	if err := r.steps.Flow.Check("", workflow.Enroll, to); err != nil {
-		return err
+		return ic, err
 	}
-	ic.state, ic.rec.State = to, to
+	ic = r.filled(ic).in(to)
 	ic.rec.Note(Entry{Step: workflow.Enroll, To: to, At: r.now(), URL: r.runURL, Outcome: "done", Message: "enrolled"})
 	r.log.Infof("#%d enrolled: %s", ic.n, to.Title())
-	return nil
+	return ic, nil
 }
 
 // confused sends an issue being enrolled to a person when it already carries several state labels that no
-// record of ralph's explains: nothing says which, if any, is right.
-func (r reader) confused(ctx context.Context, ic *issue) error {
+// record of ralph's explains: nothing says which, if any, is right. It returns the issue as written.
+func (r reader) confused(ctx context.Context, ic issue) (issue, error) {
 	reason := fmt.Sprintf("The issue had %d state labels (%s) and ralph holds no record that says which is right. Remove the wrong ones and say `/ralph retry`.", len(ic.stray), joinStates(ic.stray))
-	notices, err := escalate(r.steps, &ic.rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
+	rec := ic.rec.Clone()
+	notices, err := escalate(r.steps, &rec, "", "", reason, "labels", "### ralph needs a person\n\n"+reason)
 	if err != nil {
-		return err
+		return ic, err
 	}
 	for _, n := range notices {
 		if err := ic.w.notice(ctx, n.Key, n.Body); err != nil {
-			return err
+			return ic, err
 		}
 	}
-	ic.rec.State = workflow.HumanNeeded
-	if err := ic.w.setState(ctx, workflow.HumanNeeded); err != nil {
-		return err
+	rec.State = workflow.HumanNeeded
+	ic, err = ic.w.setState(ctx, ic.with(rec), workflow.HumanNeeded)
+	if err != nil {
+		return ic, err
 	}
-	return ic.w.saveStatus(ctx)
+	return ic, ic.w.saveStatus(ctx, ic)
 }
 
-// fillRecord gives a record what every step needs of it: the slug, the branch and the date of its documents.
-func (r reader) fillRecord(ic *issue) {
-	if ic.rec.Slug == "" {
-		ic.rec.Slug = plantext.Slug(ic.gh.Title)
+// filled is the issue with what every step needs of its record: the slug, the branch and the date of its
+// documents.
+func (r reader) filled(ic issue) issue {
+	if ic.rec.Slug != "" && ic.rec.Branch != "" && ic.rec.Date != "" {
+		return ic
 	}
-	if ic.rec.Branch == "" {
-		ic.rec.Branch = r.cfg.BranchPrefix + strconv.Itoa(ic.n) + "-" + ic.rec.Slug
+	rec := ic.rec.Clone()
+	if rec.Slug == "" {
+		rec.Slug = plantext.Slug(ic.gh.Title)
 	}
-	if ic.rec.Date == "" {
-		ic.rec.Date = r.now().Format("2006-01-02")
+	if rec.Branch == "" {
+		rec.Branch = r.cfg.BranchPrefix + strconv.Itoa(ic.n) + "-" + rec.Slug
 	}
+	if rec.Date == "" {
+		rec.Date = r.now().Format("2006-01-02")
+	}
+	return ic.with(rec)
 }
 
 // EnrollReader is what MayEnroll reads of GitHub.

@@ -10,10 +10,10 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
-// fail records a failed step (settleFailure says how). Its writes use a context of their own, so that they
-// happen even when the run's context is what ended.
-func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr *StepError) (Result, error) {
-	ic, ev := r.ic, r.Step
+// fail records a failed step of issue ic (settleFailure says how), and returns the issue as written. Its
+// writes use a context of their own, so that they happen even when the run's context is what ended.
+func (e *Engine) fail(ctx context.Context, ic issue, r *runner, from workflow.State, serr *StepError) (Result, issue, error) {
+	ev := r.Step
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var be *session.BudgetError
@@ -33,20 +33,20 @@ func (e *Engine) fail(ctx context.Context, r *runner, from workflow.State, serr 
 	f, err := settleFailure(e.table(), ic.rec, failing{Issue: ic.n, Step: ev, From: from, State: ic.state, Err: serr,
 		Interrupted: context.Cause(ctx), MaxFailures: e.Config.MaxFailures, At: e.now(), URL: e.Origin.URL, Usage: r.Usage, Refused: r.Refused, Redact: r.Session().Redact})
 	if err != nil {
-		return res, errors.Join(serr, err)
+		return res, ic, errors.Join(serr, err)
 	}
-	if err := r.w.write(cctx, f.settled); err != nil {
-		err = e.unrecorded(cctx, r, from, err)
+	if ic, err = ic.w.write(cctx, ic, f.settled); err != nil {
+		ic, err = e.unrecorded(cctx, ic, r, from, err)
 		if be != nil {
-			return res, err
+			return res, ic, err
 		}
-		return res, errors.Join(serr, err)
+		return res, ic, errors.Join(serr, err)
 	}
 	res.State, res.Paused, res.Continue, res.Budget = f.To, f.Paused, f.Continue, f.Budget
 	if be != nil {
 		res.Message = f.Message
-		return res, nil
+		return res, ic, nil
 	}
 	res.Recorded = true // the record says what comes next: a retry, or a person
-	return res, serr
+	return res, ic, serr
 }

@@ -177,7 +177,7 @@ func retrial(n int, login string) personal {
 }
 
 // notEnrolled is a person's action on an issue ralph holds no record of.
-func notEnrolled(ic *issue) error {
+func notEnrolled(ic issue) error {
 	if len(ic.stray) == 0 {
 		return inputErrorf("#%d is not enrolled: add the %s label first", ic.n, workflow.LabelBuild)
 	}
@@ -249,7 +249,7 @@ func (e *Engine) person(ctx context.Context, n int, p personal, advance bool) (R
 	out.Record = &draft
 	st, err := settle(e.table(), ic.rec, settling{Step: act.Event(), From: from, State: ic.state, Out: out, By: login, At: e.now(), URL: e.Origin.URL})
 	if err == nil {
-		err = ic.w.write(context.WithoutCancel(ctx), st)
+		ic, err = ic.w.write(context.WithoutCancel(ctx), ic, st)
 	}
 	if err != nil {
 		return Result{Issue: n, From: from, State: ic.state}, nil, err

@@ -44,7 +44,7 @@ func (e *Engine) NextPrompt(ctx context.Context, n int) (command, source, prompt
 		artifact = ""
 	}
 	// An issue no step has run for yet has no branch in its record: the one its first step will make.
-	ro.reader().fillRecord(ic)
+	ic = ro.reader().filled(ic)
 	d, err := ro.runner(ic, p.Step.Name).PromptData(ctx, artifact)
 	if err != nil {
 		return "", "", "", err

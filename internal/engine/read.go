@@ -33,7 +33,7 @@ type reader struct {
 	dryRun bool
 	now    func() time.Time
 	runURL string
-	writer func(ic *issue, comments []ghapi.Comment) *writer // the one writer of each issue it reads
+	writer func(n int, gi ghapi.Issue, ppl *people, comments []ghapi.Comment, status *ghapi.Comment) *writer // the one writer of each issue it reads
 	steps  *table
 }
 
@@ -44,10 +44,11 @@ func (e *Engine) reader() reader {
 // load reads the issue with its comments (one request) and its status record, refuses what ralph cannot
 // work on, and repairs the state labels when a crash or a person left them inconsistent. A run reads it
 // under the issue's lock, so what it reads is what the last run left. With login, it also learns, in the
-// same request where GitHub can tell, whether login may drive ralph (ic.trusted).
-func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
+// same request where GitHub can tell, whether login may drive ralph (ic.people vouches for them). The
+// issue it returns is the run's to go on with.
+func (r reader) load(ctx context.Context, n int, login string) (issue, error) {
 	if err := checkNumber(n); err != nil {
-		return nil, err
+		return issue{}, err
 	}
 	var (
 		gi       ghapi.Issue
@@ -61,66 +62,68 @@ func (r reader) load(ctx context.Context, n int, login string) (*issue, error) {
 		gi, comments, err = r.gh.IssueWithComments(ctx, n)
 	}
 	if errors.Is(err, ghapi.ErrNotFound) {
-		return nil, inputErrorf("issue #%d does not exist in this repository", n)
+		return issue{}, inputErrorf("issue #%d does not exist in this repository", n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading #%d: %w", n, err)
+		return issue{}, fmt.Errorf("reading #%d: %w", n, err)
 	}
 	if gi.IsPull() {
-		return nil, inputErrorf("#%d is a pull request; ralph works on issues", n)
+		return issue{}, inputErrorf("#%d is a pull request; ralph works on issues", n)
 	}
-	ic := &issue{n: n, gh: gi, people: r.people()}
-	ic.w = r.writer(ic, comments)
+	ppl := r.people()
 	if login != "" && !strings.HasSuffix(login, "[bot]") && slices.Contains([]string{"admin", "maintain", "write"}, role) {
 		// GitHub named the role: the person may drive ralph, and is not asked about again in this run.
-		ic.people.vouch(login)
+		ppl.vouch(login)
 	}
-	found, err := ic.people.Find(ctx, n, comments, r.cfg)
+	found, err := ppl.Find(ctx, n, comments, r.cfg)
 	if err != nil {
-		return nil, err
+		return issue{}, err
 	}
-	if ic.w.status = found.Status; ic.w.status != nil {
+	w := r.writer(n, gi, ppl, comments, found.Status)
+	var (
+		rec        Record
+		unrecorded *Attempt
+	)
+	if found.Status != nil {
 		if found.Unusable != nil {
-			return nil, r.unreadable(ctx, ic, found.Unusable)
+			return issue{}, r.unreadable(ctx, w, found.Unusable)
 		}
-		ic.rec = found.Record
-		foldAttempt(ic)
+		rec, unrecorded = foldAttempt(found.Record)
 	}
-	ic.rec.Repair = "" // said once, by the run that repaired the labels
-	if ic.rec.Parent == 0 {
-		if ic.rec.Parent, _, _, err = ic.people.ParentOf(ctx, n, gi); err != nil {
-			return nil, err
+	rec.Repair = "" // said once, by the run that repaired the labels
+	if rec.Parent == 0 {
+		if rec.Parent, _, _, err = ppl.ParentOf(ctx, n, gi); err != nil {
+			return issue{}, err
 		}
 	}
-	if err := r.resolveState(ctx, ic); err != nil {
-		return nil, err
-	}
-	return ic, nil
+	return r.resolveState(ctx, issue{n: n, gh: gi, w: w, people: ppl, rec: rec, unrecorded: unrecorded})
 }
 
 // resolveState takes the issue's state from ralph's record: labels are a view of it, which anyone with
 // triage permission can change, so labels that disagree with the record are put back, and the status
-// comment says so. An issue ralph holds no record of is not enrolled, whatever its labels say.
-func (r reader) resolveState(ctx context.Context, ic *issue) error {
+// comment says so. An issue ralph holds no record of is not enrolled, whatever its labels say. It returns
+// the issue in its state.
+func (r reader) resolveState(ctx context.Context, ic issue) (issue, error) {
 	states := workflow.StatesFromLabels(ic.gh.LabelNames())
 	rec := ic.rec.State
-	if rec == "" || (len(states) == 0 && !slices.Contains(ic.gh.LabelNames(), workflow.LabelBuild)) {
-		ic.state, ic.stray = "", states
+	if rec == "" || (len(states) == 0 && !ic.enrollable()) {
 		if len(states) > 0 {
 			r.log.Infof("#%d has the label %s but no record of ralph's: the label enrolls nothing", ic.n, joinStates(states))
 		}
-		return nil
+		ic.state, ic.stray = "", states
+		return ic, nil
 	}
 	ic.state = rec
 	if len(states) == 1 && states[0] == rec {
-		return nil
+		return ic, nil
 	}
 	if a := ic.unrecorded; a != nil && len(states) == 1 && states[0] == workflow.HumanNeeded {
 		// The run that started the agent could not record the outcome and asked for a person with the
 		// label alone (ahead.go): the issue waits for them.
-		ic.state, ic.rec.State, ic.rec.Before = workflow.HumanNeeded, workflow.HumanNeeded, r.steps.RestartState(rec)
+		ic = ic.in(workflow.HumanNeeded)
+		ic.rec.Before = r.steps.RestartState(rec)
 		ic.rec.Reason = fmt.Sprintf("ralph could not record the outcome of the %s step; the agent's attempt is counted as a failure.", a.Step)
-		return nil
+		return ic, nil
 	}
 	if ralphsOwn(r.steps, ic.rec, states) {
 		// A run stopped between its writes: the label shows a move of ralph's own that the record has
@@ -131,9 +134,9 @@ func (r reader) resolveState(ctx context.Context, ic *issue) error {
 		r.log.Warnf("#%d: %s", ic.n, ic.rec.Repair)
 	}
 	if r.dryRun {
-		return nil
+		return ic, nil
 	}
-	return ic.w.setState(ctx, rec)
+	return ic.w.setState(ctx, ic, rec)
 }
 
 // ralphsOwn says whether the one state label is where ralph itself leaves an issue between two writes: the
@@ -190,21 +193,22 @@ func (e *RecordError) Error() string {
 func (e *RecordError) Unwrap() error { return e.Err }
 
 // unreadable fails closed on a status comment ralph cannot use: nothing of the issue moves but its label, to
-// Human Needed, and one comment says why and what to do.
-func (r reader) unreadable(ctx context.Context, ic *issue, cause error) error {
-	rerr := &RecordError{Issue: ic.n, URL: ic.w.status.HTMLURL, Err: cause}
+// Human Needed, and one comment says why and what to do. w is the issue's writer, with that comment.
+func (r reader) unreadable(ctx context.Context, w *writer, cause error) error {
+	st := w.Status()
+	rerr := &RecordError{Issue: w.n, URL: st.HTMLURL, Err: cause}
 	r.log.Warnf("%v", rerr)
 	if r.dryRun {
 		return rerr
 	}
 	body := fmt.Sprintf("### ralph: a person is needed\n\nralph cannot use the record at the end of [its status comment](%s): %s. "+
 		"It changes nothing of this issue until a person repairs that comment (as ralph last wrote it: the comment's history shows each edit) or deletes it, which starts the issue over from its labels.",
-		ic.w.status.HTMLURL, Inert(cause.Error()))
-	marker := "<!-- ralph:notice record " + strconv.FormatInt(ic.w.status.ID, 10) + " -->"
-	if _, err := ic.w.UpsertComment(ctx, marker, body); err != nil {
+		st.HTMLURL, Inert(cause.Error()))
+	marker := "<!-- ralph:notice record " + strconv.FormatInt(st.ID, 10) + " -->"
+	if _, err := w.UpsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
-	if err := ic.w.setState(ctx, workflow.HumanNeeded); err != nil {
+	if _, err := w.setState(ctx, issue{n: w.n}, workflow.HumanNeeded); err != nil {
 		return errors.Join(rerr, err)
 	}
 	return rerr

@@ -33,7 +33,7 @@ func (e *RulesError) Error() string {
 }
 
 // ruleWork is what the step about to run will do on the issue's branch, for the rules to judge.
-func (e *Engine) ruleWork(ic *issue) rules.Work {
+func (e *Engine) ruleWork(ic issue) rules.Work {
 	return e.table().RuleWork(e.Config, e.Signing, ic.n, ic.gh.Title, ic.rec)
 }
 
@@ -56,7 +56,7 @@ func DocsRuleWork(cfg config.Config, s Signing, n int, title string, rec Record)
 // creates it), and, after a rule refused a push (GH013, Record.RulesRefused), by each step until one
 // succeeds. Any other step pushes without reading them, a request saved: a rule added meanwhile refuses
 // its push, which is reported with the rule, and the retry reads the rules first.
-func (e *Engine) checkRules(ctx context.Context, ic *issue, st *Step) error {
+func (e *Engine) checkRules(ctx context.Context, ic issue, st *Step) error {
 	rr, ok := e.GitHub.(RuleReader)
 	if !ok || !st.Agent(e.Config) || (st.Doc != nil && st.Doc.Folder == "") || ic.rec.Branch == "" {
 		return nil

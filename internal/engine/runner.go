@@ -3,25 +3,25 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/ghapi"
 	"github.com/ralph-dev/gh-ralph/internal/steps"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
 )
 
 // runner is the pipeline's side of one step: the step's own runner (steps.Runner: the agent's session,
-// the copies, what the agent used), which sees the issue as a snapshot taken when the step began, and
-// the issue as the run keeps it, whose record the write-ahead and the outcome are written from.
+// the copies, what the agent used), which sees the issue as a snapshot, and the issue as the step began
+// (a value), whose record the write-ahead is written from.
 type runner struct {
 	cfg config.Config
 	*steps.Runner
-	ic *issue
+	ic issue
 	w  *writer
 }
 
 // runner makes the runner of one step (step, "" for a person's command) on ic, as ic stands now.
-func (e *Engine) runner(ic *issue, step workflow.Event) *runner {
+func (e *Engine) runner(ic issue, step workflow.Event) *runner {
 	r := &runner{ic: ic, w: ic.w, cfg: e.Config}
 	r.Runner = steps.NewRunner(steps.Options{Issue: ic.snapshot(), Step: step, Config: e.Config, GitHub: e.GitHub,
 		Log: e.Log, Workspaces: e.Workspaces, Prompts: e.Prompts, Author: e.Author, Writer: ic.w, People: ic.people,
@@ -30,10 +30,14 @@ func (e *Engine) runner(ic *issue, step workflow.Event) *runner {
 	return r
 }
 
-// snapshot is the issue as a step sees it: a copy that nothing the run writes later changes.
-func (ic *issue) snapshot() steps.Issue {
+// snapshot is the issue as a step sees it, with its labels as they stand now: a copy that nothing the run
+// writes later changes.
+func (ic issue) snapshot() steps.Issue {
 	gh := ic.gh
-	gh.Labels = slices.Clone(gh.Labels)
+	gh.Labels = make([]ghapi.Label, 0, len(ic.w.labels))
+	for _, l := range ic.w.labels {
+		gh.Labels = append(gh.Labels, ghapi.Label{Name: l})
+	}
 	return steps.Issue{N: ic.n, GH: gh, Rec: ic.rec.Clone(), State: ic.state}
 }
 
@@ -54,14 +58,14 @@ func (r *runner) writeAhead(ctx context.Context) error {
 	rec := ic.rec.Clone()
 	rec.FailedStep, rec.Failures = r.Step, failuresAfter(ic.rec, r.Step)
 	rec.Attempt = &Attempt{Step: r.Step, Reserved: r.reservation()}
-	if err := r.w.saveRecord(ctx, rec); err != nil {
+	if err := r.w.saveRecord(ctx, ic, rec); err != nil {
 		return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
 	}
 	r.Ahead = &rec
 	// A status comment shows where the issue is with one state label (an issue enrolled in this run has
 	// none yet).
-	if st := workflow.StatesFromLabels(ic.gh.LabelNames()); len(st) != 1 || st[0] != ic.state {
-		if err := r.w.setState(ctx, ic.state); err != nil {
+	if !r.w.shows(ic.state) {
+		if _, err := r.w.setState(ctx, ic, ic.state); err != nil {
 			return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
 		}
 	}

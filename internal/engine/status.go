@@ -28,11 +28,11 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 	if e.DryRun {
 		return ic.rec, nil
 	}
-	if err := ic.w.saveStatus(ctx); err != nil {
+	if err := ic.w.saveStatus(ctx, ic); err != nil {
 		return ic.rec, err
 	}
-	if reply && ic.w.status != nil {
-		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), ic.w.status.HTMLURL))
+	if st := ic.w.Status(); reply && st != nil {
+		_, err = e.GitHub.CreateComment(ctx, n, fmt.Sprintf("ralph: #%d is **%s**. Details: %s", n, ic.state.Title(), st.HTMLURL))
 	}
 	return ic.rec, err
 }

@@ -78,7 +78,7 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	}
 	rec := ic.rec.Clone()
 	rec.Waiting = &w
-	if err := ic.w.saveRecord(ctx, rec); err != nil {
+	if err := ic.w.saveRecord(ctx, ic, rec); err != nil {
 		errs = append(errs, fmt.Errorf("recording that #%d waits for a sweep: %w", n, err))
 	}
 	return true, errors.Join(errs...)
@@ -141,17 +141,20 @@ func (e *Engine) ForgetWaiting(ctx context.Context, n int, sha string) error {
 }
 
 // goesOn clears what says issue ic waits for a sweep: this run goes on with it. The record's Waiting goes
-// with the record write the run makes anyway; the mark is deleted (git), only when the record had it.
-func (e *Engine) goesOn(ctx context.Context, ic *issue) {
+// with the record write the run makes anyway; the mark is deleted (git), only when the record had it. It
+// returns the issue without the wait.
+func (e *Engine) goesOn(ctx context.Context, ic issue) issue {
 	w := ic.rec.Waiting
 	if w == nil {
-		return
+		return ic
 	}
-	ic.rec.Waiting = nil
+	rec := ic.rec.Clone()
+	rec.Waiting = nil
+	ic = ic.with(rec)
 	e.Log.Infof("#%d waited for a sweep since %s: this run goes on with it", ic.n, w.Since.Format(time.RFC3339))
 	refs := e.waitingRefs()
 	if refs == nil {
-		return
+		return ic
 	}
 	sha, _, found, err := refs.Read(ctx, waitingRef(ic.n))
 	if err == nil && found {
@@ -160,4 +163,5 @@ func (e *Engine) goesOn(ctx context.Context, ic *issue) {
 	if err != nil {
 		e.Log.Warnf("#%d: deleting its mark for the next sweep (the sweep deletes it when it takes the issue): %v", ic.n, err)
 	}
+	return ic
 }

@@ -12,12 +12,11 @@ import (
 )
 
 // setState makes `to` the issue's only state label, in one request that sets the issue's whole label list,
-// which also adds or removes the other labels changes names (a step's needs-iteration). The record's
-// state is settle's to change.
-func (w *writer) setState(ctx context.Context, to workflow.State, changes ...labelChange) error {
-	labels := w.ic.gh.LabelNames()
-	want := make([]string, 0, len(labels)+1+len(changes))
-	for _, l := range labels {
+// which also adds or removes the other labels changes names (a step's needs-iteration). It returns ic in
+// state to. The record's state is settle's to change.
+func (w *writer) setState(ctx context.Context, ic issue, to workflow.State, changes ...labelChange) (issue, error) {
+	want := make([]string, 0, len(w.labels)+1+len(changes))
+	for _, l := range w.labels {
 		if s, ok := workflow.StateFromLabel(l); (!ok || s == to) && !slices.Contains(changes, labelChange{Label: l, On: false}) {
 			want = append(want, l)
 		}
@@ -30,44 +29,43 @@ func (w *writer) setState(ctx context.Context, to workflow.State, changes ...lab
 			want = append(want, c.Label)
 		}
 	}
-	if !slices.Equal(labels, want) {
-		if err := w.gh.SetLabels(ctx, w.ic.n, want); err != nil {
-			return fmt.Errorf("labeling #%d %s: %w", w.ic.n, to.Label(), err)
+	if !slices.Equal(w.labels, want) {
+		if err := w.gh.SetLabels(ctx, w.n, want); err != nil {
+			return ic, fmt.Errorf("labeling #%d %s: %w", w.n, to.Label(), err)
 		}
-		w.ic.gh.Labels = w.ic.gh.Labels[:0]
-		for _, l := range want {
-			w.ic.gh.Labels = append(w.ic.gh.Labels, ghapi.Label{Name: l})
+		w.labels = want
+	}
+	if w.onState != nil && ic.state != to {
+		if err := w.onState(ctx, w.nodeID, w.n, to); err != nil {
+			w.log.Warnf("#%d: updating the project board: %v", w.n, err)
 		}
 	}
-	from := w.ic.state
-	w.ic.state = to
-	if w.onState != nil && from != to {
-		if err := w.onState(ctx, w.ic.gh.NodeID, w.ic.n, to); err != nil {
-			w.log.Warnf("#%d: updating the project board: %v", w.ic.n, err)
-		}
-	}
-	return nil
+	ic.state = to
+	return ic, nil
 }
 
 // write carries a settled run to GitHub: the notices, then the status comment with the new record, then
 // the labels (the state's and the others the step changes) in one request. A crash between the last two
-// leaves labels that the next run repairs from the record (see resolveState).
-func (w *writer) write(ctx context.Context, s settled) error {
-	w.ic.rec = s.Record
+// leaves labels that the next run repairs from the record (see resolveState). It returns the issue as
+// written: with the settled record from the moment the status comment holds it, and in the settled state
+// once the labels show it.
+func (w *writer) write(ctx context.Context, ic issue, s settled) (issue, error) {
+	ic = ic.with(s.Record)
 	for _, n := range s.Notices {
 		if err := w.notice(ctx, n.Key, n.Body); err != nil {
-			return err
+			return ic, err
 		}
 	}
-	if err := w.saveStatus(ctx); err != nil {
-		return err
+	if err := w.saveStatus(ctx, ic); err != nil {
+		return ic, err
 	}
 	w.Checkpoint("after-status")
-	if err := w.setState(ctx, s.To, s.Labels...); err != nil {
-		return err
+	ic, err := w.setState(ctx, ic, s.To, s.Labels...)
+	if err != nil {
+		return ic, err
 	}
 	w.Checkpoint("after-label")
-	return nil
+	return ic, nil
 }
 
 // notice posts a comment once: a repeated run (after a crash) finds it by its key and edits it instead.
@@ -80,7 +78,7 @@ func (w *writer) notice(ctx context.Context, key, body string) error {
 func (w *writer) UpsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
 	body = record.Seal(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
-	i, err := w.ic.people.OwnComment(ctx, w.comments, func(b string) bool { return record.Carries(b, marker) })
+	i, err := w.people.OwnComment(ctx, w.comments, func(b string) bool { return record.Carries(b, marker) })
 	if err != nil {
 		return ghapi.Comment{}, err
 	}
@@ -101,12 +99,12 @@ func (w *writer) UpsertComment(ctx context.Context, marker, body string) (ghapi.
 // GitHub may have posted it all the same (a 502 after the write): ralph looks for it before it tries once
 // more, so the comment is never there twice.
 func (w *writer) createComment(ctx context.Context, marked func(body string) bool, body string) (ghapi.Comment, error) {
-	cm, err := w.gh.CreateComment(ctx, w.ic.n, body)
+	cm, err := w.gh.CreateComment(ctx, w.n, body)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cm, err
 		}
-		comments, lerr := w.gh.Comments(ctx, w.ic.n)
+		comments, lerr := w.gh.Comments(ctx, w.n)
 		if lerr != nil {
 			return cm, err
 		}
@@ -115,17 +113,17 @@ func (w *writer) createComment(ctx context.Context, marked func(body string) boo
 			if !marked(c.Body) {
 				continue
 			}
-			if own, aerr := w.ic.people.Wrote(ctx, c.User); aerr == nil && own {
+			if own, aerr := w.people.Wrote(ctx, c.User); aerr == nil && own {
 				cm, found = c, true
 			}
 		}
 		first := err
 		if !found {
-			if cm, err = w.gh.CreateComment(ctx, w.ic.n, body); err != nil {
+			if cm, err = w.gh.CreateComment(ctx, w.n, body); err != nil {
 				return cm, err
 			}
 		}
-		w.log.Warnf("#%d: posting a comment: %v (recovered)", w.ic.n, first)
+		w.log.Warnf("#%d: posting a comment: %v (recovered)", w.n, first)
 	}
 	w.comments = append(w.comments, cm)
 	return cm, nil
@@ -139,46 +137,50 @@ func (w *writer) Checkpoint(name string) {
 }
 
 // flush writes what a run decided but no step recorded: the state label and the status comment of an issue
-// enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none.
-func (w *writer) flush(ctx context.Context) error {
-	if st := workflow.StatesFromLabels(w.ic.gh.LabelNames()); len(st) != 1 || st[0] != w.ic.state {
-		if err := w.setState(ctx, w.ic.state); err != nil {
-			return err
+// enrolled by a run that then ran no step, and the note of labels repaired by a run that ran none. It
+// returns the issue as written.
+func (w *writer) flush(ctx context.Context, ic issue) (issue, error) {
+	if !w.shows(ic.state) {
+		var err error
+		if ic, err = w.setState(ctx, ic, ic.state); err != nil {
+			return ic, err
 		}
 	}
-	if w.status == nil || w.ic.repaired {
-		return w.saveStatus(ctx)
+	if w.status == nil || ic.repaired {
+		return ic, w.saveStatus(ctx, ic)
 	}
-	return nil
+	return ic, nil
 }
 
-// saveStatus writes the one status comment: created on the first run, edited in place afterwards.
-func (w *writer) saveStatus(ctx context.Context) error {
-	return w.saveRecord(ctx, w.ic.rec)
+// saveStatus writes the one status comment, with ic's record: created on the first run, edited in place
+// afterwards.
+func (w *writer) saveStatus(ctx context.Context, ic issue) error {
+	return w.saveRecord(ctx, ic, ic.rec)
 }
 
-// saveRecord writes rec as the status comment, whatever the issue's record in this run is.
-func (w *writer) saveRecord(ctx context.Context, rec Record) error {
-	body, _ := fitStatus(w.steps, w.ic.n, rec, w.cfg, w.links(), Facts{Unowned: w.ic.unowned, Labeler: w.ic.labeler})
+// saveRecord writes rec as issue ic's status comment, whatever ic's record is (the write-ahead's attempt,
+// a mark for the next sweep).
+func (w *writer) saveRecord(ctx context.Context, ic issue, rec Record) error {
+	body, _ := fitStatus(w.steps, w.n, rec, w.cfg, w.links(rec), Facts{Unowned: ic.unowned, Labeler: ic.labeler})
 	if w.status != nil {
 		if w.status.Body == body {
 			return nil
 		}
 		cm, err := w.gh.UpdateComment(ctx, w.status.ID, body)
 		if err != nil {
-			return fmt.Errorf("updating the status comment of #%d: %w", w.ic.n, err)
+			return fmt.Errorf("updating the status comment of #%d: %w", w.n, err)
 		}
 		w.status = &cm
 		return nil
 	}
 	cm, err := w.createComment(ctx, record.IsStatus, body)
 	if err != nil {
-		return fmt.Errorf("creating the status comment of #%d: %w", w.ic.n, err)
+		return fmt.Errorf("creating the status comment of #%d: %w", w.n, err)
 	}
 	w.status = &cm
 	if cm.Body != body {
 		// A status comment posted by this run's failed request, found again: bring it up to date.
-		return w.saveRecord(ctx, rec)
+		return w.saveRecord(ctx, ic, rec)
 	}
 	return nil
 }
@@ -189,13 +191,15 @@ func fitStatus(t *table, n int, rec Record, cfg config.Config, links Links, f Fa
 	return record.Fit(rec, func(r Record) string { return t.RenderStatus(n, r, cfg, links, f) })
 }
 
-func (w *writer) links() Links {
+// links are the status comment's links for record rec: the run, the branch once it has a base, the
+// documents' branch.
+func (w *writer) links(rec Record) Links {
 	l := Links{Run: w.runURL}
-	if w.ic.rec.Branch != "" && w.ic.rec.Base != "" {
-		l.Branch = w.gh.TreeURL(w.ic.rec.Branch)
+	if rec.Branch != "" && rec.Base != "" {
+		l.Branch = w.gh.TreeURL(rec.Branch)
 	}
-	if w.ic.rec.Docs != "" {
-		l.Docs = w.gh.TreeURL(w.ic.rec.Docs)
+	if rec.Docs != "" {
+		l.Docs = w.gh.TreeURL(rec.Docs)
 	}
 	return l
 }
