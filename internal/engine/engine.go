@@ -5,6 +5,10 @@
 // the record and the step's Outcome make the new record and the writes) → write (write.go: notices, labels,
 // the status comment with the record, the state label, the board).
 //
+// The issue a run holds (issue.go) is a value: each stage that changes it returns the issue it made, and
+// the run goes on with that one; the writer keeps only its cache of what GitHub holds (the comments, ralph's
+// status comment, the labels).
+//
 // Engine keeps the one door both doors ask through (Handle) and the run's pipeline. What it hands a step
 // is the step's runner (runner.go: the agent's session, session.go, the copies, the issue's snapshot), the
 // issue's one writer (issue.go, for ralph's own comments) and the run's people (author.go: whose word
