@@ -34,9 +34,15 @@ var verdictLine = regexp.MustCompile(`(?m)^\W{0,3}VERDICT:\s*\**\s*(APPROVED|NEE
 
 // ParseVerdict finds the review's verdict line; the last one counts.
 func ParseVerdict(doc string) (string, error) {
-	m := verdictLine.FindAllStringSubmatch(doc, -1)
+	return lastVerdict(verdictLine, doc, "the review has no `VERDICT: APPROVED` or `VERDICT: NEEDS_ITERATION` line")
+}
+
+// lastVerdict is the verdict the last line of doc that line matches names (its first group); missing is
+// the error when no line does. The plan review, the self-review and the security review read theirs so.
+func lastVerdict(line *regexp.Regexp, doc, missing string) (string, error) {
+	m := line.FindAllStringSubmatch(doc, -1)
 	if len(m) == 0 {
-		return "", errors.New("the review has no `VERDICT: APPROVED` or `VERDICT: NEEDS_ITERATION` line")
+		return "", errors.New(missing)
 	}
 	return m[len(m)-1][1], nil
 }
@@ -51,14 +57,11 @@ func (r *Runner) review(ctx context.Context, rec *Record) (Outcome, error) {
 		return Outcome{}, err
 	}
 	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
-	var verdict string
-	_, art, err := r.WriteDocument(ctx, rec, ws, ReviewDocument.Step(r.ic, func(doc string) (err error) { verdict, err = ParseVerdict(doc); return err }), d)
+	art, err := r.writeVerdict(ctx, rec, ws, ReviewDocument, ParseVerdict, d)
 	if err != nil {
 		return Outcome{}, err
 	}
-	art.Verdict = verdict
-	rec.SetArtifact(ReviewDocument.Kind, art)
-	if verdict == "APPROVED" {
+	if art.Verdict == "APPROVED" {
 		rec.Feedback = ""
 		return Outcome{To: workflow.InProgress}, nil
 	}

@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 
@@ -49,11 +48,7 @@ var securityVerdictLine = regexp.MustCompile(`(?m)^\W{0,3}VERDICT:\s*\**\s*(PASS
 
 // parseSecurityVerdict is the last verdict line of a security review: PASS or FINDINGS.
 func parseSecurityVerdict(doc string) (string, error) {
-	m := securityVerdictLine.FindAllStringSubmatch(doc, -1)
-	if len(m) == 0 {
-		return "", errors.New("the security review has no `VERDICT: PASS` or `VERDICT: FINDINGS` line")
-	}
-	return m[len(m)-1][1], nil
+	return lastVerdict(securityVerdictLine, doc, "the security review has no `VERDICT: PASS` or `VERDICT: FINDINGS` line")
 }
 
 // clearVerdict forgets the verdict of document kind, so that its step runs again.

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/ralph-dev/gh-ralph/internal/config"
+	"github.com/ralph-dev/gh-ralph/internal/prompts"
 	"github.com/ralph-dev/gh-ralph/internal/record"
 	"github.com/ralph-dev/gh-ralph/internal/workflow"
+	"github.com/ralph-dev/gh-ralph/internal/workspace"
 )
 
 // The self-review step: the agent reviews the whole branch before the pull request opens.
@@ -78,6 +80,12 @@ func (r *Runner) reviewBranch(ctx context.Context, rec *Record, doc Document, pa
 	}
 	d.Plan = r.readBranchFile(ctx, ws, rec.Artifacts[planDocument.Kind].Path)
 	d.Diff = truncate(diff, 200000)
+	return r.writeVerdict(ctx, rec, ws, doc, parse, d)
+}
+
+// writeVerdict has the agent write doc, which is taken only with a verdict that parse reads, and records
+// the document with its verdict. The plan review and the reviews of the branch write theirs so.
+func (r *Runner) writeVerdict(ctx context.Context, rec *Record, ws *workspace.Workspace, doc Document, parse func(string) (string, error), d prompts.Data) (Artifact, error) {
 	var verdict string
 	_, art, err := r.WriteDocument(ctx, rec, ws, doc.Step(r.ic, func(text string) (err error) { verdict, err = parse(text); return err }), d)
 	if err != nil {
