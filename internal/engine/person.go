@@ -164,10 +164,10 @@ func retrial(n int, login string) personal {
 		if !to.Valid() || to == workflow.HumanNeeded {
 			to = FirstState(r.cfg)
 		}
-		to = r.w.steps.RestartState(to)
+		to = ic.w.steps.RestartState(to)
 		rec.FailedStep, rec.Failures, rec.Reason = "", 0, ""
 		rec.CIDigest = "" // a person looked: the same failure may be fixed again
-		for _, st := range r.w.steps.Steps() {
+		for _, st := range ic.w.steps.Steps() {
 			if st.From == to && st.Retry != nil {
 				st.Retry(rec, r.cfg) // what each step that starts there clears for a person's retry
 			}

@@ -208,6 +208,7 @@ func (r reader) unreadable(ctx context.Context, w *writer, cause error) error {
 	if _, err := w.UpsertComment(ctx, marker, body); err != nil {
 		return errors.Join(rerr, err)
 	}
+	// No issue is read yet: the label moves from no state of ralph's (the board learns it too).
 	if _, err := w.setState(ctx, issue{n: w.n}, workflow.HumanNeeded); err != nil {
 		return errors.Join(rerr, err)
 	}

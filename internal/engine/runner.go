@@ -16,13 +16,12 @@ import (
 type runner struct {
 	cfg config.Config
 	*steps.Runner
-	ic issue
-	w  *writer
+	ic issue // its writer (ic.w) writes the attempt ahead
 }
 
 // runner makes the runner of one step (step, "" for a person's command) on ic, as ic stands now.
 func (e *Engine) runner(ic issue, step workflow.Event) *runner {
-	r := &runner{ic: ic, w: ic.w, cfg: e.Config}
+	r := &runner{ic: ic, cfg: e.Config}
 	r.Runner = steps.NewRunner(steps.Options{Issue: ic.snapshot(), Step: step, Config: e.Config, GitHub: e.GitHub,
 		Log: e.Log, Workspaces: e.Workspaces, Prompts: e.Prompts, Author: e.Author, Writer: ic.w, People: ic.people,
 		Now: e.now, Table: e.table(), Ahead: r.writeAhead,
@@ -58,14 +57,14 @@ func (r *runner) writeAhead(ctx context.Context) error {
 	rec := ic.rec.Clone()
 	rec.FailedStep, rec.Failures = r.Step, failuresAfter(ic.rec, r.Step)
 	rec.Attempt = &Attempt{Step: r.Step, Reserved: r.reservation()}
-	if err := r.w.saveRecord(ctx, ic, rec); err != nil {
+	if err := ic.w.saveRecord(ctx, ic, rec); err != nil {
 		return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
 	}
 	r.Ahead = &rec
 	// A status comment shows where the issue is with one state label (an issue enrolled in this run has
 	// none yet).
-	if !r.w.shows(ic.state) {
-		if _, err := r.w.setState(ctx, ic, ic.state); err != nil {
+	if !ic.w.shows(ic.state) {
+		if _, err := ic.w.setState(ctx, ic, ic.state); err != nil {
 			return fmt.Errorf("recording the %s step's attempt before the agent starts (the agent did not run): %w", r.Step, err)
 		}
 	}
