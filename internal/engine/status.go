@@ -19,7 +19,7 @@ func (e *Engine) Status(ctx context.Context, n int, reply bool) (Record, error) 
 	// Who added ralph:build matters when a step could run now: no sweep takes an issue whose label counts
 	// for nobody, and the comment must not say ralph goes on by itself.
 	if lb, ok := e.GitHub.(LabelerReader); ok && ic.enrollable() && ic.gh.State == "open" {
-		if d := Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config); d.Now() && !d.Running {
+		if d := e.table().Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config); d.Now() && !d.Running {
 			if ic.unowned, ic.labeler, err = Unowned(ctx, lb, e.Auth, ic.gh, ic.people.answers); err != nil {
 				return ic.rec, err
 			}

@@ -63,7 +63,7 @@ func (e *Engine) Lost(ctx context.Context, n int, step workflow.Event, finish bo
 	if err != nil {
 		return true, errors.Join(append(errs, fmt.Errorf("reading #%d to record that it waits: %w", n, err))...)
 	}
-	p := Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
+	p := e.table().Next(n, ic.rec, true, Facts{Blockers: []int{}}, e.Config)
 	if ic.state == "" || !p.Takes() {
 		// Nothing of ralph's to take (a person's turn, or done): nothing waits for a sweep.
 		if mark != "" {
