@@ -59,17 +59,17 @@ func (r reader) filled(ic issue) issue {
 	if ic.rec.Slug != "" && ic.rec.Branch != "" && ic.rec.Date != "" {
 		return ic
 	}
-	rec := ic.rec.Clone()
-	if rec.Slug == "" {
-		rec.Slug = plantext.Slug(ic.gh.Title)
-	}
-	if rec.Branch == "" {
-		rec.Branch = r.cfg.BranchPrefix + strconv.Itoa(ic.n) + "-" + rec.Slug
-	}
-	if rec.Date == "" {
-		rec.Date = r.now().Format("2006-01-02")
-	}
-	return ic.with(rec)
+	return ic.edited(func(rec *Record) {
+		if rec.Slug == "" {
+			rec.Slug = plantext.Slug(ic.gh.Title)
+		}
+		if rec.Branch == "" {
+			rec.Branch = r.cfg.BranchPrefix + strconv.Itoa(ic.n) + "-" + rec.Slug
+		}
+		if rec.Date == "" {
+			rec.Date = r.now().Format("2006-01-02")
+		}
+	})
 }
 
 // EnrollReader is what MayEnroll reads of GitHub.

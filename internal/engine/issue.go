@@ -42,8 +42,15 @@ func (ic issue) enrollable() bool {
 // in is the issue in state to, its record's state to as well.
 func (ic issue) in(to workflow.State) issue {
 	ic.state = to
-	ic.rec = ic.rec.Clone()
-	ic.rec.State = to
+	return ic.edited(func(rec *Record) { rec.State = to })
+}
+
+// edited is the issue with its record changed by change, on a copy: the record's maps, slices and
+// pointers are shared by every copy of the issue, so this is how a stage changes a record it was given.
+func (ic issue) edited(change func(rec *Record)) issue {
+	rec := ic.rec.Clone()
+	change(&rec)
+	ic.rec = rec
 	return ic
 }
 

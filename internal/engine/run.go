@@ -37,15 +37,11 @@ func (e *Engine) step(ctx context.Context, ic issue) (res Result, _ issue, err e
 		if err != nil {
 			return res, ic, err
 		}
-		rec := ic.rec.Clone()
-		rec.Base = base
-		ic = ic.with(rec)
+		ic = ic.edited(func(rec *Record) { rec.Base = base })
 	}
 	if e.startsExhausted(ic, st) {
 		// The agent started max_failures times and no outcome was recorded: it does not start again.
-		rec := ic.rec.Clone()
-		rec.Failures = e.Config.MaxFailures - 1
-		ic = ic.with(rec)
+		ic = ic.edited(func(rec *Record) { rec.Failures = e.Config.MaxFailures - 1 })
 		return e.fail(ctx, ic, e.runner(ic, st.Name), from, &StepError{Step: string(st.Name), Reason: fmt.Sprintf("the agent started %d times in a row for this step and ralph could not record how it ended", e.Config.MaxFailures)})
 	}
 	// The rules of the issue's branch are read before anything changes: a rule that would refuse the step's

@@ -148,9 +148,7 @@ func (e *Engine) goesOn(ctx context.Context, ic issue) issue {
 	if w == nil {
 		return ic
 	}
-	rec := ic.rec.Clone()
-	rec.Waiting = nil
-	ic = ic.with(rec)
+	ic = ic.edited(func(rec *Record) { rec.Waiting = nil })
 	e.Log.Infof("#%d waited for a sweep since %s: this run goes on with it", ic.n, w.Since.Format(time.RFC3339))
 	refs := e.waitingRefs()
 	if refs == nil {
