@@ -144,8 +144,8 @@ func WroteRecord(ctx context.Context, u ghapi.User, may func(ctx context.Context
 	return strings.EqualFold(u.Login, me), nil
 }
 
-// ownComment finds the first comment of ralph's whose body satisfies match; comments by others that match
-// are passed over (and reported once, by find, for the status marker).
+// OwnComment finds the first comment of ralph's whose body satisfies match; comments by others that match
+// are passed over (and reported once, by Find, for the status marker).
 func (p *people) OwnComment(ctx context.Context, comments []ghapi.Comment, match func(body string) bool) (int, error) {
 	for i, c := range comments {
 		if !match(c.Body) {
@@ -162,7 +162,7 @@ func (p *people) OwnComment(ctx context.Context, comments []ghapi.Comment, match
 	return -1, nil
 }
 
-// find is Find over issue n's comments, with this run's word on who wrote what; the comments Find passes
+// Find is record.Find over issue n's comments, with this run's word on who wrote what; the comments Find passes
 // over are named in the log: ralph neither believes nor edits those.
 func (p *people) Find(ctx context.Context, n int, comments []ghapi.Comment, cfg config.Config) (record.Found, error) {
 	f, err := record.Find(ctx, comments, cfg, isStep, p.Wrote)
@@ -216,7 +216,7 @@ func (a PermissionAuthorizer) Authorize(ctx context.Context, login string) (bool
 	return false, nil
 }
 
-// parentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
+// ParentOf is the parent and part of is when ralph split it off: its body ends with ralph's marker and it
 // was opened by ralph (or by someone with write access, whose word ralph takes as its own). Anyone can open
 // an issue whose body ends with a marker.
 func (p *people) ParentOf(ctx context.Context, n int, is ghapi.Issue) (parent, part int, ok bool, err error) {

@@ -11,8 +11,6 @@ import (
 	"github.com/ralph-dev/gh-ralph/internal/steps"
 )
 
-// RuleReader is a GitHub that reads the repository rules (rulesets) that apply to a branch; *ghapi.Client
-// does. With one, a step that runs the agent and pushes to the branch first reads that branch's rules
 // RuleReader reads the rules of a branch (steps.RuleReader).
 type RuleReader = steps.RuleReader
 

@@ -74,7 +74,7 @@ func (w *writer) notice(ctx context.Context, key, body string) error {
 	return err
 }
 
-// upsertComment creates the comment that carries marker, or edits the one that does.
+// UpsertComment creates the comment that carries marker, or edits the one that does.
 func (w *writer) UpsertComment(ctx context.Context, marker, body string) (ghapi.Comment, error) {
 	body = record.Seal(body, marker)
 	// Only a comment of ralph's own: anyone can post one that carries the marker.
@@ -129,7 +129,7 @@ func (w *writer) createComment(ctx context.Context, marked func(body string) boo
 	return cm, nil
 }
 
-// checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
+// Checkpoint marks a point between two writes; tests stop the process there to prove a rerun repairs it.
 func (w *writer) Checkpoint(name string) {
 	if w.stop != nil {
 		w.stop(name)

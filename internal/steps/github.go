@@ -79,6 +79,8 @@ type Logger interface {
 	Untrusted(title string) (io.Writer, func())
 }
 
+// RuleReader is a GitHub that reads the repository rules (rulesets) that apply to a branch; *ghapi.Client
+// does. With one, a step that runs the agent and pushes to the branch first reads that branch's rules
 // and stops, before it changes anything, where one would refuse its work.
 type RuleReader interface {
 	BranchRules(ctx context.Context, branch string) ([]ghapi.Rule, error)

@@ -55,7 +55,7 @@ type Decision struct {
 	Labeler string
 }
 
-// next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
+// Next plans what happens to issue n with record rec (rec.State "" when ralph holds none; enrolled then
 // says whether ralph:build is on it) under config c.
 func (t *Table) Next(n int, rec Record, enrolled bool, f Facts, c config.Config) Decision {
 	p := t.plan(n, rec, enrolled, f, c)

@@ -73,7 +73,7 @@ func (s Step) declaration() workflow.Declaration {
 	return workflow.Declaration{Event: s.Name, From: s.From, Running: s.Running, Guard: s.Guard.Name, To: s.To}
 }
 
-// may says whether the step may move the issue to s.
+// May says whether the step may move the issue to s.
 func (s Step) May(to workflow.State) bool { return slices.Contains(s.To, to) }
 
 // Document is the kind of document a step writes: its place in the record's artifacts, its comment, its
@@ -104,7 +104,7 @@ func (d Document) subject(n int, title string) string {
 func Always(config.Config) bool { return true }
 func Never(config.Config) bool  { return false }
 
-// table is the workflow's steps, in the order the planner tries them, and the legal moves derived from
+// Table is the workflow's steps, in the order the planner tries them, and the legal moves derived from
 // them and from the commands' declarations. New builds it; everything of the engine that lists steps reads it.
 type Table struct {
 	steps []Step
@@ -142,7 +142,7 @@ func (t *Table) from(s workflow.State, rec Record, c config.Config) (st *Step, r
 	return nil, false
 }
 
-// named is the row of step ev (the first, for children); nil when ev is no step.
+// Named is the row of step ev (the first, for children); nil when ev is no step.
 func (t *Table) Named(ev workflow.Event) *Step {
 	for i := range t.steps {
 		if t.steps[i].Name == ev {
@@ -152,7 +152,7 @@ func (t *Table) Named(ev workflow.Event) *Step {
 	return nil
 }
 
-// running is the state an issue is in while step ev runs ("" when it stays where it was).
+// Running is the state an issue is in while step ev runs ("" when it stays where it was).
 func (t *Table) Running(ev workflow.Event) workflow.State {
 	if st := t.Named(ev); st != nil {
 		return st.Running
@@ -160,7 +160,7 @@ func (t *Table) Running(ev workflow.Event) workflow.State {
 	return ""
 }
 
-// restartState is the state a step starts from: for a lock state (a taken-over or failed step), the
+// RestartState is the state a step starts from: for a lock state (a taken-over or failed step), the
 // waiting state of the step that holds it.
 func (t *Table) RestartState(s workflow.State) workflow.State {
 	for _, r := range t.steps {
@@ -171,7 +171,7 @@ func (t *Table) RestartState(s workflow.State) workflow.State {
 	return s
 }
 
-// documents are the kinds of document the steps write, in the workflow's order.
+// Documents are the kinds of document the steps write, in the workflow's order.
 func (t *Table) Documents() []Document {
 	var out []Document
 	for _, r := range t.steps {
@@ -182,7 +182,7 @@ func (t *Table) Documents() []Document {
 	return out
 }
 
-// describe says what a completed step ev did.
+// Describe says what a completed step ev did.
 func (t *Table) Describe(ev workflow.Event, from, to workflow.State, rec Record) string {
 	for _, r := range t.steps {
 		if r.Name != ev || r.Describe == nil {
